@@ -1,0 +1,53 @@
+//! `spamsort tokens FILE|-`: what the filter sees in a message.
+
+use super::ExitStatus;
+use super::terminal::escape_for_terminal;
+use anyhow::Context;
+use spamsort::{Tokenizer, TokenizerConfig};
+use std::io::{Read, Write};
+use std::path::PathBuf;
+
+/// Arguments of `spamsort tokens`.
+#[derive(Debug, clap::Args)]
+pub struct TokensArgs {
+    /// The message file, or `-` for standard input.
+    #[arg(value_name = "FILE|-")]
+    message: PathBuf,
+    /// Also emit word bigrams (osb:...).
+    #[arg(long)]
+    word_bigrams: bool,
+    /// Also emit hashed character 4-grams (c4:...).
+    #[arg(long)]
+    char_ngrams: bool,
+}
+
+pub fn run(args: TokensArgs) -> anyhow::Result<ExitStatus> {
+    let bytes = if args.message.as_os_str() == "-" {
+        let mut buf = Vec::new();
+        std::io::stdin()
+            .read_to_end(&mut buf)
+            .context("reading standard input")?;
+        buf
+    } else {
+        std::fs::read(&args.message)
+            .with_context(|| format!("reading {}", args.message.display()))?
+    };
+    let config = TokenizerConfig {
+        word_bigrams: args.word_bigrams,
+        char_ngrams: args.char_ngrams,
+        ..TokenizerConfig::default()
+    };
+    let out = Tokenizer::new(config).tokenize(&bytes);
+    if out.fallback {
+        eprintln!("spamsort: the MIME parser could not read this message; tokenized as plain text");
+    }
+    if out.truncated {
+        eprintln!("spamsort: message exceeds the tokenizer's caps; only its start was tokenized");
+    }
+    let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
+    for token in &out.tokens {
+        writeln!(stdout, "{}", escape_for_terminal(token))?;
+    }
+    stdout.flush()?;
+    Ok(ExitStatus::Success)
+}

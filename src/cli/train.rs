@@ -1,0 +1,62 @@
+//! `spamsort train --spam PATH... --ham PATH...`: read mailboxes, tokenize, build the
+//! vocabulary, save the model file.
+
+use super::ExitStatus;
+use super::args::ModelArgs;
+use super::terminal::escape_for_terminal;
+use anyhow::Context;
+use spamsort::{Label, LabeledCorpus, SpamFilter, TrainParams};
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// Arguments of `spamsort train`.
+#[derive(Debug, clap::Args)]
+pub struct TrainArgs {
+    /// Mailboxes of spam (maildir, mbox, MH or plain folder, TREC index); repeatable.
+    #[arg(long, value_name = "PATH", required = true, num_args = 1..)]
+    spam: Vec<PathBuf>,
+    /// Mailboxes of ham (wanted mail); repeatable.
+    #[arg(long, value_name = "PATH", required = true, num_args = 1..)]
+    ham: Vec<PathBuf>,
+    #[command(flatten)]
+    model: ModelArgs,
+    /// Drop tokens seen in fewer training messages than this.
+    #[arg(long, default_value_t = 2, value_name = "N")]
+    min_df: u32,
+}
+
+pub fn run(args: TrainArgs) -> anyhow::Result<ExitStatus> {
+    let model_path = args.model.path()?;
+    let started = Instant::now();
+    let mut skipped = 0usize;
+    let corpus = LabeledCorpus::read(&args.spam, &args.ham, |e| {
+        skipped += 1;
+        eprintln!("spamsort: skipped: {}", escape_for_terminal(&e.to_string()));
+    })
+    .context("reading the training mail")?;
+    anyhow::ensure!(
+        corpus.count(Label::Spam) > 0 && corpus.count(Label::Ham) > 0,
+        "training needs at least one spam and one ham message (found {} spam, {} ham)",
+        corpus.count(Label::Spam),
+        corpus.count(Label::Ham)
+    );
+    let mut params = TrainParams::default();
+    params.vocabulary.min_df = args.min_df;
+    let filter = SpamFilter::train(&corpus, &params);
+    if let Some(dir) = model_path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    filter.save(&model_path)?;
+    let s = filter.summary();
+    eprintln!(
+        "trained on {} spam + {} ham ({} skipped): {} tokens, vocabulary {}, {:.2} s -> {}",
+        s.messages[Label::Spam.index()],
+        s.messages[Label::Ham.index()],
+        skipped,
+        s.tokens,
+        filter.vocabulary().len(),
+        started.elapsed().as_secs_f64(),
+        model_path.display()
+    );
+    Ok(ExitStatus::Success)
+}

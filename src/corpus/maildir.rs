@@ -1,0 +1,86 @@
+//! Maildir: messages are the files in `cur/` and `new/`; `tmp/` holds deliveries in progress
+//! and is never read. A file name may carry an info suffix `:2,FLAGS` (e.g. `:2,RS`), which
+//! [`MaildirName`] splits off.
+
+use super::CorpusError;
+use std::path::{Path, PathBuf};
+
+/// True if `dir` has both `cur/` and `new/` subdirectories.
+pub fn is_maildir(dir: &Path) -> bool {
+    dir.join("cur").is_dir() && dir.join("new").is_dir()
+}
+
+/// The message files of a maildir: `new/` then `cur/`, each sorted by name, dotfiles skipped.
+/// A file that cannot be listed comes back as an `Err` item; a missing `cur/` or `new/` is an
+/// error for the whole maildir.
+pub fn message_paths(dir: &Path) -> Result<Vec<Result<PathBuf, CorpusError>>, CorpusError> {
+    let mut out = Vec::new();
+    for sub in ["new", "cur"] {
+        let sub = dir.join(sub);
+        let mut names = Vec::new();
+        for entry in std::fs::read_dir(&sub).map_err(|e| CorpusError::io(&sub, e))? {
+            match entry {
+                Ok(entry) => {
+                    let hidden = entry.file_name().as_encoded_bytes().starts_with(b".");
+                    let is_file = entry.file_type().map(|t| t.is_file()).unwrap_or(false);
+                    if !hidden && is_file {
+                        names.push(entry.path());
+                    }
+                }
+                Err(e) => out.push(Err(CorpusError::io(&sub, e))),
+            }
+        }
+        names.sort();
+        out.extend(names.into_iter().map(Ok));
+    }
+    Ok(out)
+}
+
+/// A maildir file name split into its unique part and its flags.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MaildirName<'a> {
+    /// The unique name before `:2,` (the whole name if there is no info suffix).
+    pub unique: &'a str,
+    /// The flags after `:2,` (`D`raft, `F`lagged, `P`assed, `R`eplied, `S`een, `T`rashed),
+    /// empty if none. Experimental (`:1,`) info is not flags and yields `None` here.
+    pub flags: Option<&'a str>,
+}
+
+impl<'a> MaildirName<'a> {
+    /// Splits a file name. Names without an info suffix have no flags.
+    pub fn parse(name: &'a str) -> Self {
+        match name.rsplit_once(':') {
+            Some((unique, info)) => MaildirName {
+                unique,
+                flags: info.strip_prefix("2,"),
+            },
+            None => MaildirName {
+                unique: name,
+                flags: None,
+            },
+        }
+    }
+
+    /// True if the message carries flag `flag` (e.g. `'S'` for seen).
+    pub fn has_flag(&self, flag: char) -> bool {
+        self.flags.is_some_and(|f| f.contains(flag))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn info_suffix() {
+        let n = MaildirName::parse("1700000000.M1P2.host:2,RS");
+        assert_eq!(n.unique, "1700000000.M1P2.host");
+        assert_eq!(n.flags, Some("RS"));
+        assert!(n.has_flag('S') && n.has_flag('R') && !n.has_flag('T'));
+        let n = MaildirName::parse("1700000000.M1P2.host");
+        assert_eq!((n.unique, n.flags), ("1700000000.M1P2.host", None));
+        let n = MaildirName::parse("x:2,");
+        assert_eq!(n.flags, Some(""));
+        assert_eq!(MaildirName::parse("x:1,exp").flags, None);
+    }
+}

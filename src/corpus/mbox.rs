@@ -1,0 +1,221 @@
+//! mbox: messages separated by `From ` lines. A `From ` line starts a new message when it opens
+//! the file or follows an empty line (LF or CRLF), as every common writer emits it. Body lines
+//! that writers escaped as `>From ` are unescaped: mboxrd removes one `>` from `>+From `, mboxo
+//! removes it from `>From ` only. The empty line that separates messages is framing and is
+//! dropped; everything else, line endings included, is passed through as stored.
+
+use super::{CorpusError, MAX_MESSAGE_BYTES, Message, Source};
+use std::io::{BufRead, Read};
+use std::path::{Path, PathBuf};
+
+/// How body lines beginning with `From ` were escaped by the writer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MboxVariant {
+    /// `>*From ` lines gained one `>`; reading removes one from `>+From `. Also reads mboxo
+    /// files correctly except for lines that really began with `>From `.
+    #[default]
+    Rd,
+    /// Only `From ` lines gained a `>`; reading removes it from `>From ` and leaves `>>From `.
+    O,
+}
+
+/// Streams the messages of one mbox file.
+pub struct MboxReader<R> {
+    reader: R,
+    path: PathBuf,
+    variant: MboxVariant,
+    /// Number of the next message (1-based).
+    next_index: usize,
+    /// A separator line was already read for the next message.
+    started: bool,
+    done: bool,
+    line: Vec<u8>,
+}
+
+impl MboxReader<std::io::BufReader<std::fs::File>> {
+    /// Opens an mbox file (as mboxrd).
+    pub fn open(path: &Path) -> Result<Self, CorpusError> {
+        let file = std::fs::File::open(path).map_err(|e| CorpusError::io(path, e))?;
+        Ok(MboxReader::new(
+            std::io::BufReader::new(file),
+            path,
+            MboxVariant::Rd,
+        ))
+    }
+}
+
+impl<R: BufRead> MboxReader<R> {
+    /// Reads messages from `reader`; `path` is used in sources and errors.
+    pub fn new(reader: R, path: &Path, variant: MboxVariant) -> Self {
+        MboxReader {
+            reader,
+            path: path.to_path_buf(),
+            variant,
+            next_index: 1,
+            started: false,
+            done: false,
+            line: Vec::new(),
+        }
+    }
+
+    /// Reads one line (at most the message cap, so a file with no newlines stays bounded).
+    fn read_line(&mut self) -> std::io::Result<bool> {
+        self.line.clear();
+        let n = (&mut self.reader)
+            .take(MAX_MESSAGE_BYTES + 1)
+            .read_until(b'\n', &mut self.line)?;
+        Ok(n > 0)
+    }
+
+    fn unescape<'l>(&self, line: &'l [u8]) -> &'l [u8] {
+        let quotes = line.iter().take_while(|&&b| b == b'>').count();
+        let escaped = match self.variant {
+            MboxVariant::Rd => quotes >= 1,
+            MboxVariant::O => quotes == 1,
+        };
+        if escaped && line[quotes..].starts_with(b"From ") {
+            &line[1..]
+        } else {
+            line
+        }
+    }
+}
+
+fn is_blank(line: &[u8]) -> bool {
+    line == b"\n" || line == b"\r\n"
+}
+
+/// Drops the one empty line that frames the end of a message.
+fn strip_framing(bytes: &mut Vec<u8>) {
+    if bytes.ends_with(b"\r\n\r\n") {
+        bytes.truncate(bytes.len() - 2);
+    } else if bytes.ends_with(b"\n\n") {
+        bytes.truncate(bytes.len() - 1);
+    }
+}
+
+impl<R: BufRead> Iterator for MboxReader<R> {
+    type Item = Result<Message, CorpusError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let mut bytes = Vec::new();
+        let mut too_large = false;
+        let mut any_line = self.started;
+        let mut prev_blank = true;
+        loop {
+            match self.read_line() {
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(CorpusError::io(&self.path, e)));
+                }
+                Ok(false) => {
+                    self.done = true;
+                    if !any_line {
+                        return None;
+                    }
+                    break;
+                }
+                Ok(true) => {}
+            }
+            if prev_blank && self.line.starts_with(b"From ") {
+                if any_line {
+                    // This separator opens the next message.
+                    self.started = true;
+                    break;
+                }
+                any_line = true;
+                prev_blank = false;
+                continue;
+            }
+            any_line = true;
+            prev_blank = is_blank(&self.line);
+            if too_large {
+                continue;
+            }
+            let line = self.unescape(&self.line);
+            if (bytes.len() + line.len()) as u64 > MAX_MESSAGE_BYTES {
+                too_large = true;
+                bytes = Vec::new();
+            } else {
+                bytes.extend_from_slice(line);
+            }
+        }
+        let source = Source {
+            path: self.path.clone(),
+            index: Some(self.next_index),
+        };
+        self.next_index += 1;
+        if too_large {
+            return Some(Err(CorpusError::TooLarge {
+                message: source,
+                limit: MAX_MESSAGE_BYTES,
+            }));
+        }
+        strip_framing(&mut bytes);
+        Some(Ok(Message { bytes, source }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(data: &[u8], variant: MboxVariant) -> Vec<Vec<u8>> {
+        MboxReader::new(data, Path::new("test.mbox"), variant)
+            .map(|m| m.unwrap().bytes)
+            .collect()
+    }
+
+    #[test]
+    fn splits_on_from_lines_after_blank() {
+        let data = b"From a@b Mon Jan 1 00:00:00 2024\nSubject: one\n\nbody\nFrom here\n\nFrom c@d Mon Jan 1 00:00:00 2024\nSubject: two\n\nx\n\n";
+        let msgs = read(data, MboxVariant::Rd);
+        assert_eq!(msgs.len(), 2);
+        assert_eq!(msgs[0], b"Subject: one\n\nbody\nFrom here\n");
+        assert_eq!(msgs[1], b"Subject: two\n\nx\n");
+    }
+
+    #[test]
+    fn mboxrd_unescapes_one_level() {
+        let data = b"From a\nS: 1\n\n>From x\n>>From y\n>Fromage\n";
+        assert_eq!(
+            read(data, MboxVariant::Rd),
+            vec![b"S: 1\n\nFrom x\n>From y\n>Fromage\n".to_vec()]
+        );
+        assert_eq!(
+            read(data, MboxVariant::O),
+            vec![b"S: 1\n\nFrom x\n>>From y\n>Fromage\n".to_vec()]
+        );
+    }
+
+    #[test]
+    fn crlf_files_keep_crlf() {
+        let data = b"From a\r\nS: 1\r\n\r\nbody\r\n\r\nFrom b\r\nS: 2\r\n\r\nz\r\n";
+        let msgs = read(data, MboxVariant::Rd);
+        assert_eq!(
+            msgs,
+            vec![
+                b"S: 1\r\n\r\nbody\r\n".to_vec(),
+                b"S: 2\r\n\r\nz\r\n".to_vec()
+            ]
+        );
+    }
+
+    #[test]
+    fn empty_and_separator_only() {
+        assert!(read(b"", MboxVariant::Rd).is_empty());
+        assert_eq!(read(b"From a\n", MboxVariant::Rd), vec![Vec::<u8>::new()]);
+    }
+
+    #[test]
+    fn numbers_messages_from_one() {
+        let data = b"From a\nS: 1\n\nFrom b\nS: 2\n";
+        let idx: Vec<_> = MboxReader::new(&data[..], Path::new("m"), MboxVariant::Rd)
+            .map(|m| m.unwrap().source.index)
+            .collect();
+        assert_eq!(idx, vec![Some(1), Some(2)]);
+    }
+}

@@ -1,0 +1,264 @@
+//! Mailbox readers. Every format yields the same thing: raw message bytes, never modified,
+//! plus where they came from. Unreadable messages come out as `Err` items naming the path, so
+//! a caller can report and skip them; only a mailbox that cannot be opened at all is fatal.
+//!
+//! Formats: [`maildir`] (`cur/` + `new/`), [`mh`] (a directory tree of one-message files),
+//! [`mbox`] (mboxo / mboxrd, LF or CRLF) and [`trec`] (TREC spam-track index files). The format
+//! is detected from the path by [`MailboxFormat::detect`].
+
+pub mod maildir;
+pub mod mbox;
+pub mod mh;
+pub mod trec;
+
+use crate::label::Label;
+use std::fmt;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// Messages larger than this are reported and skipped by the readers, so one absurd file
+/// cannot exhaust memory. Real mail is far smaller; spam filters look at the first part only.
+pub const MAX_MESSAGE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Errors from reading mailboxes.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CorpusError {
+    /// A file or directory could not be read.
+    #[error("{path}: {source}")]
+    Io {
+        /// What could not be read.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A message is larger than [`MAX_MESSAGE_BYTES`].
+    #[error("{message}: message larger than {limit} bytes, skipped")]
+    TooLarge {
+        /// Which message.
+        message: Source,
+        /// The limit in bytes.
+        limit: u64,
+    },
+    /// A line of a TREC index is not `spam PATH` or `ham PATH`.
+    #[error("{path}:{line}: expected `spam PATH` or `ham PATH`, got {text:?}")]
+    BadIndexLine {
+        /// The index file.
+        path: PathBuf,
+        /// 1-based line number.
+        line: usize,
+        /// The offending line (truncated).
+        text: String,
+    },
+    /// The path is neither a mailbox directory nor a message file.
+    #[error("{path}: not a maildir, message directory, mbox, TREC index or message file")]
+    UnknownFormat {
+        /// The path given.
+        path: PathBuf,
+    },
+}
+
+impl CorpusError {
+    pub(crate) fn io(path: &Path, source: std::io::Error) -> Self {
+        CorpusError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}
+
+/// Where a message came from: a file, and for mbox files its 1-based position in it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Source {
+    /// The file holding the message.
+    pub path: PathBuf,
+    /// Position inside an mbox (1-based), `None` for one-message files.
+    pub index: Option<usize>,
+}
+
+impl Source {
+    /// A one-message file.
+    pub fn file(path: impl Into<PathBuf>) -> Self {
+        Source {
+            path: path.into(),
+            index: None,
+        }
+    }
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.index {
+            Some(i) => write!(f, "{}#{i}", self.path.display()),
+            None => write!(f, "{}", self.path.display()),
+        }
+    }
+}
+
+/// One message: its raw bytes, exactly as stored (mbox `>From ` unescaping aside), and origin.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Message {
+    /// The raw RFC 5322 bytes.
+    pub bytes: Vec<u8>,
+    /// Where it was read from.
+    pub source: Source,
+}
+
+/// The mailbox formats spamsort reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MailboxFormat {
+    /// A directory with `cur/` and `new/` subdirectories.
+    Maildir,
+    /// Any other directory: every regular, non-hidden file below it is one message.
+    MessageTree,
+    /// One file holding many messages separated by `From ` lines.
+    Mbox,
+    /// A TREC spam-track index: `spam PATH` / `ham PATH` lines.
+    TrecIndex,
+    /// One file holding one message.
+    MessageFile,
+}
+
+impl MailboxFormat {
+    /// Detects the format of `path` from what it is and how the file starts.
+    pub fn detect(path: &Path) -> Result<Self, CorpusError> {
+        let meta = std::fs::metadata(path).map_err(|e| CorpusError::io(path, e))?;
+        if meta.is_dir() {
+            return Ok(if maildir::is_maildir(path) {
+                MailboxFormat::Maildir
+            } else {
+                MailboxFormat::MessageTree
+            });
+        }
+        if !meta.is_file() {
+            return Err(CorpusError::UnknownFormat {
+                path: path.to_path_buf(),
+            });
+        }
+        let mut head = Vec::with_capacity(512);
+        std::fs::File::open(path)
+            .and_then(|f| f.take(512).read_to_end(&mut head))
+            .map_err(|e| CorpusError::io(path, e))?;
+        Ok(if head.starts_with(b"From ") {
+            MailboxFormat::Mbox
+        } else if trec::looks_like_index(&head) {
+            MailboxFormat::TrecIndex
+        } else {
+            MailboxFormat::MessageFile
+        })
+    }
+}
+
+/// An open mailbox of any format: an iterator over its messages in a stable order.
+pub struct Mailbox {
+    inner: Inner,
+}
+
+enum Inner {
+    Files(std::vec::IntoIter<Result<PathBuf, CorpusError>>),
+    Mbox(Box<mbox::MboxReader<std::io::BufReader<std::fs::File>>>),
+}
+
+impl Mailbox {
+    /// Opens `path`, detecting its format. Fails only if the mailbox itself cannot be read.
+    pub fn open(path: &Path) -> Result<Self, CorpusError> {
+        let files = match MailboxFormat::detect(path)? {
+            MailboxFormat::Maildir => maildir::message_paths(path)?,
+            MailboxFormat::MessageTree => mh::message_paths(path),
+            MailboxFormat::TrecIndex => trec::read_index(path)?
+                .into_iter()
+                .map(|entry| entry.map(|e| e.path))
+                .collect(),
+            MailboxFormat::MessageFile => vec![Ok(path.to_path_buf())],
+            MailboxFormat::Mbox => {
+                let reader = mbox::MboxReader::open(path)?;
+                return Ok(Mailbox {
+                    inner: Inner::Mbox(Box::new(reader)),
+                });
+            }
+        };
+        Ok(Mailbox {
+            inner: Inner::Files(files.into_iter()),
+        })
+    }
+}
+
+impl Iterator for Mailbox {
+    type Item = Result<Message, CorpusError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match &mut self.inner {
+            Inner::Files(paths) => paths.next().map(|p| p.and_then(|p| read_message_file(&p))),
+            Inner::Mbox(reader) => reader.next(),
+        }
+    }
+}
+
+/// Reads one message file, refusing files over [`MAX_MESSAGE_BYTES`].
+pub fn read_message_file(path: &Path) -> Result<Message, CorpusError> {
+    let file = std::fs::File::open(path).map_err(|e| CorpusError::io(path, e))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_MESSAGE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| CorpusError::io(path, e))?;
+    if bytes.len() as u64 > MAX_MESSAGE_BYTES {
+        return Err(CorpusError::TooLarge {
+            message: Source::file(path),
+            limit: MAX_MESSAGE_BYTES,
+        });
+    }
+    Ok(Message {
+        bytes,
+        source: Source::file(path),
+    })
+}
+
+/// Messages with their true labels, as used for training and evaluation.
+#[derive(Debug, Default, Clone)]
+pub struct LabeledCorpus {
+    /// The messages, in reading order (all spam paths first, then all ham paths).
+    pub messages: Vec<(Message, Label)>,
+}
+
+impl LabeledCorpus {
+    /// Reads every message below the given spam and ham mailboxes. Unreadable messages are
+    /// handed to `warn` and skipped; a mailbox that cannot be opened at all is an error.
+    pub fn read(
+        spam: &[PathBuf],
+        ham: &[PathBuf],
+        mut warn: impl FnMut(&CorpusError),
+    ) -> Result<Self, CorpusError> {
+        let mut corpus = LabeledCorpus::default();
+        for (paths, label) in [(spam, Label::Spam), (ham, Label::Ham)] {
+            for path in paths {
+                for item in Mailbox::open(path)? {
+                    match item {
+                        Ok(message) => corpus.messages.push((message, label)),
+                        Err(e) => warn(&e),
+                    }
+                }
+            }
+        }
+        Ok(corpus)
+    }
+
+    /// Reads the messages a TREC index lists, with the labels it gives them, in index order.
+    pub fn read_trec(
+        index: &Path,
+        mut warn: impl FnMut(&CorpusError),
+    ) -> Result<Self, CorpusError> {
+        let mut corpus = LabeledCorpus::default();
+        for entry in trec::read_index(index)? {
+            match entry.and_then(|e| Ok((read_message_file(&e.path)?, e.label))) {
+                Ok(pair) => corpus.messages.push(pair),
+                Err(e) => warn(&e),
+            }
+        }
+        Ok(corpus)
+    }
+
+    /// How many messages carry `label`.
+    pub fn count(&self, label: Label) -> usize {
+        self.messages.iter().filter(|(_, l)| *l == label).count()
+    }
+}

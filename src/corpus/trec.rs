@@ -1,0 +1,69 @@
+//! TREC spam-track index files: one `spam PATH` or `ham PATH` line per message, in the order
+//! the messages are to be seen. Relative paths are resolved against the index file's folder.
+
+use super::CorpusError;
+use crate::label::Label;
+use std::path::{Path, PathBuf};
+
+/// One line of an index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrecEntry {
+    /// The gold label.
+    pub label: Label,
+    /// The message file, resolved.
+    pub path: PathBuf,
+}
+
+/// True if the first line of `head` reads like an index line.
+pub fn looks_like_index(head: &[u8]) -> bool {
+    let first = head.split(|&b| b == b'\n').next().unwrap_or_default();
+    std::str::from_utf8(first).is_ok_and(|line| parse_line(line.trim_end()).is_some())
+}
+
+fn parse_line(line: &str) -> Option<(Label, &str)> {
+    let (label, path) = line.split_once(char::is_whitespace)?;
+    let label = label.parse().ok()?;
+    let path = path.trim();
+    (!path.is_empty()).then_some((label, path))
+}
+
+/// Reads an index. Blank lines are skipped; a malformed line becomes an `Err` item so the
+/// caller can report it and go on.
+pub fn read_index(index: &Path) -> Result<Vec<Result<TrecEntry, CorpusError>>, CorpusError> {
+    let bytes = std::fs::read(index).map_err(|e| CorpusError::io(index, e))?;
+    let text = String::from_utf8_lossy(&bytes);
+    let base = index.parent().unwrap_or(Path::new("."));
+    Ok(text
+        .lines()
+        .enumerate()
+        .filter(|(_, line)| !line.trim().is_empty())
+        .map(|(n, line)| match parse_line(line.trim_end()) {
+            Some((label, path)) => Ok(TrecEntry {
+                label,
+                path: base.join(path),
+            }),
+            None => Err(CorpusError::BadIndexLine {
+                path: index.to_path_buf(),
+                line: n + 1,
+                text: line.chars().take(80).collect(),
+            }),
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn detects_and_parses_lines() {
+        assert!(looks_like_index(
+            b"spam ../data/inmail.1\nham ../data/inmail.2\n"
+        ));
+        assert!(!looks_like_index(b"Subject: spam me\n"));
+        assert!(!looks_like_index(b"From a@b\n"));
+        assert_eq!(parse_line("ham /abs/x"), Some((Label::Ham, "/abs/x")));
+        assert_eq!(parse_line("maybe x"), None);
+        assert_eq!(parse_line("spam"), None);
+    }
+}

@@ -1,0 +1,13 @@
+//! From tokens to numbers: the [`Vocabulary`] maps tokens to dense ids, [`SparseVector`] holds
+//! one message as sorted (id, value) pairs, [`FeatureConfig`] weights and normalizes them, and
+//! [`Dataset`] holds a labeled set of count vectors with the fold splits evaluation needs.
+
+mod dataset;
+mod sparse;
+mod vocabulary;
+mod weighting;
+
+pub use dataset::{Dataset, stratified_folds};
+pub use sparse::SparseVector;
+pub use vocabulary::{FeatureId, Vocabulary, VocabularyParams};
+pub use weighting::{FeatureConfig, Weighting};

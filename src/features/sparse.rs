@@ -1,0 +1,128 @@
+//! Sparse vectors: strictly increasing feature ids with their values.
+
+use super::FeatureId;
+
+/// A sparse row. Invariant: `ids` strictly increasing, `ids.len() == values.len()`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SparseVector {
+    ids: Vec<FeatureId>,
+    values: Vec<f64>,
+}
+
+impl SparseVector {
+    /// Counts the ids in an unsorted list with repeats: the bag-of-words count vector.
+    pub fn from_ids(mut ids: Vec<FeatureId>) -> Self {
+        ids.sort_unstable();
+        let mut out = SparseVector::default();
+        for id in ids {
+            if out.ids.last() == Some(&id) {
+                *out.values.last_mut().expect("values track ids") += 1.0;
+            } else {
+                out.ids.push(id);
+                out.values.push(1.0);
+            }
+        }
+        out
+    }
+
+    /// Builds a vector from (id, value) pairs; pairs are sorted, repeated ids summed and zeros
+    /// dropped.
+    pub fn from_pairs(mut pairs: Vec<(FeatureId, f64)>) -> Self {
+        pairs.sort_unstable_by_key(|&(id, _)| id);
+        let mut out = SparseVector::default();
+        for (id, v) in pairs {
+            if out.ids.last() == Some(&id) {
+                *out.values.last_mut().expect("values track ids") += v;
+            } else {
+                out.ids.push(id);
+                out.values.push(v);
+            }
+        }
+        out.retain(|_, v| v != 0.0);
+        out
+    }
+
+    /// Feature ids, increasing.
+    pub fn ids(&self) -> &[FeatureId] {
+        &self.ids
+    }
+
+    /// Values, aligned with [`Self::ids`].
+    pub fn values(&self) -> &[f64] {
+        &self.values
+    }
+
+    /// (id, value) pairs in id order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = (FeatureId, f64)> + '_ {
+        self.ids.iter().copied().zip(self.values.iter().copied())
+    }
+
+    /// Number of stored entries.
+    pub fn nnz(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// True if no entry is stored.
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+
+    /// Dot product with a dense weight vector; ids beyond its length count as zero.
+    pub fn dot(&self, weights: &[f64]) -> f64 {
+        self.iter()
+            .map(|(id, v)| weights.get(id as usize).map_or(0.0, |w| w * v))
+            .sum()
+    }
+
+    /// Squared Euclidean norm.
+    pub fn squared_norm(&self) -> f64 {
+        self.values.iter().map(|v| v * v).sum()
+    }
+
+    /// Replaces every value by `f(id, value)`.
+    pub fn map_values(&mut self, mut f: impl FnMut(FeatureId, f64) -> f64) {
+        for (id, v) in self.ids.iter().zip(self.values.iter_mut()) {
+            *v = f(*id, *v);
+        }
+    }
+
+    /// Keeps only entries for which `keep(id, value)` holds.
+    pub fn retain(&mut self, mut keep: impl FnMut(FeatureId, f64) -> bool) {
+        let mut w = 0;
+        for r in 0..self.ids.len() {
+            if keep(self.ids[r], self.values[r]) {
+                self.ids[w] = self.ids[r];
+                self.values[w] = self.values[r];
+                w += 1;
+            }
+        }
+        self.ids.truncate(w);
+        self.values.truncate(w);
+    }
+
+    /// Scales the vector to unit Euclidean length (a zero vector stays zero).
+    pub fn l2_normalize(&mut self) {
+        let norm = self.squared_norm().sqrt();
+        if norm > 0.0 {
+            self.map_values(|_, v| v / norm);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_sorted_and_dot() {
+        let v = SparseVector::from_ids(vec![5, 1, 5, 3, 5]);
+        assert_eq!(v.ids(), [1, 3, 5]);
+        assert_eq!(v.values(), [1.0, 1.0, 3.0]);
+        assert_eq!(v.dot(&[0.0, 2.0, 0.0, 1.0]), 3.0);
+        let mut n = v.clone();
+        n.l2_normalize();
+        assert!((n.squared_norm() - 1.0).abs() < 1e-12);
+        let p = SparseVector::from_pairs(vec![(4, 1.0), (2, 0.5), (4, -1.0)]);
+        assert_eq!((p.ids(), p.values()), (&[2][..], &[0.5][..]));
+    }
+}

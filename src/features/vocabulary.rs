@@ -1,0 +1,251 @@
+//! The vocabulary: token -> dense id, with per-class document frequencies.
+//!
+//! Tokens are stored sorted in one byte string with an end-offset table, and a token's id is
+//! its rank in that order, so lookup is a binary search straight over the loaded bytes: a
+//! loaded model needs no hash map built, which keeps the one-process-per-message filter fast.
+
+use crate::label::Label;
+use crate::tokenize::Token;
+use serde::{Deserialize, Serialize};
+use std::cmp::Ordering;
+use std::collections::HashMap;
+
+/// Index of a feature (a vocabulary entry) in weight vectors.
+pub type FeatureId = u32;
+
+/// How to build a vocabulary from training messages.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VocabularyParams {
+    /// Tokens seen in fewer training messages than this are left out (default 2: a token seen
+    /// once cannot generalize, and dropping them halves the model).
+    pub min_df: u32,
+    /// Keep at most this many tokens, those in the most messages (ties: token order).
+    pub max_features: Option<usize>,
+}
+
+impl Default for VocabularyParams {
+    fn default() -> Self {
+        VocabularyParams {
+            min_df: 2,
+            max_features: None,
+        }
+    }
+}
+
+/// Token ids and document frequencies. Ids are `0..len()`, in byte order of the tokens.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Vocabulary {
+    #[serde(with = "serde_bytes")]
+    blob: Vec<u8>,
+    #[serde(with = "crate::packed::u32s")]
+    ends: Vec<u32>,
+    #[serde(with = "crate::packed::u32s")]
+    df_ham: Vec<u32>,
+    #[serde(with = "crate::packed::u32s")]
+    df_spam: Vec<u32>,
+    docs: [u32; 2],
+}
+
+impl VocabularyParams {
+    /// Builds the vocabulary of labeled token lists (each list one message; repeats within a
+    /// message count once).
+    pub fn fit<'a>(&self, messages: impl IntoIterator<Item = (&'a [Token], Label)>) -> Vocabulary {
+        let mut df: HashMap<&'a str, [u32; 2]> = HashMap::new();
+        let mut docs = [0u32; 2];
+        let mut seen: Vec<&'a str> = Vec::new();
+        for (tokens, label) in messages {
+            docs[label.index()] += 1;
+            seen.clear();
+            seen.extend(tokens.iter().map(String::as_str));
+            seen.sort_unstable();
+            seen.dedup();
+            for &t in &seen {
+                df.entry(t).or_default()[label.index()] += 1;
+            }
+        }
+        let mut kept: Vec<(&str, [u32; 2])> = df
+            .into_iter()
+            .filter(|(_, d)| d[0] + d[1] >= self.min_df)
+            .collect();
+        if let Some(max) = self.max_features.filter(|&m| m < kept.len()) {
+            kept.sort_unstable_by(|a, b| {
+                (b.1[0] + b.1[1]).cmp(&(a.1[0] + a.1[1])).then(a.0.cmp(b.0))
+            });
+            kept.truncate(max);
+        }
+        kept.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        let mut vocab = Vocabulary {
+            docs,
+            ..Vocabulary::default()
+        };
+        for (token, d) in kept {
+            vocab.blob.extend_from_slice(token.as_bytes());
+            vocab
+                .ends
+                .push(u32::try_from(vocab.blob.len()).expect("vocabulary under 4 GiB"));
+            vocab.df_ham.push(d[0]);
+            vocab.df_spam.push(d[1]);
+        }
+        vocab
+    }
+}
+
+impl Vocabulary {
+    /// Number of tokens.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// True if there are no tokens.
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// The token with id `id`. Panics if `id >= len()`.
+    pub fn token(&self, id: FeatureId) -> &str {
+        let id = id as usize;
+        let start = if id == 0 {
+            0
+        } else {
+            self.ends[id - 1] as usize
+        };
+        // The blob is only ever built from `&str`s and validated on load.
+        std::str::from_utf8(&self.blob[start..self.ends[id] as usize]).unwrap_or("")
+    }
+
+    /// The id of `token`, if it is in the vocabulary.
+    pub fn id(&self, token: &str) -> Option<FeatureId> {
+        let (mut lo, mut hi) = (0usize, self.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            match self
+                .token(mid as FeatureId)
+                .as_bytes()
+                .cmp(token.as_bytes())
+            {
+                Ordering::Less => lo = mid + 1,
+                Ordering::Greater => hi = mid,
+                Ordering::Equal => return Some(mid as FeatureId),
+            }
+        }
+        None
+    }
+
+    /// Ids of the known tokens in `tokens`, repeats kept, unknown tokens skipped.
+    pub fn ids<'t>(&self, tokens: impl IntoIterator<Item = &'t Token>) -> Vec<FeatureId> {
+        tokens.into_iter().filter_map(|t| self.id(t)).collect()
+    }
+
+    /// In how many training messages of class `label` the token `id` occurred.
+    pub fn df(&self, id: FeatureId, label: Label) -> u32 {
+        match label {
+            Label::Ham => self.df_ham[id as usize],
+            Label::Spam => self.df_spam[id as usize],
+        }
+    }
+
+    /// Number of training messages of class `label`.
+    pub fn docs(&self, label: Label) -> u32 {
+        self.docs[label.index()]
+    }
+
+    /// Smoothed inverse document frequency, `ln((1 + N) / (1 + df)) + 1` as scikit-learn
+    /// computes it.
+    pub fn idf(&self, id: FeatureId) -> f64 {
+        let n = f64::from(self.docs[0] + self.docs[1]);
+        let df = f64::from(self.df_ham[id as usize] + self.df_spam[id as usize]);
+        ((1.0 + n) / (1.0 + df)).ln() + 1.0
+    }
+
+    /// Checks the invariants a loaded file must hold before it is trusted: tables aligned,
+    /// offsets increasing and inside the blob, every token valid UTF-8, tokens strictly
+    /// increasing (lookup is a binary search). Runs in about a quarter of a millisecond for a
+    /// 50,000-token vocabulary: the pipe filter pays it once per message.
+    pub fn validate(&self) -> Result<(), String> {
+        let n = self.ends.len();
+        if self.df_ham.len() != n || self.df_spam.len() != n {
+            return Err("document frequency tables do not match the token table".into());
+        }
+        if self.ends.last().map_or(0, |&e| e as usize) != self.blob.len() {
+            return Err("token table does not cover the token bytes".into());
+        }
+        // One UTF-8 pass over the whole blob; then each offset must fall on a char boundary.
+        let text = std::str::from_utf8(&self.blob).map_err(|_| "a token is not valid UTF-8")?;
+        let mut start = 0usize;
+        let mut prev: &[u8] = &[];
+        for (i, &end) in self.ends.iter().enumerate() {
+            let end = end as usize;
+            if end < start || !text.is_char_boundary(end) {
+                return Err("token offsets are out of order or split a character".into());
+            }
+            let token = &self.blob[start..end];
+            if i > 0 && prev >= token {
+                return Err("tokens are not strictly sorted".into());
+            }
+            prev = token;
+            start = end;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn toks(s: &str) -> Vec<Token> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn ids_are_sorted_ranks_with_df() {
+        let spam = toks("buy now buy cheap");
+        let ham = toks("meeting now");
+        let ham2 = toks("meeting notes");
+        let params = VocabularyParams {
+            min_df: 1,
+            max_features: None,
+        };
+        let v = params.fit([
+            (&spam[..], Label::Spam),
+            (&ham[..], Label::Ham),
+            (&ham2[..], Label::Ham),
+        ]);
+        let all: Vec<&str> = (0..v.len() as u32).map(|i| v.token(i)).collect();
+        assert_eq!(all, ["buy", "cheap", "meeting", "notes", "now"]);
+        assert_eq!(v.id("meeting"), Some(2));
+        assert_eq!(v.id("zzz"), None);
+        assert_eq!(v.id(""), None);
+        let buy = v.id("buy").unwrap();
+        assert_eq!((v.df(buy, Label::Spam), v.df(buy, Label::Ham)), (1, 0));
+        let now = v.id("now").unwrap();
+        assert_eq!((v.df(now, Label::Spam), v.df(now, Label::Ham)), (1, 1));
+        assert_eq!((v.docs(Label::Ham), v.docs(Label::Spam)), (2, 1));
+        assert!((v.idf(now) - ((4.0f64 / 3.0).ln() + 1.0)).abs() < 1e-12);
+        v.validate().unwrap();
+    }
+
+    #[test]
+    fn min_df_and_max_features() {
+        let a = toks("x y z");
+        let b = toks("x y");
+        let c = toks("x");
+        let msgs = [
+            (&a[..], Label::Spam),
+            (&b[..], Label::Ham),
+            (&c[..], Label::Ham),
+        ];
+        let v = VocabularyParams {
+            min_df: 2,
+            max_features: None,
+        }
+        .fit(msgs);
+        assert_eq!(v.len(), 2);
+        let v = VocabularyParams {
+            min_df: 1,
+            max_features: Some(1),
+        }
+        .fit(msgs);
+        assert_eq!((v.len(), v.token(0)), (1, "x"));
+    }
+}

@@ -1,0 +1,177 @@
+//! Class labels and the currency every model answers in: [`SpamScore`], P(spam) in [0, 1], and
+//! the [`Thresholds`] that turn it into a [`Verdict`].
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// The true class of a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Label {
+    /// Wanted mail.
+    Ham,
+    /// Unwanted mail.
+    Spam,
+}
+
+impl Label {
+    /// Both labels, ham first; `Label::index` agrees with this order.
+    pub const ALL: [Label; 2] = [Label::Ham, Label::Spam];
+
+    /// 0 for ham, 1 for spam: the index used for per-class arrays.
+    pub fn index(self) -> usize {
+        match self {
+            Label::Ham => 0,
+            Label::Spam => 1,
+        }
+    }
+
+    /// Lowercase name, as used on the command line and in TREC index files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Label::Ham => "ham",
+            Label::Spam => "spam",
+        }
+    }
+}
+
+impl fmt::Display for Label {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for Label {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.to_ascii_lowercase().as_str() {
+            "ham" => Ok(Label::Ham),
+            "spam" => Ok(Label::Spam),
+            other => Err(format!("unknown label {other:?} (expected spam or ham)")),
+        }
+    }
+}
+
+/// P(spam) for one message. Always finite and inside [0, 1].
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Serialize, Deserialize)]
+pub struct SpamScore(f64);
+
+impl SpamScore {
+    /// Wraps a probability, clamping it into [0, 1]; NaN becomes 0.5 (no opinion).
+    pub fn new(p: f64) -> Self {
+        if p.is_nan() {
+            SpamScore(0.5)
+        } else {
+            SpamScore(p.clamp(0.0, 1.0))
+        }
+    }
+
+    /// The probability.
+    pub fn p_spam(self) -> f64 {
+        self.0
+    }
+}
+
+/// What the filter says about a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Verdict {
+    /// P(spam) at or above the spam threshold.
+    Spam,
+    /// P(spam) below the ham threshold.
+    Ham,
+    /// In between: the filter is not sure.
+    Unsure,
+}
+
+impl Verdict {
+    /// Lowercase name as printed by `classify`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Spam => "spam",
+            Verdict::Ham => "ham",
+            Verdict::Unsure => "unsure",
+        }
+    }
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Cut-offs on P(spam): `p >= spam` is spam, `p < ham` is ham, anything between is unsure.
+/// Invariant: `0 <= ham <= spam <= 1`; `ham == spam` means there is no unsure band.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Thresholds {
+    spam: f64,
+    ham: f64,
+}
+
+impl Default for Thresholds {
+    /// Spam at 0.9 and above, ham below 0.5, unsure between.
+    fn default() -> Self {
+        Thresholds {
+            spam: 0.9,
+            ham: 0.5,
+        }
+    }
+}
+
+impl Thresholds {
+    /// Builds thresholds, refusing values outside [0, 1] or `ham > spam`.
+    pub fn new(spam: f64, ham: f64) -> crate::Result<Self> {
+        let ok = (0.0..=1.0).contains(&spam) && (0.0..=1.0).contains(&ham) && ham <= spam;
+        if ok {
+            Ok(Thresholds { spam, ham })
+        } else {
+            Err(crate::Error::Config(format!(
+                "thresholds need 0 <= ham <= spam <= 1, got ham={ham} spam={spam}"
+            )))
+        }
+    }
+
+    /// The spam cut-off.
+    pub fn spam(&self) -> f64 {
+        self.spam
+    }
+
+    /// The ham cut-off.
+    pub fn ham(&self) -> f64 {
+        self.ham
+    }
+
+    /// The verdict for a score.
+    pub fn verdict(&self, score: SpamScore) -> Verdict {
+        let p = score.p_spam();
+        if p >= self.spam {
+            Verdict::Spam
+        } else if p < self.ham {
+            Verdict::Ham
+        } else {
+            Verdict::Unsure
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verdict_bands() {
+        let t = Thresholds::new(0.9, 0.5).unwrap();
+        assert_eq!(t.verdict(SpamScore::new(0.95)), Verdict::Spam);
+        assert_eq!(t.verdict(SpamScore::new(0.9)), Verdict::Spam);
+        assert_eq!(t.verdict(SpamScore::new(0.7)), Verdict::Unsure);
+        assert_eq!(t.verdict(SpamScore::new(0.49)), Verdict::Ham);
+        assert!(Thresholds::new(0.4, 0.5).is_err());
+        assert!(Thresholds::new(1.5, 0.5).is_err());
+    }
+
+    #[test]
+    fn score_is_clamped() {
+        assert_eq!(SpamScore::new(f64::NAN).p_spam(), 0.5);
+        assert_eq!(SpamScore::new(2.0).p_spam(), 1.0);
+        assert_eq!(SpamScore::new(-1.0).p_spam(), 0.0);
+    }
+}

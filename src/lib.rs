@@ -1,0 +1,38 @@
+//! spamsort: an email spam filter that learns from your own mail.
+//!
+//! The pipeline, one module per stage:
+//!
+//! ```text
+//! mailbox (maildir | mbox | MH dir | TREC index)
+//!    -> corpus::Message { bytes, source }            raw bytes, never modified
+//!    -> tokenize::Tokenizer -> Vec<Token>            MIME-aware, bounded cost
+//!    -> features::Vocabulary -> SparseVector         token ids + weights
+//!    -> models (Classifier) -> SpamScore             P(spam) in [0, 1]
+//!    -> Thresholds -> Verdict { Spam, Ham, Unsure }
+//! ```
+//!
+//! ```
+//! use spamsort::{Tokenizer, TokenizerConfig};
+//! let tokenizer = Tokenizer::new(TokenizerConfig::default());
+//! let out = tokenizer.tokenize(b"Subject: Cheap meds\r\n\r\nVisit http://pills.example/buy now\r\n");
+//! assert!(out.tokens.contains(&"subject:cheap".to_string()));
+//! assert!(out.tokens.contains(&"url:pills.example".to_string()));
+//! ```
+
+pub mod corpus;
+pub mod error;
+pub mod features;
+pub mod label;
+pub mod model_file;
+mod packed;
+pub mod spam_filter;
+pub mod tokenize;
+
+pub use corpus::{LabeledCorpus, Mailbox, MailboxFormat, Message, Source};
+pub use error::{Error, Result};
+pub use features::{
+    Dataset, FeatureConfig, FeatureId, SparseVector, Vocabulary, VocabularyParams, Weighting,
+};
+pub use label::{Label, SpamScore, Thresholds, Verdict};
+pub use spam_filter::{SpamFilter, TrainParams, TrainingSummary};
+pub use tokenize::{Token, Tokenized, Tokenizer, TokenizerConfig};

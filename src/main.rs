@@ -1,0 +1,19 @@
+//! The `spamsort` command: parse arguments, dispatch to a subcommand, print the error chain
+//! once. Work happens in the library; see `cli/` for one file per subcommand.
+
+mod cli;
+
+use clap::Parser;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let args = cli::Cli::parse();
+    match cli::run(args) {
+        Ok(code) => code.into(),
+        Err(err) if cli::is_broken_pipe(&err) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("spamsort: {err:#}");
+            cli::ExitStatus::Error.into()
+        }
+    }
+}

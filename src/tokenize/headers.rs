@@ -1,0 +1,159 @@
+//! Header tokens. Selected fields are tokenized with the lowercased field name as prefix
+//! (`subject:free`, `from:example.com`, `x-mailer:outlook`), so the same word means different
+//! things in different places. Every field name present also yields `header:NAME`. Fields
+//! named `X-Spam-*` are ignored: they hold verdicts (ours or another filter's) that a sender
+//! can forge and that would teach the model to trust them.
+
+use super::{Sink, url, words};
+use mail_parser::{Address, ContentType, Header, HeaderValue, Host, MessagePart, MimeHeaders};
+
+/// Longest header text (bytes) that is tokenized; longer values are cut there.
+const MAX_HEADER_TEXT: usize = 8 * 1024;
+
+/// Fields whose text is tokenized word by word.
+const TEXT_FIELDS: &[&str] = &[
+    "subject",
+    "x-mailer",
+    "user-agent",
+    "list-id",
+    "precedence",
+    "organization",
+    "x-priority",
+    "x-msmail-priority",
+    "importance",
+    "mime-version",
+];
+/// Fields holding addresses.
+const ADDRESS_FIELDS: &[&str] = &["from", "to", "cc", "reply-to", "sender", "return-path"];
+
+/// Tokens for the top-level header block of a message.
+pub(crate) fn push_headers(sink: &mut Sink<'_>, part: &MessagePart<'_>) {
+    let headers = part.headers();
+    let received: Vec<&Header<'_>> = headers
+        .iter()
+        .filter(|h| h.name.as_str().eq_ignore_ascii_case("received"))
+        .collect();
+    let keep_received = received
+        .len()
+        .saturating_sub(sink.config().received_headers);
+    for header in &received[keep_received..] {
+        if let HeaderValue::Received(r) = &header.value {
+            for host in [r.from(), r.helo(), r.by()].into_iter().flatten() {
+                push_received_host(sink, host);
+            }
+            if let Some(ip) = r.from_ip() {
+                sink.push_joined(&["received:ip:", &ip.to_string()]);
+            }
+        }
+    }
+    for header in headers {
+        if sink.is_full() {
+            return;
+        }
+        let name = header.name.as_str().to_ascii_lowercase();
+        if name.starts_with("x-spam") {
+            continue;
+        }
+        if sink.config().header_names {
+            sink.push_joined(&["header:", &name]);
+        }
+        let prefix = format!("{name}:");
+        if TEXT_FIELDS.contains(&name.as_str()) {
+            for text in header_texts(&header.value) {
+                push_header_text(sink, &prefix, text);
+            }
+        } else if ADDRESS_FIELDS.contains(&name.as_str()) {
+            push_addresses(sink, &prefix, &header.value);
+        } else if name == "message-id" {
+            for id in header_texts(&header.value) {
+                if let Some((_, domain)) = id.rsplit_once('@') {
+                    let domain = domain.trim_end_matches('>').to_ascii_lowercase();
+                    sink.push_joined(&["message-id:", &domain]);
+                }
+            }
+        }
+    }
+    push_part_type(sink, part);
+}
+
+fn push_received_host(sink: &mut Sink<'_>, host: &Host<'_>) {
+    match host {
+        Host::Name(name) => {
+            let name = name.trim_matches(['[', ']']).to_ascii_lowercase();
+            if !name.is_empty() {
+                url::push_host(sink, "received:", &name);
+            }
+        }
+        Host::IpAddr(ip) => sink.push_joined(&["received:ip:", &ip.to_string()]),
+    }
+}
+
+/// Content type, charset, transfer encoding and (for attachments) file name of one part.
+pub(crate) fn push_part_type(sink: &mut Sink<'_>, part: &MessagePart<'_>) {
+    if let Some(ct) = part.content_type() {
+        push_content_type(sink, ct);
+    }
+    if let Some(cte) = part.content_transfer_encoding() {
+        sink.push_lower("encoding:", cte.trim());
+    }
+    if let Some(name) = part.attachment_name() {
+        push_header_text(sink, "filename:", name);
+        if let Some((_, ext)) = name.rsplit_once('.') {
+            sink.push_lower("filename:ext:", ext.trim());
+        }
+    }
+}
+
+fn push_content_type(sink: &mut Sink<'_>, ct: &ContentType<'_>) {
+    let subtype = ct.subtype().unwrap_or("");
+    sink.push_lower("content-type:", &format!("{}/{subtype}", ct.ctype()));
+    if let Some(charset) = ct.attribute("charset") {
+        sink.push_lower("charset:", charset.trim());
+    }
+}
+
+fn push_addresses(sink: &mut Sink<'_>, prefix: &str, value: &HeaderValue<'_>) {
+    let addrs: Vec<_> = match value {
+        HeaderValue::Address(Address::List(list)) => list.iter().collect(),
+        HeaderValue::Address(Address::Group(groups)) => {
+            groups.iter().flat_map(|g| g.addresses.iter()).collect()
+        }
+        other => {
+            for text in header_texts(other) {
+                push_header_text(sink, prefix, text);
+            }
+            return;
+        }
+    };
+    for addr in addrs {
+        if let Some(name) = &addr.name {
+            push_header_text(sink, prefix, name);
+        }
+        if let Some(address) = &addr.address {
+            let address = address.trim().to_lowercase();
+            sink.push_joined(&[prefix, "addr:", &address]);
+            if let Some((_, domain)) = address.rsplit_once('@') {
+                url::push_host(sink, prefix, domain.trim_end_matches('.'));
+            }
+        }
+    }
+}
+
+fn push_header_text(sink: &mut Sink<'_>, prefix: &str, text: &str) {
+    let end = super::ngrams::floor_char_boundary(text, MAX_HEADER_TEXT);
+    words::push_text(sink, prefix, &text[..end]);
+}
+
+/// The text pieces of a header value, whatever form mail-parser gave it.
+fn header_texts<'a>(value: &'a HeaderValue<'_>) -> Vec<&'a str> {
+    match value {
+        HeaderValue::Text(t) => vec![t.as_ref()],
+        HeaderValue::TextList(list) => list.iter().map(|t| t.as_ref()).collect(),
+        HeaderValue::Address(Address::List(list)) => list
+            .iter()
+            .flat_map(|a| [a.name.as_deref(), a.address.as_deref()])
+            .flatten()
+            .collect(),
+        _ => Vec::new(),
+    }
+}

@@ -1,0 +1,171 @@
+//! HTML to text for tokenizing: tags dropped, comments, scripts and styles removed, entities
+//! decoded, and link and image targets kept for URL tokens. Formatting tags (`<b>`, `<font>`,
+//! ...) vanish without a trace, so `V<b></b>iagra` and `via<!-- x -->gra` read as one word;
+//! block tags become a space. One linear pass, no DOM: cost is bounded by the input length.
+
+/// What the tokenizer needs from an HTML part.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct HtmlText {
+    /// Visible text, entities decoded.
+    pub text: String,
+    /// `href`, `src`, `action` and `background` attribute values, entities decoded.
+    pub urls: Vec<String>,
+    /// Distinct tag names used, sorted.
+    pub tags: Vec<String>,
+}
+
+const INLINE_TAGS: &[&str] = &[
+    "a", "abbr", "b", "big", "code", "em", "font", "i", "s", "small", "span", "strike", "strong",
+    "sub", "sup", "tt", "u", "wbr",
+];
+const URL_ATTRIBUTES: &[&str] = &["href", "src", "action", "background"];
+
+/// Converts HTML to text, URLs and tag names.
+pub(crate) fn html_to_text(html: &str) -> HtmlText {
+    let mut out = HtmlText::default();
+    let mut raw = String::with_capacity(html.len() / 2);
+    let bytes = html.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let Some(lt) = memchr::memchr(b'<', &bytes[i..]) else {
+            raw.push_str(&html[i..]);
+            break;
+        };
+        raw.push_str(&html[i..i + lt]);
+        i += lt;
+        let rest = &html[i..];
+        if rest.starts_with("<!--") {
+            i += rest[4..].find("-->").map_or(rest.len(), |e| e + 7);
+            continue;
+        }
+        let next = rest.as_bytes().get(1).copied().unwrap_or(b' ');
+        if !(next.is_ascii_alphabetic() || next == b'/' || next == b'!' || next == b'?') {
+            raw.push('<');
+            i += 1;
+            continue;
+        }
+        let end = tag_end(rest);
+        let tag = if rest[..end].ends_with('>') {
+            &rest[1..end - 1]
+        } else {
+            &rest[1..end]
+        };
+        i += end;
+        let closing = tag.starts_with('/');
+        let name: String = tag
+            .trim_start_matches(['/', '!', '?'])
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric())
+            .map(|c| c.to_ascii_lowercase())
+            .collect();
+        if name.is_empty() {
+            continue;
+        }
+        if !closing {
+            collect_urls(tag, &mut out.urls);
+            if name == "script" || name == "style" {
+                let close = format!("</{name}");
+                let skipped = find_ascii_ci(&html[i..], &close).unwrap_or(html.len() - i);
+                i += skipped;
+            }
+        }
+        if !INLINE_TAGS.contains(&name.as_str()) {
+            raw.push(' ');
+        }
+        if !out.tags.contains(&name) {
+            out.tags.push(name);
+        }
+    }
+    out.tags.sort();
+    out.text = html_escape::decode_html_entities(&raw).into_owned();
+    out
+}
+
+/// Length of the tag at the start of `s` (which begins with `<`), through its `>`, quotes
+/// respected. An unterminated tag runs to the end of the input.
+fn tag_end(s: &str) -> usize {
+    let mut quote = None;
+    for (i, b) in s.bytes().enumerate().skip(1) {
+        match (quote, b) {
+            (None, b'"' | b'\'') => quote = Some(b),
+            (Some(q), _) if q == b => quote = None,
+            (None, b'>') => return i + 1,
+            _ => {}
+        }
+    }
+    s.len()
+}
+
+/// Case-insensitive ASCII substring search.
+fn find_ascii_ci(haystack: &str, needle: &str) -> Option<usize> {
+    let (h, n) = (haystack.as_bytes(), needle.as_bytes());
+    h.windows(n.len()).position(|w| w.eq_ignore_ascii_case(n))
+}
+
+/// Pushes the values of URL-bearing attributes in the tag body `tag`.
+fn collect_urls(tag: &str, urls: &mut Vec<String>) {
+    let lower = tag.to_ascii_lowercase();
+    for attr in URL_ATTRIBUTES {
+        let mut from = 0;
+        while let Some(pos) = lower[from..].find(attr) {
+            let start = from + pos;
+            from = start + attr.len();
+            let boundary = start == 0 || !lower.as_bytes()[start - 1].is_ascii_alphanumeric();
+            let after = lower[from..].trim_start();
+            if !boundary || !after.starts_with('=') {
+                continue;
+            }
+            let value_start = tag.len() - after.len() + 1;
+            let value = tag[value_start..].trim_start();
+            let value = match value.as_bytes().first() {
+                Some(&q @ (b'"' | b'\'')) => value[1..].split(q as char).next().unwrap_or(""),
+                _ => value
+                    .split(|c: char| c.is_whitespace() || c == '>')
+                    .next()
+                    .unwrap_or(""),
+            };
+            if !value.is_empty() {
+                urls.push(html_escape::decode_html_entities(value).into_owned());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strips_tags_keeps_links() {
+        let h = html_to_text(
+            "<html><head><style>p{color:red}</style><script>var x='<b>';</script></head>\
+             <body><p>Cheap V<b></b>iagra &amp; more&nbsp;here<!-- junk -->now</p>\
+             <a HREF=\"http://spam.example/buy?a=1&amp;b=2\">click</a><img src='http://img.example/x.gif'>\
+             <td>a</td><td>b</td></body></html>",
+        );
+        assert_eq!(
+            h.text.split_whitespace().collect::<Vec<_>>(),
+            ["Cheap", "Viagra", "&", "more", "herenow", "click", "a", "b"]
+        );
+        assert_eq!(
+            h.urls,
+            [
+                "http://spam.example/buy?a=1&b=2",
+                "http://img.example/x.gif"
+            ]
+        );
+        assert_eq!(
+            h.tags,
+            [
+                "a", "b", "body", "head", "html", "img", "p", "script", "style", "td"
+            ]
+        );
+    }
+
+    #[test]
+    fn unterminated_and_stray_brackets() {
+        assert_eq!(html_to_text("a < b and c<d").text, "a < b and c ");
+        assert_eq!(html_to_text("x <!-- never closed").text, "x ");
+        assert_eq!(html_to_text("<a href=").urls, Vec::<String>::new());
+    }
+}

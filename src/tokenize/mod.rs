@@ -1,0 +1,209 @@
+//! MIME-aware tokenization: raw message bytes in, a list of feature strings out.
+//!
+//! The message is parsed with mail-parser (transfer encodings and charsets decoded to UTF-8),
+//! then [`body`] walks its parts, [`headers`] tokenizes selected header fields with the field
+//! name as prefix, [`html`] turns HTML into text and link targets, [`url`] splits URLs into
+//! hosts and path words, [`normalize`] folds NFKC and strips invisible format characters, and
+//! [`words`] splits words by UAX #29. Every cost is bounded by [`TokenizerConfig`]: the input
+//! is cut at `max_input_bytes`, decoded text at `max_text_bytes`, output at `max_tokens`.
+//!
+//! Malformed mail is normal input: a message mail-parser rejects, or one that makes it panic,
+//! is tokenized as plain text instead, and [`Tokenized::fallback`] says so.
+
+mod body;
+mod headers;
+mod html;
+pub mod ngrams;
+pub mod normalize;
+mod url;
+mod words;
+
+use serde::{Deserialize, Serialize};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+/// One feature string, e.g. `viagra`, `subject:free`, `url:example.com`.
+pub type Token = String;
+
+/// Everything that decides which tokens a message yields. Stored in the model file, so
+/// training and classifying always tokenize alike.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TokenizerConfig {
+    /// Only this many leading bytes of a message are parsed (default 2 MiB).
+    pub max_input_bytes: usize,
+    /// At most this much decoded body text is tokenized per message (default 256 KiB).
+    pub max_text_bytes: usize,
+    /// At most this many tokens per message (default 20,000).
+    pub max_tokens: usize,
+    /// Shorter words are dropped, except CJK characters (default 2).
+    pub min_word_chars: usize,
+    /// Longer words become a `skip:C N` bucket token (default 24).
+    pub max_word_chars: usize,
+    /// How many `Received` headers, counted from the last (the origin side), yield host and IP
+    /// tokens (default 2).
+    pub received_headers: usize,
+    /// Emit `header:NAME` for every header field present (default on).
+    pub header_names: bool,
+    /// Emit `html:TAG` for each distinct tag of an HTML part (default on).
+    pub html_tags: bool,
+    /// Emit orthogonal sparse word bigrams `osb:A GAP B` (default off).
+    pub word_bigrams: bool,
+    /// Emit hashed character 4-grams `c4:HASH` of the first 3 KB of each text part (default off).
+    pub char_ngrams: bool,
+}
+
+impl Default for TokenizerConfig {
+    fn default() -> Self {
+        TokenizerConfig {
+            max_input_bytes: 2 * 1024 * 1024,
+            max_text_bytes: 256 * 1024,
+            max_tokens: 20_000,
+            min_word_chars: 2,
+            max_word_chars: 24,
+            received_headers: 2,
+            header_names: true,
+            html_tags: true,
+            word_bigrams: false,
+            char_ngrams: false,
+        }
+    }
+}
+
+/// The tokens of one message and how they were obtained.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Tokenized {
+    /// Tokens in the order they were found; repeats are kept (counts matter to some models).
+    pub tokens: Vec<Token>,
+    /// A cap cut the message short (input bytes, text bytes or token count).
+    pub truncated: bool,
+    /// The MIME parser failed or panicked; the raw bytes were tokenized as text.
+    pub fallback: bool,
+}
+
+/// Turns raw messages into tokens. Cheap to clone; safe to share between threads.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Tokenizer {
+    config: TokenizerConfig,
+}
+
+impl Tokenizer {
+    /// A tokenizer with the given settings.
+    pub fn new(config: TokenizerConfig) -> Self {
+        Tokenizer { config }
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &TokenizerConfig {
+        &self.config
+    }
+
+    /// Tokenizes one raw message. Never panics, whatever the bytes; time and memory are bounded
+    /// by the config's caps.
+    pub fn tokenize(&self, raw: &[u8]) -> Tokenized {
+        let mut raw = skip_envelope_line(raw);
+        let mut input_cut = false;
+        if raw.len() > self.config.max_input_bytes {
+            raw = &raw[..self.config.max_input_bytes];
+            input_cut = true;
+        }
+        let parsed = catch_unwind(AssertUnwindSafe(|| {
+            let message = mail_parser::MessageParser::default().parse(raw)?;
+            let mut sink = Sink::new(&self.config);
+            body::push_message(&mut sink, &message, 0);
+            Some(sink)
+        }));
+        let (sink, fallback) = match parsed {
+            Ok(Some(sink)) => (sink, false),
+            Ok(None) | Err(_) => (self.tokenize_as_text(raw), true),
+        };
+        Tokenized {
+            tokens: sink.tokens,
+            truncated: sink.truncated || input_cut,
+            fallback,
+        }
+    }
+
+    /// The fallback: the bytes read as (lossy) UTF-8 text, every word a body token.
+    fn tokenize_as_text(&self, raw: &[u8]) -> Sink<'_> {
+        let mut sink = Sink::new(&self.config);
+        let text = String::from_utf8_lossy(raw);
+        let text = sink.take_text(&text);
+        words::push_text(&mut sink, "", text);
+        sink
+    }
+}
+
+/// Skips an mbox `From ` envelope line at the very start: it is not a header field.
+fn skip_envelope_line(raw: &[u8]) -> &[u8] {
+    if raw.starts_with(b"From ") {
+        match memchr::memchr(b'\n', raw) {
+            Some(nl) => &raw[nl + 1..],
+            None => &[],
+        }
+    } else {
+        raw
+    }
+}
+
+/// Collects tokens and enforces the per-message caps.
+pub(crate) struct Sink<'c> {
+    config: &'c TokenizerConfig,
+    tokens: Vec<Token>,
+    text_left: usize,
+    truncated: bool,
+}
+
+impl<'c> Sink<'c> {
+    pub(crate) fn new(config: &'c TokenizerConfig) -> Self {
+        Sink {
+            config,
+            tokens: Vec::new(),
+            text_left: config.max_text_bytes,
+            truncated: false,
+        }
+    }
+
+    pub(crate) fn config(&self) -> &'c TokenizerConfig {
+        self.config
+    }
+
+    /// True once `max_tokens` tokens were collected.
+    pub(crate) fn is_full(&self) -> bool {
+        self.tokens.len() >= self.config.max_tokens
+    }
+
+    /// Charges `text` against the decoded-text budget and returns the part that fits.
+    pub(crate) fn take_text<'t>(&mut self, text: &'t str) -> &'t str {
+        let end = ngrams::floor_char_boundary(text, self.text_left);
+        if end < text.len() {
+            self.truncated = true;
+        }
+        self.text_left -= end;
+        &text[..end]
+    }
+
+    fn push(&mut self, token: Token) -> Option<&str> {
+        if self.is_full() {
+            self.truncated = true;
+            return None;
+        }
+        self.tokens.push(token);
+        self.tokens.last().map(String::as_str)
+    }
+
+    /// Pushes the concatenation of `parts` as one token.
+    pub(crate) fn push_joined(&mut self, parts: &[&str]) {
+        self.push(parts.concat());
+    }
+
+    /// Pushes `prefix` followed by `word` lowercased; returns the token pushed.
+    pub(crate) fn push_lower(&mut self, prefix: &str, word: &str) -> Option<&str> {
+        let mut token = String::with_capacity(prefix.len() + word.len());
+        token.push_str(prefix);
+        if word.is_ascii() {
+            token.extend(word.bytes().map(|b| char::from(b.to_ascii_lowercase())));
+        } else {
+            token.extend(word.chars().flat_map(char::to_lowercase));
+        }
+        self.push(token)
+    }
+}

@@ -1,0 +1,146 @@
+//! Mailbox readers on real directory layouts: maildir, message trees, mbox files, TREC
+//! indexes, and the failure cases (missing, empty, unreadable).
+
+use crate::util::{TestDir, message, sample};
+use spamsort::corpus::{CorpusError, Mailbox, MailboxFormat, read_message_file};
+use spamsort::{Label, LabeledCorpus};
+
+fn read_all(path: &std::path::Path) -> (Vec<spamsort::Message>, Vec<CorpusError>) {
+    let (mut ok, mut err) = (Vec::new(), Vec::new());
+    for item in Mailbox::open(path).unwrap() {
+        match item {
+            Ok(m) => ok.push(m),
+            Err(e) => err.push(e),
+        }
+    }
+    (ok, err)
+}
+
+#[test]
+fn maildir_reads_new_and_cur_not_tmp() {
+    let t = TestDir::new();
+    let md = t.maildir("Inbox");
+    t.write("Inbox/new/1700000001.M1.host", &message("one", "a"));
+    t.write("Inbox/cur/1700000000.M2.host:2,RS", &message("two", "b"));
+    t.write("Inbox/tmp/1700000002.M3.host", &message("partial", "c"));
+    t.write("Inbox/cur/.hidden", b"not mail");
+    assert_eq!(MailboxFormat::detect(&md).unwrap(), MailboxFormat::Maildir);
+    let (msgs, errs) = read_all(&md);
+    assert!(errs.is_empty());
+    let names: Vec<String> = msgs
+        .iter()
+        .map(|m| m.source.path.file_name().unwrap().to_string_lossy().into())
+        .collect();
+    assert_eq!(names, ["1700000001.M1.host", "1700000000.M2.host:2,RS"]);
+    assert_eq!(
+        msgs[1].bytes,
+        message("two", "b"),
+        "bytes are passed through unchanged"
+    );
+}
+
+#[test]
+fn message_tree_skips_hidden_and_survives_symlink_loops() {
+    let t = TestDir::new();
+    t.write("spam/a/1", &message("x", "1"));
+    t.write("spam/b/2", &message("y", "2"));
+    t.write("spam/.git/objects", b"junk");
+    t.write("spam/.dotfile", b"junk");
+    std::os::unix::fs::symlink(t.path().join("spam"), t.path().join("spam/a/loop")).unwrap();
+    let dir = t.path().join("spam");
+    assert_eq!(
+        MailboxFormat::detect(&dir).unwrap(),
+        MailboxFormat::MessageTree
+    );
+    let (msgs, errs) = read_all(&dir);
+    assert_eq!(msgs.len(), 2);
+    assert_eq!(errs.len(), 1, "the loop is reported once: {errs:?}");
+    assert!(errs[0].to_string().contains("loop"), "{}", errs[0]);
+}
+
+#[test]
+fn mbox_detected_split_and_unescaped_with_crlf() {
+    let t = TestDir::new();
+    let mbox = t.write(
+        "box.mbox",
+        b"From a@x Sat Jan  3 01:05:34 1996\r\nSubject: 1\r\n\r\n>From the start\r\n\r\nFrom b@x Sat Jan  3 01:05:34 1996\r\nSubject: 2\r\n\r\nbody\r\n",
+    );
+    assert_eq!(MailboxFormat::detect(&mbox).unwrap(), MailboxFormat::Mbox);
+    let (msgs, errs) = read_all(&mbox);
+    assert!(errs.is_empty());
+    assert_eq!(msgs.len(), 2);
+    assert_eq!(msgs[0].bytes, b"Subject: 1\r\n\r\nFrom the start\r\n");
+    assert_eq!(msgs[1].bytes, b"Subject: 2\r\n\r\nbody\r\n");
+    assert_eq!(msgs[1].source.to_string(), format!("{}#2", mbox.display()));
+}
+
+#[test]
+fn trec_index_resolves_relative_paths_and_reports_bad_lines() {
+    let t = TestDir::new();
+    t.write("data/inmail.1", &message("s", "spam body"));
+    t.write("data/inmail.2", &message("h", "ham body"));
+    let abs = t.write("elsewhere/inmail.3", &message("h2", "ham"));
+    let index = t.write(
+        "full/index",
+        format!("spam ../data/inmail.1\nham ../data/inmail.2\nbogus line\nham {}\nspam ../data/missing\n", abs.display()).as_bytes(),
+    );
+    assert_eq!(
+        MailboxFormat::detect(&index).unwrap(),
+        MailboxFormat::TrecIndex
+    );
+    let mut warnings = Vec::new();
+    let corpus = LabeledCorpus::read_trec(&index, |e| warnings.push(e.to_string())).unwrap();
+    let labels: Vec<Label> = corpus.messages.iter().map(|(_, l)| *l).collect();
+    assert_eq!(labels, [Label::Spam, Label::Ham, Label::Ham]);
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    assert!(warnings[0].contains("index:3"), "{}", warnings[0]);
+    assert!(warnings[1].contains("missing"), "{}", warnings[1]);
+}
+
+#[test]
+fn empty_and_missing_files() {
+    let t = TestDir::new();
+    let empty = t.write("empty.eml", b"");
+    assert_eq!(read_message_file(&empty).unwrap().bytes, b"");
+    let (msgs, errs) = read_all(&empty);
+    assert_eq!((msgs.len(), errs.len()), (1, 0));
+    let missing = t.path().join("nope");
+    let err = Mailbox::open(&missing)
+        .err()
+        .expect("missing path is an error");
+    assert!(
+        err.to_string().contains("nope"),
+        "error names the path: {err}"
+    );
+    let empty_dir = t.path().join("emptydir");
+    std::fs::create_dir(&empty_dir).unwrap();
+    assert_eq!(read_all(&empty_dir).0.len(), 0);
+}
+
+#[test]
+fn unreadable_file_is_reported_and_skipped() {
+    let t = TestDir::new();
+    t.write("box/ok", &message("ok", "fine"));
+    let bad = t.write("box/bad", &message("bad", "x"));
+    std::os::unix::fs::symlink(
+        t.path().join("does-not-exist"),
+        t.path().join("box/dangling"),
+    )
+    .unwrap();
+    let _ = bad;
+    let (msgs, errs) = read_all(&t.path().join("box"));
+    assert_eq!(msgs.len(), 2);
+    assert_eq!(errs.len(), 1);
+    assert!(errs[0].to_string().contains("dangling"), "{}", errs[0]);
+}
+
+#[test]
+fn sample_corpus_reads_completely() {
+    let mut warnings = 0;
+    let corpus =
+        LabeledCorpus::read(&[sample("spam")], &[sample("ham")], |_| warnings += 1).unwrap();
+    assert_eq!(warnings, 0);
+    assert_eq!(corpus.count(Label::Spam), 104);
+    assert_eq!(corpus.count(Label::Ham), 100);
+    assert!(corpus.messages.iter().all(|(m, _)| !m.bytes.is_empty()));
+}

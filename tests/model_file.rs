@@ -1,0 +1,148 @@
+//! Model file container: round trip, and the clear errors for a truncated file, a flipped
+//! byte, a random file and a newer version.
+
+use crate::util::TestDir;
+use proptest::prelude::*;
+use spamsort::model_file::{self, ModelFileError};
+use spamsort::{Label, TokenizerConfig, Vocabulary, VocabularyParams};
+
+#[derive(Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+struct Payload {
+    tokenizer: TokenizerConfig,
+    vocabulary: Vocabulary,
+}
+
+fn payload() -> Payload {
+    let a: Vec<String> = ["cheap", "meds", "now", "κόσμε"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let b: Vec<String> = ["meeting", "now", "notes"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let vocabulary = VocabularyParams {
+        min_df: 1,
+        max_features: None,
+    }
+    .fit([(&a[..], Label::Spam), (&b[..], Label::Ham)]);
+    Payload {
+        tokenizer: TokenizerConfig::default(),
+        vocabulary,
+    }
+}
+
+#[test]
+fn round_trip_through_disk() {
+    let t = TestDir::new();
+    let path = t.path().join("model.bin");
+    model_file::save(&payload(), &path).unwrap();
+    let back: Payload = model_file::load(&path).unwrap();
+    assert_eq!(back, payload());
+    assert_eq!(
+        back.vocabulary.id("κόσμε"),
+        payload().vocabulary.id("κόσμε")
+    );
+    let leftovers: Vec<_> = std::fs::read_dir(t.path()).unwrap().collect();
+    assert_eq!(leftovers.len(), 1, "no temporary file left behind");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "the model describes private mail");
+}
+
+#[test]
+fn truncated_file_is_named_and_explained() {
+    let bytes = model_file::encode(&payload());
+    for cut in [4, 20, bytes.len() - 1] {
+        let err = model_file::decode::<Payload>(&bytes[..cut], "m.bin".as_ref()).unwrap_err();
+        match (cut, &err) {
+            (4, ModelFileError::NotAModel { .. }) => {}
+            (_, ModelFileError::Truncated { .. }) if cut > 4 => {}
+            _ => panic!("cut at {cut}: unexpected {err:?}"),
+        }
+        assert!(err.to_string().contains("m.bin"), "{err}");
+    }
+}
+
+#[test]
+fn every_flipped_payload_byte_is_caught() {
+    let bytes = model_file::encode(&payload());
+    for i in model_file::HEADER_LEN..bytes.len() {
+        let mut bad = bytes.clone();
+        bad[i] ^= 0x40;
+        let err = model_file::decode::<Payload>(&bad, "m.bin".as_ref()).unwrap_err();
+        assert!(
+            matches!(err, ModelFileError::Corrupt { .. }),
+            "byte {i}: {err:?}"
+        );
+    }
+}
+
+#[test]
+fn foreign_and_newer_files() {
+    let t = TestDir::new();
+    let path = t.write("notes.txt", b"just some text, not a model at all");
+    let err = model_file::load::<Payload>(&path).unwrap_err();
+    assert!(matches!(err, ModelFileError::NotAModel { .. }));
+    assert!(err.to_string().contains("notes.txt"));
+    let mut newer = model_file::encode(&payload());
+    newer[8] = 99;
+    let err = model_file::decode::<Payload>(&newer, "m".as_ref()).unwrap_err();
+    assert!(err.to_string().contains("version 99"), "{err}");
+    let missing = model_file::load::<Payload>(&t.path().join("absent.bin")).unwrap_err();
+    assert!(matches!(missing, ModelFileError::Io { .. }));
+}
+
+#[test]
+fn valid_checksum_but_bad_vocabulary_is_rejected_by_validation() {
+    // A file whose checksum is right but whose vocabulary breaks its invariants (as a buggy or
+    // hostile writer could produce) must be caught by validate(), not trusted.
+    let mut p = payload();
+    p.vocabulary = bincode_roundtrip_unsorted();
+    assert!(p.vocabulary.validate().is_err());
+}
+
+fn bincode_roundtrip_unsorted() -> Vocabulary {
+    // Two tokens out of order: encode a sorted vocabulary, then swap the token bytes.
+    let a: Vec<String> = vec!["ab".into(), "cd".into()];
+    let v = VocabularyParams {
+        min_df: 1,
+        max_features: None,
+    }
+    .fit([(&a[..], Label::Ham)]);
+    let mut bytes = model_file::encode(&v);
+    let pos = bytes.windows(4).position(|w| w == b"abcd").unwrap();
+    bytes[pos..pos + 4].copy_from_slice(b"cdab");
+    let payload = &bytes[model_file::HEADER_LEN..];
+    let crc = crc32(payload);
+    bytes[24..28].copy_from_slice(&crc.to_le_bytes());
+    model_file::decode(&bytes, "m".as_ref()).unwrap()
+}
+
+fn crc32(data: &[u8]) -> u32 {
+    // Bitwise CRC-32 (IEEE), independent of the implementation under test.
+    let mut crc = !0u32;
+    for &b in data {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = if crc & 1 != 0 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
+}
+
+proptest! {
+    #[test]
+    fn random_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..512), magic in any::<bool>()) {
+        let mut bytes = bytes;
+        if magic && bytes.len() >= 28 {
+            bytes[..8].copy_from_slice(b"SPAMSORT");
+            bytes[8..12].copy_from_slice(&1u32.to_le_bytes());
+        }
+        prop_assert!(model_file::decode::<Payload>(&bytes, "r".as_ref()).is_err());
+    }
+}

@@ -1,0 +1,9 @@
+//! Integration tests: one binary, one module per area.
+
+mod util;
+
+mod cli_tokens;
+mod cli_train;
+mod corpus_readers;
+mod model_file;
+mod tokenizer;

@@ -1,0 +1,74 @@
+//! Small helper kit for the integration tests: temporary directories, mailbox builders, paths
+//! to the committed fixtures, and the `spamsort` binary.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+/// A path inside the repository.
+pub fn repo_path(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+/// The committed sample corpus.
+pub fn sample(class: &str) -> PathBuf {
+    repo_path("corpus/sample").join(class)
+}
+
+/// A temporary directory removed on drop.
+pub struct TestDir {
+    dir: tempfile::TempDir,
+}
+
+impl TestDir {
+    pub fn new() -> Self {
+        TestDir {
+            dir: tempfile::tempdir().expect("create temp dir"),
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Writes `bytes` to `rel` (creating parent directories) and returns the full path.
+    pub fn write(&self, rel: &str, bytes: &[u8]) -> PathBuf {
+        let path = self.path().join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, bytes).unwrap();
+        path
+    }
+
+    /// Creates an empty maildir (`cur`, `new`, `tmp`) at `rel`.
+    pub fn maildir(&self, rel: &str) -> PathBuf {
+        let path = self.path().join(rel);
+        for sub in ["cur", "new", "tmp"] {
+            std::fs::create_dir_all(path.join(sub)).unwrap();
+        }
+        path
+    }
+}
+
+/// A minimal message with the given subject and body, LF line endings.
+pub fn message(subject: &str, body: &str) -> Vec<u8> {
+    format!("From: a@example.org\nTo: b@example.org\nSubject: {subject}\n\n{body}\n").into_bytes()
+}
+
+/// The same bytes with every bare LF turned into CRLF.
+pub fn to_crlf(lf: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(lf.len() + lf.len() / 16);
+    let mut prev = 0u8;
+    for &b in lf {
+        if b == b'\n' && prev != b'\r' {
+            out.push(b'\r');
+        }
+        out.push(b);
+        prev = b;
+    }
+    out
+}
+
+/// The `spamsort` binary built for this test run.
+pub fn spamsort() -> assert_cmd::Command {
+    assert_cmd::Command::cargo_bin("spamsort").expect("spamsort binary")
+}
