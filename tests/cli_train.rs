@@ -17,7 +17,11 @@ fn train_then_info_on_the_sample() {
         .assert()
         .success()
         .stderr(predicates::str::contains("trained on 104 spam + 100 ham"));
-    let out = spamsort().arg("info").env("SPAMSORT_MODEL", &model).assert().success();
+    let out = spamsort()
+        .arg("info")
+        .env("SPAMSORT_MODEL", &model)
+        .assert()
+        .success();
     let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
     assert!(text.contains("104 spam, 100 ham"), "{text}");
     let vocab: usize = text
