@@ -21,7 +21,7 @@ fn model_load(c: &mut Criterion) {
         eprintln!("{e}")
     })
     .expect("corpus readable");
-    let filter = SpamFilter::train(&corpus, &TrainParams::default());
+    let filter = SpamFilter::train(&corpus, &TrainParams::default()).expect("train");
     let tmp = tempfile::tempdir().expect("temp dir");
     let path = tmp.path().join("model.spamsort");
     filter.save(&path).expect("save");

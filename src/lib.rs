@@ -21,9 +21,11 @@
 
 pub mod corpus;
 pub mod error;
+pub mod eval;
 pub mod features;
 pub mod label;
 pub mod model_file;
+pub mod models;
 mod packed;
 pub mod spam_filter;
 pub mod tokenize;
@@ -34,5 +36,5 @@ pub use features::{
     Dataset, FeatureConfig, FeatureId, SparseVector, Vocabulary, VocabularyParams, Weighting,
 };
 pub use label::{Label, SpamScore, Thresholds, Verdict};
-pub use spam_filter::{SpamFilter, TrainParams, TrainingSummary};
+pub use spam_filter::{Classification, SpamFilter, TrainParams, TrainingSummary};
 pub use tokenize::{Token, Tokenized, Tokenizer, TokenizerConfig};

@@ -3,21 +3,59 @@
 //! front end asks for verdicts, so they can never disagree about a message.
 
 use crate::corpus::LabeledCorpus;
-use crate::features::{Vocabulary, VocabularyParams};
-use crate::label::{Label, Thresholds};
+use crate::error::{Error, Result};
+use crate::features::{Dataset, Vocabulary, VocabularyParams};
+use crate::label::{Label, SpamScore, Thresholds, Verdict};
 use crate::model_file::{self, ModelFileError};
+use crate::models::{Classifier, ModelKind, ModelParams, TrainedModel};
 use crate::tokenize::{Tokenized, Tokenizer, TokenizerConfig};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 /// How to train a filter.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct TrainParams {
     /// Tokenizer settings, stored in the filter.
     pub tokenizer: TokenizerConfig,
     /// Vocabulary settings.
     pub vocabulary: VocabularyParams,
+    /// The models to fit (default: all four with their defaults).
+    pub models: Vec<ModelParams>,
+    /// The model whose verdicts count (default: linear-svm if fitted, else the first).
+    pub active: Option<ModelKind>,
+    /// Seed for everything random in training.
+    pub seed: u64,
+}
+
+impl Default for TrainParams {
+    fn default() -> Self {
+        TrainParams {
+            tokenizer: TokenizerConfig::default(),
+            vocabulary: VocabularyParams::default(),
+            models: ModelKind::ALL
+                .iter()
+                .map(|&k| ModelParams::default_for(k))
+                .collect(),
+            active: None,
+            seed: 42,
+        }
+    }
+}
+
+/// One message's result.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Classification {
+    /// Spam, ham or unsure under the filter's thresholds.
+    pub verdict: Verdict,
+    /// P(spam).
+    pub score: SpamScore,
+    /// The model's raw decision value (log-odds or margin).
+    pub decision: f64,
+    /// The model that answered.
+    pub model: ModelKind,
+    /// Tokens the message yielded.
+    pub tokens: usize,
 }
 
 /// What training saw, for `info` and the end-of-training summary.
@@ -38,19 +76,22 @@ pub struct TrainingSummary {
 pub struct SpamFilter {
     tokenizer: TokenizerConfig,
     vocabulary: Vocabulary,
+    models: Vec<TrainedModel>,
+    active: ModelKind,
     thresholds: Thresholds,
     summary: TrainingSummary,
 }
 
 impl SpamFilter {
-    /// Tokenizes the corpus (in parallel; the result does not depend on the thread count) and
-    /// builds the vocabulary.
-    pub fn train(corpus: &LabeledCorpus, params: &TrainParams) -> SpamFilter {
+    /// Tokenizes the corpus (in parallel; the result does not depend on the thread count),
+    /// builds the vocabulary and fits the models (in parallel). Fails on invalid model
+    /// parameters, a missing class, or an active model that is not among those fitted.
+    pub fn train(corpus: &LabeledCorpus, params: &TrainParams) -> Result<SpamFilter> {
         let tokenizer = Tokenizer::new(params.tokenizer.clone());
-        let tokenized: Vec<(Tokenized, Label)> = corpus
-            .messages
-            .par_iter()
-            .map(|(message, label)| (tokenizer.tokenize(&message.bytes), *label))
+        let tokenized: Vec<(Tokenized, Label)> = tokenizer
+            .tokenize_all(corpus.messages.par_iter().map(|(m, _)| m.bytes.as_slice()))
+            .into_iter()
+            .zip(corpus.messages.iter().map(|(_, l)| *l))
             .collect();
         let mut summary = TrainingSummary::default();
         for (t, label) in &tokenized {
@@ -62,16 +103,81 @@ impl SpamFilter {
         let vocabulary = params
             .vocabulary
             .fit(tokenized.iter().map(|(t, l)| (t.tokens.as_slice(), *l)));
-        SpamFilter {
+        let index = vocabulary.index();
+        let data = Dataset {
+            rows: tokenized
+                .par_iter()
+                .map(|(t, _)| index.vectorize(&t.tokens))
+                .collect(),
+            labels: tokenized.iter().map(|(_, l)| *l).collect(),
+            n_features: vocabulary.len(),
+        };
+        let models: Vec<TrainedModel> = params
+            .models
+            .par_iter()
+            .map(|p| p.fit(&data, params.seed))
+            .collect::<Result<_>>()?;
+        let fitted: Vec<ModelKind> = models.iter().map(|m| m.model.kind()).collect();
+        let active = match params.active {
+            Some(kind) if fitted.contains(&kind) => kind,
+            Some(kind) => {
+                return Err(Error::Config(format!(
+                    "active model {kind} is not among the models trained"
+                )));
+            }
+            None if fitted.contains(&ModelKind::LinearSvm) => ModelKind::LinearSvm,
+            None => *fitted
+                .first()
+                .ok_or_else(|| Error::Config("no model to train".into()))?,
+        };
+        Ok(SpamFilter {
             tokenizer: params.tokenizer.clone(),
             vocabulary,
+            models,
+            active,
             thresholds: Thresholds::default(),
             summary,
-        }
+        })
+    }
+
+    /// Classifies one raw message with the active model.
+    pub fn classify(&self, raw: &[u8]) -> Classification {
+        self.classify_with(raw, self.active)
+            .expect("the active model is always fitted")
+    }
+
+    /// Classifies one raw message with the named model, if it was fitted.
+    pub fn classify_with(&self, raw: &[u8], kind: ModelKind) -> Option<Classification> {
+        let model = self.model(kind)?;
+        let tokens = Tokenizer::new(self.tokenizer.clone()).tokenize(raw).tokens;
+        let x = self.vocabulary.vectorize(&tokens);
+        let score = model.score(&x);
+        Some(Classification {
+            verdict: self.thresholds.verdict(score),
+            score,
+            decision: model.decision(&x),
+            model: kind,
+            tokens: tokens.len(),
+        })
+    }
+
+    /// The fitted model of a kind.
+    pub fn model(&self, kind: ModelKind) -> Option<&TrainedModel> {
+        self.models.iter().find(|m| m.model.kind() == kind)
+    }
+
+    /// The kinds of the fitted models.
+    pub fn model_kinds(&self) -> Vec<ModelKind> {
+        self.models.iter().map(|m| m.model.kind()).collect()
+    }
+
+    /// The model whose verdicts count.
+    pub fn active(&self) -> ModelKind {
+        self.active
     }
 
     /// Loads a filter saved by [`SpamFilter::save`], checking it before it is trusted.
-    pub fn load(path: &Path) -> Result<SpamFilter, ModelFileError> {
+    pub fn load(path: &Path) -> std::result::Result<SpamFilter, ModelFileError> {
         let filter: SpamFilter = model_file::load(path)?;
         filter
             .vocabulary
@@ -81,7 +187,7 @@ impl SpamFilter {
     }
 
     /// Saves the filter atomically.
-    pub fn save(&self, path: &Path) -> Result<(), ModelFileError> {
+    pub fn save(&self, path: &Path) -> std::result::Result<(), ModelFileError> {
         model_file::save(self, path)
     }
 

@@ -28,6 +28,9 @@ pub fn run(args: InfoArgs) -> anyhow::Result<ExitStatus> {
         s.tokens, s.fallbacks, s.truncated
     );
     println!("vocabulary:      {} tokens", filter.vocabulary().len());
+    let kinds: Vec<&str> = filter.model_kinds().iter().map(|k| k.name()).collect();
+    println!("models:          {}", kinds.join(", "));
+    println!("active model:    {}", filter.active());
     println!("thresholds:      spam >= {}, ham < {}", t.spam(), t.ham());
     Ok(ExitStatus::Success)
 }

@@ -2,6 +2,7 @@
 //! and only converts arguments, calls the library, and prints.
 
 mod args;
+mod eval;
 mod exit_code;
 mod info;
 mod terminal;
@@ -24,6 +25,8 @@ pub struct Cli {
 enum Command {
     /// Read spam and ham mailboxes, build the vocabulary, save the model file.
     Train(train::TrainArgs),
+    /// Cross-validate the models on labeled mail and compare them.
+    Eval(eval::EvalArgs),
     /// Show what a model file holds.
     Info(info::InfoArgs),
     /// Print the tokens the filter sees in a message, one per line.
@@ -34,6 +37,7 @@ enum Command {
 pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
     match cli.command {
         Command::Train(args) => train::run(args),
+        Command::Eval(args) => eval::run(args),
         Command::Info(args) => info::run(args),
         Command::Tokens(args) => tokens::run(args),
     }

@@ -42,19 +42,26 @@ pub fn run(args: TrainArgs) -> anyhow::Result<ExitStatus> {
     );
     let mut params = TrainParams::default();
     params.vocabulary.min_df = args.min_df;
-    let filter = SpamFilter::train(&corpus, &params);
+    let filter = SpamFilter::train(&corpus, &params)?;
     if let Some(dir) = model_path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
     filter.save(&model_path)?;
     let s = filter.summary();
     eprintln!(
-        "trained on {} spam + {} ham ({} skipped): {} tokens, vocabulary {}, {:.2} s -> {}",
+        "trained on {} spam + {} ham ({} skipped): {} tokens, vocabulary {}, models {} (active {}), {:.2} s -> {}",
         s.messages[Label::Spam.index()],
         s.messages[Label::Ham.index()],
         skipped,
         s.tokens,
         filter.vocabulary().len(),
+        filter
+            .model_kinds()
+            .iter()
+            .map(|k| k.name())
+            .collect::<Vec<_>>()
+            .join(","),
+        filter.active(),
         started.elapsed().as_secs_f64(),
         model_path.display()
     );

@@ -1,6 +1,6 @@
 //! Feature weighting: how a message's token counts become the values a model sees.
 
-use super::{SparseVector, Vocabulary};
+use super::{Dataset, SparseVector};
 use serde::{Deserialize, Serialize};
 
 /// Per-feature value from the token's count `tf` in the message.
@@ -16,7 +16,8 @@ pub enum Weighting {
     TfIdf,
 }
 
-/// Weighting plus optional normalization: turns a count vector into model input.
+/// Weighting plus optional normalization: the recipe. [`FeatureConfig::fit`] turns it into a
+/// [`FeatureTransform`] (idf learned from the training rows) that a model stores and applies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FeatureConfig {
     /// How counts become values.
@@ -26,16 +27,71 @@ pub struct FeatureConfig {
 }
 
 impl FeatureConfig {
-    /// Applies the weighting (and normalization) to a count vector.
-    pub fn apply(&self, vocabulary: &Vocabulary, counts: &SparseVector) -> SparseVector {
+    /// Raw counts, unnormalized: what the multinomial event model expects.
+    pub const COUNTS: FeatureConfig = FeatureConfig {
+        weighting: Weighting::Counts,
+        l2_normalize: false,
+    };
+    /// Presence only: the multivariate Bernoulli model's view.
+    pub const BINARY: FeatureConfig = FeatureConfig {
+        weighting: Weighting::Binary,
+        l2_normalize: false,
+    };
+    /// Sublinear tf-idf, unit length: the usual input of linear SVMs and logistic regression.
+    pub const TF_IDF_L2: FeatureConfig = FeatureConfig {
+        weighting: Weighting::TfIdf,
+        l2_normalize: true,
+    };
+
+    /// Learns what the weighting needs from count rows (the idf table for tf-idf).
+    pub fn fit(&self, data: &Dataset) -> FeatureTransform {
+        let idf = match self.weighting {
+            Weighting::TfIdf => {
+                let mut df = vec![0u32; data.n_features];
+                for row in &data.rows {
+                    for &id in row.ids() {
+                        df[id as usize] += 1;
+                    }
+                }
+                let n = data.len() as f64;
+                // Smoothed idf, ln((1 + N) / (1 + df)) + 1, as scikit-learn computes it.
+                df.iter()
+                    .map(|&d| ((1.0 + n) / (1.0 + f64::from(d))).ln() + 1.0)
+                    .collect()
+            }
+            _ => Vec::new(),
+        };
+        FeatureTransform { config: *self, idf }
+    }
+}
+
+/// A fitted [`FeatureConfig`]: turns count vectors into model input.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FeatureTransform {
+    config: FeatureConfig,
+    #[serde(with = "crate::packed::f64s")]
+    idf: Vec<f64>,
+}
+
+impl FeatureTransform {
+    /// The recipe this transform was fitted from.
+    pub fn config(&self) -> FeatureConfig {
+        self.config
+    }
+
+    /// Applies the weighting (and normalization) to a count vector. Features beyond the idf
+    /// table (added to the vocabulary after fitting) get idf 1.
+    pub fn apply(&self, counts: &SparseVector) -> SparseVector {
         let mut x = counts.clone();
-        match self.weighting {
+        match self.config.weighting {
             Weighting::Binary => x.map_values(|_, _| 1.0),
             Weighting::Counts => {}
             Weighting::LogTf => x.map_values(|_, tf| 1.0 + tf.ln()),
-            Weighting::TfIdf => x.map_values(|id, tf| (1.0 + tf.ln()) * vocabulary.idf(id)),
+            Weighting::TfIdf => x.map_values(|id, tf| {
+                (1.0 + tf.ln()) * self.idf.get(id as usize).copied().unwrap_or(1.0)
+            }),
         }
-        if self.l2_normalize {
+        if self.config.l2_normalize {
             x.l2_normalize();
         }
         x
@@ -45,29 +101,34 @@ impl FeatureConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Label, VocabularyParams};
+    use crate::Label;
 
     #[test]
     fn weightings() {
-        let doc: Vec<String> = vec!["a".into(), "b".into()];
-        let vocab = VocabularyParams {
-            min_df: 1,
-            max_features: None,
-        }
-        .fit([(&doc[..], Label::Ham)]);
         let counts = SparseVector::from_ids(vec![0, 0, 0, 1]);
+        let other = SparseVector::from_ids(vec![1]);
+        let data = Dataset {
+            rows: vec![counts.clone(), other],
+            labels: vec![Label::Ham; 2],
+            n_features: 2,
+        };
         let w = |weighting, l2_normalize| {
             FeatureConfig {
                 weighting,
                 l2_normalize,
             }
-            .apply(&vocab, &counts)
+            .fit(&data)
+            .apply(&counts)
         };
         assert_eq!(w(Weighting::Binary, false).values(), [1.0, 1.0]);
         assert_eq!(w(Weighting::Counts, false).values(), [3.0, 1.0]);
         assert_eq!(w(Weighting::LogTf, false).values(), [1.0 + 3f64.ln(), 1.0]);
-        // idf = ln(2/2) + 1 = 1 for both tokens.
-        assert_eq!(w(Weighting::TfIdf, false).values(), [1.0 + 3f64.ln(), 1.0]);
+        // idf(0) = ln(3/2) + 1 (in one of two rows), idf(1) = ln(3/3) + 1 = 1.
+        let idf0 = 1.5f64.ln() + 1.0;
+        assert_eq!(
+            w(Weighting::TfIdf, false).values(),
+            [(1.0 + 3f64.ln()) * idf0, 1.0]
+        );
         let n = w(Weighting::Counts, true);
         assert!((n.values()[0] - 3.0 / 10f64.sqrt()).abs() < 1e-12);
     }

@@ -71,6 +71,15 @@ pub(crate) fn push_headers(sink: &mut Sink<'_>, part: &MessagePart<'_>) {
                     sink.push_joined(&["message-id:", &domain]);
                 }
             }
+        } else if sink.config().all_headers
+            && !matches!(
+                name.as_str(),
+                "received" | "content-type" | "content-transfer-encoding"
+            )
+        {
+            for text in header_texts(&header.value) {
+                push_header_text(sink, &prefix, text);
+            }
         }
     }
     push_part_type(sink, part);

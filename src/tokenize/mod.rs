@@ -18,6 +18,7 @@ pub mod normalize;
 mod url;
 mod words;
 
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
@@ -39,10 +40,14 @@ pub struct TokenizerConfig {
     /// Longer words become a `skip:C N` bucket token (default 24).
     pub max_word_chars: usize,
     /// How many `Received` headers, counted from the last (the origin side), yield host and IP
-    /// tokens (default 2).
+    /// tokens (default 10: on the SpamAssassin corpus every model ranked better with all hops
+    /// than with the last two; 10 bounds the cost of forged chains).
     pub received_headers: usize,
     /// Emit `header:NAME` for every header field present (default on).
     pub header_names: bool,
+    /// Tokenize the text of every header field (name as prefix), not only the selected ones
+    /// (default on; `X-Spam-*` fields are never tokenized).
+    pub all_headers: bool,
     /// Emit `html:TAG` for each distinct tag of an HTML part (default on).
     pub html_tags: bool,
     /// Emit orthogonal sparse word bigrams `osb:A GAP B` (default off).
@@ -59,8 +64,9 @@ impl Default for TokenizerConfig {
             max_tokens: 20_000,
             min_word_chars: 2,
             max_word_chars: 24,
-            received_headers: 2,
+            received_headers: 10,
             header_names: true,
+            all_headers: true,
             html_tags: true,
             word_bigrams: false,
             char_ngrams: false,
@@ -120,6 +126,14 @@ impl Tokenizer {
             truncated: sink.truncated || input_cut,
             fallback,
         }
+    }
+
+    /// Tokenizes many messages in parallel; results are in input order.
+    pub fn tokenize_all<'m>(
+        &self,
+        messages: impl IntoParallelIterator<Item = &'m [u8]>,
+    ) -> Vec<Tokenized> {
+        messages.into_par_iter().map(|m| self.tokenize(m)).collect()
     }
 
     /// The fallback: the bytes read as (lossy) UTF-8 text, every word a body token.

@@ -1,0 +1,113 @@
+//! Comparing models on labeled mail. [`cross_validate`] runs stratified k-fold
+//! cross-validation: each fold builds its own vocabulary from its training messages only (so
+//! nothing about the test messages leaks into training), fits every model from scratch and
+//! scores the held-out messages. Folds run in parallel; results do not depend on the thread
+//! count. [`metrics`] holds the measures.
+
+pub mod metrics;
+
+use crate::error::Result;
+use crate::features::{Dataset, VocabularyParams, stratified_folds};
+use crate::label::Label;
+use crate::models::{Classifier, ModelKind, ModelParams};
+use crate::tokenize::Token;
+use rayon::prelude::*;
+use std::time::Instant;
+
+/// How to cross-validate.
+#[derive(Debug, Clone)]
+pub struct CrossValidation {
+    /// Number of folds (at least 2).
+    pub folds: usize,
+    /// Seed of the fold split (and of the models' internal randomness).
+    pub seed: u64,
+    /// Vocabulary settings, applied to each training fold.
+    pub vocabulary: VocabularyParams,
+    /// The models to compare.
+    pub models: Vec<ModelParams>,
+}
+
+/// One model's predictions on one held-out fold.
+#[derive(Debug, Clone)]
+pub struct FoldResult {
+    /// Which model.
+    pub model: ModelKind,
+    /// Fold number, from 0.
+    pub fold: usize,
+    /// Raw decision values of the held-out messages.
+    pub decisions: Vec<f64>,
+    /// P(spam) of the held-out messages.
+    pub p_spam: Vec<f64>,
+    /// True labels of the held-out messages.
+    pub labels: Vec<Label>,
+    /// Seconds to fit the model (calibration included; vocabulary excluded).
+    pub train_seconds: f64,
+    /// Seconds to score the held-out count vectors.
+    pub score_seconds: f64,
+}
+
+impl CrossValidation {
+    /// Runs the folds on tokenized messages. Results are ordered by fold, then model.
+    pub fn run(&self, tokens: &[Vec<Token>], labels: &[Label]) -> Result<Vec<FoldResult>> {
+        let folds = stratified_folds(labels, self.folds.max(2), self.seed);
+        let per_fold: Vec<Result<Vec<FoldResult>>> = folds
+            .par_iter()
+            .enumerate()
+            .map(|(k, test)| self.run_fold(k, test, &folds, tokens, labels))
+            .collect();
+        let mut out = Vec::new();
+        for fold in per_fold {
+            out.extend(fold?);
+        }
+        Ok(out)
+    }
+
+    fn run_fold(
+        &self,
+        k: usize,
+        test: &[usize],
+        folds: &[Vec<usize>],
+        tokens: &[Vec<Token>],
+        labels: &[Label],
+    ) -> Result<Vec<FoldResult>> {
+        let train: Vec<usize> = folds
+            .iter()
+            .enumerate()
+            .filter(|&(j, _)| j != k)
+            .flat_map(|(_, f)| f.iter().copied())
+            .collect();
+        let vocab = self
+            .vocabulary
+            .fit(train.iter().map(|&i| (tokens[i].as_slice(), labels[i])));
+        let index = vocab.index();
+        let dataset = |idx: &[usize]| Dataset {
+            rows: idx.iter().map(|&i| index.vectorize(&tokens[i])).collect(),
+            labels: idx.iter().map(|&i| labels[i]).collect(),
+            n_features: vocab.len(),
+        };
+        let (train_set, test_set) = (dataset(&train), dataset(test));
+        let mut results = Vec::new();
+        for params in &self.models {
+            let started = Instant::now();
+            let model = params.fit(&train_set, self.seed)?;
+            let train_seconds = started.elapsed().as_secs_f64();
+            let started = Instant::now();
+            let decisions: Vec<f64> = test_set.rows.iter().map(|x| model.decision(x)).collect();
+            let p_spam: Vec<f64> = test_set
+                .rows
+                .iter()
+                .map(|x| model.score(x).p_spam())
+                .collect();
+            results.push(FoldResult {
+                model: params.kind(),
+                fold: k,
+                decisions,
+                p_spam,
+                labels: test_set.labels.clone(),
+                train_seconds,
+                score_seconds: started.elapsed().as_secs_f64(),
+            });
+        }
+        Ok(results)
+    }
+}

@@ -1,0 +1,197 @@
+//! Multivariate Bernoulli Naive Bayes: each vocabulary token is a binary event, present or
+//! absent. With n_jy the number of class-y training messages containing token j and n_y the
+//! number of class-y messages, phi_jy = (n_jy + alpha) / (n_y + 2 alpha) (Laplace smoothing at
+//! alpha = 1), and
+//!
+//! ln P(x, y) = ln P(y) + sum_{j present} ln phi_jy + sum_{j absent} ln(1 - phi_jy)
+//!            = ln P(y) + B_y + sum_{j present} [ln phi_jy - ln(1 - phi_jy)],
+//!
+//! where B_y = sum_j ln(1 - phi_jy) over the whole vocabulary is precomputed, so the absent-word
+//! factors are part of the model yet scoring costs O(tokens present). Learning and unlearning one
+//! message update the counts exactly. The model covers the `max_features` tokens of highest
+//! information gain (see [`super::selection`]); the selection is fixed at fit time.
+
+use super::linear::LinearFunction;
+use super::math::class_counts;
+use super::selection::select_top;
+use crate::error::{Error, Result};
+use crate::features::{Dataset, FeatureConfig, SparseVector};
+use crate::label::Label;
+use serde::{Deserialize, Serialize};
+
+/// Hyperparameters of [`BernoulliNb`].
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct BernoulliNbParams {
+    /// Additive smoothing; 1 is Laplace. Default 0.01, chosen by measurement: on the
+    /// SpamAssassin corpus (5-fold) (1-AUC)% was 0.64 at alpha = 1 and 0.22 at 0.01, because
+    /// Laplace smoothing drowns the many rare header tokens.
+    pub alpha: f64,
+    /// Model only this many tokens, those of highest information gain; `None` (default) models
+    /// the whole vocabulary, which measured better than any cut from 1,000 to 10,000.
+    pub max_features: Option<usize>,
+}
+
+impl Default for BernoulliNbParams {
+    fn default() -> Self {
+        BernoulliNbParams {
+            alpha: 0.01,
+            max_features: None,
+        }
+    }
+}
+
+/// A fitted multivariate Bernoulli Naive Bayes model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BernoulliNb {
+    alpha: f64,
+    /// Messages per class, ham first.
+    class_counts: [f64; 2],
+    /// n_jy: per class (ham, spam), messages containing each feature.
+    #[serde(with = "crate::packed::f64s")]
+    df_ham: Vec<f64>,
+    #[serde(with = "crate::packed::f64s")]
+    df_spam: Vec<f64>,
+    /// 1 for the modeled (selected) features; others, and features added later, weigh 0.
+    #[serde(with = "serde_bytes")]
+    selected: Vec<u8>,
+    /// ln P(y) + B_y per class, cached from the counts.
+    base: [f64; 2],
+    /// The log-odds as a linear function of presence, cached from the counts.
+    function: LinearFunction,
+}
+
+impl BernoulliNbParams {
+    /// Counts document frequencies per class. Needs at least one message of each class.
+    pub fn fit(&self, data: &Dataset) -> Result<BernoulliNb> {
+        if !(self.alpha > 0.0 && self.alpha.is_finite()) {
+            return Err(Error::Config(format!(
+                "bernoulli-nb alpha must be > 0, got {}",
+                self.alpha
+            )));
+        }
+        let counts = class_counts(data);
+        if counts.contains(&0.0) {
+            return Err(Error::Config(
+                "bernoulli-nb needs spam and ham to train".into(),
+            ));
+        }
+        let mut df = [vec![0.0; data.n_features], vec![0.0; data.n_features]];
+        for (row, label) in data.rows.iter().zip(&data.labels) {
+            for &id in row.ids() {
+                df[label.index()][id as usize] += 1.0;
+            }
+        }
+        let [df_ham, df_spam] = df;
+        let selected = select_top(
+            &df_ham,
+            &df_spam,
+            counts,
+            self.max_features.unwrap_or(usize::MAX),
+        );
+        let mut model = BernoulliNb {
+            alpha: self.alpha,
+            class_counts: counts,
+            df_ham,
+            df_spam,
+            selected,
+            base: [0.0; 2],
+            function: LinearFunction {
+                transform: FeatureConfig::BINARY.fit(data),
+                weights: Vec::new(),
+                bias: 0.0,
+            },
+        };
+        model.refresh();
+        Ok(model)
+    }
+}
+
+impl BernoulliNb {
+    fn phi(&self, n_jy: f64, label: Label) -> f64 {
+        (n_jy + self.alpha) / (self.class_counts[label.index()] + 2.0 * self.alpha)
+    }
+
+    /// Recomputes the cached base terms and weights from the counts.
+    fn refresh(&mut self) {
+        let n = self.df_ham.len();
+        let mut base = [0.0; 2];
+        let mut weights = Vec::with_capacity(n);
+        for j in 0..n {
+            if self.selected.get(j) != Some(&1) {
+                weights.push(0.0);
+                continue;
+            }
+            let ps = self.phi(self.df_spam[j], Label::Spam);
+            let ph = self.phi(self.df_ham[j], Label::Ham);
+            let (ls, l1s) = (ps.ln(), (1.0 - ps).ln());
+            let (lh, l1h) = (ph.ln(), (1.0 - ph).ln());
+            base[Label::Spam.index()] += l1s;
+            base[Label::Ham.index()] += l1h;
+            weights.push((ls - l1s) - (lh - l1h));
+        }
+        let total = self.class_counts[0] + self.class_counts[1];
+        for label in Label::ALL {
+            base[label.index()] += (self.class_counts[label.index()] / total).ln();
+        }
+        self.base = base;
+        self.function.weights = weights;
+        self.function.bias = base[Label::Spam.index()] - base[Label::Ham.index()];
+    }
+
+    /// The decision function: log-odds ln P(spam, x) - ln P(ham, x).
+    pub fn function(&self) -> &LinearFunction {
+        &self.function
+    }
+
+    /// ln P(x, y) for each class (ham, spam), computed from the formula directly.
+    pub fn joint_log_likelihood(&self, counts: &SparseVector) -> [f64; 2] {
+        let mut jll = self.base;
+        for (id, _) in counts
+            .iter()
+            .filter(|&(id, _)| self.selected.get(id as usize) == Some(&1))
+        {
+            for label in Label::ALL {
+                let df = if label == Label::Spam {
+                    &self.df_spam
+                } else {
+                    &self.df_ham
+                };
+                let p = self.phi(df[id as usize], label);
+                jll[label.index()] += p.ln() - (1.0 - p).ln();
+            }
+        }
+        jll
+    }
+
+    /// Adds (`unlearn == false`) or removes one message's counts, exactly. Features beyond the
+    /// model's width grow it. Unlearning a message that was never learned is refused.
+    pub fn learn(&mut self, counts: &SparseVector, label: Label, unlearn: bool) -> Result<()> {
+        let delta = if unlearn { -1.0 } else { 1.0 };
+        let width = counts
+            .ids()
+            .last()
+            .map_or(0, |&id| id as usize + 1)
+            .max(self.df_ham.len());
+        self.df_ham.resize(width, 0.0);
+        self.df_spam.resize(width, 0.0);
+        let df = if label == Label::Spam {
+            &mut self.df_spam
+        } else {
+            &mut self.df_ham
+        };
+        if unlearn
+            && (self.class_counts[label.index()] < 2.0
+                || counts.ids().iter().any(|&id| df[id as usize] < 1.0))
+        {
+            return Err(Error::Config(
+                "cannot unlearn a message that was not learned".into(),
+            ));
+        }
+        for &id in counts.ids() {
+            df[id as usize] += delta;
+        }
+        self.class_counts[label.index()] += delta;
+        self.refresh();
+        Ok(())
+    }
+}

@@ -1,0 +1,40 @@
+//! The shape all four models share once fitted: a linear decision function over transformed
+//! features, d(x) = bias + sum_j w_j * t(x)_j. For the Naive Bayes models this is exact algebra
+//! (their log-odds are linear in presence or counts), so scoring, explanation and the model file
+//! are one piece of code for every model.
+
+use crate::features::{FeatureId, FeatureTransform, SparseVector};
+use serde::{Deserialize, Serialize};
+
+/// A linear decision function. Features beyond `weights` (added to the vocabulary later) weigh 0.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LinearFunction {
+    /// How counts become the model's input.
+    pub transform: FeatureTransform,
+    /// One weight per feature.
+    #[serde(with = "crate::packed::f64s")]
+    pub weights: Vec<f64>,
+    /// The constant term.
+    pub bias: f64,
+}
+
+impl LinearFunction {
+    /// d(x) for a count vector.
+    pub fn decision(&self, counts: &SparseVector) -> f64 {
+        self.bias + self.transform.apply(counts).dot(&self.weights)
+    }
+
+    /// Each present feature's term w_j * t(x)_j of the decision (the bias is not included).
+    pub fn contributions(&self, counts: &SparseVector) -> Vec<(FeatureId, f64)> {
+        self.transform
+            .apply(counts)
+            .iter()
+            .map(|(id, v)| {
+                (
+                    id,
+                    v * self.weights.get(id as usize).copied().unwrap_or(0.0),
+                )
+            })
+            .collect()
+    }
+}

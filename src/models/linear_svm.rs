@@ -1,0 +1,168 @@
+//! Linear SVM: min_w 1/2 |w|^2 + C sum_i loss(y_i (w . x_i + b)), hinge loss (L1-loss SVM) or
+//! squared hinge, solved in the dual by coordinate descent (Hsieh, Chang, Lin, Keerthi and
+//! Sundararajan, ICML 2008; the LIBLINEAR method). The bias is an extra constant feature of
+//! value 1 and is regularized like the weights, as LIBLINEAR and scikit-learn's LinearSVC do.
+//! Coordinates are visited in a seeded random order, so training is deterministic; it stops
+//! when the projected gradient's spread falls below `tol` or after `max_iter` passes.
+
+use super::linear::LinearFunction;
+use super::math::sign;
+use crate::error::{Error, Result};
+use crate::features::{Dataset, FeatureConfig, SparseVector};
+use rand::SeedableRng;
+use rand::seq::SliceRandom;
+use serde::{Deserialize, Serialize};
+
+/// The loss on the margin.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SvmLoss {
+    /// max(0, 1 - m): the textbook SVM.
+    Hinge,
+    /// max(0, 1 - m)^2: smooth, often as accurate.
+    SquaredHinge,
+}
+
+/// Hyperparameters of [`LinearSvm`].
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LinearSvmParams {
+    /// Inverse regularization strength (default 3: (1-AUC)% 0.018, against 0.033 at C = 1).
+    pub c: f64,
+    /// Hinge or squared hinge.
+    pub loss: SvmLoss,
+    /// Stop when max - min projected gradient is below this (default 0.1, LIBLINEAR's; a
+    /// tighter 1e-3 took ten times as long for the same ranking).
+    pub tol: f64,
+    /// Most passes over the data.
+    pub max_iter: usize,
+    /// Seed of the coordinate order.
+    pub seed: u64,
+    /// Input features (default: sublinear tf-idf, L2-normalized).
+    pub features: FeatureConfig,
+}
+
+impl Default for LinearSvmParams {
+    fn default() -> Self {
+        LinearSvmParams {
+            c: 3.0,
+            loss: SvmLoss::Hinge,
+            tol: 0.1,
+            max_iter: 1000,
+            seed: 42,
+            features: FeatureConfig::TF_IDF_L2,
+        }
+    }
+}
+
+/// A fitted linear SVM: its decision value is the margin w . x + b.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LinearSvm {
+    c: f64,
+    function: LinearFunction,
+}
+
+impl LinearSvmParams {
+    /// Solves the dual problem. Needs at least one message of each class.
+    pub fn fit(&self, data: &Dataset) -> Result<LinearSvm> {
+        if !(self.c > 0.0 && self.c.is_finite() && self.tol > 0.0) {
+            return Err(Error::Config(format!(
+                "linear-svm needs C > 0 and tol > 0, got C={} tol={}",
+                self.c, self.tol
+            )));
+        }
+        if data.count(crate::Label::Spam) == 0 || data.count(crate::Label::Ham) == 0 {
+            return Err(Error::Config(
+                "linear-svm needs spam and ham to train".into(),
+            ));
+        }
+        let transform = self.features.fit(data);
+        let xs: Vec<SparseVector> = data.rows.iter().map(|r| transform.apply(r)).collect();
+        let ys: Vec<f64> = data.labels.iter().map(|&l| sign(l)).collect();
+        let (w, b) = self.solve(&xs, &ys, data.n_features);
+        Ok(LinearSvm {
+            c: self.c,
+            function: LinearFunction {
+                transform,
+                weights: w,
+                bias: b,
+            },
+        })
+    }
+
+    /// Dual coordinate descent on rows `xs` with labels `ys` in {-1, +1}. Returns (w, b).
+    fn solve(&self, xs: &[SparseVector], ys: &[f64], width: usize) -> (Vec<f64>, f64) {
+        let (upper, diag) = match self.loss {
+            SvmLoss::Hinge => (self.c, 0.0),
+            SvmLoss::SquaredHinge => (f64::INFINITY, 0.5 / self.c),
+        };
+        let n = xs.len();
+        // Q_ii of the augmented row (x_i, 1), plus the squared-hinge diagonal.
+        let qii: Vec<f64> = xs.iter().map(|x| x.squared_norm() + 1.0 + diag).collect();
+        let mut alpha = vec![0.0; n];
+        let mut w = vec![0.0; width];
+        let mut b = 0.0;
+        let mut order: Vec<usize> = (0..n).collect();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(self.seed);
+        for _ in 0..self.max_iter {
+            order.shuffle(&mut rng);
+            let (mut pg_max, mut pg_min) = (f64::NEG_INFINITY, f64::INFINITY);
+            for &i in &order {
+                let g = ys[i] * (xs[i].dot(&w) + b) - 1.0 + diag * alpha[i];
+                let pg = if alpha[i] == 0.0 {
+                    g.min(0.0)
+                } else if alpha[i] == upper {
+                    g.max(0.0)
+                } else {
+                    g
+                };
+                pg_max = pg_max.max(pg);
+                pg_min = pg_min.min(pg);
+                if pg.abs() > 1e-12 {
+                    let old = alpha[i];
+                    alpha[i] = (old - g / qii[i]).clamp(0.0, upper);
+                    let step = (alpha[i] - old) * ys[i];
+                    for (id, v) in xs[i].iter() {
+                        w[id as usize] += step * v;
+                    }
+                    b += step;
+                }
+            }
+            if pg_max - pg_min < self.tol {
+                break;
+            }
+        }
+        (w, b)
+    }
+}
+
+impl LinearSvm {
+    /// The decision function (the margin).
+    pub fn function(&self) -> &LinearFunction {
+        &self.function
+    }
+
+    /// One passive-aggressive step (PA-I, Crammer et al. 2006) towards classifying `counts`
+    /// as `label` with margin 1: the online update used by `learn` and online evaluation.
+    pub fn learn(&mut self, counts: &SparseVector, label: crate::Label) {
+        let x = self.function.transform.apply(counts);
+        let y = sign(label);
+        let loss = (1.0 - y * (x.dot(&self.function.weights) + self.function.bias)).max(0.0);
+        if loss == 0.0 {
+            return;
+        }
+        let tau = (loss / (x.squared_norm() + 1.0)).min(self.c);
+        grow_and_add(&mut self.function, &x, tau * y);
+    }
+}
+
+/// w += step * x and b += step, growing w to cover new features.
+pub(crate) fn grow_and_add(f: &mut LinearFunction, x: &SparseVector, step: f64) {
+    if let Some(&last) = x.ids().last() {
+        if last as usize >= f.weights.len() {
+            f.weights.resize(last as usize + 1, 0.0);
+        }
+    }
+    for (id, v) in x.iter() {
+        f.weights[id as usize] += step * v;
+    }
+    f.bias += step;
+}

@@ -1,0 +1,267 @@
+//! L2-regularized logistic regression: min_{w,b} 1/2 |w|^2 + C sum_i ln(1 + e^{-y_i (w . x_i + b)}),
+//! the intercept b unpenalized (as scikit-learn's default solver treats it). Solved to the
+//! optimum by truncated Newton: each step solves H s = -g by conjugate gradients with
+//! Hessian-vector products (H v = v + C X^T D X v, D = p(1 - p)), which cost two sparse passes
+//! and never form H, then backtracks on the objective (Armijo). The textbook batch gradient
+//! ascent remains as a solver option for teaching and comparison.
+
+use super::linear::LinearFunction;
+use super::linear_svm::grow_and_add;
+use super::math::{log1p_exp, sigmoid, sign};
+use crate::error::{Error, Result};
+use crate::features::{Dataset, FeatureConfig, SparseVector};
+use crate::label::Label;
+use serde::{Deserialize, Serialize};
+
+/// How the optimum is found.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub enum LogisticSolver {
+    /// Truncated Newton with conjugate gradients (default).
+    NewtonCg,
+    /// Plain batch gradient descent on the objective with a fixed step.
+    GradientAscent {
+        /// Step size, applied to the gradient divided by the number of rows.
+        learning_rate: f64,
+    },
+}
+
+/// Hyperparameters of [`LogisticRegression`].
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LogisticRegressionParams {
+    /// Inverse regularization strength (default 1000: on L2-normalized tf-idf rows the data
+    /// term is small; (1-AUC)% 0.025 against 0.052 at C = 10).
+    pub c: f64,
+    /// Stop when |gradient| <= tol * max(1, |initial gradient|).
+    pub tol: f64,
+    /// Most Newton steps (or gradient steps).
+    pub max_iter: usize,
+    /// The solver.
+    pub solver: LogisticSolver,
+    /// Input features (default: sublinear tf-idf, L2-normalized).
+    pub features: FeatureConfig,
+    /// Step size of online updates (`learn`).
+    pub online_rate: f64,
+}
+
+impl Default for LogisticRegressionParams {
+    fn default() -> Self {
+        LogisticRegressionParams {
+            c: 1000.0,
+            tol: 1e-4,
+            max_iter: 100,
+            solver: LogisticSolver::NewtonCg,
+            features: FeatureConfig::TF_IDF_L2,
+            online_rate: 0.5,
+        }
+    }
+}
+
+/// A fitted logistic regression: its decision value is the log-odds w . x + b.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LogisticRegression {
+    online_rate: f64,
+    function: LinearFunction,
+}
+
+/// The objective on fixed rows: value, gradient and Hessian-vector products.
+struct Problem<'a> {
+    xs: &'a [SparseVector],
+    ys: &'a [f64],
+    c: f64,
+    width: usize,
+}
+
+impl Problem<'_> {
+    fn margins(&self, w: &[f64], b: f64) -> Vec<f64> {
+        self.xs.iter().map(|x| x.dot(w) + b).collect()
+    }
+
+    fn value(&self, w: &[f64], b: f64) -> f64 {
+        let reg: f64 = w.iter().map(|v| v * v).sum::<f64>() / 2.0;
+        let loss: f64 = self
+            .margins(w, b)
+            .iter()
+            .zip(self.ys)
+            .map(|(z, y)| log1p_exp(-y * z))
+            .sum();
+        reg + self.c * loss
+    }
+
+    /// Gradient (w part, b part) and the Hessian weights D_i at (w, b).
+    fn gradient(&self, w: &[f64], b: f64) -> (Vec<f64>, f64, Vec<f64>) {
+        let mut gw = w.to_vec();
+        let mut gb = 0.0;
+        let mut d = Vec::with_capacity(self.xs.len());
+        for ((x, &y), z) in self.xs.iter().zip(self.ys).zip(self.margins(w, b)) {
+            let coef = self.c * (sigmoid(y * z) - 1.0) * y;
+            for (id, v) in x.iter() {
+                gw[id as usize] += coef * v;
+            }
+            gb += coef;
+            let p = sigmoid(z);
+            d.push(p * (1.0 - p));
+        }
+        (gw, gb, d)
+    }
+
+    /// H (v, vb) with H = [[I, 0], [0, 0]] + C [X 1]^T D [X 1].
+    fn hessian_times(&self, d: &[f64], v: &[f64], vb: f64) -> (Vec<f64>, f64) {
+        let mut hw = v.to_vec();
+        let mut hb = 0.0;
+        for (x, &di) in self.xs.iter().zip(d) {
+            let t = self.c * di * (x.dot(v) + vb);
+            for (id, xv) in x.iter() {
+                hw[id as usize] += t * xv;
+            }
+            hb += t;
+        }
+        (hw, hb)
+    }
+
+    fn newton_cg(&self, tol: f64, max_iter: usize) -> (Vec<f64>, f64) {
+        let mut w = vec![0.0; self.width];
+        let mut b = 0.0;
+        let mut f = self.value(&w, b);
+        let mut g0 = None;
+        for _ in 0..max_iter {
+            let (gw, gb, d) = self.gradient(&w, b);
+            let gnorm = (norm2(&gw) + gb * gb).sqrt();
+            let g0 = *g0.get_or_insert(gnorm);
+            if gnorm <= tol * g0.max(1.0) {
+                break;
+            }
+            // Conjugate gradients on H s = -g, to a relative residual of min(0.5, sqrt|g|).
+            let (mut sw, mut sb) = (vec![0.0; self.width], 0.0);
+            let (mut rw, mut rb): (Vec<f64>, f64) = (gw.iter().map(|v| -v).collect(), -gb);
+            let (mut pw, mut pb) = (rw.clone(), rb);
+            let mut rr = norm2(&rw) + rb * rb;
+            let target = (0.5f64.min(gnorm.sqrt()) * gnorm).powi(2);
+            for _ in 0..250 {
+                if rr <= target {
+                    break;
+                }
+                let (hw, hb) = self.hessian_times(&d, &pw, pb);
+                let php = dot(&pw, &hw) + pb * hb;
+                if php <= 0.0 {
+                    break;
+                }
+                let a = rr / php;
+                axpy(a, &pw, &mut sw);
+                sb += a * pb;
+                axpy(-a, &hw, &mut rw);
+                rb -= a * hb;
+                let rr_new = norm2(&rw) + rb * rb;
+                let beta = rr_new / rr;
+                for (p, r) in pw.iter_mut().zip(&rw) {
+                    *p = r + beta * *p;
+                }
+                pb = rb + beta * pb;
+                rr = rr_new;
+            }
+            // Backtracking line search (Armijo) along s.
+            let slope = dot(&gw, &sw) + gb * sb;
+            let mut t = 1.0;
+            loop {
+                let mut wt = w.clone();
+                axpy(t, &sw, &mut wt);
+                let bt = b + t * sb;
+                let ft = self.value(&wt, bt);
+                if ft <= f + 1e-4 * t * slope || t < 1e-10 {
+                    w = wt;
+                    b = bt;
+                    f = ft;
+                    break;
+                }
+                t *= 0.5;
+            }
+        }
+        (w, b)
+    }
+
+    fn gradient_ascent(&self, rate: f64, tol: f64, max_iter: usize) -> (Vec<f64>, f64) {
+        let mut w = vec![0.0; self.width];
+        let mut b = 0.0;
+        let n = self.xs.len() as f64;
+        let mut g0 = None;
+        for _ in 0..max_iter {
+            let (gw, gb, _) = self.gradient(&w, b);
+            let gnorm = (norm2(&gw) + gb * gb).sqrt();
+            if gnorm <= tol * g0.get_or_insert(gnorm).max(1.0) {
+                break;
+            }
+            axpy(-rate / n, &gw, &mut w);
+            b -= rate / n * gb;
+        }
+        (w, b)
+    }
+}
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+fn norm2(a: &[f64]) -> f64 {
+    dot(a, a)
+}
+
+fn axpy(a: f64, x: &[f64], y: &mut [f64]) {
+    for (yi, xi) in y.iter_mut().zip(x) {
+        *yi += a * xi;
+    }
+}
+
+impl LogisticRegressionParams {
+    /// Fits the model. Needs at least one message of each class.
+    pub fn fit(&self, data: &Dataset) -> Result<LogisticRegression> {
+        if !(self.c > 0.0 && self.c.is_finite() && self.tol > 0.0) {
+            return Err(Error::Config(format!(
+                "logistic-regression needs C > 0 and tol > 0, got C={} tol={}",
+                self.c, self.tol
+            )));
+        }
+        if data.count(Label::Spam) == 0 || data.count(Label::Ham) == 0 {
+            return Err(Error::Config(
+                "logistic-regression needs spam and ham to train".into(),
+            ));
+        }
+        let transform = self.features.fit(data);
+        let xs: Vec<SparseVector> = data.rows.iter().map(|r| transform.apply(r)).collect();
+        let ys: Vec<f64> = data.labels.iter().map(|&l| sign(l)).collect();
+        let problem = Problem {
+            xs: &xs,
+            ys: &ys,
+            c: self.c,
+            width: data.n_features,
+        };
+        let (weights, bias) = match self.solver {
+            LogisticSolver::NewtonCg => problem.newton_cg(self.tol, self.max_iter),
+            LogisticSolver::GradientAscent { learning_rate } => {
+                problem.gradient_ascent(learning_rate, self.tol, self.max_iter)
+            }
+        };
+        Ok(LogisticRegression {
+            online_rate: self.online_rate,
+            function: LinearFunction {
+                transform,
+                weights,
+                bias,
+            },
+        })
+    }
+}
+
+impl LogisticRegression {
+    /// The decision function (the log-odds).
+    pub fn function(&self) -> &LinearFunction {
+        &self.function
+    }
+
+    /// One stochastic gradient step on the log loss of (`counts`, `label`): the online update
+    /// used by `learn` and online evaluation.
+    pub fn learn(&mut self, counts: &SparseVector, label: Label) {
+        let x = self.function.transform.apply(counts);
+        let target = if label == Label::Spam { 1.0 } else { 0.0 };
+        let p = sigmoid(x.dot(&self.function.weights) + self.function.bias);
+        grow_and_add(&mut self.function, &x, self.online_rate * (target - p));
+    }
+}

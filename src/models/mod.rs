@@ -1,0 +1,279 @@
+//! The four classifiers, behind one trait. Each has a hyperparameter type (`XParams`, with
+//! documented defaults, validated in `fit`) and a fitted type. All four, once fitted, are a
+//! [`LinearFunction`] over transformed features (exactly so for the Naive Bayes models), and all
+//! answer in the same currency, P(spam), so thresholds mean the same for every model.
+//!
+//! [`AnyModel`] is a plain enum: it dispatches, and it is what the model file stores.
+
+mod bernoulli_nb;
+mod calibration;
+mod linear;
+mod linear_svm;
+mod logistic;
+pub mod math;
+mod multinomial_nb;
+pub mod selection;
+
+pub use bernoulli_nb::{BernoulliNb, BernoulliNbParams};
+pub use calibration::Calibration;
+pub use linear::LinearFunction;
+pub use linear_svm::{LinearSvm, LinearSvmParams, SvmLoss};
+pub use logistic::{LogisticRegression, LogisticRegressionParams, LogisticSolver};
+pub use multinomial_nb::{MultinomialNb, MultinomialNbParams, NbVariant};
+
+use crate::error::{Error, Result};
+use crate::features::{Dataset, FeatureId, SparseVector, stratified_folds};
+use crate::label::{Label, SpamScore};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// A fitted model that scores count vectors.
+pub trait Classifier {
+    /// The raw decision value: larger means more spam-like. The log-odds for the Naive Bayes
+    /// models and logistic regression, the margin for the SVM. It does not saturate, so it
+    /// ranks messages without ties where P(spam) would round to 0 or 1.
+    fn decision(&self, counts: &SparseVector) -> f64;
+    /// P(spam).
+    fn score(&self, counts: &SparseVector) -> SpamScore;
+    /// Each present feature's additive share of the decision value.
+    fn contributions(&self, counts: &SparseVector) -> Vec<(FeatureId, f64)>;
+}
+
+/// The four models, by their command-line names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum ModelKind {
+    /// `bernoulli-nb`
+    BernoulliNb,
+    /// `multinomial-nb`
+    MultinomialNb,
+    /// `linear-svm`
+    LinearSvm,
+    /// `logistic-regression`
+    LogisticRegression,
+}
+
+impl ModelKind {
+    /// All four, in a fixed order.
+    pub const ALL: [ModelKind; 4] = [
+        ModelKind::BernoulliNb,
+        ModelKind::MultinomialNb,
+        ModelKind::LinearSvm,
+        ModelKind::LogisticRegression,
+    ];
+
+    /// The command-line name.
+    pub fn name(self) -> &'static str {
+        match self {
+            ModelKind::BernoulliNb => "bernoulli-nb",
+            ModelKind::MultinomialNb => "multinomial-nb",
+            ModelKind::LinearSvm => "linear-svm",
+            ModelKind::LogisticRegression => "logistic-regression",
+        }
+    }
+}
+
+impl fmt::Display for ModelKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for ModelKind {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        ModelKind::ALL
+            .into_iter()
+            .find(|k| k.name() == s)
+            .ok_or_else(|| {
+                Error::Config(format!(
+                    "unknown model {s:?} (expected one of: {})",
+                    ModelKind::ALL.map(ModelKind::name).join(", ")
+                ))
+            })
+    }
+}
+
+/// Hyperparameters of any one model.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub enum ModelParams {
+    /// Multivariate Bernoulli NB.
+    BernoulliNb(BernoulliNbParams),
+    /// Multinomial (or complement) NB.
+    MultinomialNb(MultinomialNbParams),
+    /// Linear SVM.
+    LinearSvm(LinearSvmParams),
+    /// Logistic regression.
+    LogisticRegression(LogisticRegressionParams),
+}
+
+/// Internal folds used to fit Platt scaling on held-out decision values.
+const CALIBRATION_FOLDS: usize = 3;
+
+impl ModelParams {
+    /// The documented defaults of a model.
+    pub fn default_for(kind: ModelKind) -> ModelParams {
+        match kind {
+            ModelKind::BernoulliNb => ModelParams::BernoulliNb(BernoulliNbParams::default()),
+            ModelKind::MultinomialNb => ModelParams::MultinomialNb(MultinomialNbParams::default()),
+            ModelKind::LinearSvm => ModelParams::LinearSvm(LinearSvmParams::default()),
+            ModelKind::LogisticRegression => {
+                ModelParams::LogisticRegression(LogisticRegressionParams::default())
+            }
+        }
+    }
+
+    /// Which model these parameters are for.
+    pub fn kind(&self) -> ModelKind {
+        match self {
+            ModelParams::BernoulliNb(_) => ModelKind::BernoulliNb,
+            ModelParams::MultinomialNb(_) => ModelKind::MultinomialNb,
+            ModelParams::LinearSvm(_) => ModelKind::LinearSvm,
+            ModelParams::LogisticRegression(_) => ModelKind::LogisticRegression,
+        }
+    }
+
+    /// True if the decision value is not a log-odds estimate and P(spam) needs Platt scaling.
+    fn needs_calibration(&self) -> bool {
+        match self {
+            ModelParams::LinearSvm(_) => true,
+            ModelParams::MultinomialNb(p) => p.variant == NbVariant::Complement,
+            ModelParams::BernoulliNb(_) | ModelParams::LogisticRegression(_) => false,
+        }
+    }
+
+    /// Fits the model alone, without calibration.
+    pub fn fit_uncalibrated(&self, data: &Dataset) -> Result<AnyModel> {
+        Ok(match self {
+            ModelParams::BernoulliNb(p) => AnyModel::BernoulliNb(p.fit(data)?),
+            ModelParams::MultinomialNb(p) => AnyModel::MultinomialNb(p.fit(data)?),
+            ModelParams::LinearSvm(p) => AnyModel::LinearSvm(p.fit(data)?),
+            ModelParams::LogisticRegression(p) => AnyModel::LogisticRegression(p.fit(data)?),
+        })
+    }
+
+    /// Fits the model, and where its decision value is no log-odds, Platt scaling on
+    /// [`CALIBRATION_FOLDS`] internal stratified folds (seeded by `seed`).
+    pub fn fit(&self, data: &Dataset, seed: u64) -> Result<TrainedModel> {
+        let model = self.fit_uncalibrated(data)?;
+        if !self.needs_calibration() {
+            return Ok(TrainedModel {
+                model,
+                calibration: Calibration::IDENTITY,
+            });
+        }
+        let folds = stratified_folds(&data.labels, CALIBRATION_FOLDS, seed);
+        let held_out: Vec<Vec<(f64, Label)>> = folds
+            .par_iter()
+            .enumerate()
+            .map(|(k, held_out)| {
+                let train: Vec<usize> = folds
+                    .iter()
+                    .enumerate()
+                    .filter(|&(j, _)| j != k)
+                    .flat_map(|(_, f)| f.iter().copied())
+                    .collect();
+                let part = data.subset(&train);
+                if part.count(Label::Spam) == 0 || part.count(Label::Ham) == 0 {
+                    return Ok(Vec::new());
+                }
+                let inner = self.fit_uncalibrated(&part)?;
+                Ok(held_out
+                    .iter()
+                    .map(|&i| (inner.decision(&data.rows[i]), data.labels[i]))
+                    .collect())
+            })
+            .collect::<Result<_>>()?;
+        let (decisions, labels): (Vec<f64>, Vec<Label>) = held_out.into_iter().flatten().unzip();
+        let calibration = if decisions.is_empty() {
+            Calibration::IDENTITY
+        } else {
+            Calibration::fit(&decisions, &labels)
+        };
+        Ok(TrainedModel { model, calibration })
+    }
+}
+
+/// Any one fitted model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum AnyModel {
+    /// Multivariate Bernoulli NB.
+    BernoulliNb(BernoulliNb),
+    /// Multinomial (or complement) NB.
+    MultinomialNb(MultinomialNb),
+    /// Linear SVM.
+    LinearSvm(LinearSvm),
+    /// Logistic regression.
+    LogisticRegression(LogisticRegression),
+}
+
+impl AnyModel {
+    /// Which model this is.
+    pub fn kind(&self) -> ModelKind {
+        match self {
+            AnyModel::BernoulliNb(_) => ModelKind::BernoulliNb,
+            AnyModel::MultinomialNb(_) => ModelKind::MultinomialNb,
+            AnyModel::LinearSvm(_) => ModelKind::LinearSvm,
+            AnyModel::LogisticRegression(_) => ModelKind::LogisticRegression,
+        }
+    }
+
+    /// The fitted linear decision function.
+    pub fn function(&self) -> &LinearFunction {
+        match self {
+            AnyModel::BernoulliNb(m) => m.function(),
+            AnyModel::MultinomialNb(m) => m.function(),
+            AnyModel::LinearSvm(m) => m.function(),
+            AnyModel::LogisticRegression(m) => m.function(),
+        }
+    }
+
+    /// The decision value.
+    pub fn decision(&self, counts: &SparseVector) -> f64 {
+        self.function().decision(counts)
+    }
+
+    /// Learns (or, for the Naive Bayes models, with `unlearn`, exactly forgets) one message.
+    /// SVM and logistic regression take one online step and cannot unlearn.
+    pub fn learn(&mut self, counts: &SparseVector, label: Label, unlearn: bool) -> Result<()> {
+        match self {
+            AnyModel::BernoulliNb(m) => m.learn(counts, label, unlearn),
+            AnyModel::MultinomialNb(m) => m.learn(counts, label, unlearn),
+            _ if unlearn => Err(Error::Config(format!(
+                "{} cannot unlearn; retrain instead",
+                self.kind()
+            ))),
+            AnyModel::LinearSvm(m) => {
+                m.learn(counts, label);
+                Ok(())
+            }
+            AnyModel::LogisticRegression(m) => {
+                m.learn(counts, label);
+                Ok(())
+            }
+        }
+    }
+}
+
+/// A fitted model with the map from its decision values to P(spam).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrainedModel {
+    /// The model.
+    pub model: AnyModel,
+    /// Decision value to P(spam).
+    pub calibration: Calibration,
+}
+
+impl Classifier for TrainedModel {
+    fn decision(&self, counts: &SparseVector) -> f64 {
+        self.model.decision(counts)
+    }
+
+    fn score(&self, counts: &SparseVector) -> SpamScore {
+        SpamScore::new(self.calibration.p_spam(self.decision(counts)))
+    }
+
+    fn contributions(&self, counts: &SparseVector) -> Vec<(FeatureId, f64)> {
+        self.model.function().contributions(counts)
+    }
+}

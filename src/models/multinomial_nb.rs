@@ -1,0 +1,200 @@
+//! Multinomial Naive Bayes, the event model where a message is a bag of token draws. With
+//! c_ky the total (weighted) count of token k in class y and c_y = sum_k c_ky,
+//! phi_ky = (c_ky + alpha) / (c_y + alpha |V|), and ln P(x, y) = ln P(y) + sum_k x_k ln phi_ky.
+//!
+//! The counts x may be raw term frequencies, presence (the Boolean multinomial NB that Metsis et
+//! al. 2006 found best for spam), or any [`FeatureConfig`]. [`NbVariant::Complement`] is
+//! Rennie et al. 2003's weight-normalized complement NB: each class is scored with the
+//! parameters of its complement, normalized by their total magnitude; it is meant for
+//! length-normalized tf-idf input and needs calibration for P(spam).
+
+use super::linear::LinearFunction;
+use super::math::{class_counts, log_prior_ratio};
+use crate::error::{Error, Result};
+use crate::features::{Dataset, FeatureConfig, FeatureTransform, SparseVector};
+use crate::label::Label;
+use serde::{Deserialize, Serialize};
+
+/// Which multinomial model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum NbVariant {
+    /// The textbook multinomial event model.
+    Multinomial,
+    /// Weight-normalized complement NB (Rennie et al. 2003).
+    Complement,
+}
+
+/// Hyperparameters of [`MultinomialNb`].
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct MultinomialNbParams {
+    /// Additive smoothing; 1 is Laplace.
+    pub alpha: f64,
+    /// How token counts become the x_k of the model.
+    pub features: FeatureConfig,
+    /// Multinomial or complement.
+    pub variant: NbVariant,
+}
+
+impl Default for MultinomialNbParams {
+    /// Boolean multinomial NB, alpha = 0.01. Measured on the SpamAssassin corpus (5-fold,
+    /// (1-AUC)%): presence 0.15 beat raw counts 0.34 and complement NB on tf-idf 0.18; alpha
+    /// 0.01 beat 1 (0.45).
+    fn default() -> Self {
+        MultinomialNbParams {
+            alpha: 0.01,
+            features: FeatureConfig::BINARY,
+            variant: NbVariant::Multinomial,
+        }
+    }
+}
+
+/// A fitted multinomial (or complement) Naive Bayes model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MultinomialNb {
+    alpha: f64,
+    variant: NbVariant,
+    class_counts: [f64; 2],
+    /// c_ky per class (ham, spam).
+    #[serde(with = "crate::packed::f64s")]
+    counts_ham: Vec<f64>,
+    #[serde(with = "crate::packed::f64s")]
+    counts_spam: Vec<f64>,
+    function: LinearFunction,
+}
+
+impl MultinomialNbParams {
+    /// Sums the weighted counts per class. Needs at least one message of each class.
+    pub fn fit(&self, data: &Dataset) -> Result<MultinomialNb> {
+        if !(self.alpha > 0.0 && self.alpha.is_finite()) {
+            return Err(Error::Config(format!(
+                "multinomial-nb alpha must be > 0, got {}",
+                self.alpha
+            )));
+        }
+        let class_counts = class_counts(data);
+        if class_counts.contains(&0.0) {
+            return Err(Error::Config(
+                "multinomial-nb needs spam and ham to train".into(),
+            ));
+        }
+        let transform = self.features.fit(data);
+        let mut counts = [vec![0.0; data.n_features], vec![0.0; data.n_features]];
+        for (row, label) in data.rows.iter().zip(&data.labels) {
+            for (id, v) in transform.apply(row).iter() {
+                counts[label.index()][id as usize] += v;
+            }
+        }
+        let [counts_ham, counts_spam] = counts;
+        let mut model = MultinomialNb {
+            alpha: self.alpha,
+            variant: self.variant,
+            class_counts,
+            counts_ham,
+            counts_spam,
+            function: LinearFunction {
+                transform,
+                weights: Vec::new(),
+                bias: 0.0,
+            },
+        };
+        model.refresh();
+        Ok(model)
+    }
+}
+
+impl MultinomialNb {
+    /// ln phi_ky for every k, for class `label`.
+    fn log_phi(&self, label: Label) -> Vec<f64> {
+        let counts = if label == Label::Spam {
+            &self.counts_spam
+        } else {
+            &self.counts_ham
+        };
+        let v = counts.len() as f64;
+        let total: f64 = counts.iter().sum();
+        let denom = (total + self.alpha * v).ln();
+        counts
+            .iter()
+            .map(|&c| (c + self.alpha).ln() - denom)
+            .collect()
+    }
+
+    fn refresh(&mut self) {
+        let (spam, ham) = (self.log_phi(Label::Spam), self.log_phi(Label::Ham));
+        match self.variant {
+            NbVariant::Multinomial => {
+                self.function.weights = spam.iter().zip(&ham).map(|(s, h)| s - h).collect();
+                self.function.bias = log_prior_ratio(self.class_counts);
+            }
+            NbVariant::Complement => {
+                // Class y is scored with its complement's parameters; for two classes the
+                // complement of spam is ham. Each is normalized by its total magnitude.
+                let (norm_s, norm_h) = (ham.iter().sum::<f64>(), spam.iter().sum::<f64>());
+                self.function.weights = spam
+                    .iter()
+                    .zip(&ham)
+                    .map(|(s, h)| h / norm_s - s / norm_h)
+                    .collect();
+                self.function.bias = 0.0;
+            }
+        }
+    }
+
+    /// The decision function (log-odds for the multinomial variant).
+    pub fn function(&self) -> &LinearFunction {
+        &self.function
+    }
+
+    /// ln P(x, y) for each class (ham, spam) of the multinomial variant, from the formula.
+    pub fn joint_log_likelihood(&self, counts: &SparseVector) -> [f64; 2] {
+        let x = self.function.transform.apply(counts);
+        let total = self.class_counts[0] + self.class_counts[1];
+        let mut jll = [0.0; 2];
+        for label in Label::ALL {
+            let log_phi = self.log_phi(label);
+            jll[label.index()] = (self.class_counts[label.index()] / total).ln()
+                + x.iter()
+                    .map(|(id, v)| v * log_phi.get(id as usize).copied().unwrap_or(0.0))
+                    .sum::<f64>();
+        }
+        jll
+    }
+
+    /// The fitted feature transform.
+    pub fn transform(&self) -> &FeatureTransform {
+        &self.function.transform
+    }
+
+    /// Adds (`unlearn == false`) or removes one message's counts, exactly. Unlearning a
+    /// message that was never learned is refused.
+    pub fn learn(&mut self, counts: &SparseVector, label: Label, unlearn: bool) -> Result<()> {
+        let x = self.function.transform.apply(counts);
+        let width = x
+            .ids()
+            .last()
+            .map_or(0, |&id| id as usize + 1)
+            .max(self.counts_ham.len());
+        self.counts_ham.resize(width, 0.0);
+        self.counts_spam.resize(width, 0.0);
+        let sign = if unlearn { -1.0 } else { 1.0 };
+        let c = if label == Label::Spam {
+            &mut self.counts_spam
+        } else {
+            &mut self.counts_ham
+        };
+        if unlearn
+            && (self.class_counts[label.index()] < 2.0
+                || x.iter().any(|(id, v)| c[id as usize] < v - 1e-9))
+        {
+            return Err(Error::Config(
+                "cannot unlearn a message that was not learned".into(),
+            ));
+        }
+        for (id, v) in x.iter() {
+            c[id as usize] = (c[id as usize] + sign * v).max(0.0);
+        }
+        self.class_counts[label.index()] += sign;
+        self.refresh();
+        Ok(())
+    }
+}
