@@ -55,5 +55,9 @@ fn tokenize(c: &mut Criterion) {
     group.finish();
 }
 
+// The same allocator as the `spamsort` binary, so the figures are the binary's.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 criterion_group!(benches, tokenize);
 criterion_main!(benches);

@@ -103,11 +103,10 @@ impl SpamFilter {
         let vocabulary = params
             .vocabulary
             .fit(tokenized.iter().map(|(t, l)| (t.tokens.as_slice(), *l)));
-        let index = vocabulary.index();
         let data = Dataset {
             rows: tokenized
                 .par_iter()
-                .map(|(t, _)| index.vectorize(&t.tokens))
+                .map(|(t, _)| vocabulary.vectorize(&t.tokens))
                 .collect(),
             labels: tokenized.iter().map(|(_, l)| *l).collect(),
             n_features: vocabulary.len(),

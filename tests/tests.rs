@@ -6,4 +6,5 @@ mod cli_tokens;
 mod cli_train;
 mod corpus_readers;
 mod model_file;
+mod models_oracle;
 mod tokenizer;

@@ -79,9 +79,8 @@ impl CrossValidation {
         let vocab = self
             .vocabulary
             .fit(train.iter().map(|&i| (tokens[i].as_slice(), labels[i])));
-        let index = vocab.index();
         let dataset = |idx: &[usize]| Dataset {
-            rows: idx.iter().map(|&i| index.vectorize(&tokens[i])).collect(),
+            rows: idx.iter().map(|&i| vocab.vectorize(&tokens[i])).collect(),
             labels: idx.iter().map(|&i| labels[i]).collect(),
             n_features: vocab.len(),
         };

@@ -9,5 +9,5 @@ mod weighting;
 
 pub use dataset::{Dataset, stratified_folds};
 pub use sparse::SparseVector;
-pub use vocabulary::{FeatureId, Vocabulary, VocabularyIndex, VocabularyParams};
+pub use vocabulary::{FeatureId, Vocabulary, VocabularyParams};
 pub use weighting::{FeatureConfig, FeatureTransform, Weighting};

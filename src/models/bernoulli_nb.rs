@@ -195,3 +195,75 @@ impl BernoulliNb {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Features: 0 free, 1 meeting, 2 money. Spam: {free, money}, {free}; ham: {meeting}.
+    fn three_messages() -> Dataset {
+        Dataset {
+            rows: vec![
+                SparseVector::from_ids(vec![0, 2]),
+                SparseVector::from_ids(vec![0]),
+                SparseVector::from_ids(vec![1]),
+            ],
+            labels: vec![Label::Spam, Label::Spam, Label::Ham],
+            n_features: 3,
+        }
+    }
+
+    #[test]
+    fn hand_computed_laplace_example() {
+        let model = BernoulliNbParams {
+            alpha: 1.0,
+            max_features: None,
+        }
+        .fit(&three_messages())
+        .unwrap();
+        // phi|spam: free (2+1)/(2+2), meeting (0+1)/4 (never seen in spam), money (1+1)/4.
+        // phi|ham:  free (0+1)/(1+2), meeting (1+1)/3, money (0+1)/3. Priors 2/3, 1/3.
+        let x = SparseVector::from_ids(vec![0]);
+        let jll = model.joint_log_likelihood(&x);
+        let spam = (2.0f64 / 3.0 * 3.0 / 4.0 * (1.0 - 1.0 / 4.0) * (1.0 - 1.0 / 2.0)).ln();
+        let ham = (1.0f64 / 3.0 * 1.0 / 3.0 * (1.0 - 2.0 / 3.0) * (1.0 - 1.0 / 3.0)).ln();
+        assert!((jll[Label::Spam.index()] - spam).abs() < 1e-12);
+        assert!((jll[Label::Ham.index()] - ham).abs() < 1e-12);
+        assert!((model.function().decision(&x) - (spam - ham)).abs() < 1e-12);
+        // "meeting" alone: absent-word factors still count.
+        let m = SparseVector::from_ids(vec![1]);
+        let spam_m = (2.0f64 / 3.0 * (1.0 - 3.0 / 4.0) * 1.0 / 4.0 * (1.0 - 1.0 / 2.0)).ln();
+        assert!((model.joint_log_likelihood(&m)[Label::Spam.index()] - spam_m).abs() < 1e-12);
+    }
+
+    #[test]
+    fn learn_then_unlearn_restores_the_exact_model() {
+        let fitted = BernoulliNbParams::default().fit(&three_messages()).unwrap();
+        let mut model = fitted.clone();
+        let x = SparseVector::from_ids(vec![1, 2]);
+        model.learn(&x, Label::Spam, false).unwrap();
+        assert!(model.function().decision(&x) > fitted.function().decision(&x));
+        model.learn(&x, Label::Spam, true).unwrap();
+        assert_eq!(model, fitted);
+        assert!(
+            model
+                .learn(&SparseVector::from_ids(vec![1]), Label::Spam, true)
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn rejects_bad_alpha_and_one_class() {
+        assert!(
+            BernoulliNbParams {
+                alpha: 0.0,
+                max_features: None
+            }
+            .fit(&three_messages())
+            .is_err()
+        );
+        let mut one = three_messages();
+        one.labels = vec![Label::Spam; 3];
+        assert!(BernoulliNbParams::default().fit(&one).is_err());
+    }
+}

@@ -166,3 +166,62 @@ pub(crate) fn grow_and_add(f: &mut LinearFunction, x: &SparseVector, step: f64) 
     }
     f.bias += step;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Label;
+
+    fn separable() -> Dataset {
+        // Spam has feature 0, ham feature 1; feature 2 is noise in both.
+        let mut rows = Vec::new();
+        let mut labels = Vec::new();
+        for i in 0..20u32 {
+            let spam = i % 2 == 0;
+            let mut ids = vec![if spam { 0 } else { 1 }];
+            if i % 3 == 0 {
+                ids.push(2);
+            }
+            rows.push(SparseVector::from_ids(ids));
+            labels.push(if spam { Label::Spam } else { Label::Ham });
+        }
+        Dataset {
+            rows,
+            labels,
+            n_features: 3,
+        }
+    }
+
+    #[test]
+    fn separates_with_margin_and_is_deterministic() {
+        let params = LinearSvmParams {
+            features: FeatureConfig::COUNTS,
+            tol: 1e-6,
+            ..LinearSvmParams::default()
+        };
+        let data = separable();
+        let model = params.fit(&data).unwrap();
+        for (x, l) in data.rows.iter().zip(&data.labels) {
+            let margin = sign(*l) * model.function().decision(x);
+            assert!(margin >= 1.0 - 1e-3, "margin {margin}");
+        }
+        assert_eq!(model, params.fit(&data).unwrap());
+        let sq = LinearSvmParams {
+            loss: SvmLoss::SquaredHinge,
+            ..params
+        }
+        .fit(&data)
+        .unwrap();
+        assert!(sq.function().decision(&data.rows[0]) > 0.0);
+    }
+
+    #[test]
+    fn passive_aggressive_step_moves_towards_the_label() {
+        let data = separable();
+        let mut model = LinearSvmParams::default().fit(&data).unwrap();
+        let x = SparseVector::from_ids(vec![2]);
+        let before = model.function().decision(&x);
+        model.learn(&x, Label::Spam);
+        assert!(model.function().decision(&x) > before);
+    }
+}

@@ -265,3 +265,48 @@ impl LogisticRegression {
         grow_and_add(&mut self.function, &x, self.online_rate * (target - p));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gradient_is_zero_at_the_optimum_and_online_steps_move_scores() {
+        let rows = vec![
+            SparseVector::from_pairs(vec![(0, 1.0), (2, 0.5)]),
+            SparseVector::from_pairs(vec![(0, 2.0)]),
+            SparseVector::from_pairs(vec![(1, 1.0), (2, 0.5)]),
+            SparseVector::from_pairs(vec![(1, 1.5), (0, 0.2)]),
+        ];
+        let labels = vec![Label::Spam, Label::Spam, Label::Ham, Label::Ham];
+        let data = Dataset {
+            rows,
+            labels,
+            n_features: 3,
+        };
+        let params = LogisticRegressionParams {
+            c: 2.0,
+            tol: 1e-12,
+            features: FeatureConfig::COUNTS,
+            ..Default::default()
+        };
+        let mut model = params.fit(&data).unwrap();
+        let ys: Vec<f64> = data.labels.iter().map(|&l| sign(l)).collect();
+        let problem = Problem {
+            xs: &data.rows,
+            ys: &ys,
+            c: 2.0,
+            width: 3,
+        };
+        let f = model.function();
+        let (gw, gb, _) = problem.gradient(&f.weights, f.bias);
+        assert!(
+            norm2(&gw).sqrt() < 1e-8 && gb.abs() < 1e-8,
+            "gradient {gw:?} {gb}"
+        );
+        let x = SparseVector::from_pairs(vec![(2, 1.0)]);
+        let before = model.function().decision(&x);
+        model.learn(&x, Label::Ham);
+        assert!(model.function().decision(&x) < before);
+    }
+}

@@ -13,6 +13,8 @@ mod logistic;
 pub mod math;
 mod multinomial_nb;
 pub mod selection;
+#[cfg(test)]
+mod testutil;
 
 pub use bernoulli_nb::{BernoulliNb, BernoulliNbParams};
 pub use calibration::Calibration;

@@ -198,3 +198,65 @@ impl MultinomialNb {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Features: 0 free, 1 meeting, 2 money. Spam: free x2 + money, free; ham: meeting.
+    fn data() -> Dataset {
+        Dataset {
+            rows: vec![
+                SparseVector::from_ids(vec![0, 0, 2]),
+                SparseVector::from_ids(vec![0]),
+                SparseVector::from_ids(vec![1]),
+            ],
+            labels: vec![Label::Spam, Label::Spam, Label::Ham],
+            n_features: 3,
+        }
+    }
+
+    #[test]
+    fn hand_computed_counts_example() {
+        let params = MultinomialNbParams {
+            alpha: 1.0,
+            features: FeatureConfig::COUNTS,
+            variant: NbVariant::Multinomial,
+        };
+        let model = params.fit(&data()).unwrap();
+        // Spam counts free 3, meeting 0, money 1 (total 4): phi = 4/7, 1/7, 2/7.
+        // Ham counts 0, 1, 0 (total 1): phi = 1/4, 2/4, 1/4. Priors 2/3, 1/3.
+        let x = SparseVector::from_ids(vec![0, 2]);
+        let jll = model.joint_log_likelihood(&x);
+        assert!(
+            (jll[Label::Spam.index()] - (2.0f64 / 3.0 * 4.0 / 7.0 * 2.0 / 7.0).ln()).abs() < 1e-12
+        );
+        assert!(
+            (jll[Label::Ham.index()] - (1.0f64 / 3.0 * 1.0 / 4.0 * 1.0 / 4.0).ln()).abs() < 1e-12
+        );
+        assert!((model.function().decision(&x) - (jll[1] - jll[0])).abs() < 1e-12);
+    }
+
+    #[test]
+    fn learn_then_unlearn_restores_the_exact_model() {
+        let fitted = MultinomialNbParams::default().fit(&data()).unwrap();
+        let mut model = fitted.clone();
+        let x = SparseVector::from_ids(vec![1, 1, 2]);
+        model.learn(&x, Label::Ham, false).unwrap();
+        assert!(model.function().decision(&x) < fitted.function().decision(&x));
+        model.learn(&x, Label::Ham, true).unwrap();
+        assert_eq!(model, fitted);
+    }
+
+    #[test]
+    fn complement_ranks_spam_words_up() {
+        let params = MultinomialNbParams {
+            variant: NbVariant::Complement,
+            ..MultinomialNbParams::default()
+        };
+        let model = params.fit(&data()).unwrap();
+        let spammy = model.function().decision(&SparseVector::from_ids(vec![0]));
+        let hammy = model.function().decision(&SparseVector::from_ids(vec![1]));
+        assert!(spammy > hammy, "{spammy} vs {hammy}");
+    }
+}

@@ -13,6 +13,14 @@ pub fn normalize(text: &str) -> Cow<'_, str> {
     if text.is_ascii() {
         return Cow::Borrowed(text);
     }
+    // Most non-ASCII mail text (accents, typographic quotes) is already NFKC and free of
+    // format characters: a quick check avoids rebuilding it.
+    if unicode_normalization::is_nfkc_quick(text.chars())
+        == unicode_normalization::IsNormalized::Yes
+        && !text.chars().any(is_format)
+    {
+        return Cow::Borrowed(text);
+    }
     // Strip before and after NFKC: compatibility decomposition can itself produce Cf.
     Cow::Owned(
         text.chars()

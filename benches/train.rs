@@ -1,0 +1,74 @@
+//! Training time: all four models on the whole corpus, tokenizing included (what `spamsort
+//! train` does, on all cores), and each model alone on one 5-fold training split (4,837
+//! messages of the SpamAssassin corpus), vocabulary and vectors prepared beforehand. Uses the
+//! full corpus when fetched (`corpus/fetch-spamassassin.sh`), else the sample.
+//!
+//! Run: `cargo bench --bench train`
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use spamsort::features::{Dataset, stratified_folds};
+use spamsort::models::{ModelKind, ModelParams};
+use spamsort::{LabeledCorpus, SpamFilter, Tokenizer, TrainParams, VocabularyParams};
+use std::path::Path;
+
+fn train(c: &mut Criterion) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus");
+    let full = root.join("spamassassin");
+    let dir = if full.join("ham").is_dir() {
+        full
+    } else {
+        root.join("sample")
+    };
+    let corpus = LabeledCorpus::read(&[dir.join("spam")], &[dir.join("ham")], |e| {
+        eprintln!("{e}")
+    })
+    .expect("corpus readable");
+    let mut group = c.benchmark_group("train");
+    group.sample_size(10);
+    group.bench_function(format!("all-four/{}msgs", corpus.messages.len()), |b| {
+        b.iter(|| {
+            SpamFilter::train(&corpus, &TrainParams::default())
+                .expect("train")
+                .vocabulary()
+                .len()
+        })
+    });
+
+    let labels: Vec<_> = corpus.messages.iter().map(|(_, l)| *l).collect();
+    let folds = stratified_folds(&labels, 5, 42);
+    let train: Vec<usize> = folds[1..].concat();
+    let tokens = Tokenizer::default().tokenize_all(
+        corpus
+            .messages
+            .iter()
+            .map(|(m, _)| m.bytes.as_slice())
+            .collect::<Vec<_>>(),
+    );
+    let vocab = VocabularyParams::default().fit(
+        train
+            .iter()
+            .map(|&i| (tokens[i].tokens.as_slice(), labels[i])),
+    );
+    let data = Dataset {
+        rows: train
+            .iter()
+            .map(|&i| vocab.vectorize(&tokens[i].tokens))
+            .collect(),
+        labels: train.iter().map(|&i| labels[i]).collect(),
+        n_features: vocab.len(),
+    };
+    for kind in ModelKind::ALL {
+        let params = ModelParams::default_for(kind);
+        group.bench_function(format!("{kind}/{}msgs", data.len()), |b| {
+            b.iter(|| params.fit(&data, 42).expect("fit"))
+        });
+    }
+    group.finish();
+}
+
+// The same allocator as the `spamsort` binary, so the figures are the binary's.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+criterion_group!(benches, train);
+criterion_main!(benches);

@@ -1,0 +1,87 @@
+//! One checker run against all four models: the contract of [`Classifier`] that every model
+//! must keep, on a synthetic corpus where the answer is known.
+
+use super::{Classifier, ModelKind, ModelParams};
+use crate::features::{Dataset, SparseVector};
+use crate::label::Label;
+use rand::{Rng, SeedableRng};
+
+/// 200 messages over 50 features: features 0..10 lean spam, 10..20 lean ham, the rest noise.
+pub fn synthetic() -> Dataset {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+    let mut rows = Vec::new();
+    let mut labels = Vec::new();
+    for i in 0..200 {
+        let label = if i % 3 == 0 { Label::Spam } else { Label::Ham };
+        let lean = if label == Label::Spam { 0 } else { 10 };
+        let mut ids = Vec::new();
+        for _ in 0..rng.random_range(1..12) {
+            let id = if rng.random_bool(0.6) {
+                lean + rng.random_range(0..10)
+            } else {
+                rng.random_range(20..50)
+            };
+            ids.push(id);
+        }
+        rows.push(SparseVector::from_ids(ids));
+        labels.push(label);
+    }
+    Dataset {
+        rows,
+        labels,
+        n_features: 50,
+    }
+}
+
+#[test]
+fn every_model_keeps_the_classifier_contract() {
+    let data = synthetic();
+    for kind in ModelKind::ALL {
+        let model = ModelParams::default_for(kind).fit(&data, 1).unwrap();
+        assert_eq!(model.model.kind(), kind);
+        let mut correct = 0;
+        for (x, &label) in data.rows.iter().zip(&data.labels) {
+            let d = model.decision(x);
+            let p = model.score(x).p_spam();
+            assert!(
+                d.is_finite() && (0.0..=1.0).contains(&p),
+                "{kind}: d={d} p={p}"
+            );
+            let sum: f64 = model.contributions(x).iter().map(|(_, c)| c).sum();
+            let bias = model.model.function().bias;
+            assert!(
+                (sum + bias - d).abs() < 1e-9 * (1.0 + d.abs()),
+                "{kind}: contributions add up"
+            );
+            if (p >= 0.5) == (label == Label::Spam) {
+                correct += 1;
+            }
+        }
+        assert!(
+            correct >= 180,
+            "{kind}: only {correct}/200 right on easy data"
+        );
+        // Empty messages and unseen features are scored, not rejected.
+        let empty = model.score(&SparseVector::default()).p_spam();
+        assert!(empty.is_finite());
+        let unseen = SparseVector::from_ids(vec![10_000]);
+        assert_eq!(
+            model.decision(&unseen),
+            model.decision(&SparseVector::default())
+        );
+        // P(spam) is monotone in the decision value.
+        let spammy = SparseVector::from_ids(vec![0, 1, 2, 3]);
+        let hammy = SparseVector::from_ids(vec![10, 11, 12, 13]);
+        assert!(model.decision(&spammy) > model.decision(&hammy), "{kind}");
+        assert!(
+            model.score(&spammy).p_spam() >= model.score(&hammy).p_spam(),
+            "{kind}"
+        );
+        // Deterministic.
+        assert_eq!(
+            model,
+            ModelParams::default_for(kind).fit(&data, 1).unwrap(),
+            "{kind}"
+        );
+    }
+}
