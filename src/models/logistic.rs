@@ -7,7 +7,7 @@
 
 use super::linear::LinearFunction;
 use super::linear_svm::grow_and_add;
-use super::math::{log1p_exp, sigmoid, sign};
+use super::math::{axpy, dot, log1p_exp, norm2, sigmoid, sign};
 use crate::error::{Error, Result};
 use crate::features::{Dataset, FeatureConfig, SparseVector};
 use crate::label::Label;
@@ -193,20 +193,6 @@ impl Problem<'_> {
             b -= rate / n * gb;
         }
         (w, b)
-    }
-}
-
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
-}
-
-fn norm2(a: &[f64]) -> f64 {
-    dot(a, a)
-}
-
-fn axpy(a: f64, x: &[f64], y: &mut [f64]) {
-    for (yi, xi) in y.iter_mut().zip(x) {
-        *yi += a * xi;
     }
 }
 

@@ -47,6 +47,23 @@ pub fn log_prior_ratio(counts: [f64; 2]) -> f64 {
     (counts[Label::Spam.index()] / counts[Label::Ham.index()]).ln()
 }
 
+/// Dense dot product.
+pub fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// Squared Euclidean norm of a dense vector.
+pub fn norm2(a: &[f64]) -> f64 {
+    dot(a, a)
+}
+
+/// y += a * x.
+pub fn axpy(a: f64, x: &[f64], y: &mut [f64]) {
+    for (yi, xi) in y.iter_mut().zip(x) {
+        *yi += a * xi;
+    }
+}
+
 /// +1 for spam, -1 for ham: the sign convention of the linear models.
 pub fn sign(label: Label) -> f64 {
     match label {

@@ -42,6 +42,32 @@ pub trait Classifier {
     fn contributions(&self, counts: &SparseVector) -> Vec<(FeatureId, f64)>;
 }
 
+/// Fitting: hyperparameters in, a fitted model out (as linfa separates them).
+pub trait Train {
+    /// The fitted model.
+    type Model;
+    /// Fits on count vectors and labels. Fails on invalid hyperparameters or a missing class.
+    fn fit(&self, data: &Dataset) -> Result<Self::Model>;
+}
+
+macro_rules! impl_train {
+    ($($params:ty => $model:ty),* $(,)?) => {$(
+        impl Train for $params {
+            type Model = $model;
+            fn fit(&self, data: &Dataset) -> Result<$model> {
+                <$params>::fit(self, data)
+            }
+        }
+    )*};
+}
+
+impl_train!(
+    BernoulliNbParams => BernoulliNb,
+    MultinomialNbParams => MultinomialNb,
+    LinearSvmParams => LinearSvm,
+    LogisticRegressionParams => LogisticRegression,
+);
+
 /// The four models, by their command-line names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum ModelKind {
