@@ -23,6 +23,7 @@ pub mod corpus;
 pub mod error;
 pub mod eval;
 pub mod features;
+pub mod headers;
 pub mod label;
 pub mod model_file;
 pub mod models;
@@ -36,5 +37,5 @@ pub use features::{
     Dataset, FeatureConfig, FeatureId, SparseVector, Vocabulary, VocabularyParams, Weighting,
 };
 pub use label::{Label, SpamScore, Thresholds, Verdict};
-pub use spam_filter::{Classification, SpamFilter, TrainParams, TrainingSummary};
+pub use spam_filter::{Classification, Explanation, SpamFilter, TrainParams, TrainingSummary};
 pub use tokenize::{Token, Tokenized, Tokenizer, TokenizerConfig};

@@ -12,7 +12,19 @@ use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let args = cli::Cli::parse();
+    // Usage errors exit 3 like every other error: exit codes 1 and 2 mean ham and unsure to
+    // the mail setups that call spamsort.
+    let args = match cli::Cli::try_parse() {
+        Ok(args) => args,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() {
+                cli::ExitStatus::Error.into()
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
     match cli::run(args) {
         Ok(code) => code.into(),
         Err(err) if cli::is_broken_pipe(&err) => ExitCode::SUCCESS,

@@ -4,11 +4,13 @@
 
 use crate::corpus::LabeledCorpus;
 use crate::error::{Error, Result};
+use crate::eval::CrossValidation;
+use crate::eval::metrics::auc;
 use crate::features::{Dataset, Vocabulary, VocabularyParams};
 use crate::label::{Label, SpamScore, Thresholds, Verdict};
 use crate::model_file::{self, ModelFileError};
 use crate::models::{Classifier, ModelKind, ModelParams, TrainedModel};
-use crate::tokenize::{Tokenized, Tokenizer, TokenizerConfig};
+use crate::tokenize::{Token, Tokenized, Tokenizer, TokenizerConfig};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -22,8 +24,9 @@ pub struct TrainParams {
     pub vocabulary: VocabularyParams,
     /// The models to fit (default: all four with their defaults).
     pub models: Vec<ModelParams>,
-    /// The model whose verdicts count (default: linear-svm if fitted, else the first).
-    pub active: Option<ModelKind>,
+    /// How to pick the model whose verdicts count (default: linear-svm if fitted, else the
+    /// first).
+    pub active: Option<ActiveModel>,
     /// Seed for everything random in training.
     pub seed: u64,
 }
@@ -42,6 +45,19 @@ impl Default for TrainParams {
         }
     }
 }
+
+/// How training picks the active model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ActiveModel {
+    /// This one.
+    Fixed(ModelKind),
+    /// The best mean ROC area over [`SELECTION_FOLDS`]-fold cross-validation on the training
+    /// messages (models fitted without calibration, which does not change a ranking).
+    BestByCrossValidation,
+}
+
+/// Folds used by [`ActiveModel::BestByCrossValidation`].
+pub const SELECTION_FOLDS: usize = 3;
 
 /// One message's result.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -69,6 +85,49 @@ pub struct TrainingSummary {
     pub fallbacks: u64,
     /// Messages cut short by the tokenizer's caps.
     pub truncated: u64,
+}
+
+/// The model of highest mean ROC area over [`SELECTION_FOLDS`] folds; ties go to the earlier
+/// model in `params.models`.
+fn best_by_cross_validation(
+    tokens: &[Vec<Token>],
+    labels: &[Label],
+    params: &TrainParams,
+) -> Result<ModelKind> {
+    let cv = CrossValidation {
+        folds: SELECTION_FOLDS,
+        seed: params.seed,
+        vocabulary: params.vocabulary.clone(),
+        models: params.models.clone(),
+        calibrate: false,
+    };
+    let results = cv.run(tokens, labels)?;
+    let mean_auc = |kind: ModelKind| {
+        let folds: Vec<f64> = results
+            .iter()
+            .filter(|r| r.model == kind)
+            .map(|r| auc(&r.decisions, &r.labels))
+            .collect();
+        folds.iter().sum::<f64>() / folds.len().max(1) as f64
+    };
+    let mut best = params.models[0].kind();
+    for p in &params.models[1..] {
+        if mean_auc(p.kind()) > mean_auc(best) {
+            best = p.kind();
+        }
+    }
+    Ok(best)
+}
+
+/// The answer of [`SpamFilter::explain`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Explanation {
+    /// The verdict and scores.
+    pub classification: Classification,
+    /// The decision function's constant term.
+    pub bias: f64,
+    /// (token, share of the decision value), largest magnitude first; positive means spam.
+    pub contributions: Vec<(String, f64)>,
 }
 
 /// A trained filter: the unit that is saved, loaded and asked for verdicts.
@@ -118,14 +177,19 @@ impl SpamFilter {
             .collect::<Result<_>>()?;
         let fitted: Vec<ModelKind> = models.iter().map(|m| m.model.kind()).collect();
         let active = match params.active {
-            Some(kind) if fitted.contains(&kind) => kind,
-            Some(kind) => {
+            Some(ActiveModel::Fixed(kind)) if fitted.contains(&kind) => kind,
+            Some(ActiveModel::Fixed(kind)) => {
                 return Err(Error::Config(format!(
                     "active model {kind} is not among the models trained"
                 )));
             }
-            None if fitted.contains(&ModelKind::LinearSvm) => ModelKind::LinearSvm,
-            None => *fitted
+            Some(ActiveModel::BestByCrossValidation) if fitted.len() > 1 => {
+                let tokens: Vec<Vec<Token>> =
+                    tokenized.into_iter().map(|(t, _)| t.tokens).collect();
+                best_by_cross_validation(&tokens, &data.labels, params)?
+            }
+            _ if fitted.contains(&ModelKind::LinearSvm) => ModelKind::LinearSvm,
+            _ => *fitted
                 .first()
                 .ok_or_else(|| Error::Config("no model to train".into()))?,
         };
@@ -158,6 +222,65 @@ impl SpamFilter {
             model: kind,
             tokens: tokens.len(),
         })
+    }
+
+    /// Why the named model (or the active one) scores a message as it does: the bias and each
+    /// known token's share of the decision value, strongest first.
+    pub fn explain(&self, raw: &[u8], kind: Option<ModelKind>) -> Option<Explanation> {
+        let kind = kind.unwrap_or(self.active);
+        let model = self.model(kind)?;
+        let classification = self.classify_with(raw, kind)?;
+        let tokens = Tokenizer::new(self.tokenizer.clone()).tokenize(raw).tokens;
+        let x = self.vocabulary.vectorize(&tokens);
+        let mut contributions: Vec<(String, f64)> = model
+            .contributions(&x)
+            .into_iter()
+            .map(|(id, c)| (self.vocabulary.token(id).to_owned(), c))
+            .collect();
+        contributions.sort_by(|a, b| b.1.abs().total_cmp(&a.1.abs()).then_with(|| a.0.cmp(&b.0)));
+        Some(Explanation {
+            classification,
+            bias: model.model.function().bias,
+            contributions,
+        })
+    }
+
+    /// Learns one message as `label` (or, with `unlearn`, forgets it) in every model. The Naive
+    /// Bayes models update their counts exactly; the SVM and logistic regression take one
+    /// online step and cannot unlearn (they are left unchanged then). Tokens outside the
+    /// vocabulary are not learned. Returns the models that changed.
+    pub fn learn(&mut self, raw: &[u8], label: Label, unlearn: bool) -> Result<Vec<ModelKind>> {
+        let tokens = Tokenizer::new(self.tokenizer.clone()).tokenize(raw).tokens;
+        let x = self.vocabulary.vectorize(&tokens);
+        let mut changed = Vec::new();
+        for m in &mut self.models {
+            let kind = m.model.kind();
+            let exact = matches!(kind, ModelKind::BernoulliNb | ModelKind::MultinomialNb);
+            if unlearn && !exact {
+                continue;
+            }
+            m.model.learn(&x, label, unlearn)?;
+            changed.push(kind);
+        }
+        let n = &mut self.summary.messages[label.index()];
+        *n = if unlearn { n.saturating_sub(1) } else { *n + 1 };
+        Ok(changed)
+    }
+
+    /// Replaces the verdict thresholds (from flags or the config file).
+    pub fn set_thresholds(&mut self, thresholds: Thresholds) {
+        self.thresholds = thresholds;
+    }
+
+    /// Makes `kind` the active model, if it was fitted.
+    pub fn set_active(&mut self, kind: ModelKind) -> Result<()> {
+        if self.model(kind).is_none() {
+            return Err(Error::Config(format!(
+                "model {kind} is not in this model file"
+            )));
+        }
+        self.active = kind;
+        Ok(())
     }
 
     /// The fitted model of a kind.

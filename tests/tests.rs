@@ -2,6 +2,8 @@
 
 mod util;
 
+mod cli_commands;
+mod cli_filter;
 mod cli_tokens;
 mod cli_train;
 mod corpus_readers;

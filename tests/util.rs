@@ -72,3 +72,48 @@ pub fn to_crlf(lf: &[u8]) -> Vec<u8> {
 pub fn spamsort() -> assert_cmd::Command {
     assert_cmd::Command::cargo_bin("spamsort").expect("spamsort binary")
 }
+
+/// A model trained once (per test run) on the sample corpus, shared read-only by tests.
+/// Tests that change a model copy it first ([`copy_of_trained_model`]).
+pub fn trained_model() -> &'static Path {
+    static MODEL: std::sync::OnceLock<(tempfile::TempDir, PathBuf)> = std::sync::OnceLock::new();
+    let (_, path) = MODEL.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sample.spamsort");
+        spamsort()
+            .arg("train")
+            .arg("--spam")
+            .arg(sample("spam"))
+            .arg("--ham")
+            .arg(sample("ham"))
+            .arg("--active")
+            .arg("linear-svm")
+            .arg("--model")
+            .arg(&path)
+            .assert()
+            .success();
+        (dir, path)
+    });
+    path
+}
+
+/// A private copy of [`trained_model`] inside `dir`.
+pub fn copy_of_trained_model(dir: &TestDir) -> PathBuf {
+    let path = dir.path().join("model.spamsort");
+    std::fs::copy(trained_model(), &path).unwrap();
+    path
+}
+
+/// Every message file of the sample corpus, spam first.
+pub fn sample_files() -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for class in ["spam", "ham"] {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(sample(class))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        v.sort();
+        files.extend(v);
+    }
+    files
+}

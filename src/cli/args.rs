@@ -1,19 +1,24 @@
-//! Argument groups shared by several subcommands.
+//! Argument groups shared by several subcommands, and how they combine with the config file
+//! and defaults into library settings.
 
+use super::config::Config;
+use spamsort::models::ModelKind;
+use spamsort::{SpamFilter, Thresholds};
 use std::path::PathBuf;
 
 /// Where the model file lives.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ModelArgs {
-    /// Model file [default: $XDG_DATA_HOME/spamsort/model.spamsort]
+    /// Model file [default: config `model`, else $XDG_DATA_HOME/spamsort/model.spamsort]
     #[arg(long, short = 'm', value_name = "FILE", env = "SPAMSORT_MODEL")]
     pub model: Option<PathBuf>,
 }
 
 impl ModelArgs {
-    /// The model path: the flag or environment variable, else the XDG data location.
-    pub fn path(&self) -> anyhow::Result<PathBuf> {
-        if let Some(p) = &self.model {
+    /// The model path: flag or environment variable, then the config file, then the XDG data
+    /// location.
+    pub fn path(&self, config: &Config) -> anyhow::Result<PathBuf> {
+        if let Some(p) = self.model.as_ref().or(config.model.as_ref()) {
             return Ok(p.clone());
         }
         let data = match std::env::var_os("XDG_DATA_HOME").filter(|v| !v.is_empty()) {
@@ -27,4 +32,76 @@ impl ModelArgs {
         };
         Ok(data.join("spamsort").join("model.spamsort"))
     }
+}
+
+/// Which model answers and where its verdict cut-offs lie.
+#[derive(Debug, Clone, clap::Args)]
+pub struct VerdictArgs {
+    /// Use this trained model instead of the active one
+    /// (bernoulli-nb, multinomial-nb, linear-svm, logistic-regression).
+    #[arg(long, value_name = "NAME")]
+    pub classifier: Option<String>,
+    /// P(spam) at or above which a message is spam [default: from the model file, 0.9]
+    #[arg(long, value_name = "P")]
+    pub spam_threshold: Option<f64>,
+    /// P(spam) below which a message is ham; between the two it is unsure [default: 0.5]
+    #[arg(long, value_name = "P")]
+    pub ham_threshold: Option<f64>,
+}
+
+/// Settings checked before any I/O: usage errors surface first.
+pub struct Verdicts {
+    pub classifier: Option<ModelKind>,
+    spam: Option<f64>,
+    ham: Option<f64>,
+}
+
+impl VerdictArgs {
+    /// Validates the flags (config file values fill what flags leave open).
+    pub fn resolve(&self, config: &Config) -> anyhow::Result<Verdicts> {
+        let classifier = self.classifier.as_ref().or(config.classifier.as_ref());
+        let classifier = classifier.map(|c| c.parse::<ModelKind>()).transpose()?;
+        let verdicts = Verdicts {
+            classifier,
+            spam: self.spam_threshold.or(config.spam_threshold),
+            ham: self.ham_threshold.or(config.ham_threshold),
+        };
+        if verdicts.spam.is_some() || verdicts.ham.is_some() {
+            let d = Thresholds::default();
+            Thresholds::new(
+                verdicts.spam.unwrap_or(d.spam()),
+                verdicts.ham.unwrap_or(d.ham()),
+            )?;
+        }
+        Ok(verdicts)
+    }
+}
+
+impl Verdicts {
+    /// Applies the choices to a loaded filter.
+    pub fn apply(&self, filter: &mut SpamFilter) -> anyhow::Result<()> {
+        if let Some(kind) = self.classifier {
+            filter.set_active(kind)?;
+        }
+        if self.spam.is_some() || self.ham.is_some() {
+            let t = filter.thresholds();
+            filter.set_thresholds(Thresholds::new(
+                self.spam.unwrap_or(t.spam()),
+                self.ham.unwrap_or(t.ham()),
+            )?);
+        }
+        Ok(())
+    }
+}
+
+/// Loads the model file and applies the verdict settings.
+pub fn load_filter(
+    model: &ModelArgs,
+    verdicts: &Verdicts,
+    config: &Config,
+) -> anyhow::Result<SpamFilter> {
+    let path = model.path(config)?;
+    let mut filter = SpamFilter::load(&path)?;
+    verdicts.apply(&mut filter)?;
+    Ok(filter)
 }

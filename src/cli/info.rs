@@ -12,7 +12,7 @@ pub struct InfoArgs {
 }
 
 pub fn run(args: InfoArgs) -> anyhow::Result<ExitStatus> {
-    let path = args.model.path()?;
+    let path = args.model.path(&super::config::Config::load()?)?;
     let filter = SpamFilter::load(&path)?;
     let s = filter.summary();
     let t = filter.thresholds();

@@ -2,9 +2,15 @@
 //! and only converts arguments, calls the library, and prints.
 
 mod args;
+mod classify;
+mod config;
 mod eval;
 mod exit_code;
+mod explain;
+mod filter;
 mod info;
+mod input;
+mod learn;
 mod terminal;
 mod tokens;
 mod train;
@@ -25,21 +31,48 @@ pub struct Cli {
 enum Command {
     /// Read spam and ham mailboxes, build the vocabulary, save the model file.
     Train(train::TrainArgs),
+    /// Classify messages: one result per message.
+    Classify(classify::ClassifyArgs),
+    /// Read one message on stdin and write it to stdout with X-Spam-* headers added.
+    Filter(filter::FilterArgs),
+    /// Learn (or unlearn) messages as spam or ham, updating the model file.
+    Learn(learn::LearnArgs),
+    /// Show the verdict for a message and the tokens that pushed it.
+    Explain(explain::ExplainArgs),
     /// Cross-validate the models on labeled mail and compare them.
     Eval(eval::EvalArgs),
     /// Show what a model file holds.
     Info(info::InfoArgs),
     /// Print the tokens the filter sees in a message, one per line.
     Tokens(tokens::TokensArgs),
+    /// Print a shell completion script.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
 }
 
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
     match cli.command {
         Command::Train(args) => train::run(args),
+        Command::Classify(args) => classify::run(args),
+        Command::Filter(args) => filter::run(args),
+        Command::Learn(args) => learn::run(args),
+        Command::Explain(args) => explain::run(args),
         Command::Eval(args) => eval::run(args),
         Command::Info(args) => info::run(args),
         Command::Tokens(args) => tokens::run(args),
+        Command::Completions { shell } => {
+            use clap::CommandFactory;
+            clap_complete::generate(
+                shell,
+                &mut Cli::command(),
+                "spamsort",
+                &mut std::io::stdout(),
+            );
+            Ok(ExitStatus::Success)
+        }
     }
 }
 

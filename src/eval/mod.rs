@@ -9,7 +9,7 @@ pub mod metrics;
 use crate::error::Result;
 use crate::features::{Dataset, VocabularyParams, stratified_folds};
 use crate::label::Label;
-use crate::models::{Classifier, ModelKind, ModelParams};
+use crate::models::{Calibration, Classifier, ModelKind, ModelParams, TrainedModel};
 use crate::tokenize::Token;
 use rayon::prelude::*;
 use std::time::Instant;
@@ -25,6 +25,9 @@ pub struct CrossValidation {
     pub vocabulary: VocabularyParams,
     /// The models to compare.
     pub models: Vec<ModelParams>,
+    /// Fit Platt scaling where a model needs it (P(spam) and threshold metrics); without it
+    /// only the decision values (and so the ranking metrics) are meaningful.
+    pub calibrate: bool,
 }
 
 /// One model's predictions on one held-out fold.
@@ -88,7 +91,14 @@ impl CrossValidation {
         let mut results = Vec::new();
         for params in &self.models {
             let started = Instant::now();
-            let model = params.fit(&train_set, self.seed)?;
+            let model = if self.calibrate {
+                params.fit(&train_set, self.seed)?
+            } else {
+                TrainedModel {
+                    model: params.fit_uncalibrated(&train_set)?,
+                    calibration: Calibration::IDENTITY,
+                }
+            };
             let train_seconds = started.elapsed().as_secs_f64();
             let started = Instant::now();
             let decisions: Vec<f64> = test_set.rows.iter().map(|x| model.decision(x)).collect();

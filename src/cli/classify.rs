@@ -1,0 +1,98 @@
+//! `spamsort classify [PATH|-]...`: one result per message, in input order.
+
+use super::args::{ModelArgs, VerdictArgs, load_filter};
+use super::config::Config;
+use super::terminal::escape_for_terminal;
+use super::{ExitStatus, input};
+use std::io::Write;
+use std::path::PathBuf;
+
+/// Output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// `SOURCE: VERDICT (P(spam) 0.987, model)`, for people.
+    Text,
+    /// `SOURCE<TAB>VERDICT<TAB>P_SPAM<TAB>SCORE`, stable, for scripts.
+    Tsv,
+    /// One JSON object per line: source, verdict, p_spam, score, model, tokens.
+    Json,
+}
+
+/// Arguments of `spamsort classify`.
+#[derive(Debug, clap::Args)]
+pub struct ClassifyArgs {
+    /// Message files or mailboxes (maildir, mbox, MH, TREC index); `-` or nothing: stdin.
+    #[arg(value_name = "PATH|-")]
+    paths: Vec<PathBuf>,
+    #[command(flatten)]
+    model: ModelArgs,
+    #[command(flatten)]
+    verdict: VerdictArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+}
+
+pub fn run(args: ClassifyArgs) -> anyhow::Result<ExitStatus> {
+    let config = Config::load()?;
+    let verdicts = args.verdict.resolve(&config)?;
+    let filter = load_filter(&args.model, &verdicts, &config)?;
+    let paths = if args.paths.is_empty() {
+        vec![PathBuf::from("-")]
+    } else {
+        args.paths
+    };
+    let messages = input::messages(&paths)?;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut failed = false;
+    let mut last = None;
+    for item in &messages {
+        let message = match item {
+            Ok(m) => m,
+            Err(e) => {
+                eprintln!("spamsort: {}", escape_for_terminal(&e.to_string()));
+                failed = true;
+                continue;
+            }
+        };
+        let r = filter.classify(&message.bytes);
+        let source = message.source.to_string();
+        match args.format {
+            Format::Text => writeln!(
+                out,
+                "{}: {} (P(spam) {:.3}, {})",
+                escape_for_terminal(&source),
+                r.verdict,
+                r.score.p_spam(),
+                r.model
+            )?,
+            Format::Tsv => writeln!(
+                out,
+                "{}\t{}\t{:.6}\t{:.6}",
+                source.replace(['\t', '\n', '\r'], " "),
+                r.verdict,
+                r.score.p_spam(),
+                r.decision
+            )?,
+            Format::Json => writeln!(
+                out,
+                "{}",
+                serde_json::json!({
+                    "source": source,
+                    "verdict": r.verdict.as_str(),
+                    "p_spam": r.score.p_spam(),
+                    "score": r.decision,
+                    "model": r.model.name(),
+                    "tokens": r.tokens,
+                })
+            )?,
+        }
+        last = Some(r.verdict);
+    }
+    out.flush()?;
+    Ok(match (messages.len(), last, failed) {
+        (_, _, true) => ExitStatus::Error,
+        (1, Some(verdict), false) => ExitStatus::of(verdict),
+        _ => ExitStatus::Success,
+    })
+}

@@ -1,0 +1,59 @@
+//! `spamsort explain PATH|-`: the verdict and the tokens that pushed it, strongest first.
+
+use super::args::{ModelArgs, VerdictArgs, load_filter};
+use super::config::Config;
+use super::terminal::escape_for_terminal;
+use super::{ExitStatus, input};
+use std::io::Write;
+use std::path::PathBuf;
+
+/// Arguments of `spamsort explain`.
+#[derive(Debug, clap::Args)]
+pub struct ExplainArgs {
+    /// The message file, or `-` for standard input.
+    #[arg(value_name = "PATH|-", default_value = "-")]
+    path: PathBuf,
+    #[command(flatten)]
+    model: ModelArgs,
+    #[command(flatten)]
+    verdict: VerdictArgs,
+    /// How many tokens to show.
+    #[arg(long, short = 'n', default_value_t = 25)]
+    top: usize,
+}
+
+pub fn run(args: ExplainArgs) -> anyhow::Result<ExitStatus> {
+    let config = Config::load()?;
+    let verdicts = args.verdict.resolve(&config)?;
+    let filter = load_filter(&args.model, &verdicts, &config)?;
+    let messages = input::messages(std::slice::from_ref(&args.path))?;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    for message in messages {
+        let message = message?;
+        let e = filter
+            .explain(&message.bytes, None)
+            .expect("the active model is fitted");
+        let c = e.classification;
+        writeln!(
+            out,
+            "{}: {} (P(spam) {:.3}, score {:.3}, {}, {} tokens)",
+            escape_for_terminal(&message.source.to_string()),
+            c.verdict,
+            c.score.p_spam(),
+            c.decision,
+            c.model,
+            c.tokens
+        )?;
+        writeln!(out, "  {:>10}  (bias)", format!("{:+.4}", e.bias))?;
+        for (token, weight) in e.contributions.iter().take(args.top) {
+            writeln!(
+                out,
+                "  {:>10}  {}",
+                format!("{weight:+.4}"),
+                escape_for_terminal(token)
+            )?;
+        }
+    }
+    out.flush()?;
+    Ok(ExitStatus::Success)
+}

@@ -1,0 +1,34 @@
+//! Messages named on the command line: files, mailboxes of any format, or `-` for one message
+//! on standard input.
+
+use anyhow::Context;
+use spamsort::corpus::{CorpusError, Mailbox};
+use spamsort::{Message, Source};
+use std::io::Read;
+use std::path::PathBuf;
+
+/// Every message of every input, in order; unreadable ones as `Err` items.
+pub fn messages(paths: &[PathBuf]) -> anyhow::Result<Vec<Result<Message, CorpusError>>> {
+    let mut out = Vec::new();
+    for path in paths {
+        if path.as_os_str() == "-" {
+            out.push(Ok(Message {
+                bytes: read_stdin()?,
+                source: Source::file("-"),
+            }));
+        } else {
+            out.extend(Mailbox::open(path)?);
+        }
+    }
+    Ok(out)
+}
+
+/// All of standard input.
+pub fn read_stdin() -> anyhow::Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    std::io::stdin()
+        .lock()
+        .read_to_end(&mut buf)
+        .context("reading standard input")?;
+    Ok(buf)
+}

@@ -1,0 +1,97 @@
+//! `spamsort learn --spam|--ham [--unlearn] [--if-wrong] PATH...`: incremental training, saved
+//! atomically. A lock file beside the model serializes concurrent runs, so two `learn`s never
+//! lose each other's updates.
+
+use super::args::ModelArgs;
+use super::config::Config;
+use super::terminal::escape_for_terminal;
+use super::{ExitStatus, input};
+use anyhow::Context;
+use spamsort::{Label, SpamFilter, Verdict};
+use std::path::PathBuf;
+
+/// Arguments of `spamsort learn`.
+#[derive(Debug, clap::Args)]
+#[command(group(clap::ArgGroup::new("class").required(true).args(["spam", "ham"])))]
+pub struct LearnArgs {
+    /// The messages are spam.
+    #[arg(long)]
+    spam: bool,
+    /// The messages are ham.
+    #[arg(long)]
+    ham: bool,
+    /// Forget messages learned before with the same label (exact for the Naive Bayes models).
+    #[arg(long)]
+    unlearn: bool,
+    /// Learn only messages the active model gets wrong or is unsure about (train on error).
+    #[arg(long, conflicts_with = "unlearn")]
+    if_wrong: bool,
+    /// Message files or mailboxes; `-` or nothing: one message on stdin.
+    #[arg(value_name = "PATH|-")]
+    paths: Vec<PathBuf>,
+    #[command(flatten)]
+    model: ModelArgs,
+}
+
+pub fn run(args: LearnArgs) -> anyhow::Result<ExitStatus> {
+    let label = if args.spam { Label::Spam } else { Label::Ham };
+    let config = Config::load()?;
+    let path = args.model.path(&config)?;
+    let paths = if args.paths.is_empty() {
+        vec![PathBuf::from("-")]
+    } else {
+        args.paths
+    };
+    let messages = input::messages(&paths)?;
+    let lock_path = path.with_extension("lock");
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .with_context(|| format!("opening lock file {}", lock_path.display()))?;
+    lock.lock()
+        .with_context(|| format!("locking {}", lock_path.display()))?;
+    let mut filter = SpamFilter::load(&path)?;
+    let (mut learned, mut skipped, mut failed) = (0, 0, false);
+    for item in &messages {
+        let message = match item {
+            Ok(m) => m,
+            Err(e) => {
+                eprintln!("spamsort: {}", escape_for_terminal(&e.to_string()));
+                failed = true;
+                continue;
+            }
+        };
+        if args.if_wrong {
+            let verdict = filter.classify(&message.bytes).verdict;
+            let right = matches!(
+                (verdict, label),
+                (Verdict::Spam, Label::Spam) | (Verdict::Ham, Label::Ham)
+            );
+            if right {
+                skipped += 1;
+                continue;
+            }
+        }
+        filter.learn(&message.bytes, label, args.unlearn)?;
+        learned += 1;
+    }
+    filter.save(&path)?;
+    drop(lock);
+    let verb = if args.unlearn { "unlearned" } else { "learned" };
+    eprintln!(
+        "{verb} {learned} message(s) as {label}, {skipped} already right -> {}",
+        path.display()
+    );
+    if args.unlearn {
+        eprintln!(
+            "note: linear-svm and logistic-regression cannot unlearn; retrain to remove a message from them"
+        );
+    }
+    Ok(if failed {
+        ExitStatus::Error
+    } else {
+        ExitStatus::Success
+    })
+}

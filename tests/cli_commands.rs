@@ -1,0 +1,303 @@
+//! classify, learn, explain, info, completions, config: behaviour and exit codes.
+
+use crate::util::{TestDir, copy_of_trained_model, sample, sample_files, spamsort, trained_model};
+use spamsort::SpamFilter;
+use spamsort::models::ModelKind;
+
+#[test]
+fn classify_one_message_exit_codes() {
+    let spam = &sample_files()[0];
+    let ham = sample_files().last().unwrap().clone();
+    spamsort()
+        .arg("classify")
+        .arg("--model")
+        .arg(trained_model())
+        .arg(spam)
+        .assert()
+        .code(0);
+    spamsort()
+        .arg("classify")
+        .arg("--model")
+        .arg(trained_model())
+        .arg(&ham)
+        .assert()
+        .code(1);
+    spamsort()
+        .args([
+            "classify",
+            "--spam-threshold",
+            "1",
+            "--ham-threshold",
+            "0",
+            "--model",
+        ])
+        .arg(trained_model())
+        .arg(&ham)
+        .assert()
+        .code(2)
+        .stdout(predicates::str::contains("unsure"));
+    let t = TestDir::new();
+    spamsort()
+        .arg("classify")
+        .arg("--model")
+        .arg(t.path().join("none.spamsort"))
+        .arg(spam)
+        .assert()
+        .code(3)
+        .stderr(predicates::str::contains("none.spamsort"));
+    spamsort()
+        .args(["classify", "--spam-threshold", "2", "--model"])
+        .arg(trained_model())
+        .arg(spam)
+        .assert()
+        .code(3)
+        .stderr(predicates::str::contains("thresholds"));
+}
+
+#[test]
+fn classify_mailbox_tsv_and_json() {
+    let out = spamsort()
+        .args(["classify", "--format", "tsv", "--model"])
+        .arg(trained_model())
+        .arg(sample("spam"))
+        .arg(sample("ham"))
+        .assert()
+        .code(0)
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    let rows: Vec<Vec<&str>> = text.lines().map(|l| l.split('\t').collect()).collect();
+    assert_eq!(rows.len(), 204);
+    let mut right = 0;
+    for (i, row) in rows.iter().enumerate() {
+        assert_eq!(row.len(), 4, "{row:?}");
+        assert!(["spam", "ham", "unsure"].contains(&row[1]));
+        let p: f64 = row[2].parse().unwrap();
+        let score: f64 = row[3].parse().unwrap();
+        assert!((0.0..=1.0).contains(&p) && score.is_finite());
+        let is_spam = i < 104;
+        right += usize::from((row[1] == "spam") == is_spam);
+    }
+    assert!(right >= 200, "{right}/204 right on the training data");
+    let out = spamsort()
+        .args([
+            "classify",
+            "--format",
+            "json",
+            "--classifier",
+            "bernoulli-nb",
+            "--model",
+        ])
+        .arg(trained_model())
+        .arg(&sample_files()[0])
+        .assert()
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["model"], "bernoulli-nb");
+    assert!(v["p_spam"].as_f64().unwrap() >= 0.0 && v["tokens"].as_u64().unwrap() > 10);
+    spamsort()
+        .args(["classify", "--classifier", "naive", "--model"])
+        .arg(trained_model())
+        .assert()
+        .code(3)
+        .stderr(predicates::str::contains("unknown model"));
+}
+
+fn p_spam(model: &std::path::Path, message: &[u8], classifier: &str) -> f64 {
+    let out = spamsort()
+        .args([
+            "classify",
+            "--format",
+            "tsv",
+            "--classifier",
+            classifier,
+            "--model",
+        ])
+        .arg(model)
+        .write_stdin(message.to_vec())
+        .assert()
+        .get_output()
+        .stdout
+        .clone();
+    let line = String::from_utf8(out).unwrap();
+    line.split('\t').nth(3).unwrap().trim().parse().unwrap()
+}
+
+#[test]
+fn learn_moves_scores_and_unlearn_restores_exact_counts() {
+    let t = TestDir::new();
+    let model = copy_of_trained_model(&t);
+    let message = b"Subject: quarterly synergy webinar\n\nJoin our quarterly synergy webinar about the meeting notes\n";
+    let before = SpamFilter::load(&model).unwrap();
+    let score_before: Vec<f64> = ModelKind::ALL
+        .iter()
+        .map(|k| p_spam(&model, message, k.name()))
+        .collect();
+    for _ in 0..3 {
+        spamsort()
+            .args(["learn", "--spam", "--model"])
+            .arg(&model)
+            .write_stdin(message.to_vec())
+            .assert()
+            .success();
+    }
+    for (k, before) in ModelKind::ALL.iter().zip(&score_before) {
+        let after = p_spam(&model, message, k.name());
+        assert!(
+            after > *before,
+            "{k}: score {before} -> {after} after learning as spam"
+        );
+    }
+    for _ in 0..3 {
+        spamsort()
+            .args(["learn", "--spam", "--unlearn", "--model"])
+            .arg(&model)
+            .write_stdin(message.to_vec())
+            .assert()
+            .success();
+    }
+    let after = SpamFilter::load(&model).unwrap();
+    for kind in [ModelKind::BernoulliNb, ModelKind::MultinomialNb] {
+        assert_eq!(
+            after.model(kind),
+            before.model(kind),
+            "{kind} restored exactly"
+        );
+    }
+    assert_eq!(after.summary().messages, before.summary().messages);
+}
+
+#[test]
+fn learn_if_wrong_skips_messages_already_right() {
+    let t = TestDir::new();
+    let model = copy_of_trained_model(&t);
+    spamsort()
+        .args(["learn", "--spam", "--if-wrong", "--model"])
+        .arg(&model)
+        .arg(&sample_files()[0])
+        .assert()
+        .success()
+        .stderr(predicates::str::contains(
+            "learned 0 message(s) as spam, 1 already right",
+        ));
+    // A usage error is exit code 3, never 2 (which means unsure).
+    spamsort()
+        .args(["learn", "--model"])
+        .arg(&model)
+        .assert()
+        .code(3);
+}
+
+#[test]
+fn concurrent_learns_keep_every_update() {
+    let t = TestDir::new();
+    let model = copy_of_trained_model(&t);
+    let before = SpamFilter::load(&model).unwrap().summary().messages;
+    let children: Vec<_> = (0..4)
+        .map(|i| {
+            let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("spamsort"));
+            cmd.args(["learn", "--ham", "--model"])
+                .arg(&model)
+                .arg(&sample_files()[200 - i]);
+            cmd.spawn().unwrap()
+        })
+        .collect();
+    for mut c in children {
+        assert!(c.wait().unwrap().success());
+    }
+    let after = SpamFilter::load(&model).unwrap().summary().messages;
+    assert_eq!(after[0], before[0] + 4, "no update lost");
+}
+
+#[test]
+fn explain_lists_tokens_strongest_first() {
+    let out = spamsort()
+        .arg("explain")
+        .arg("--model")
+        .arg(trained_model())
+        .arg(&sample_files()[0])
+        .args(["-n", "5"])
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines[0].contains("spam") && lines[0].contains("linear-svm"),
+        "{text}"
+    );
+    assert!(lines[1].contains("(bias)"));
+    let weights: Vec<f64> = lines[2..]
+        .iter()
+        .map(|l| l.split_whitespace().next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(weights.len(), 5);
+    assert!(
+        weights.windows(2).all(|w| w[0].abs() >= w[1].abs()),
+        "{weights:?}"
+    );
+}
+
+#[test]
+fn info_config_file_and_completions() {
+    let out = spamsort()
+        .arg("info")
+        .arg("--model")
+        .arg(trained_model())
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    for needle in [
+        "format version",
+        "104 spam, 100 ham",
+        "active model:    linear-svm",
+        "bernoulli-nb, multinomial-nb",
+        "spam >= 0.9",
+    ] {
+        assert!(text.contains(needle), "{needle} in {text}");
+    }
+    let t = TestDir::new();
+    let config = t.write(
+        "config.toml",
+        format!(
+            "model = {:?}\nspam_threshold = 1.0\nham_threshold = 0.0\n",
+            trained_model()
+        )
+        .as_bytes(),
+    );
+    spamsort()
+        .arg("classify")
+        .env("SPAMSORT_CONFIG", &config)
+        .arg(sample_files().last().unwrap())
+        .assert()
+        .code(2);
+    let bad = t.write("bad.toml", b"spam_treshold = 0.5\n");
+    spamsort()
+        .arg("classify")
+        .env("SPAMSORT_CONFIG", &bad)
+        .arg(sample_files().last().unwrap())
+        .assert()
+        .code(3)
+        .stderr(predicates::str::contains("bad.toml"));
+    let out = spamsort().args(["completions", "bash"]).assert().success();
+    assert!(String::from_utf8_lossy(&out.get_output().stdout).contains("spamsort"));
+}
+
+#[test]
+fn every_command_has_help() {
+    for cmd in [
+        "train",
+        "classify",
+        "filter",
+        "learn",
+        "explain",
+        "info",
+        "tokens",
+        "eval",
+        "completions",
+    ] {
+        spamsort().args([cmd, "--help"]).assert().success();
+    }
+}

@@ -1,0 +1,171 @@
+//! `spamsort filter`: byte-exact passthrough apart from the X-Spam-* fields, forged verdicts
+//! removed, and the message passed through unchanged whenever classification is impossible.
+
+use crate::util::{TestDir, sample_files, spamsort, to_crlf, trained_model};
+use spamsort::headers::strip_owned_fields;
+
+fn filter(model: &std::path::Path, input: &[u8]) -> assert_cmd::assert::Assert {
+    spamsort()
+        .arg("filter")
+        .arg("--model")
+        .arg(model)
+        .write_stdin(input.to_vec())
+        .assert()
+}
+
+fn count_fields(out: &[u8], name: &str) -> usize {
+    let end = spamsort::headers::header_block_len(out);
+    out[..end]
+        .split(|&b| b == b'\n')
+        .filter(|l| {
+            l.len() > name.len()
+                && l[..name.len()].eq_ignore_ascii_case(name.as_bytes())
+                && l[name.len()] == b':'
+        })
+        .count()
+}
+
+#[test]
+fn every_sample_message_passes_through_byte_exact_lf_and_crlf() {
+    let model = trained_model();
+    let mut ran = 0;
+    for path in sample_files() {
+        let raw = std::fs::read(&path).unwrap();
+        for input in [raw.clone(), to_crlf(&raw)] {
+            let assert = filter(model, &input).success();
+            let out = assert.get_output().stdout.clone();
+            assert_eq!(
+                strip_owned_fields(&out),
+                strip_owned_fields(&input),
+                "{} changed",
+                path.display()
+            );
+            assert_eq!(count_fields(&out, "X-Spam-Flag"), 1, "{}", path.display());
+            assert_eq!(count_fields(&out, "X-Spam-Status"), 1, "{}", path.display());
+            let crlf = input.windows(2).any(|w| w == b"\r\n");
+            let status_line = out
+                .split(|&b| b == b'\n')
+                .find(|l| l.starts_with(b"X-Spam-Status:"))
+                .unwrap();
+            assert_eq!(
+                status_line.ends_with(b"\r"),
+                crlf,
+                "line ending follows the message"
+            );
+            ran += 1;
+        }
+    }
+    assert_eq!(ran, 2 * 204);
+}
+
+#[test]
+fn forged_verdicts_are_replaced() {
+    let input = b"X-Spam-Flag: NO\nX-Spam-Status: No, score=0.0\nX-SPAM-LEVEL: \nSubject: cheap meds\n\nbuy now\n";
+    let out = filter(trained_model(), input)
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    assert_eq!(count_fields(&out, "X-Spam-Flag"), 1);
+    assert_eq!(count_fields(&out, "X-Spam-Level"), 0);
+    assert!(out.ends_with(b"Subject: cheap meds\n\nbuy now\n"));
+}
+
+#[test]
+fn no_separator_and_empty_input() {
+    let out = filter(trained_model(), b"Subject: no body")
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    assert!(out.ends_with(b"Subject: no body"));
+    assert_eq!(count_fields(&out, "X-Spam-Flag"), 1);
+    let out = filter(trained_model(), b"")
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    assert_eq!(strip_owned_fields(&out), b"");
+    assert_eq!(count_fields(&out, "X-Spam-Status"), 1);
+}
+
+#[test]
+fn missing_truncated_or_corrupt_model_passes_the_message_unchanged() {
+    let t = TestDir::new();
+    let good = std::fs::read(trained_model()).unwrap();
+    let truncated = t.write("truncated.spamsort", &good[..good.len() / 2]);
+    let mut flipped = good.clone();
+    let mid = flipped.len() / 2;
+    flipped[mid] ^= 0xff;
+    let corrupt = t.write("corrupt.spamsort", &flipped);
+    let random = t.write("random.spamsort", b"SPAMSORT\x01\0\0\0 this is not a model");
+    let missing = t.path().join("missing.spamsort");
+    let input = std::fs::read(&sample_files()[0]).unwrap();
+    for model in [&truncated, &corrupt, &random, &missing] {
+        let assert = filter(model, &input).success();
+        let output = assert.get_output();
+        assert_eq!(output.stdout, input, "{}", model.display());
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains("passed through unchanged")
+                && stderr.contains(&*model.file_name().unwrap().to_string_lossy()),
+            "{stderr}"
+        );
+        spamsort()
+            .arg("filter")
+            .arg("--exit-code")
+            .arg("--model")
+            .arg(model)
+            .write_stdin(input.clone())
+            .assert()
+            .code(3);
+    }
+}
+
+#[test]
+fn oversize_messages_stream_through_unclassified() {
+    let input: Vec<u8> = b"Subject: big\n\n"
+        .iter()
+        .copied()
+        .chain(std::iter::repeat_n(b'x', 100_000))
+        .collect();
+    let assert = spamsort()
+        .args(["filter", "--max-size", "1000", "--model"])
+        .arg(trained_model())
+        .write_stdin(input.clone())
+        .assert()
+        .success();
+    assert_eq!(assert.get_output().stdout, input);
+}
+
+#[test]
+fn exit_code_follows_bogofilter() {
+    let spam = std::fs::read(&sample_files()[0]).unwrap();
+    spamsort()
+        .args(["filter", "--exit-code", "--model"])
+        .arg(trained_model())
+        .write_stdin(spam)
+        .assert()
+        .code(0);
+    let ham = std::fs::read(sample_files().last().unwrap()).unwrap();
+    spamsort()
+        .args(["filter", "--exit-code", "--model"])
+        .arg(trained_model())
+        .write_stdin(ham.clone())
+        .assert()
+        .code(1);
+    spamsort()
+        .args([
+            "filter",
+            "--exit-code",
+            "--spam-threshold",
+            "1",
+            "--ham-threshold",
+            "0",
+            "--model",
+        ])
+        .arg(trained_model())
+        .write_stdin(ham)
+        .assert()
+        .code(2);
+}
