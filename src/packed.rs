@@ -2,7 +2,6 @@
 //! otherwise encode (and, worse, decode) them element by element; as bytes they load in one
 //! bounds-checked pass, which keeps model loading cheap for the one-process-per-message filter.
 
-use serde::de::Error as _;
 use serde::{Deserializer, Serializer};
 
 macro_rules! packed {
@@ -22,17 +21,35 @@ macro_rules! packed {
             }
 
             /// Reads a byte string back; its length must be a multiple of the element size.
+            /// Converts straight from the decoder's buffer: one pass, no intermediate copy.
             pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<$t>, D::Error> {
-                let bytes: serde_bytes::ByteBuf = serde::Deserialize::deserialize(d)?;
-                if bytes.len() % SIZE != 0 {
-                    return Err(D::Error::custom(
-                        "packed array length is not a whole number of elements",
-                    ));
+                struct Elements;
+                impl<'de> serde::de::Visitor<'de> for Elements {
+                    type Value = Vec<$t>;
+                    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                        f.write_str("a packed little-endian array")
+                    }
+                    fn visit_bytes<E: serde::de::Error>(self, bytes: &[u8]) -> Result<Vec<$t>, E> {
+                        if bytes.len() % SIZE != 0 {
+                            return Err(E::custom(
+                                "packed array length is not a whole number of elements",
+                            ));
+                        }
+                        Ok(bytes
+                            .chunks_exact(SIZE)
+                            .map(|c| {
+                                <$t>::from_le_bytes(c.try_into().expect("chunk has element size"))
+                            })
+                            .collect())
+                    }
+                    fn visit_byte_buf<E: serde::de::Error>(
+                        self,
+                        bytes: Vec<u8>,
+                    ) -> Result<Vec<$t>, E> {
+                        self.visit_bytes(&bytes)
+                    }
                 }
-                Ok(bytes
-                    .chunks_exact(SIZE)
-                    .map(|c| <$t>::from_le_bytes(c.try_into().expect("chunk has element size")))
-                    .collect())
+                d.deserialize_bytes(Elements)
             }
         }
     };

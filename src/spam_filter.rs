@@ -8,7 +8,7 @@ use crate::eval::CrossValidation;
 use crate::eval::metrics::auc;
 use crate::features::{Dataset, Vocabulary, VocabularyParams};
 use crate::label::{Label, SpamScore, Thresholds, Verdict};
-use crate::model_file::{self, ModelFileError};
+use crate::model_file::{self, ModelFileError, ModelFileReader};
 use crate::models::{Classifier, ModelKind, ModelParams, TrainedModel};
 use crate::tokenize::{Token, Tokenized, Tokenizer, TokenizerConfig};
 use rayon::prelude::*;
@@ -130,8 +130,31 @@ pub struct Explanation {
     pub contributions: Vec<(String, f64)>,
 }
 
+/// Section 0 of a model file, as written.
+#[derive(Serialize)]
+struct HeadRef<'a> {
+    tokenizer: &'a TokenizerConfig,
+    vocabulary: &'a Vocabulary,
+    active: ModelKind,
+    thresholds: Thresholds,
+    summary: &'a TrainingSummary,
+    /// The model in each following section, in order.
+    kinds: Vec<ModelKind>,
+}
+
+/// Section 0 of a model file, as read.
+#[derive(Deserialize)]
+struct Head {
+    tokenizer: TokenizerConfig,
+    vocabulary: Vocabulary,
+    active: ModelKind,
+    thresholds: Thresholds,
+    summary: TrainingSummary,
+    kinds: Vec<ModelKind>,
+}
+
 /// A trained filter: the unit that is saved, loaded and asked for verdicts.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SpamFilter {
     tokenizer: TokenizerConfig,
     vocabulary: Vocabulary,
@@ -146,11 +169,25 @@ impl SpamFilter {
     /// builds the vocabulary and fits the models (in parallel). Fails on invalid model
     /// parameters, a missing class, or an active model that is not among those fitted.
     pub fn train(corpus: &LabeledCorpus, params: &TrainParams) -> Result<SpamFilter> {
+        SpamFilter::train_with_progress(corpus, params, || {})
+    }
+
+    /// [`SpamFilter::train`], calling `tokenized` once per message as tokenizing proceeds
+    /// (from any thread), for a progress display.
+    pub fn train_with_progress(
+        corpus: &LabeledCorpus,
+        params: &TrainParams,
+        tokenized: impl Fn() + Sync,
+    ) -> Result<SpamFilter> {
         let tokenizer = Tokenizer::new(params.tokenizer.clone());
-        let tokenized: Vec<(Tokenized, Label)> = tokenizer
-            .tokenize_all(corpus.messages.par_iter().map(|(m, _)| m.bytes.as_slice()))
-            .into_iter()
-            .zip(corpus.messages.iter().map(|(_, l)| *l))
+        let tokenized: Vec<(Tokenized, Label)> = corpus
+            .messages
+            .par_iter()
+            .map(|(m, label)| {
+                let t = tokenizer.tokenize(&m.bytes);
+                tokenized();
+                (t, *label)
+            })
             .collect();
         let mut summary = TrainingSummary::default();
         for (t, label) in &tokenized {
@@ -298,19 +335,96 @@ impl SpamFilter {
         self.active
     }
 
-    /// Loads a filter saved by [`SpamFilter::save`], checking it before it is trusted.
+    /// Loads a filter saved by [`SpamFilter::save`], every model in it, checking it before it
+    /// is trusted.
     pub fn load(path: &Path) -> std::result::Result<SpamFilter, ModelFileError> {
-        let filter: SpamFilter = model_file::load(path)?;
-        filter
-            .vocabulary
-            .validate()
-            .map_err(|reason| ModelFileError::invalid(path, reason))?;
-        Ok(filter)
+        SpamFilter::load_models(path, None)
     }
 
-    /// Saves the filter atomically.
+    /// Loads what scoring with one model needs: the settings, the vocabulary and that model
+    /// (`None`: the active one), and leaves the other models' sections unread. This is what
+    /// the one-process-per-message filter pays for, so it reads a fraction of the file.
+    pub fn load_for_scoring(
+        path: &Path,
+        model: Option<ModelKind>,
+    ) -> std::result::Result<SpamFilter, ModelFileError> {
+        SpamFilter::load_models(path, Some(model))
+    }
+
+    /// `only`: `None` loads every model; `Some(kind)` loads one (`Some(None)`: the active).
+    fn load_models(
+        path: &Path,
+        only: Option<Option<ModelKind>>,
+    ) -> std::result::Result<SpamFilter, ModelFileError> {
+        let mut reader = ModelFileReader::open(path)?;
+        if only.is_some() {
+            // Sections left undecoded are still checked: a damaged file is never used.
+            reader.verify_all()?;
+        }
+        let head: Head = reader.read(0)?;
+        head.vocabulary
+            .validate()
+            .map_err(|reason| ModelFileError::invalid(path, reason))?;
+        if reader.sections() != head.kinds.len() + 1 || !head.kinds.contains(&head.active) {
+            return Err(ModelFileError::invalid(
+                path,
+                "the model directory does not match its sections",
+            ));
+        }
+        let wanted: Vec<ModelKind> = match only {
+            None => head.kinds.clone(),
+            Some(kind) => {
+                let kind = kind.unwrap_or(head.active);
+                if !head.kinds.contains(&kind) {
+                    return Err(ModelFileError::invalid(
+                        path,
+                        format!("it holds no {kind} model"),
+                    ));
+                }
+                vec![kind]
+            }
+        };
+        let mut models = Vec::with_capacity(wanted.len());
+        for (i, kind) in head.kinds.iter().enumerate() {
+            if wanted.contains(kind) {
+                let model: TrainedModel = reader.read(i + 1)?;
+                if model.model.kind() != *kind {
+                    return Err(ModelFileError::invalid(
+                        path,
+                        "a model section holds the wrong model",
+                    ));
+                }
+                models.push(model);
+            }
+        }
+        let active = if models.iter().any(|m| m.model.kind() == head.active) {
+            head.active
+        } else {
+            wanted[0]
+        };
+        Ok(SpamFilter {
+            tokenizer: head.tokenizer,
+            vocabulary: head.vocabulary,
+            models,
+            active,
+            thresholds: head.thresholds,
+            summary: head.summary,
+        })
+    }
+
+    /// Saves the filter atomically: one section for the settings and vocabulary, one per model.
     pub fn save(&self, path: &Path) -> std::result::Result<(), ModelFileError> {
-        model_file::save(self, path)
+        let head = HeadRef {
+            tokenizer: &self.tokenizer,
+            vocabulary: &self.vocabulary,
+            active: self.active,
+            thresholds: self.thresholds,
+            summary: &self.summary,
+            kinds: self.model_kinds(),
+        };
+        let mut sections = vec![model_file::encode_section(&head)];
+        sections.extend(self.models.iter().map(model_file::encode_section));
+        model_file::save_bytes(&model_file::encode_sections(&sections), path)
     }
 
     /// The tokenizer settings used in training.

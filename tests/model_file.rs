@@ -67,7 +67,7 @@ fn truncated_file_is_named_and_explained() {
 #[test]
 fn every_flipped_payload_byte_is_caught() {
     let bytes = model_file::encode(&payload());
-    for i in model_file::HEADER_LEN..bytes.len() {
+    for i in model_file::header_len(1)..bytes.len() {
         let mut bad = bytes.clone();
         bad[i] ^= 0x40;
         let err = model_file::decode::<Payload>(&bad, "m.bin".as_ref()).unwrap_err();
@@ -98,50 +98,33 @@ fn valid_checksum_but_bad_vocabulary_is_rejected_by_validation() {
     // A file whose checksum is right but whose vocabulary breaks its invariants (as a buggy or
     // hostile writer could produce) must be caught by validate(), not trusted.
     let mut p = payload();
-    p.vocabulary = bincode_roundtrip_unsorted();
+    p.vocabulary = vocabulary_with_invalid_utf8();
     assert!(p.vocabulary.validate().is_err());
 }
 
-fn bincode_roundtrip_unsorted() -> Vocabulary {
-    // Two tokens out of order: encode a sorted vocabulary, then swap the token bytes.
+fn vocabulary_with_invalid_utf8() -> Vocabulary {
+    // Encode a vocabulary, break a token's UTF-8, and lay the tampered section out with a
+    // correct checksum.
     let a: Vec<String> = vec!["ab".into(), "cd".into()];
     let v = VocabularyParams {
         min_df: 1,
         max_features: None,
     }
     .fit([(&a[..], Label::Ham)]);
-    let mut bytes = model_file::encode(&v);
-    let pos = bytes.windows(4).position(|w| w == b"abcd").unwrap();
-    bytes[pos..pos + 4].copy_from_slice(b"cdab");
-    let payload = &bytes[model_file::HEADER_LEN..];
-    let crc = crc32(payload);
-    bytes[24..28].copy_from_slice(&crc.to_le_bytes());
-    model_file::decode(&bytes, "m".as_ref()).unwrap()
-}
-
-fn crc32(data: &[u8]) -> u32 {
-    // Bitwise CRC-32 (IEEE), independent of the implementation under test.
-    let mut crc = !0u32;
-    for &b in data {
-        crc ^= u32::from(b);
-        for _ in 0..8 {
-            crc = if crc & 1 != 0 {
-                (crc >> 1) ^ 0xEDB8_8320
-            } else {
-                crc >> 1
-            };
-        }
-    }
-    !crc
+    let mut section = model_file::encode_section(&v);
+    let pos = section.windows(4).position(|w| w == b"abcd").unwrap();
+    section[pos..pos + 4].copy_from_slice(b"ab\xffd");
+    model_file::decode(&model_file::encode_sections(&[section]), "m".as_ref()).unwrap()
 }
 
 proptest! {
     #[test]
     fn random_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..512), magic in any::<bool>()) {
         let mut bytes = bytes;
-        if magic && bytes.len() >= 28 {
+        if magic && bytes.len() >= 44 {
             bytes[..8].copy_from_slice(b"SPAMSORT");
             bytes[8..12].copy_from_slice(&1u32.to_le_bytes());
+            bytes[12..16].copy_from_slice(&1u32.to_le_bytes());
         }
         prop_assert!(model_file::decode::<Payload>(&bytes, "r".as_ref()).is_err());
     }

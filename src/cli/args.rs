@@ -101,7 +101,7 @@ pub fn load_filter(
     config: &Config,
 ) -> anyhow::Result<SpamFilter> {
     let path = model.path(config)?;
-    let mut filter = SpamFilter::load(&path)?;
+    let mut filter = SpamFilter::load_for_scoring(&path, verdicts.classifier)?;
     verdicts.apply(&mut filter)?;
     Ok(filter)
 }

@@ -8,6 +8,7 @@ use anyhow::Context;
 use spamsort::models::{ModelKind, ModelParams};
 use spamsort::spam_filter::ActiveModel;
 use spamsort::{Label, LabeledCorpus, SpamFilter, TrainParams};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -75,7 +76,20 @@ pub fn run(args: TrainArgs) -> anyhow::Result<ExitStatus> {
         ..TrainParams::default()
     };
     params.vocabulary.min_df = args.min_df;
-    let filter = SpamFilter::train(&corpus, &params)?;
+    let filter = {
+        let bar = if std::io::stderr().is_terminal() {
+            indicatif::ProgressBar::new(corpus.messages.len() as u64)
+        } else {
+            indicatif::ProgressBar::hidden()
+        };
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("tokenizing {bar:40} {pos}/{len} messages")
+                .expect("valid template"),
+        );
+        let filter = SpamFilter::train_with_progress(&corpus, &params, || bar.inc(1))?;
+        bar.finish_and_clear();
+        filter
+    };
     if let Some(dir) = model_path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }

@@ -185,11 +185,11 @@ impl Vocabulary {
         self.docs[label.index()]
     }
 
-    /// Checks the invariants a loaded file must hold before it is trusted: tables aligned,
-    /// offsets increasing and inside the blob, every token valid UTF-8, tokens strictly
-    /// increasing (ids are ranks), hash table sized with free slots and pointing inside the
-    /// token table. Runs in about a third of a millisecond for a 50,000-token vocabulary: the
-    /// pipe filter pays it once per message.
+    /// Checks the invariants a loaded file must hold before it is trusted, so that no lookup
+    /// can index out of bounds or loop: tables aligned, offsets increasing, inside the blob and
+    /// on character boundaries, the blob valid UTF-8, the hash table a power of two with free
+    /// slots and pointing inside the token table. (Sortedness is not needed for lookups and is
+    /// covered by the file checksum.) The pipe filter pays this once per message.
     pub fn validate(&self) -> Result<(), String> {
         let n = self.ends.len();
         if self.df_ham.len() != n || self.df_spam.len() != n {
@@ -205,20 +205,12 @@ impl Vocabulary {
         if self.table.iter().any(|&id| id != EMPTY && id as usize >= n) {
             return Err("token hash table points past the token table".into());
         }
-        // One UTF-8 pass over the whole blob; then each offset must fall on a char boundary.
         let text = std::str::from_utf8(&self.blob).map_err(|_| "a token is not valid UTF-8")?;
-        let mut start = 0usize;
-        let mut prev: &[u8] = &[];
-        for (i, &end) in self.ends.iter().enumerate() {
-            let end = end as usize;
-            if end < start || !text.is_char_boundary(end) {
+        let mut start = 0u32;
+        for &end in &self.ends {
+            if end < start || !text.is_char_boundary(end as usize) {
                 return Err("token offsets are out of order or split a character".into());
             }
-            let token = &self.blob[start..end];
-            if i > 0 && prev >= token {
-                return Err("tokens are not strictly sorted".into());
-            }
-            prev = token;
             start = end;
         }
         Ok(())

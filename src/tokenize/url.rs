@@ -3,14 +3,40 @@
 //! whole IP address (`url:ip:192.0.2.7`), and for the words of its path (`url-path:unsubscribe`).
 
 use super::Sink;
-use regex::Regex;
 use std::net::IpAddr;
-use std::sync::LazyLock;
 
-/// Plain-text URLs: an explicit scheme or a bare `www.` host, up to white space or a delimiter.
-static URL: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"(?i)\b(?:(?:https?|ftp)://|www\.)[^\s<>"'()\[\]{}|\\^`]+"#).expect("valid regex")
-});
+/// URL openings, matched case-insensitively at a word start.
+const OPENINGS: [&[u8]; 4] = [b"http://", b"https://", b"ftp://", b"www."];
+
+/// Bytes that end a plain-text URL.
+fn ends_url(b: u8) -> bool {
+    b.is_ascii_whitespace() || b"<>\"'()[]{}|\\^`".contains(&b)
+}
+
+/// The next plain-text URL at or after `from`: an explicit scheme or a bare `www.` host, up to
+/// white space or a delimiter, as (start, end) byte offsets. Hand-written rather than a regex:
+/// compiling even a small regex costs about half a millisecond, which the
+/// one-process-per-message filter would pay on every message. Matches start at an ASCII byte
+/// and end before an ASCII byte or at the end, so they are valid UTF-8 slices.
+fn next_url(text: &[u8], from: usize) -> Option<(usize, usize)> {
+    let mut i = from;
+    while i < text.len() {
+        let word_start = i == 0 || !(text[i - 1].is_ascii_alphanumeric() || text[i - 1] == b'_');
+        let opening = word_start
+            && OPENINGS
+                .iter()
+                .any(|o| text.len() - i >= o.len() && text[i..i + o.len()].eq_ignore_ascii_case(o));
+        if opening {
+            let end = text[i..]
+                .iter()
+                .position(|&b| ends_url(b))
+                .map_or(text.len(), |n| i + n);
+            return Some((i, end));
+        }
+        i += 1;
+    }
+    None
+}
 
 /// Most path words taken from one URL; long tracking paths add nothing beyond these.
 const MAX_PATH_WORDS: usize = 8;
@@ -28,12 +54,12 @@ pub(crate) enum Segment<'t> {
 pub(crate) fn split_urls(text: &str) -> Vec<Segment<'_>> {
     let mut out = Vec::new();
     let mut last = 0;
-    for m in URL.find_iter(text) {
-        out.push(Segment::Text(&text[last..m.start()]));
+    while let Some((start, end)) = next_url(text.as_bytes(), last) {
+        out.push(Segment::Text(&text[last..start]));
         out.push(Segment::Url(
-            m.as_str().trim_end_matches(['.', ',', ';', ':', '!', '?']),
+            text[start..end].trim_end_matches(['.', ',', ';', ':', '!', '?']),
         ));
-        last = m.end();
+        last = end;
     }
     out.push(Segment::Text(&text[last..]));
     out
@@ -135,6 +161,22 @@ mod tests {
     #[test]
     fn finds_urls_in_text() {
         let segments = split_urls("see http://a.example/x, or www.b.example.");
+        assert_eq!(
+            split_urls("xhttp://no WWW.Yes.example"),
+            [
+                Segment::Text("xhttp://no "),
+                Segment::Url("WWW.Yes.example"),
+                Segment::Text("")
+            ]
+        );
+        assert_eq!(
+            split_urls("見http://a.example/ü<b"),
+            [
+                Segment::Text("見"),
+                Segment::Url("http://a.example/ü"),
+                Segment::Text("<b")
+            ]
+        );
         assert_eq!(
             segments,
             [

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Pipe-mode latency as real mail setups run it: one process per message, the model loaded
+# each time. spamsort filter and bogofilter (Debian's, installed here if missing) are trained
+# on the same messages (the whole SpamAssassin corpus) and then each filters the same sample
+# of messages, alternating, in one run. Prints median, mean and 90th percentile per message,
+# process start included, and the ratio.
+#
+# Usage: benches/pipe_latency.sh [MESSAGES]   (default 600)
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+n="${1:-600}"
+
+corpus/fetch-spamassassin.sh >/dev/null
+if ! command -v bogofilter >/dev/null; then
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bogofilter >/dev/null
+fi
+cargo build --release --quiet
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+echo "training spamsort and bogofilter on corpus/spamassassin ..." >&2
+./target/release/spamsort train --spam corpus/spamassassin/spam --ham corpus/spamassassin/ham \
+  --model "$work/model.spamsort" 2>/dev/null
+mkdir -p "$work/bogo"
+find corpus/spamassassin/spam -type f -name '*.txt' | sort | bogofilter -d "$work/bogo" -s -b
+find corpus/spamassassin/ham -type f -name '*.txt' | sort | bogofilter -d "$work/bogo" -n -b
+
+python3 - "$work" "$n" <<'PY'
+import os, statistics, subprocess, sys, time
+work, n = sys.argv[1], int(sys.argv[2])
+files = sorted(os.path.join(d, f) for root in ("corpus/spamassassin/spam", "corpus/spamassassin/ham")
+               for d, _, fs in os.walk(root) for f in fs)
+step = max(1, len(files) // n)
+sample = files[::step][:n]
+tools = {
+    "spamsort filter": ["./target/release/spamsort", "filter", "--model", f"{work}/model.spamsort"],
+    "bogofilter -p -e": ["bogofilter", "-d", f"{work}/bogo", "-p", "-e"],
+}
+times = {name: [] for name in tools}
+for i, path in enumerate(sample):
+    data = open(path, "rb").read()
+    order = list(tools.items()) if i % 2 == 0 else list(tools.items())[::-1]
+    for name, cmd in order:
+        t = time.perf_counter()
+        out = subprocess.run(cmd, input=data, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, check=True).stdout
+        times[name].append(time.perf_counter() - t)
+        assert len(out) >= len(data), f"{name} lost bytes of {path}"
+print(f"{len(sample)} messages, one process each, model loaded each time")
+print(f"{'tool':<18} {'median ms':>10} {'mean ms':>9} {'p90 ms':>8}")
+for name, ts in times.items():
+    ts = sorted(ts)
+    print(f"{name:<18} {1000*statistics.median(ts):>10.2f} {1000*statistics.mean(ts):>9.2f} {1000*ts[int(0.9*len(ts))]:>8.2f}")
+a, b = (statistics.median(times[k]) for k in tools)
+print(f"spamsort / bogofilter median ratio: {a / b:.2f}")
+PY
