@@ -4,23 +4,14 @@
 //!
 //! Run: `cargo bench --bench classify`
 
+mod common;
+
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use spamsort::models::ModelKind;
-use spamsort::{LabeledCorpus, SpamFilter, TrainParams};
-use std::path::Path;
+use spamsort::{SpamFilter, TrainParams};
 
 fn classify(c: &mut Criterion) {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus");
-    let full = root.join("spamassassin");
-    let dir = if full.join("ham").is_dir() {
-        full
-    } else {
-        root.join("sample")
-    };
-    let corpus = LabeledCorpus::read(&[dir.join("spam")], &[dir.join("ham")], |e| {
-        eprintln!("{e}")
-    })
-    .expect("corpus readable");
+    let (_, corpus) = common::corpus();
     let filter = SpamFilter::train(&corpus, &TrainParams::default()).expect("train");
     let messages: Vec<&[u8]> = corpus
         .messages
@@ -48,10 +39,6 @@ fn classify(c: &mut Criterion) {
     }
     group.finish();
 }
-
-// The same allocator as the `spamsort` binary, so the figures are the binary's.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 criterion_group!(benches, classify);
 criterion_main!(benches);

@@ -1,40 +1,39 @@
 //! Model file load time: the one-process-per-message filter pays it for every message. Trains
 //! on the SpamAssassin corpus when fetched (`corpus/fetch-spamassassin.sh`), else on the sample,
-//! saves the model to a temporary file and measures `SpamFilter::load` (read, checksum, decode,
-//! validate).
+//! saves the model to a temporary file and measures a full `SpamFilter::load` (every section)
+//! and `SpamFilter::load_for_scoring` (settings, vocabulary and the active model decoded, every
+//! section's checksum verified), which is what `spamsort filter` does.
 //!
 //! Run: `cargo bench --bench model_load`
 
+mod common;
+
 use criterion::{Criterion, criterion_group, criterion_main};
-use spamsort::{LabeledCorpus, SpamFilter, TrainParams};
-use std::path::Path;
+use spamsort::{SpamFilter, TrainParams};
 
 fn model_load(c: &mut Criterion) {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus");
-    let full = root.join("spamassassin");
-    let dir = if full.join("ham").is_dir() {
-        full
-    } else {
-        root.join("sample")
-    };
-    let corpus = LabeledCorpus::read(&[dir.join("spam")], &[dir.join("ham")], |e| {
-        eprintln!("{e}")
-    })
-    .expect("corpus readable");
+    let (name, corpus) = common::corpus();
     let filter = SpamFilter::train(&corpus, &TrainParams::default()).expect("train");
     let tmp = tempfile::tempdir().expect("temp dir");
     let path = tmp.path().join("model.spamsort");
     filter.save(&path).expect("save");
     let size = std::fs::metadata(&path).expect("saved").len();
     let name = format!(
-        "{}/{}msgs/{}tokens/{}KiB",
-        dir.file_name().unwrap().to_string_lossy(),
+        "{name}/{}msgs/{}tokens/{}KiB",
         corpus.messages.len(),
         filter.vocabulary().len(),
         size / 1024
     );
-    c.bench_function(&format!("model_load/{name}"), |b| {
+    c.bench_function(&format!("model_load/full/{name}"), |b| {
         b.iter(|| SpamFilter::load(&path).expect("load").vocabulary().len())
+    });
+    c.bench_function(&format!("model_load/scoring/{name}"), |b| {
+        b.iter(|| {
+            SpamFilter::load_for_scoring(&path, None)
+                .expect("load")
+                .vocabulary()
+                .len()
+        })
     });
 }
 

@@ -5,24 +5,15 @@
 //!
 //! Run: `cargo bench --bench train`
 
+mod common;
+
 use criterion::{Criterion, criterion_group, criterion_main};
-use spamsort::features::{Dataset, stratified_folds};
+use spamsort::features::{Dataset, stratified_folds, training_indices};
 use spamsort::models::{ModelKind, ModelParams};
-use spamsort::{LabeledCorpus, SpamFilter, Tokenizer, TrainParams, VocabularyParams};
-use std::path::Path;
+use spamsort::{SpamFilter, Tokenizer, TrainParams, VocabularyParams};
 
 fn train(c: &mut Criterion) {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus");
-    let full = root.join("spamassassin");
-    let dir = if full.join("ham").is_dir() {
-        full
-    } else {
-        root.join("sample")
-    };
-    let corpus = LabeledCorpus::read(&[dir.join("spam")], &[dir.join("ham")], |e| {
-        eprintln!("{e}")
-    })
-    .expect("corpus readable");
+    let (_, corpus) = common::corpus();
     let mut group = c.benchmark_group("train");
     group.sample_size(10);
     group.bench_function(format!("all-four/{}msgs", corpus.messages.len()), |b| {
@@ -35,8 +26,7 @@ fn train(c: &mut Criterion) {
     });
 
     let labels: Vec<_> = corpus.messages.iter().map(|(_, l)| *l).collect();
-    let folds = stratified_folds(&labels, 5, 42);
-    let train: Vec<usize> = folds[1..].concat();
+    let train = training_indices(&stratified_folds(&labels, 5, 42), 0);
     let tokens = Tokenizer::default().tokenize_all(
         corpus
             .messages
@@ -65,10 +55,6 @@ fn train(c: &mut Criterion) {
     }
     group.finish();
 }
-
-// The same allocator as the `spamsort` binary, so the figures are the binary's.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 criterion_group!(benches, train);
 criterion_main!(benches);

@@ -46,6 +46,35 @@ fn rel_close(a: f64, b: f64, tol: f64) -> bool {
     (a - b).abs() <= tol * a.abs().max(b.abs()).max(1e-300)
 }
 
+/// Compares a Naive Bayes model's per-class joint log likelihoods with scikit-learn's
+/// `predict_joint_log_proba` (relative 1e-9), and its cached linear decision with their
+/// difference.
+fn assert_jll_matches(
+    o: &Oracle,
+    key: &str,
+    jll: impl Fn(&SparseVector) -> [f64; 2],
+    decision: impl Fn(&SparseVector) -> f64,
+) {
+    let expected: Vec<Vec<f64>> = serde_json::from_value(o.json[key].clone()).unwrap();
+    for (row, exp) in o.data.rows.iter().zip(&expected) {
+        let got = jll(row);
+        for c in 0..2 {
+            assert!(
+                rel_close(got[c], exp[c], 1e-9),
+                "{key} class {c}: {} vs sklearn {}",
+                got[c],
+                exp[c]
+            );
+        }
+        // The cached linear form gives the same log-odds in O(tokens present).
+        let d = decision(row);
+        assert!(
+            (d - (exp[1] - exp[0])).abs() < 1e-9 * (1.0 + exp[0].abs()),
+            "{key} decision {d}"
+        );
+    }
+}
+
 #[test]
 fn bernoulli_nb_joint_log_likelihood_matches_sklearn() {
     let o = oracle();
@@ -55,24 +84,12 @@ fn bernoulli_nb_joint_log_likelihood_matches_sklearn() {
     }
     .fit(&o.data)
     .unwrap();
-    let expected: Vec<Vec<f64>> = serde_json::from_value(o.json["bernoulli_jll"].clone()).unwrap();
-    for (row, exp) in o.data.rows.iter().zip(&expected) {
-        let jll = model.joint_log_likelihood(row);
-        for c in 0..2 {
-            assert!(
-                rel_close(jll[c], exp[c], 1e-9),
-                "class {c}: {} vs sklearn {}",
-                jll[c],
-                exp[c]
-            );
-        }
-        // The cached linear form gives the same log-odds in O(tokens present).
-        let d = model.function().decision(row);
-        assert!(
-            (d - (exp[1] - exp[0])).abs() < 1e-9 * (1.0 + exp[0].abs()),
-            "decision {d}"
-        );
-    }
+    assert_jll_matches(
+        &o,
+        "bernoulli_jll",
+        |x| model.joint_log_likelihood(x),
+        |x| model.function().decision(x),
+    );
 }
 
 #[test]
@@ -84,24 +101,12 @@ fn multinomial_nb_joint_log_likelihood_matches_sklearn() {
         variant: NbVariant::Multinomial,
     };
     let model = params.fit(&o.data).unwrap();
-    let expected: Vec<Vec<f64>> =
-        serde_json::from_value(o.json["multinomial_jll"].clone()).unwrap();
-    for (row, exp) in o.data.rows.iter().zip(&expected) {
-        let jll = model.joint_log_likelihood(row);
-        for c in 0..2 {
-            assert!(
-                rel_close(jll[c], exp[c], 1e-9),
-                "class {c}: {} vs sklearn {}",
-                jll[c],
-                exp[c]
-            );
-        }
-        let d = model.function().decision(row);
-        assert!(
-            (d - (exp[1] - exp[0])).abs() < 1e-9 * (1.0 + exp[0].abs()),
-            "decision {d}"
-        );
-    }
+    assert_jll_matches(
+        &o,
+        "multinomial_jll",
+        |x| model.joint_log_likelihood(x),
+        |x| model.function().decision(x),
+    );
 }
 
 #[test]

@@ -2,6 +2,7 @@
 //! and defaults into library settings.
 
 use super::config::Config;
+use anyhow::Context;
 use spamsort::models::ModelKind;
 use spamsort::{SpamFilter, Thresholds};
 use std::path::PathBuf;
@@ -104,4 +105,56 @@ pub fn load_filter(
     let mut filter = SpamFilter::load_for_scoring(&path, verdicts.classifier)?;
     verdicts.apply(&mut filter)?;
     Ok(filter)
+}
+
+/// Labeled mail and what to fit on it: shared by `train` and `eval`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct LabeledMailArgs {
+    /// Mailboxes of spam (maildir, mbox, MH or plain folder, TREC index); repeatable.
+    #[arg(long, value_name = "PATH", required = true, num_args = 1..)]
+    pub spam: Vec<PathBuf>,
+    /// Mailboxes of ham (wanted mail); repeatable.
+    #[arg(long, value_name = "PATH", required = true, num_args = 1..)]
+    pub ham: Vec<PathBuf>,
+    /// Models, comma-separated [default: all four:
+    /// bernoulli-nb,multinomial-nb,linear-svm,logistic-regression].
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    pub models: Vec<String>,
+    /// Drop tokens seen in fewer training messages than this.
+    #[arg(long, default_value_t = 2, value_name = "N")]
+    pub min_df: u32,
+}
+
+impl LabeledMailArgs {
+    /// The models named by `--models` (all four if none), checked before any I/O.
+    pub fn kinds(&self) -> anyhow::Result<Vec<ModelKind>> {
+        if self.models.is_empty() {
+            return Ok(ModelKind::ALL.to_vec());
+        }
+        Ok(self
+            .models
+            .iter()
+            .map(|m| m.parse())
+            .collect::<Result<_, _>>()?)
+    }
+
+    /// Reads the mail; unreadable messages are reported and skipped (and counted).
+    pub fn read(&self) -> anyhow::Result<(spamsort::LabeledCorpus, usize)> {
+        let mut skipped = 0;
+        let corpus = spamsort::LabeledCorpus::read(&self.spam, &self.ham, |e| {
+            skipped += 1;
+            eprintln!(
+                "spamsort: skipped: {}",
+                super::terminal::escape_for_terminal(&e.to_string())
+            );
+        })
+        .context("reading the labeled mail")?;
+        anyhow::ensure!(
+            corpus.count(spamsort::Label::Spam) > 0 && corpus.count(spamsort::Label::Ham) > 0,
+            "at least one spam and one ham message are needed (found {} spam, {} ham)",
+            corpus.count(spamsort::Label::Spam),
+            corpus.count(spamsort::Label::Ham)
+        );
+        Ok((corpus, skipped))
+    }
 }

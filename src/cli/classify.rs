@@ -47,13 +47,8 @@ pub fn run(args: ClassifyArgs) -> anyhow::Result<ExitStatus> {
     let mut failed = false;
     let mut last = None;
     for item in &messages {
-        let message = match item {
-            Ok(m) => m,
-            Err(e) => {
-                eprintln!("spamsort: {}", escape_for_terminal(&e.to_string()));
-                failed = true;
-                continue;
-            }
+        let Some(message) = input::readable(item, &mut failed) else {
+            continue;
         };
         let r = filter.classify(&message.bytes);
         let source = message.source.to_string();

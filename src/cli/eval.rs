@@ -2,51 +2,29 @@
 //! print the literature's measures, mean over folds.
 
 use super::ExitStatus;
-use super::terminal::escape_for_terminal;
-use anyhow::Context;
+use super::args::LabeledMailArgs;
 use spamsort::eval::metrics::{Confusion, auc, spam_miss_at_ham_pct};
 use spamsort::eval::{CrossValidation, FoldResult};
-use spamsort::models::{ModelKind, ModelParams};
-use spamsort::{LabeledCorpus, Tokenizer, TokenizerConfig, VocabularyParams};
-use std::path::PathBuf;
+use spamsort::models::ModelParams;
+use spamsort::{Tokenizer, TokenizerConfig, VocabularyParams};
 
 /// Arguments of `spamsort eval`.
 #[derive(Debug, clap::Args)]
 pub struct EvalArgs {
-    /// Mailboxes of spam; repeatable.
-    #[arg(long, value_name = "PATH", required = true, num_args = 1..)]
-    spam: Vec<PathBuf>,
-    /// Mailboxes of ham; repeatable.
-    #[arg(long, value_name = "PATH", required = true, num_args = 1..)]
-    ham: Vec<PathBuf>,
+    #[command(flatten)]
+    mail: LabeledMailArgs,
     /// Number of stratified folds.
     #[arg(long, default_value_t = 10)]
     folds: usize,
     /// Seed of the fold split.
     #[arg(long, default_value_t = 42)]
     seed: u64,
-    /// Models to compare, comma-separated [default: all four].
-    #[arg(long, value_delimiter = ',', value_name = "LIST")]
-    models: Vec<String>,
-    /// Drop tokens seen in fewer training messages than this (per fold).
-    #[arg(long, default_value_t = 2, value_name = "N")]
-    min_df: u32,
 }
 
 pub fn run(args: EvalArgs) -> anyhow::Result<ExitStatus> {
-    let kinds: Vec<ModelKind> = if args.models.is_empty() {
-        ModelKind::ALL.to_vec()
-    } else {
-        args.models
-            .iter()
-            .map(|m| m.parse())
-            .collect::<Result<_, _>>()?
-    };
+    let kinds = args.mail.kinds()?;
     anyhow::ensure!(args.folds >= 2, "--folds must be at least 2");
-    let corpus = LabeledCorpus::read(&args.spam, &args.ham, |e| {
-        eprintln!("spamsort: skipped: {}", escape_for_terminal(&e.to_string()))
-    })
-    .context("reading the labeled mail")?;
+    let (corpus, _) = args.mail.read()?;
     let tokenizer = Tokenizer::new(TokenizerConfig::default());
     let tokens: Vec<_> = tokenizer
         .tokenize_all(
@@ -64,7 +42,7 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitStatus> {
         folds: args.folds,
         seed: args.seed,
         vocabulary: VocabularyParams {
-            min_df: args.min_df,
+            min_df: args.mail.min_df,
             ..VocabularyParams::default()
         },
         models: kinds.iter().map(|&k| ModelParams::default_for(k)).collect(),

@@ -32,3 +32,22 @@ pub fn read_stdin() -> anyhow::Result<Vec<u8>> {
         .context("reading standard input")?;
     Ok(buf)
 }
+
+/// The message of a reading result; an unreadable one is reported on stderr, `failed` is set,
+/// and `None` comes back so the caller goes on with the next.
+pub fn readable<'m>(
+    item: &'m Result<Message, CorpusError>,
+    failed: &mut bool,
+) -> Option<&'m Message> {
+    match item {
+        Ok(m) => Some(m),
+        Err(e) => {
+            eprintln!(
+                "spamsort: {}",
+                super::terminal::escape_for_terminal(&e.to_string())
+            );
+            *failed = true;
+            None
+        }
+    }
+}

@@ -4,7 +4,6 @@
 
 use super::args::ModelArgs;
 use super::config::Config;
-use super::terminal::escape_for_terminal;
 use super::{ExitStatus, input};
 use anyhow::Context;
 use spamsort::{Label, SpamFilter, Verdict};
@@ -55,13 +54,8 @@ pub fn run(args: LearnArgs) -> anyhow::Result<ExitStatus> {
     let mut filter = SpamFilter::load(&path)?;
     let (mut learned, mut skipped, mut failed) = (0, 0, false);
     for item in &messages {
-        let message = match item {
-            Ok(m) => m,
-            Err(e) => {
-                eprintln!("spamsort: {}", escape_for_terminal(&e.to_string()));
-                failed = true;
-                continue;
-            }
+        let Some(message) = input::readable(item, &mut failed) else {
+            continue;
         };
         if args.if_wrong {
             let verdict = filter.classify(&message.bytes).verdict;

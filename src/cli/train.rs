@@ -2,50 +2,30 @@
 //! vocabulary, save the model file.
 
 use super::ExitStatus;
-use super::args::ModelArgs;
-use super::terminal::escape_for_terminal;
+use super::args::{LabeledMailArgs, ModelArgs};
 use anyhow::Context;
 use spamsort::models::{ModelKind, ModelParams};
 use spamsort::spam_filter::ActiveModel;
-use spamsort::{Label, LabeledCorpus, SpamFilter, TrainParams};
+use spamsort::{Label, SpamFilter, TrainParams};
 use std::io::IsTerminal;
-use std::path::PathBuf;
 use std::time::Instant;
 
 /// Arguments of `spamsort train`.
 #[derive(Debug, clap::Args)]
 pub struct TrainArgs {
-    /// Mailboxes of spam (maildir, mbox, MH or plain folder, TREC index); repeatable.
-    #[arg(long, value_name = "PATH", required = true, num_args = 1..)]
-    spam: Vec<PathBuf>,
-    /// Mailboxes of ham (wanted mail); repeatable.
-    #[arg(long, value_name = "PATH", required = true, num_args = 1..)]
-    ham: Vec<PathBuf>,
+    #[command(flatten)]
+    mail: LabeledMailArgs,
     #[command(flatten)]
     model: ModelArgs,
-    /// Models to fit, comma-separated [default: all four:
-    /// bernoulli-nb,multinomial-nb,linear-svm,logistic-regression].
-    #[arg(long, value_delimiter = ',', value_name = "LIST")]
-    models: Vec<String>,
     /// The model whose verdicts count [default: the best by 3-fold cross-validation on the
     /// training mail].
     #[arg(long, value_name = "NAME")]
     active: Option<String>,
-    /// Drop tokens seen in fewer training messages than this.
-    #[arg(long, default_value_t = 2, value_name = "N")]
-    min_df: u32,
 }
 
 pub fn run(args: TrainArgs) -> anyhow::Result<ExitStatus> {
     let model_path = args.model.path(&super::config::Config::load()?)?;
-    let models: Vec<ModelKind> = if args.models.is_empty() {
-        ModelKind::ALL.to_vec()
-    } else {
-        args.models
-            .iter()
-            .map(|m| m.parse())
-            .collect::<Result<_, _>>()?
-    };
+    let models = args.mail.kinds()?;
     let active = args
         .active
         .as_deref()
@@ -55,18 +35,7 @@ pub fn run(args: TrainArgs) -> anyhow::Result<ExitStatus> {
         anyhow::bail!("--active {kind} is not among --models");
     }
     let started = Instant::now();
-    let mut skipped = 0usize;
-    let corpus = LabeledCorpus::read(&args.spam, &args.ham, |e| {
-        skipped += 1;
-        eprintln!("spamsort: skipped: {}", escape_for_terminal(&e.to_string()));
-    })
-    .context("reading the training mail")?;
-    anyhow::ensure!(
-        corpus.count(Label::Spam) > 0 && corpus.count(Label::Ham) > 0,
-        "training needs at least one spam and one ham message (found {} spam, {} ham)",
-        corpus.count(Label::Spam),
-        corpus.count(Label::Ham)
-    );
+    let (corpus, skipped) = args.mail.read()?;
     let mut params = TrainParams {
         models: models
             .iter()
@@ -75,7 +44,7 @@ pub fn run(args: TrainArgs) -> anyhow::Result<ExitStatus> {
         active: Some(active.map_or(ActiveModel::BestByCrossValidation, ActiveModel::Fixed)),
         ..TrainParams::default()
     };
-    params.vocabulary.min_df = args.min_df;
+    params.vocabulary.min_df = args.mail.min_df;
     let filter = {
         let bar = if std::io::stderr().is_terminal() {
             indicatif::ProgressBar::new(corpus.messages.len() as u64)

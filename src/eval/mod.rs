@@ -7,7 +7,7 @@
 pub mod metrics;
 
 use crate::error::Result;
-use crate::features::{Dataset, VocabularyParams, stratified_folds};
+use crate::features::{Dataset, VocabularyParams, stratified_folds, training_indices};
 use crate::label::Label;
 use crate::models::{Calibration, Classifier, ModelKind, ModelParams, TrainedModel};
 use crate::tokenize::Token;
@@ -73,12 +73,7 @@ impl CrossValidation {
         tokens: &[Vec<Token>],
         labels: &[Label],
     ) -> Result<Vec<FoldResult>> {
-        let train: Vec<usize> = folds
-            .iter()
-            .enumerate()
-            .filter(|&(j, _)| j != k)
-            .flat_map(|(_, f)| f.iter().copied())
-            .collect();
+        let train = training_indices(folds, k);
         let vocab = self
             .vocabulary
             .fit(train.iter().map(|&i| (tokens[i].as_slice(), labels[i])));

@@ -42,6 +42,17 @@ impl Dataset {
     }
 }
 
+/// The indices of every fold but fold `k`, fold by fold: the training rows when fold `k` is
+/// held out.
+pub fn training_indices(folds: &[Vec<usize>], k: usize) -> Vec<usize> {
+    folds
+        .iter()
+        .enumerate()
+        .filter(|&(j, _)| j != k)
+        .flat_map(|(_, f)| f.iter().copied())
+        .collect()
+}
+
 /// Splits row indices into `k` folds, each class spread evenly: every fold gets the same share
 /// of spam and of ham (to within one message). Deterministic for a given seed (ChaCha8, whose
 /// stream is fixed across platforms and versions). Each fold's indices are increasing.

@@ -7,7 +7,7 @@ mod sparse;
 mod vocabulary;
 mod weighting;
 
-pub use dataset::{Dataset, stratified_folds};
+pub use dataset::{Dataset, stratified_folds, training_indices};
 pub use sparse::SparseVector;
 pub use vocabulary::{FeatureId, Vocabulary, VocabularyParams};
 pub use weighting::{FeatureConfig, FeatureTransform, Weighting};

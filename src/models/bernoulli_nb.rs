@@ -11,8 +11,9 @@
 //! message update the counts exactly. The model covers the `max_features` tokens of highest
 //! information gain (see [`super::selection`]); the selection is fixed at fit time.
 
+use super::ModelKind;
+use super::check::{require_both_classes, require_positive};
 use super::linear::LinearFunction;
-use super::math::class_counts;
 use super::selection::select_top;
 use crate::error::{Error, Result};
 use crate::features::{Dataset, FeatureConfig, SparseVector};
@@ -63,18 +64,8 @@ pub struct BernoulliNb {
 impl BernoulliNbParams {
     /// Counts document frequencies per class. Needs at least one message of each class.
     pub fn fit(&self, data: &Dataset) -> Result<BernoulliNb> {
-        if !(self.alpha > 0.0 && self.alpha.is_finite()) {
-            return Err(Error::Config(format!(
-                "bernoulli-nb alpha must be > 0, got {}",
-                self.alpha
-            )));
-        }
-        let counts = class_counts(data);
-        if counts.contains(&0.0) {
-            return Err(Error::Config(
-                "bernoulli-nb needs spam and ham to train".into(),
-            ));
-        }
+        require_positive(ModelKind::BernoulliNb, "alpha", self.alpha)?;
+        let counts = require_both_classes(ModelKind::BernoulliNb, data)?;
         let mut df = [vec![0.0; data.n_features], vec![0.0; data.n_features]];
         for (row, label) in data.rows.iter().zip(&data.labels) {
             for &id in row.ids() {

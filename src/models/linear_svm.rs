@@ -5,9 +5,11 @@
 //! Coordinates are visited in a seeded random order, so training is deterministic; it stops
 //! when the projected gradient's spread falls below `tol` or after `max_iter` passes.
 
+use super::ModelKind;
+use super::check::{require_both_classes, require_positive, signed_rows};
 use super::linear::LinearFunction;
 use super::math::sign;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::features::{Dataset, FeatureConfig, SparseVector};
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
@@ -63,20 +65,11 @@ pub struct LinearSvm {
 impl LinearSvmParams {
     /// Solves the dual problem. Needs at least one message of each class.
     pub fn fit(&self, data: &Dataset) -> Result<LinearSvm> {
-        if !(self.c > 0.0 && self.c.is_finite() && self.tol > 0.0) {
-            return Err(Error::Config(format!(
-                "linear-svm needs C > 0 and tol > 0, got C={} tol={}",
-                self.c, self.tol
-            )));
-        }
-        if data.count(crate::Label::Spam) == 0 || data.count(crate::Label::Ham) == 0 {
-            return Err(Error::Config(
-                "linear-svm needs spam and ham to train".into(),
-            ));
-        }
+        require_positive(ModelKind::LinearSvm, "C", self.c)?;
+        require_positive(ModelKind::LinearSvm, "tol", self.tol)?;
+        require_both_classes(ModelKind::LinearSvm, data)?;
         let transform = self.features.fit(data);
-        let xs: Vec<SparseVector> = data.rows.iter().map(|r| transform.apply(r)).collect();
-        let ys: Vec<f64> = data.labels.iter().map(|&l| sign(l)).collect();
+        let (xs, ys) = signed_rows(&transform, data);
         let (w, b) = self.solve(&xs, &ys, data.n_features);
         Ok(LinearSvm {
             c: self.c,

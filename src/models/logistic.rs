@@ -5,10 +5,12 @@
 //! and never form H, then backtracks on the objective (Armijo). The textbook batch gradient
 //! ascent remains as a solver option for teaching and comparison.
 
+use super::ModelKind;
+use super::check::{require_both_classes, require_positive, signed_rows};
 use super::linear::LinearFunction;
 use super::linear_svm::grow_and_add;
-use super::math::{axpy, dot, log1p_exp, norm2, sigmoid, sign};
-use crate::error::{Error, Result};
+use super::math::{axpy, dot, log1p_exp, norm2, sigmoid};
+use crate::error::Result;
 use crate::features::{Dataset, FeatureConfig, SparseVector};
 use crate::label::Label;
 use serde::{Deserialize, Serialize};
@@ -199,20 +201,11 @@ impl Problem<'_> {
 impl LogisticRegressionParams {
     /// Fits the model. Needs at least one message of each class.
     pub fn fit(&self, data: &Dataset) -> Result<LogisticRegression> {
-        if !(self.c > 0.0 && self.c.is_finite() && self.tol > 0.0) {
-            return Err(Error::Config(format!(
-                "logistic-regression needs C > 0 and tol > 0, got C={} tol={}",
-                self.c, self.tol
-            )));
-        }
-        if data.count(Label::Spam) == 0 || data.count(Label::Ham) == 0 {
-            return Err(Error::Config(
-                "logistic-regression needs spam and ham to train".into(),
-            ));
-        }
+        require_positive(ModelKind::LogisticRegression, "C", self.c)?;
+        require_positive(ModelKind::LogisticRegression, "tol", self.tol)?;
+        require_both_classes(ModelKind::LogisticRegression, data)?;
         let transform = self.features.fit(data);
-        let xs: Vec<SparseVector> = data.rows.iter().map(|r| transform.apply(r)).collect();
-        let ys: Vec<f64> = data.labels.iter().map(|&l| sign(l)).collect();
+        let (xs, ys) = signed_rows(&transform, data);
         let problem = Problem {
             xs: &xs,
             ys: &ys,
@@ -277,7 +270,11 @@ mod tests {
             ..Default::default()
         };
         let mut model = params.fit(&data).unwrap();
-        let ys: Vec<f64> = data.labels.iter().map(|&l| sign(l)).collect();
+        let ys: Vec<f64> = data
+            .labels
+            .iter()
+            .map(|&l| crate::models::math::sign(l))
+            .collect();
         let problem = Problem {
             xs: &data.rows,
             ys: &ys,

@@ -7,6 +7,7 @@
 
 mod bernoulli_nb;
 mod calibration;
+mod check;
 mod linear;
 mod linear_svm;
 mod logistic;
@@ -24,7 +25,7 @@ pub use logistic::{LogisticRegression, LogisticRegressionParams, LogisticSolver}
 pub use multinomial_nb::{MultinomialNb, MultinomialNbParams, NbVariant};
 
 use crate::error::{Error, Result};
-use crate::features::{Dataset, FeatureId, SparseVector, stratified_folds};
+use crate::features::{Dataset, FeatureId, SparseVector, stratified_folds, training_indices};
 use crate::label::{Label, SpamScore};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -195,12 +196,7 @@ impl ModelParams {
             .par_iter()
             .enumerate()
             .map(|(k, held_out)| {
-                let train: Vec<usize> = folds
-                    .iter()
-                    .enumerate()
-                    .filter(|&(j, _)| j != k)
-                    .flat_map(|(_, f)| f.iter().copied())
-                    .collect();
+                let train = training_indices(&folds, k);
                 let part = data.subset(&train);
                 if part.count(Label::Spam) == 0 || part.count(Label::Ham) == 0 {
                     return Ok(Vec::new());

@@ -8,8 +8,10 @@
 //! parameters of its complement, normalized by their total magnitude; it is meant for
 //! length-normalized tf-idf input and needs calibration for P(spam).
 
+use super::ModelKind;
+use super::check::{require_both_classes, require_positive};
 use super::linear::LinearFunction;
-use super::math::{class_counts, log_prior_ratio};
+use super::math::log_prior_ratio;
 use crate::error::{Error, Result};
 use crate::features::{Dataset, FeatureConfig, FeatureTransform, SparseVector};
 use crate::label::Label;
@@ -65,18 +67,8 @@ pub struct MultinomialNb {
 impl MultinomialNbParams {
     /// Sums the weighted counts per class. Needs at least one message of each class.
     pub fn fit(&self, data: &Dataset) -> Result<MultinomialNb> {
-        if !(self.alpha > 0.0 && self.alpha.is_finite()) {
-            return Err(Error::Config(format!(
-                "multinomial-nb alpha must be > 0, got {}",
-                self.alpha
-            )));
-        }
-        let class_counts = class_counts(data);
-        if class_counts.contains(&0.0) {
-            return Err(Error::Config(
-                "multinomial-nb needs spam and ham to train".into(),
-            ));
-        }
+        require_positive(ModelKind::MultinomialNb, "alpha", self.alpha)?;
+        let class_counts = require_both_classes(ModelKind::MultinomialNb, data)?;
         let transform = self.features.fit(data);
         let mut counts = [vec![0.0; data.n_features], vec![0.0; data.n_features]];
         for (row, label) in data.rows.iter().zip(&data.labels) {

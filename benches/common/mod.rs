@@ -1,0 +1,28 @@
+//! Shared by the criterion benches: the corpus they run on, and the `spamsort` binary's
+//! allocator, so the figures are the binary's.
+
+use spamsort::LabeledCorpus;
+use std::path::Path;
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// The SpamAssassin corpus when it has been fetched (`corpus/fetch-spamassassin.sh`), else the
+/// committed sample; with its name.
+pub fn corpus() -> (String, LabeledCorpus) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus");
+    let full = root.join("spamassassin");
+    let dir = if full.join("ham").is_dir() {
+        full
+    } else {
+        root.join("sample")
+    };
+    let corpus = LabeledCorpus::read(&[dir.join("spam")], &[dir.join("ham")], |e| {
+        eprintln!("{e}")
+    })
+    .expect("corpus readable");
+    (
+        dir.file_name().unwrap().to_string_lossy().into_owned(),
+        corpus,
+    )
+}
