@@ -19,21 +19,24 @@ fn ends_url(b: u8) -> bool {
 /// one-process-per-message filter would pay on every message. Matches start at an ASCII byte
 /// and end before an ASCII byte or at the end, so they are valid UTF-8 slices.
 fn next_url(text: &[u8], from: usize) -> Option<(usize, usize)> {
-    let mut i = from;
-    while i < text.len() {
+    for i in from..text.len() {
+        // Cheap first test: every opening starts with h, f or w in either case.
+        if !matches!(text[i] | 0x20, b'h' | b'f' | b'w') {
+            continue;
+        }
         let word_start = i == 0 || !(text[i - 1].is_ascii_alphanumeric() || text[i - 1] == b'_');
-        let opening = word_start
+        let rest = &text[i..];
+        if word_start
             && OPENINGS
                 .iter()
-                .any(|o| text.len() - i >= o.len() && text[i..i + o.len()].eq_ignore_ascii_case(o));
-        if opening {
-            let end = text[i..]
+                .any(|o| rest.len() >= o.len() && rest[..o.len()].eq_ignore_ascii_case(o))
+        {
+            let end = rest
                 .iter()
                 .position(|&b| ends_url(b))
                 .map_or(text.len(), |n| i + n);
             return Some((i, end));
         }
-        i += 1;
     }
     None
 }
