@@ -87,30 +87,33 @@ pub fn strip_owned_fields(message: &[u8]) -> Vec<u8> {
 }
 
 /// The message with owned fields removed and `lines` inserted at the top of the header block.
-pub fn add_header_lines(message: &[u8], lines: &[String]) -> Vec<u8> {
+/// `None` when the header block does not start with a field but with a folded (white-space)
+/// line: inserted fields would absorb it, and a later strip of them would lose it, so such a
+/// message is left unmarked.
+pub fn add_header_lines(message: &[u8], lines: &[String]) -> Option<Vec<u8>> {
     let eol = line_ending(message);
     let stripped = strip_owned_fields(message);
-    let insert_at = if stripped.starts_with(b"From ") {
-        memchr::memchr(b'\n', &stripped).map_or(stripped.len(), |i| i + 1)
-    } else {
-        0
+    // After an mbox envelope line, if it is a complete line; otherwise at the very top.
+    let insert_at = match memchr::memchr(b'\n', &stripped) {
+        Some(i) if stripped.starts_with(b"From ") => i + 1,
+        _ => 0,
     };
+    if matches!(stripped.get(insert_at), Some(b' ' | b'\t')) {
+        return None;
+    }
     let mut out = Vec::with_capacity(stripped.len() + 160);
     out.extend_from_slice(&stripped[..insert_at]);
-    if insert_at == stripped.len() && insert_at > 0 && !stripped.ends_with(b"\n") {
-        // An envelope line without a line ending: end it before the fields that follow.
-        out.extend_from_slice(eol);
-    }
     for line in lines {
         out.extend_from_slice(line.as_bytes());
         out.extend_from_slice(eol);
     }
     out.extend_from_slice(&stripped[insert_at..]);
-    out
+    Some(out)
 }
 
-/// The message with spamsort's verdict headers for `result` (see the module docs).
-pub fn add_spam_headers(message: &[u8], result: &Classification, required: f64) -> Vec<u8> {
+/// The message with spamsort's verdict headers for `result` (see the module docs); `None` if
+/// it cannot be marked safely (see [`add_header_lines`]).
+pub fn add_spam_headers(message: &[u8], result: &Classification, required: f64) -> Option<Vec<u8>> {
     add_header_lines(message, &spam_header_lines(result, required))
 }
 
@@ -125,27 +128,74 @@ mod tests {
     #[test]
     fn inserts_at_top_and_removes_forged_fields() {
         let msg = b"Subject: hi\nX-Spam-Flag: NO\nx-spam-status: No,\n\tscore=0.0\nTo: a\n\nX-Spam-Flag: body stays\n";
-        let out = add_header_lines(msg, &lines());
+        let out = add_header_lines(msg, &lines()).unwrap();
         assert_eq!(out, b"X-Spam-Flag: YES\nX-Spam-Status: Yes\nSubject: hi\nTo: a\n\nX-Spam-Flag: body stays\n");
     }
 
     #[test]
     fn follows_crlf_and_keeps_envelope_line_first() {
         let msg = b"From a@b Mon Jan  1 00:00:00 2024\r\nSubject: x\r\n\r\nbody\r\n";
-        let out = add_header_lines(msg, &lines());
+        let out = add_header_lines(msg, &lines()).unwrap();
         assert_eq!(out, b"From a@b Mon Jan  1 00:00:00 2024\r\nX-Spam-Flag: YES\r\nX-Spam-Status: Yes\r\nSubject: x\r\n\r\nbody\r\n");
+    }
+
+    proptest::proptest! {
+        /// Whatever the bytes, the output minus the owned fields is the input minus the owned
+        /// fields, and the header block carries exactly one of each field added.
+        #[test]
+        fn passthrough_is_byte_exact(
+            parts in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::strategy::Just(b"From a@b x\n".to_vec()),
+                    proptest::strategy::Just(b"X-Spam-Flag: NO\n".to_vec()),
+                    proptest::strategy::Just(b"x-spam-status: No,\r\n\tscore=1\r\n".to_vec()),
+                    proptest::strategy::Just(b"Subject: s\n".to_vec()),
+                    proptest::strategy::Just(b"\n".to_vec()),
+                    proptest::strategy::Just(b"\r\n".to_vec()),
+                    proptest::strategy::Just(b" folded\n".to_vec()),
+                    proptest::collection::vec(proptest::prelude::any::<u8>(), 0..12),
+                ],
+                0..12,
+            )
+        ) {
+            let input: Vec<u8> = parts.concat();
+            let Some(out) = add_header_lines(&input, &lines()) else {
+                // Refused only when a folded line opens the header block.
+                let stripped = strip_owned_fields(&input);
+                let start = if stripped.starts_with(b"From ") {
+                    memchr::memchr(b'\n', &stripped).map_or(0, |i| i + 1)
+                } else {
+                    0
+                };
+                proptest::prop_assert!(matches!(stripped.get(start), Some(b' ' | b'\t')));
+                return Ok(());
+            };
+            proptest::prop_assert_eq!(strip_owned_fields(&out), strip_owned_fields(&input));
+            let head = &out[..header_block_len(&out)];
+            let count = |name: &[u8]| head.split(|&b| b == b'\n').filter(|l| l.starts_with(name)).count();
+            proptest::prop_assert_eq!(count(b"X-Spam-Flag: YES"), 1);
+            proptest::prop_assert_eq!(count(b"X-Spam-Status: Yes"), 1);
+        }
     }
 
     #[test]
     fn no_separator_and_empty_input() {
         assert_eq!(
-            add_header_lines(b"Subject: only", &lines()),
+            add_header_lines(b"Subject: only", &lines()).unwrap(),
             b"X-Spam-Flag: YES\nX-Spam-Status: Yes\nSubject: only"
         );
         assert_eq!(
-            add_header_lines(b"", &lines()),
+            add_header_lines(b"", &lines()).unwrap(),
             b"X-Spam-Flag: YES\nX-Spam-Status: Yes\n"
         );
+        // Regression (found by the proptest): a folded line opening the message would be
+        // absorbed into the inserted field and lost when the field is later stripped; such a
+        // message is left unmarked instead.
+        assert_eq!(
+            add_header_lines(b" folded\nSubject: x\n\nbody", &lines()),
+            None
+        );
+        assert_eq!(add_header_lines(b"From a\n\tfolded\n", &lines()), None);
         assert_eq!(header_block_len(b"A: b\n\nbody"), 6);
         assert_eq!(header_block_len(b"no blank line"), 13);
     }

@@ -173,3 +173,13 @@ fn exit_code_follows_bogofilter() {
         .assert()
         .code(2);
 }
+
+#[test]
+fn folded_first_line_is_passed_through_unmarked() {
+    // Regression: an inserted field would absorb the folded line, and stripping that field
+    // later (a second filter run) would lose it.
+    let input = b" folded start\nSubject: x\n\nbody\n";
+    let assert = filter(trained_model(), input).success();
+    assert_eq!(assert.get_output().stdout, input);
+    assert!(String::from_utf8_lossy(&assert.get_output().stderr).contains("folded line"));
+}

@@ -89,12 +89,15 @@ fn classify_and_mark(
         .map_err(|e| format!("{e:#}"))?;
     let filter = load_filter(&args.model, &verdicts, &config).map_err(|e| format!("{e:#}"))?;
     // The tokenizer already contains parser panics; this guards everything else.
-    catch_unwind(AssertUnwindSafe(|| {
+    let (marked, verdict) = catch_unwind(AssertUnwindSafe(|| {
         let result = filter.classify(message);
         (
             add_spam_headers(message, &result, filter.thresholds().spam()),
             result.verdict,
         )
     }))
-    .map_err(|_| "internal error while classifying (please report it)".to_string())
+    .map_err(|_| "internal error while classifying (please report it)".to_string())?;
+    let marked = marked
+        .ok_or("the header block starts with a folded line, so no field can be added safely")?;
+    Ok((marked, verdict))
 }
