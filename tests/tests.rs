@@ -3,6 +3,7 @@
 mod util;
 
 mod cli_commands;
+mod cli_eval;
 mod cli_filter;
 mod cli_tokens;
 mod cli_train;

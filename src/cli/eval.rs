@@ -3,10 +3,11 @@
 
 use super::ExitStatus;
 use super::args::LabeledMailArgs;
-use spamsort::eval::metrics::{Confusion, auc, spam_miss_at_ham_pct};
-use spamsort::eval::{CrossValidation, FoldResult};
+use spamsort::eval::CrossValidation;
+use spamsort::eval::report::EvalReport;
 use spamsort::models::ModelParams;
 use spamsort::{Tokenizer, TokenizerConfig, VocabularyParams};
+use std::io::Write;
 
 /// Arguments of `spamsort eval`.
 #[derive(Debug, clap::Args)]
@@ -19,6 +20,20 @@ pub struct EvalArgs {
     /// Seed of the fold split.
     #[arg(long, default_value_t = 42)]
     seed: u64,
+    /// Output format; json and csv are stable, for scripts.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+}
+
+/// Output formats of `eval`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Format {
+    /// Aligned columns, for people.
+    Table,
+    /// The full report: per model the means, `spread` (standard deviations) and `folds`.
+    Json,
+    /// One row of means per model.
+    Csv,
 }
 
 pub fn run(args: EvalArgs) -> anyhow::Result<ExitStatus> {
@@ -49,26 +64,65 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitStatus> {
         calibrate: true,
     };
     let results = cv.run(&tokens, &labels)?;
-    println!(
-        "{:<20} {:>9} {:>8} {:>7} {:>7} {:>10} {:>9}",
-        "model", "1-AUC%", "lam%", "hm%", "sm%", "sm%@.1hm", "train s"
-    );
-    for kind in kinds {
-        let folds: Vec<&FoldResult> = results.iter().filter(|r| r.model == kind).collect();
-        let mean = |f: &dyn Fn(&FoldResult) -> f64| {
-            folds.iter().map(|r| f(r)).sum::<f64>() / folds.len() as f64
-        };
-        let conf = |r: &FoldResult| Confusion::at(&r.p_spam, &r.labels, 0.5);
-        println!(
-            "{:<20} {:>9.4} {:>8.3} {:>7.3} {:>7.3} {:>10.3} {:>9.3}",
-            kind.name(),
-            mean(&|r| 100.0 * (1.0 - auc(&r.decisions, &r.labels))),
-            mean(&|r| conf(r).lam_pct()),
-            mean(&|r| conf(r).ham_miss_pct()),
-            mean(&|r| conf(r).spam_miss_pct()),
-            mean(&|r| spam_miss_at_ham_pct(&r.decisions, &r.labels, 0.1)),
-            mean(&|r| r.train_seconds),
-        );
+    let report = EvalReport::new(&results, args.folds, args.seed);
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    match args.format {
+        Format::Json => writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?,
+        Format::Csv => {
+            writeln!(
+                out,
+                "model,one_minus_auc_pct,one_minus_auc_pct_sd,lam_pct,ham_miss_pct,spam_miss_pct,spam_miss_at_0_1pct_ham_pct,accuracy_pct,precision,recall,f1,train_seconds,messages_per_second"
+            )?;
+            for m in &report.models {
+                let (v, sd) = (m.mean, m.spread);
+                writeln!(
+                    out,
+                    "{},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.1}",
+                    m.name,
+                    v.one_minus_auc_pct,
+                    sd.one_minus_auc_pct,
+                    v.lam_pct,
+                    v.ham_miss_pct,
+                    v.spam_miss_pct,
+                    v.spam_miss_at_0_1pct_ham_pct,
+                    v.accuracy_pct,
+                    v.precision,
+                    v.recall,
+                    v.f1,
+                    v.train_seconds,
+                    v.messages_per_second
+                )?;
+            }
+        }
+        Format::Table => {
+            writeln!(
+                out,
+                "{} folds, seed {}, {} spam + {} ham; hm%/sm%/lam% at P(spam) >= 0.5; mean (sd) over folds",
+                report.folds, report.seed, report.spam, report.ham
+            )?;
+            writeln!(
+                out,
+                "{:<20} {:>17} {:>8} {:>7} {:>7} {:>10} {:>8} {:>9}",
+                "model", "1-AUC%", "lam%", "hm%", "sm%", "sm%@.1hm", "train s", "msgs/s"
+            )?;
+            for m in &report.models {
+                let v = m.mean;
+                writeln!(
+                    out,
+                    "{:<20} {:>8.4} ({:.4}) {:>8.3} {:>7.3} {:>7.3} {:>10.3} {:>8.3} {:>9.0}",
+                    m.name,
+                    v.one_minus_auc_pct,
+                    m.spread.one_minus_auc_pct,
+                    v.lam_pct,
+                    v.ham_miss_pct,
+                    v.spam_miss_pct,
+                    v.spam_miss_at_0_1pct_ham_pct,
+                    v.train_seconds,
+                    v.messages_per_second
+                )?;
+            }
+        }
     }
+    out.flush()?;
     Ok(ExitStatus::Success)
 }

@@ -5,6 +5,7 @@
 //! count. [`metrics`] holds the measures.
 
 pub mod metrics;
+pub mod report;
 
 use crate::error::Result;
 use crate::features::{Dataset, VocabularyParams, stratified_folds, training_indices};

@@ -1,0 +1,91 @@
+//! `spamsort eval` on the committed sample: the JSON report's structure and sane values.
+
+use crate::util::{sample, spamsort};
+
+fn eval_json(extra: &[&str]) -> serde_json::Value {
+    let out = spamsort()
+        .arg("eval")
+        .arg("--spam")
+        .arg(sample("spam"))
+        .arg("--ham")
+        .arg(sample("ham"))
+        .args(["--folds", "3", "--format", "json"])
+        .args(extra)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    serde_json::from_slice(&out).unwrap()
+}
+
+#[test]
+fn json_report_has_every_model_and_sane_values() {
+    let report = eval_json(&[]);
+    assert_eq!(
+        (report["spam"].as_u64(), report["ham"].as_u64()),
+        (Some(104), Some(100))
+    );
+    let models = report["models"].as_array().unwrap();
+    let names: Vec<&str> = models.iter().map(|m| m["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "bernoulli-nb",
+            "multinomial-nb",
+            "linear-svm",
+            "logistic-regression"
+        ]
+    );
+    for m in models {
+        let f = |k: &str| {
+            m[k].as_f64()
+                .unwrap_or_else(|| panic!("{k} missing in {m}"))
+        };
+        assert!(f("auc") > 0.9 && f("auc") <= 1.0, "{m}");
+        assert!((f("one_minus_auc_pct") - 100.0 * (1.0 - f("auc"))).abs() < 1e-9);
+        for pct in [
+            "lam_pct",
+            "ham_miss_pct",
+            "spam_miss_pct",
+            "spam_miss_at_0_1pct_ham_pct",
+        ] {
+            assert!((0.0..=100.0).contains(&f(pct)), "{pct} in {m}");
+        }
+        assert!(f("accuracy_pct") > 80.0, "{m}");
+        for frac in ["precision", "recall", "f1"] {
+            assert!((0.0..=1.0).contains(&f(frac)), "{frac}");
+        }
+        assert!(f("train_seconds") >= 0.0 && f("messages_per_second") > 0.0);
+        let folds = m["folds"].as_array().unwrap();
+        let ids: Vec<u64> = folds.iter().map(|x| x["fold"].as_u64().unwrap()).collect();
+        assert_eq!(ids, [0, 1, 2]);
+        let mean_auc: f64 = folds
+            .iter()
+            .map(|x| x["auc"].as_f64().unwrap())
+            .sum::<f64>()
+            / 3.0;
+        assert!(
+            (mean_auc - f("auc")).abs() < 1e-12,
+            "auc is the mean over folds"
+        );
+        assert!(m["spread"]["auc"].as_f64().unwrap() >= 0.0);
+    }
+}
+
+#[test]
+fn eval_is_deterministic_and_takes_a_model_subset() {
+    let a = eval_json(&["--models", "linear-svm,bernoulli-nb"]);
+    let b = eval_json(&["--models", "linear-svm,bernoulli-nb"]);
+    let aucs = |r: &serde_json::Value| -> Vec<f64> {
+        r["models"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["auc"].as_f64().unwrap())
+            .collect()
+    };
+    assert_eq!(aucs(&a), aucs(&b));
+    assert_eq!(a["models"][0]["name"], "linear-svm");
+    assert_eq!(a["models"].as_array().unwrap().len(), 2);
+}
