@@ -89,3 +89,30 @@ fn eval_is_deterministic_and_takes_a_model_subset() {
     assert_eq!(a["models"][0]["name"], "linear-svm");
     assert_eq!(a["models"].as_array().unwrap().len(), 2);
 }
+
+#[test]
+fn roc_chart_is_written_with_every_model() {
+    let t = crate::util::TestDir::new();
+    let svg = t.path().join("roc.svg");
+    spamsort()
+        .arg("eval")
+        .arg("--spam")
+        .arg(sample("spam"))
+        .arg("--ham")
+        .arg(sample("ham"))
+        .args(["--folds", "3", "--roc-log", "--roc"])
+        .arg(&svg)
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.starts_with("<svg"), "an SVG document");
+    for name in [
+        "bernoulli-nb",
+        "multinomial-nb",
+        "linear-svm",
+        "logistic-regression",
+        "log scale",
+    ] {
+        assert!(text.contains(name), "{name} in the chart");
+    }
+}

@@ -5,6 +5,7 @@ use super::ExitStatus;
 use super::args::LabeledMailArgs;
 use spamsort::eval::CrossValidation;
 use spamsort::eval::report::EvalReport;
+use spamsort::eval::roc::{RocCurve, write_svg};
 use spamsort::models::ModelParams;
 use spamsort::{Tokenizer, TokenizerConfig, VocabularyParams};
 use std::io::Write;
@@ -20,6 +21,13 @@ pub struct EvalArgs {
     /// Seed of the fold split.
     #[arg(long, default_value_t = 42)]
     seed: u64,
+    /// Also draw every model's ROC curve (held-out decisions of all folds pooled) into this
+    /// SVG file.
+    #[arg(long, value_name = "FILE.svg")]
+    roc: Option<std::path::PathBuf>,
+    /// Draw the ROC chart's ham-misclassification axis on a log scale.
+    #[arg(long, requires = "roc")]
+    roc_log: bool,
     /// Output format; json and csv are stable, for scripts.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
@@ -65,6 +73,20 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitStatus> {
     };
     let results = cv.run(&tokens, &labels)?;
     let report = EvalReport::new(&results, args.folds, args.seed);
+    if let Some(path) = &args.roc {
+        let curves: Vec<RocCurve> = kinds
+            .iter()
+            .map(|&kind| {
+                let folds = results.iter().filter(|r| r.model == kind);
+                let (scores, labels): (Vec<f64>, Vec<_>) = folds
+                    .flat_map(|r| r.decisions.iter().copied().zip(r.labels.iter().copied()))
+                    .unzip();
+                RocCurve::new(kind.name(), &scores, &labels)
+            })
+            .collect();
+        write_svg(&curves, path, args.roc_log)
+            .map_err(|e| anyhow::anyhow!("writing ROC chart {}: {e}", path.display()))?;
+    }
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     match args.format {
         Format::Json => writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?,

@@ -6,6 +6,7 @@
 
 pub mod metrics;
 pub mod report;
+pub mod roc;
 
 use crate::error::Result;
 use crate::features::{Dataset, VocabularyParams, stratified_folds, training_indices};
