@@ -1,14 +1,9 @@
 //! `spamsort eval` on the committed sample: the JSON report's structure and sane values.
 
-use crate::util::{sample, spamsort};
+use crate::util::{spamsort, with_sample};
 
 fn eval_json(extra: &[&str]) -> serde_json::Value {
-    let out = spamsort()
-        .arg("eval")
-        .arg("--spam")
-        .arg(sample("spam"))
-        .arg("--ham")
-        .arg(sample("ham"))
+    let out = with_sample(spamsort().arg("eval"))
         .args(["--folds", "3", "--format", "json"])
         .args(extra)
         .assert()
@@ -94,12 +89,7 @@ fn eval_is_deterministic_and_takes_a_model_subset() {
 fn roc_chart_is_written_with_every_model() {
     let t = crate::util::TestDir::new();
     let svg = t.path().join("roc.svg");
-    spamsort()
-        .arg("eval")
-        .arg("--spam")
-        .arg(sample("spam"))
-        .arg("--ham")
-        .arg(sample("ham"))
+    with_sample(spamsort().arg("eval"))
         .args(["--folds", "3", "--roc-log", "--roc"])
         .arg(&svg)
         .assert()

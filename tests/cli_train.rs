@@ -1,17 +1,12 @@
 //! `spamsort train` and `spamsort info` on the sample corpus.
 
-use crate::util::{TestDir, sample, spamsort};
+use crate::util::{TestDir, sample, spamsort, with_sample};
 
 #[test]
 fn train_then_info_on_the_sample() {
     let t = TestDir::new();
     let model = t.path().join("nested/dir/model.spamsort");
-    spamsort()
-        .arg("train")
-        .arg("--spam")
-        .arg(sample("spam"))
-        .arg("--ham")
-        .arg(sample("ham"))
+    with_sample(spamsort().arg("train"))
         .arg("--model")
         .arg(&model)
         .assert()

@@ -73,6 +73,14 @@ pub fn spamsort() -> assert_cmd::Command {
     assert_cmd::Command::cargo_bin("spamsort").expect("spamsort binary")
 }
 
+/// `--spam SAMPLE_SPAM --ham SAMPLE_HAM` added to a command.
+pub fn with_sample(cmd: &mut assert_cmd::Command) -> &mut assert_cmd::Command {
+    cmd.arg("--spam")
+        .arg(sample("spam"))
+        .arg("--ham")
+        .arg(sample("ham"))
+}
+
 /// A model trained once (per test run) on the sample corpus, shared read-only by tests.
 /// Tests that change a model copy it first ([`copy_of_trained_model`]).
 pub fn trained_model() -> &'static Path {
@@ -80,12 +88,7 @@ pub fn trained_model() -> &'static Path {
     let (_, path) = MODEL.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("sample.spamsort");
-        spamsort()
-            .arg("train")
-            .arg("--spam")
-            .arg(sample("spam"))
-            .arg("--ham")
-            .arg(sample("ham"))
+        with_sample(spamsort().arg("train"))
             .arg("--active")
             .arg("linear-svm")
             .arg("--model")
