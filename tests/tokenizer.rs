@@ -235,3 +235,11 @@ proptest! {
         prop_assert!(out.tokens.len() <= 200);
     }
 }
+
+#[test]
+fn html_without_header_charset_uses_its_meta_charset() {
+    // Regression (spam-2/00789 of the SpamAssassin corpus): KOI8-R HTML whose charset is named
+    // only in <meta> lost every Cyrillic word.
+    let t = tokens_of_file("tests/data/eml/crafted/html-meta-charset.eml");
+    assert_has(&t, &["здесь", "реальные", "деньги"]);
+}

@@ -4,7 +4,7 @@
 
 use super::{Sink, headers, html, url, words};
 use mail_parser::decoders::{base64, charsets, quoted_printable};
-use mail_parser::{Message, MessagePart, MimeHeaders, PartType};
+use mail_parser::{Encoding, Message, MessagePart, MimeHeaders, PartType};
 use std::borrow::Cow;
 
 /// Attached messages deeper than this are not opened (mail-parser also stops decoding nested
@@ -24,6 +24,7 @@ pub(crate) fn push_message(sink: &mut Sink<'_>, message: &Message<'_>, depth: us
         }
         let body = match &part.body {
             PartType::Text(raw) if part.is_encoding_problem => redecode(part, raw),
+            PartType::Html(markup) if markup.contains('\u{FFFD}') => meta_charset(message, part),
             _ => None,
         };
         match body.as_ref().unwrap_or(&part.body) {
@@ -90,4 +91,44 @@ fn redecode<'x>(part: &MessagePart<'_>, raw: &str) -> Option<PartType<'x>> {
     } else {
         PartType::Text(text)
     })
+}
+
+/// Second chance for an HTML part whose Content-Type names no charset, so mail-parser read it
+/// as UTF-8 and lost its non-UTF-8 bytes: the charset its own `<meta ... charset=X>` declares
+/// (common in spam written in KOI8-R, GB2312, Shift_JIS ...) decodes the raw part instead.
+fn meta_charset<'x>(message: &Message<'_>, part: &MessagePart<'_>) -> Option<PartType<'x>> {
+    if part
+        .content_type()
+        .is_some_and(|ct| ct.attribute("charset").is_some())
+    {
+        return None;
+    }
+    let raw = message
+        .raw_message
+        .get(part.offset_body as usize..part.offset_end as usize)?;
+    let bytes = match part.encoding {
+        Encoding::None => raw.to_vec(),
+        Encoding::QuotedPrintable => quoted_printable::quoted_printable_decode(raw)?,
+        Encoding::Base64 => {
+            let clean: Vec<u8> = raw
+                .iter()
+                .copied()
+                .filter(|b| !b.is_ascii_whitespace())
+                .collect();
+            base64::base64_decode(&clean)?
+        }
+    };
+    let head = &bytes[..bytes.len().min(4096)];
+    let at = head
+        .windows(8)
+        .position(|w| w.eq_ignore_ascii_case(b"charset="))?
+        + 8;
+    let name: Vec<u8> = head[at..]
+        .iter()
+        .copied()
+        .skip_while(|&b| b == b'"' || b == b'\'')
+        .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':'))
+        .collect();
+    let decode = charsets::map::charset_decoder(&name)?;
+    Some(PartType::Html(Cow::Owned(decode(&bytes))))
 }
