@@ -114,7 +114,6 @@ fn main() {
             max_features: None,
         },
         models,
-        calibrate: true,
     };
     let results = cv.run(&tokens, &labels).expect("cross-validation");
     for kind in ModelKind::ALL {

@@ -280,6 +280,8 @@ pub struct ModelFileReader {
     file: std::fs::File,
     path: PathBuf,
     entries: Vec<Entry>,
+    /// Sections whose checksum was already verified (by `read` or `verify_unread`).
+    verified: Vec<bool>,
 }
 
 impl ModelFileReader {
@@ -310,10 +312,12 @@ impl ModelFileReader {
             });
         }
         let entries = parse_directory(&head, n, file_len, path)?;
+        let verified = vec![false; entries.len()];
         Ok(ModelFileReader {
             file,
             path: path.to_path_buf(),
             entries,
+            verified,
         })
     }
 
@@ -334,17 +338,26 @@ impl ModelFileReader {
         self.file
             .read_exact(&mut bytes)
             .map_err(|err| ModelFileError::io(&self.path, err))?;
-        decode_section(&bytes, e.crc, &self.path)
+        let value = decode_section(&bytes, e.crc, &self.path)?;
+        self.verified[i] = true;
+        Ok(value)
     }
 }
 
 impl ModelFileReader {
-    /// Checks the checksum of every section without decoding any, reading through one small
-    /// buffer: a damaged file is refused even where the damage lies in a section the caller
-    /// does not need.
-    pub fn verify_all(&mut self) -> Result<(), ModelFileError> {
+    /// Checks the checksum of every section not read yet, without decoding it, through one
+    /// small buffer: a damaged file is refused even where the damage lies in a section the
+    /// caller does not need, and no section is read twice.
+    pub fn verify_unread(&mut self) -> Result<(), ModelFileError> {
         let mut buf = vec![0u8; 64 * 1024];
-        for e in self.entries.clone() {
+        let unread: Vec<Entry> = self
+            .entries
+            .iter()
+            .zip(&self.verified)
+            .filter(|(_, done)| !**done)
+            .map(|(e, _)| *e)
+            .collect();
+        for e in unread {
             let io = |err| ModelFileError::io(&self.path, err);
             self.file.seek(SeekFrom::Start(e.offset)).map_err(io)?;
             let mut hasher = crc32fast::Hasher::new();

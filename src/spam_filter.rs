@@ -5,7 +5,9 @@
 use crate::corpus::LabeledCorpus;
 use crate::error::{Error, Result};
 use crate::eval::metrics::auc;
-use crate::features::{Dataset, Vocabulary, VocabularyParams, stratified_folds, training_indices};
+use crate::features::{
+    Dataset, SparseVector, Vocabulary, VocabularyParams, stratified_folds, training_indices,
+};
 use crate::label::{Label, SpamScore, Thresholds, Verdict};
 use crate::model_file::{self, ModelFileError, ModelFileReader};
 use crate::models::{Classifier, ModelKind, ModelParams, TrainedModel};
@@ -253,16 +255,32 @@ impl SpamFilter {
     /// Classifies one raw message with the named model, if it was fitted.
     pub fn classify_with(&self, raw: &[u8], kind: ModelKind) -> Option<Classification> {
         let model = self.model(kind)?;
+        let (x, tokens) = self.count_vector(raw);
+        Some(self.classify_vector(model, &x, tokens))
+    }
+
+    /// The message's count vector over the vocabulary, and how many tokens it yielded.
+    fn count_vector(&self, raw: &[u8]) -> (SparseVector, usize) {
         let tokens = Tokenizer::new(self.tokenizer.clone()).tokenize(raw).tokens;
-        let x = self.vocabulary.vectorize(&tokens);
-        let score = model.score(&x);
-        Some(Classification {
+        (self.vocabulary.vectorize(&tokens), tokens.len())
+    }
+
+    /// The verdict of `model` on a count vector; the decision value is computed once.
+    fn classify_vector(
+        &self,
+        model: &TrainedModel,
+        x: &SparseVector,
+        tokens: usize,
+    ) -> Classification {
+        let decision = model.decision(x);
+        let score = SpamScore::new(model.calibration.p_spam(decision));
+        Classification {
             verdict: self.thresholds.verdict(score),
             score,
-            decision: model.decision(&x),
-            model: kind,
-            tokens: tokens.len(),
-        })
+            decision,
+            model: model.model.kind(),
+            tokens,
+        }
     }
 
     /// Why the named model (or the active one) scores a message as it does: the bias and each
@@ -270,9 +288,8 @@ impl SpamFilter {
     pub fn explain(&self, raw: &[u8], kind: Option<ModelKind>) -> Option<Explanation> {
         let kind = kind.unwrap_or(self.active);
         let model = self.model(kind)?;
-        let classification = self.classify_with(raw, kind)?;
-        let tokens = Tokenizer::new(self.tokenizer.clone()).tokenize(raw).tokens;
-        let x = self.vocabulary.vectorize(&tokens);
+        let (x, tokens) = self.count_vector(raw);
+        let classification = self.classify_vector(model, &x, tokens);
         let mut contributions: Vec<(String, f64)> = model
             .contributions(&x)
             .into_iter()
@@ -291,8 +308,7 @@ impl SpamFilter {
     /// online step and cannot unlearn (they are left unchanged then). Tokens outside the
     /// vocabulary are not learned. Returns the models that changed.
     pub fn learn(&mut self, raw: &[u8], label: Label, unlearn: bool) -> Result<Vec<ModelKind>> {
-        let tokens = Tokenizer::new(self.tokenizer.clone()).tokenize(raw).tokens;
-        let x = self.vocabulary.vectorize(&tokens);
+        let (x, _) = self.count_vector(raw);
         let mut changed = Vec::new();
         for m in &mut self.models {
             let kind = m.model.kind();
@@ -361,10 +377,6 @@ impl SpamFilter {
         only: Option<Option<ModelKind>>,
     ) -> std::result::Result<SpamFilter, ModelFileError> {
         let mut reader = ModelFileReader::open(path)?;
-        if only.is_some() {
-            // Sections left undecoded are still checked: a damaged file is never used.
-            reader.verify_all()?;
-        }
         let head: Head = reader.read(0)?;
         head.vocabulary
             .validate()
@@ -401,6 +413,8 @@ impl SpamFilter {
                 models.push(model);
             }
         }
+        // Sections left undecoded are still checked: a damaged file is never used.
+        reader.verify_unread()?;
         let active = if models.iter().any(|m| m.model.kind() == head.active) {
             head.active
         } else {

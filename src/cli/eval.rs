@@ -69,7 +69,6 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitStatus> {
             ..VocabularyParams::default()
         },
         models: kinds.iter().map(|&k| ModelParams::default_for(k)).collect(),
-        calibrate: true,
     };
     let results = cv.run(&tokens, &labels)?;
     let report = EvalReport::new(&results, args.folds, args.seed);

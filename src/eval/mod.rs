@@ -10,8 +10,8 @@ pub mod roc;
 
 use crate::error::Result;
 use crate::features::{Dataset, VocabularyParams, stratified_folds, training_indices};
-use crate::label::Label;
-use crate::models::{Calibration, Classifier, ModelKind, ModelParams, TrainedModel};
+use crate::label::{Label, SpamScore};
+use crate::models::{Classifier, ModelKind, ModelParams};
 use crate::tokenize::Token;
 use rayon::prelude::*;
 use std::time::Instant;
@@ -25,11 +25,8 @@ pub struct CrossValidation {
     pub seed: u64,
     /// Vocabulary settings, applied to each training fold.
     pub vocabulary: VocabularyParams,
-    /// The models to compare.
+    /// The models to compare (each fitted with its Platt scaling where it needs one).
     pub models: Vec<ModelParams>,
-    /// Fit Platt scaling where a model needs it (P(spam) and threshold metrics); without it
-    /// only the decision values (and so the ranking metrics) are meaningful.
-    pub calibrate: bool,
 }
 
 /// One model's predictions on one held-out fold.
@@ -88,21 +85,13 @@ impl CrossValidation {
         let mut results = Vec::new();
         for params in &self.models {
             let started = Instant::now();
-            let model = if self.calibrate {
-                params.fit(&train_set, self.seed)?
-            } else {
-                TrainedModel {
-                    model: params.fit_uncalibrated(&train_set)?,
-                    calibration: Calibration::IDENTITY,
-                }
-            };
+            let model = params.fit(&train_set, self.seed)?;
             let train_seconds = started.elapsed().as_secs_f64();
             let started = Instant::now();
             let decisions: Vec<f64> = test_set.rows.iter().map(|x| model.decision(x)).collect();
-            let p_spam: Vec<f64> = test_set
-                .rows
+            let p_spam: Vec<f64> = decisions
                 .iter()
-                .map(|x| model.score(x).p_spam())
+                .map(|&d| SpamScore::new(model.calibration.p_spam(d)).p_spam())
                 .collect();
             results.push(FoldResult {
                 model: params.kind(),

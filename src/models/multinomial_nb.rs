@@ -13,7 +13,7 @@ use super::check::{require_both_classes, require_positive};
 use super::linear::LinearFunction;
 use super::math::log_prior_ratio;
 use crate::error::{Error, Result};
-use crate::features::{Dataset, FeatureConfig, FeatureTransform, SparseVector};
+use crate::features::{Dataset, FeatureConfig, SparseVector};
 use crate::label::Label;
 use serde::{Deserialize, Serialize};
 
@@ -150,11 +150,6 @@ impl MultinomialNb {
                     .sum::<f64>();
         }
         jll
-    }
-
-    /// The fitted feature transform.
-    pub fn transform(&self) -> &FeatureTransform {
-        &self.function.transform
     }
 
     /// Adds (`unlearn == false`) or removes one message's counts, exactly. Unlearning a
