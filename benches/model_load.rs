@@ -1,14 +1,15 @@
 //! Model file load time: the one-process-per-message filter pays it for every message. Trains
 //! on the SpamAssassin corpus when fetched (`corpus/fetch-spamassassin.sh`), else on the sample,
-//! saves the model to a temporary file and measures a full `SpamFilter::load` (every section)
-//! and `SpamFilter::load_for_scoring` (settings, vocabulary and the active model decoded, every
-//! section's checksum verified), which is what `spamsort filter` does.
+//! saves the model to a temporary file and measures a full `SpamFilter::load` (every section
+//! decoded) and `ScorerFile::open` plus `scorer()` (the file mapped, the head and the active
+//! model's checksums verified, their arrays borrowed), which is what `spamsort filter` does.
 //!
 //! Run: `cargo bench --bench model_load`
 
 mod common;
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use spamsort::scorer::ScorerFile;
 use spamsort::{SpamFilter, TrainParams};
 
 fn model_load(c: &mut Criterion) {
@@ -29,10 +30,8 @@ fn model_load(c: &mut Criterion) {
     });
     c.bench_function(&format!("model_load/scoring/{name}"), |b| {
         b.iter(|| {
-            SpamFilter::load_for_scoring(&path, None)
-                .expect("load")
-                .vocabulary()
-                .len()
+            let file = ScorerFile::open(&path, None).expect("open");
+            file.scorer().expect("scorer").model()
         })
     });
 }

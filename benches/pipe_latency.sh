@@ -3,7 +3,9 @@
 # each time. spamsort filter and bogofilter (Debian's, installed here if missing) are trained
 # on the same messages (the whole SpamAssassin corpus) and then each filters the same sample
 # of messages, alternating, in one run. Prints median, mean and 90th percentile per message,
-# process start included, and the ratio.
+# process start included, and the ratios. spamsort is measured twice: the default build, and a
+# statically linked one (`+crt-static`, the build README recommends for pipe mode), which
+# skips the dynamic loader's work at every start.
 #
 # Usage: benches/pipe_latency.sh [MESSAGES]   (default 600)
 set -euo pipefail
@@ -15,6 +17,10 @@ if ! command -v bogofilter >/dev/null; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bogofilter >/dev/null
 fi
 cargo build --release --quiet
+host="$(rustc -vV | sed -n 's/^host: //p')"
+RUSTFLAGS="-C target-feature=+crt-static" \
+  cargo build --release --quiet --target "$host" --target-dir target/static
+static_bin="target/static/$host/release/spamsort"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
@@ -25,21 +31,23 @@ mkdir -p "$work/bogo"
 find corpus/spamassassin/spam -type f -name '*.txt' | sort | bogofilter -d "$work/bogo" -s -b
 find corpus/spamassassin/ham -type f -name '*.txt' | sort | bogofilter -d "$work/bogo" -n -b
 
-python3 - "$work" "$n" <<'PY'
+python3 - "$work" "$n" "$static_bin" <<'PY'
 import os, statistics, subprocess, sys, time
-work, n = sys.argv[1], int(sys.argv[2])
+work, n, static_bin = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 files = sorted(os.path.join(d, f) for root in ("corpus/spamassassin/spam", "corpus/spamassassin/ham")
                for d, _, fs in os.walk(root) for f in fs)
 step = max(1, len(files) // n)
 sample = files[::step][:n]
 tools = {
     "spamsort filter": ["./target/release/spamsort", "filter", "--model", f"{work}/model.spamsort"],
+    "spamsort (static)": [static_bin, "filter", "--model", f"{work}/model.spamsort"],
     "bogofilter -p -e": ["bogofilter", "-d", f"{work}/bogo", "-p", "-e"],
 }
 times = {name: [] for name in tools}
 for i, path in enumerate(sample):
     data = open(path, "rb").read()
-    order = list(tools.items()) if i % 2 == 0 else list(tools.items())[::-1]
+    order = list(tools.items())
+    order = order[i % len(order):] + order[:i % len(order)]
     for name, cmd in order:
         t = time.perf_counter()
         out = subprocess.run(cmd, input=data, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, check=True).stdout
@@ -50,6 +58,8 @@ print(f"{'tool':<18} {'median ms':>10} {'mean ms':>9} {'p90 ms':>8}")
 for name, ts in times.items():
     ts = sorted(ts)
     print(f"{name:<18} {1000*statistics.median(ts):>10.2f} {1000*statistics.mean(ts):>9.2f} {1000*ts[int(0.9*len(ts))]:>8.2f}")
-a, b = (statistics.median(times[k]) for k in tools)
-print(f"spamsort / bogofilter median ratio: {a / b:.2f}")
+medians = {k: statistics.median(v) for k, v in times.items()}
+bogo = medians["bogofilter -p -e"]
+for name in ("spamsort filter", "spamsort (static)"):
+    print(f"{name} / bogofilter median ratio: {medians[name] / bogo:.2f}")
 PY

@@ -28,6 +28,7 @@ pub mod label;
 pub mod model_file;
 pub mod models;
 mod packed;
+pub mod scorer;
 pub mod spam_filter;
 pub mod tokenize;
 

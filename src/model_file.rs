@@ -15,21 +15,21 @@
 //!
 //! A reader checks magic, version, the directory's checksum and that every section lies inside
 //! the file, then reads and checks (CRC) only the sections it asks for, and decodes them with a
-//! size limit. So a truncated, corrupted, foreign or newer file gives a [`ModelFileError`]
+//! size limit. So a truncated, corrupted, foreign or other-version file gives a [`ModelFileError`]
 //! naming the file, never a panic or a huge allocation. Saving is atomic: a temporary file in
 //! the same directory, fsync, rename, fsync of the directory; a crash leaves the old file or
 //! the new one, never a mix.
 
-use serde::Serialize;
 use serde::de::DeserializeOwned;
-use std::io::{Read, Seek, SeekFrom, Write};
+use serde::{Deserialize, Serialize};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 /// First bytes of every model file.
 pub const MAGIC: [u8; 8] = *b"SPAMSORT";
 /// Version of the layout and payload written by this build. Files with a higher version are
-/// refused with [`ModelFileError::NewerVersion`].
-pub const FORMAT_VERSION: u32 = 1;
+/// refused with [`ModelFileError::OtherVersion`].
+pub const FORMAT_VERSION: u32 = 2;
 /// Most sections a file may declare.
 pub const MAX_SECTIONS: usize = 64;
 /// Largest section accepted, a guard against absurd length fields.
@@ -59,11 +59,11 @@ pub enum ModelFileError {
         /// The file.
         path: PathBuf,
     },
-    /// The file was written by a newer spamsort.
+    /// The file was written by another spamsort release with a different layout.
     #[error(
-        "model file {path} has format version {found}; this spamsort reads up to {supported}: upgrade spamsort or retrain"
+        "model file {path} has format version {found}; this spamsort reads version {supported}: retrain with `spamsort train`, or use the spamsort that wrote it"
     )]
-    NewerVersion {
+    OtherVersion {
         /// The file.
         path: PathBuf,
         /// Version in the file.
@@ -178,16 +178,13 @@ fn parse_prefix(prefix: &[u8], path: &Path) -> Result<usize, ModelFileError> {
         });
     }
     let version = u32_at(prefix, 8);
-    if version > FORMAT_VERSION {
+    if version != FORMAT_VERSION {
         let (found, supported) = (version, FORMAT_VERSION);
-        return Err(ModelFileError::NewerVersion {
+        return Err(ModelFileError::OtherVersion {
             path: path.to_path_buf(),
             found,
             supported,
         });
-    }
-    if version == 0 {
-        return Err(ModelFileError::invalid(path, "format version 0"));
     }
     let n = u32_at(prefix, 12) as usize;
     if n == 0 || n > MAX_SECTIONS {
@@ -236,14 +233,25 @@ fn parse_directory(
     }
 }
 
+fn check_crc(bytes: &[u8], crc: u32, path: &Path) -> Result<(), ModelFileError> {
+    if crc32fast::hash(bytes) == crc {
+        Ok(())
+    } else {
+        Err(ModelFileError::invalid(path, "checksum mismatch"))
+    }
+}
+
 fn decode_section<T: DeserializeOwned>(
     bytes: &[u8],
     crc: u32,
     path: &Path,
 ) -> Result<T, ModelFileError> {
-    if crc32fast::hash(bytes) != crc {
-        return Err(ModelFileError::invalid(path, "checksum mismatch"));
-    }
+    check_crc(bytes, crc, path)?;
+    decode_exact(bytes, path)
+}
+
+/// Decodes a checked section that must hold exactly one `T`.
+fn decode_exact<T: DeserializeOwned>(bytes: &[u8], path: &Path) -> Result<T, ModelFileError> {
     let (value, used) = bincode::serde::decode_from_slice(bytes, bincode_config())
         .map_err(|e| ModelFileError::invalid(path, format!("undecodable contents: {e}")))?;
     if used != bytes.len() {
@@ -255,8 +263,20 @@ fn decode_section<T: DeserializeOwned>(
     Ok(value)
 }
 
-/// Checks and decodes section 0 of in-memory file bytes. `path` is only used in errors.
-pub fn decode<T: DeserializeOwned>(bytes: &[u8], path: &Path) -> Result<T, ModelFileError> {
+/// Decodes the leading fields of a checked section (from [`ModelFileReader::read_bytes`]) into
+/// a view type that borrows its arrays from `bytes` and ignores whatever follows: loading
+/// costs a few small fields however large the arrays are. `path` is only used in errors.
+pub fn decode_prefix<'a, T: Deserialize<'a>>(
+    bytes: &'a [u8],
+    path: &Path,
+) -> Result<T, ModelFileError> {
+    bincode::serde::borrow_decode_from_slice(bytes, bincode_config())
+        .map(|(value, _)| value)
+        .map_err(|e| ModelFileError::invalid(path, format!("undecodable contents: {e}")))
+}
+
+/// Checks the header and directory of a whole file's bytes.
+fn parse_header(bytes: &[u8], path: &Path) -> Result<Vec<Entry>, ModelFileError> {
     let n = parse_prefix(&bytes[..bytes.len().min(16)], path)?;
     if bytes.len() < header_len(n) {
         let (expected, got) = (header_len(n) as u64, bytes.len() as u64);
@@ -266,8 +286,12 @@ pub fn decode<T: DeserializeOwned>(bytes: &[u8], path: &Path) -> Result<T, Model
             got,
         });
     }
-    let entries = parse_directory(&bytes[..header_len(n)], n, bytes.len() as u64, path)?;
-    let e = entries[0];
+    parse_directory(&bytes[..header_len(n)], n, bytes.len() as u64, path)
+}
+
+/// Checks and decodes section 0 of in-memory file bytes. `path` is only used in errors.
+pub fn decode<T: DeserializeOwned>(bytes: &[u8], path: &Path) -> Result<T, ModelFileError> {
+    let e = parse_header(bytes, path)?[0];
     decode_section(
         &bytes[e.offset as usize..(e.offset + e.len) as usize],
         e.crc,
@@ -275,49 +299,70 @@ pub fn decode<T: DeserializeOwned>(bytes: &[u8], path: &Path) -> Result<T, Model
     )
 }
 
-/// An open model file whose directory has been checked; sections are read on request.
+/// A model file's bytes: mapped when the platform allows, else read.
+enum FileBytes {
+    Mapped(memmap2::Mmap),
+    Read(Vec<u8>),
+}
+
+impl std::ops::Deref for FileBytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            FileBytes::Mapped(m) => m,
+            FileBytes::Read(v) => v,
+        }
+    }
+}
+
+/// Maps the file read-only. Mapping instead of reading is what makes the one-process-per-
+/// message filter cheap: the kernel's cached pages are used as they are, with no copy into
+/// freshly zeroed memory, and only the sections a caller reads are touched.
+#[allow(unsafe_code)]
+fn map(file: &std::fs::File) -> std::io::Result<memmap2::Mmap> {
+    // SAFETY: a mapping is undefined behaviour if the file changes while mapped. spamsort never
+    // writes a model file in place: `save_bytes` writes a new file and renames it over the old
+    // one, so a mapped file keeps its contents until it is unmapped. Only a third party
+    // rewriting the file in place could break this (the risk every mmap-based store, such as
+    // bogofilter's LMDB, accepts); checksums still guard what is read.
+    unsafe { memmap2::Mmap::map(file) }
+}
+
+/// An open model file whose header and directory have been checked; each section's checksum
+/// is checked when the section is first asked for.
 pub struct ModelFileReader {
-    file: std::fs::File,
+    bytes: FileBytes,
     path: PathBuf,
     entries: Vec<Entry>,
-    /// Sections whose checksum was already verified (by `read` or `verify_unread`).
-    verified: Vec<bool>,
+    /// Per section: checksum already found correct.
+    checked: Vec<std::sync::OnceLock<()>>,
 }
 
 impl ModelFileReader {
-    /// Opens a model file and checks its header and directory.
+    /// Opens (maps) a model file and checks its header and directory.
     pub fn open(path: &Path) -> Result<Self, ModelFileError> {
-        let mut file = std::fs::File::open(path).map_err(|e| ModelFileError::io(path, e))?;
-        let file_len = file
-            .metadata()
-            .map_err(|e| ModelFileError::io(path, e))?
-            .len();
-        let mut prefix = Vec::with_capacity(16);
-        (&mut file)
-            .take(16)
-            .read_to_end(&mut prefix)
-            .map_err(|e| ModelFileError::io(path, e))?;
-        let n = parse_prefix(&prefix, path)?;
-        let mut head = prefix;
-        (&mut file)
-            .take((header_len(n) - 16) as u64)
-            .read_to_end(&mut head)
-            .map_err(|e| ModelFileError::io(path, e))?;
-        if head.len() < header_len(n) {
-            let (expected, got) = (header_len(n) as u64, file_len);
-            return Err(ModelFileError::Truncated {
-                path: path.to_path_buf(),
-                expected,
-                got,
-            });
-        }
-        let entries = parse_directory(&head, n, file_len, path)?;
-        let verified = vec![false; entries.len()];
+        let io = |e| ModelFileError::io(path, e);
+        let mut file = std::fs::File::open(path).map_err(io)?;
+        let len = file.metadata().map_err(io)?.len();
+        let bytes = match len {
+            // Mapping an empty file fails; a short one is refused by the header check anyway.
+            0..16 => None,
+            _ => map(&file).ok().map(FileBytes::Mapped),
+        };
+        let bytes = match bytes {
+            Some(b) => b,
+            None => {
+                let mut v = Vec::new();
+                file.read_to_end(&mut v).map_err(io)?;
+                FileBytes::Read(v)
+            }
+        };
+        let entries = parse_header(&bytes, path)?;
         Ok(ModelFileReader {
-            file,
+            bytes,
             path: path.to_path_buf(),
+            checked: entries.iter().map(|_| std::sync::OnceLock::new()).collect(),
             entries,
-            verified,
         })
     }
 
@@ -326,55 +371,29 @@ impl ModelFileReader {
         self.entries.len()
     }
 
-    /// Reads, checks and decodes section `i`.
-    pub fn read<T: DeserializeOwned>(&mut self, i: usize) -> Result<T, ModelFileError> {
+    /// Section `i`, its checksum checked (once; later calls only slice).
+    pub fn section(&self, i: usize) -> Result<&[u8], ModelFileError> {
         let e = *self
             .entries
             .get(i)
             .ok_or_else(|| ModelFileError::invalid(&self.path, format!("missing section {i}")))?;
-        let io = |err| ModelFileError::io(&self.path, err);
-        self.file.seek(SeekFrom::Start(e.offset)).map_err(io)?;
-        let mut bytes = vec![0; e.len as usize];
-        self.file
-            .read_exact(&mut bytes)
-            .map_err(|err| ModelFileError::io(&self.path, err))?;
-        let value = decode_section(&bytes, e.crc, &self.path)?;
-        self.verified[i] = true;
-        Ok(value)
-    }
-}
-
-impl ModelFileReader {
-    /// Checks the checksum of every section not read yet, without decoding it, through one
-    /// small buffer: a damaged file is refused even where the damage lies in a section the
-    /// caller does not need, and no section is read twice.
-    pub fn verify_unread(&mut self) -> Result<(), ModelFileError> {
-        let mut buf = vec![0u8; 64 * 1024];
-        let unread: Vec<Entry> = self
-            .entries
-            .iter()
-            .zip(&self.verified)
-            .filter(|(_, done)| !**done)
-            .map(|(e, _)| *e)
-            .collect();
-        for e in unread {
-            let io = |err| ModelFileError::io(&self.path, err);
-            self.file.seek(SeekFrom::Start(e.offset)).map_err(io)?;
-            let mut hasher = crc32fast::Hasher::new();
-            let mut left = e.len as usize;
-            while left > 0 {
-                let chunk = left.min(buf.len());
-                self.file
-                    .read_exact(&mut buf[..chunk])
-                    .map_err(|err| ModelFileError::io(&self.path, err))?;
-                hasher.update(&buf[..chunk]);
-                left -= chunk;
-            }
-            if hasher.finalize() != e.crc {
-                return Err(ModelFileError::invalid(&self.path, "checksum mismatch"));
-            }
+        // The directory check keeps every section inside the file.
+        let bytes = &self.bytes[e.offset as usize..(e.offset + e.len) as usize];
+        if self.checked[i].get().is_none() {
+            check_crc(bytes, e.crc, &self.path)?;
+            let _ = self.checked[i].set(());
         }
-        Ok(())
+        Ok(bytes)
+    }
+
+    /// Reads, checks and decodes section `i`.
+    pub fn read<T: DeserializeOwned>(&self, i: usize) -> Result<T, ModelFileError> {
+        decode_exact(self.section(i)?, &self.path)
+    }
+
+    /// The file's path, for errors.
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 }
 
@@ -431,13 +450,16 @@ mod tests {
     }
 
     #[test]
-    fn newer_version_refused() {
+    fn other_version_refused() {
         let mut bytes = encode(&1u8);
         bytes[8..12].copy_from_slice(&(FORMAT_VERSION + 1).to_le_bytes());
         let err = decode::<u8>(&bytes, Path::new("m")).unwrap_err();
         assert!(
-            matches!(err, ModelFileError::NewerVersion { found, .. } if found == FORMAT_VERSION + 1)
+            matches!(err, ModelFileError::OtherVersion { found, .. } if found == FORMAT_VERSION + 1)
         );
+        bytes[8..12].copy_from_slice(&(FORMAT_VERSION - 1).to_le_bytes());
+        let err = decode::<u8>(&bytes, Path::new("m")).unwrap_err();
+        assert!(err.to_string().contains("retrain"), "{err}");
     }
 
     #[test]
@@ -449,7 +471,7 @@ mod tests {
             &path,
         )
         .unwrap();
-        let mut r = ModelFileReader::open(&path).unwrap();
+        let r = ModelFileReader::open(&path).unwrap();
         assert_eq!(r.sections(), 2);
         assert_eq!(r.read::<u64>(1).unwrap(), 7);
         assert_eq!(r.read::<String>(0).unwrap(), "head");

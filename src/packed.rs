@@ -58,6 +58,87 @@ macro_rules! packed {
 packed!(u32s, u32);
 packed!(f64s, f64);
 
+/// Read access by index to a numeric array, whether owned or borrowed as packed bytes.
+/// Out-of-range indices give `None`, never a panic.
+pub(crate) trait Elements<T> {
+    /// Element `i`, if there is one.
+    fn at(&self, i: usize) -> Option<T>;
+    /// Number of elements.
+    fn len(&self) -> usize;
+}
+
+impl<T: Copy> Elements<T> for [T] {
+    fn at(&self, i: usize) -> Option<T> {
+        self.get(i).copied()
+    }
+    fn len(&self) -> usize {
+        <[T]>::len(self)
+    }
+}
+
+impl<T: Copy> Elements<T> for Vec<T> {
+    fn at(&self, i: usize) -> Option<T> {
+        self.get(i).copied()
+    }
+    fn len(&self) -> usize {
+        Vec::len(self)
+    }
+}
+
+/// A number stored little-endian in a packed array.
+pub(crate) trait Element: Copy {
+    /// Bytes per element.
+    const SIZE: usize;
+    /// Reads one element from exactly `SIZE` bytes.
+    fn read(bytes: &[u8]) -> Self;
+}
+
+macro_rules! element {
+    ($($t:ty),*) => {$(
+        impl Element for $t {
+            const SIZE: usize = std::mem::size_of::<$t>();
+            fn read(bytes: &[u8]) -> Self {
+                <$t>::from_le_bytes(bytes.try_into().expect("caller passes SIZE bytes"))
+            }
+        }
+    )*};
+}
+element!(u32, f64);
+
+/// A packed array borrowed from a decoder's buffer (a model file in memory), decoded element
+/// by element on access: loading costs nothing however large the array. Deserializes from
+/// the same bytes the [`u32s`] and [`f64s`] adapters write.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Packed<'a, T> {
+    bytes: &'a [u8],
+    element: std::marker::PhantomData<T>,
+}
+
+impl<T: Element> Elements<T> for Packed<'_, T> {
+    fn at(&self, i: usize) -> Option<T> {
+        let start = i.checked_mul(T::SIZE)?;
+        self.bytes.get(start..start + T::SIZE).map(T::read)
+    }
+    fn len(&self) -> usize {
+        self.bytes.len() / T::SIZE
+    }
+}
+
+impl<'de: 'a, 'a, T: Element> serde::Deserialize<'de> for Packed<'a, T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let bytes = <&'a [u8]>::deserialize(d)?;
+        if bytes.len() % T::SIZE != 0 {
+            return Err(serde::de::Error::custom(
+                "packed array length is not a whole number of elements",
+            ));
+        }
+        Ok(Packed {
+            bytes,
+            element: std::marker::PhantomData,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[derive(Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -78,5 +159,43 @@ mod tests {
         let bytes = bincode::serde::encode_to_vec(&x, cfg).unwrap();
         let (y, _): (Arrays, _) = bincode::serde::decode_from_slice(&bytes, cfg).unwrap();
         assert_eq!(x, y);
+    }
+
+    #[test]
+    fn borrowed_views_read_the_same_elements() {
+        use super::{Elements, Packed};
+        #[derive(serde::Deserialize)]
+        struct View<'a> {
+            #[serde(borrow)]
+            a: Packed<'a, u32>,
+            #[serde(borrow)]
+            b: Packed<'a, f64>,
+        }
+        let x = Arrays {
+            a: vec![1, u32::MAX, 0],
+            b: vec![-0.5, f64::MAX],
+        };
+        let cfg = bincode::config::standard();
+        let bytes = bincode::serde::encode_to_vec(&x, cfg).unwrap();
+        let (v, _): (View, _) = bincode::serde::borrow_decode_from_slice(&bytes, cfg).unwrap();
+        assert_eq!((v.a.len(), v.b.len()), (3, 2));
+        assert_eq!(
+            (0..4).map(|i| v.a.at(i)).collect::<Vec<_>>(),
+            [Some(1), Some(u32::MAX), Some(0), None]
+        );
+        assert_eq!(
+            (v.b.at(0), v.b.at(1), v.b.at(2)),
+            (Some(-0.5), Some(f64::MAX), None)
+        );
+        // A length that is not a whole number of elements is refused.
+        let odd = bincode::serde::encode_to_vec(
+            (
+                serde_bytes::Bytes::new(&[1, 2, 3]),
+                serde_bytes::Bytes::new(&[]),
+            ),
+            cfg,
+        )
+        .unwrap();
+        assert!(bincode::serde::borrow_decode_from_slice::<View, _>(&odd, cfg).is_err());
     }
 }

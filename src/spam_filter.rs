@@ -6,11 +6,13 @@ use crate::corpus::LabeledCorpus;
 use crate::error::{Error, Result};
 use crate::eval::metrics::auc;
 use crate::features::{
-    Dataset, SparseVector, Vocabulary, VocabularyParams, stratified_folds, training_indices,
+    Dataset, FeatureId, SparseVector, TokenTable, Vocabulary, VocabularyParams, VocabularyView,
+    stratified_folds, training_indices,
 };
 use crate::label::{Label, SpamScore, Thresholds, Verdict};
 use crate::model_file::{self, ModelFileError, ModelFileReader};
-use crate::models::{Classifier, ModelKind, ModelParams, TrainedModel};
+use crate::models::{Calibration, Classifier, ModelKind, ModelParams, TrainedModel};
+use crate::packed::Elements;
 use crate::tokenize::{Tokenized, Tokenizer, TokenizerConfig};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -73,6 +75,36 @@ pub struct Classification {
     pub model: ModelKind,
     /// Tokens the message yielded.
     pub tokens: usize,
+}
+
+impl Classification {
+    /// The verdict for a decision value.
+    pub(crate) fn new(
+        decision: f64,
+        calibration: Calibration,
+        thresholds: Thresholds,
+        model: ModelKind,
+        tokens: usize,
+    ) -> Self {
+        let score = SpamScore::new(calibration.p_spam(decision));
+        Classification {
+            verdict: thresholds.verdict(score),
+            score,
+            decision,
+            model,
+            tokens,
+        }
+    }
+}
+
+/// A message's count vector over a vocabulary, and how many tokens it yielded.
+pub(crate) fn count_vector(
+    tokenizer: &TokenizerConfig,
+    vocabulary: TokenTable<'_, impl Elements<u32> + ?Sized>,
+    raw: &[u8],
+) -> (SparseVector, usize) {
+    let tokens = Tokenizer::new(tokenizer.clone()).tokenize(raw).tokens;
+    (vocabulary.count_vector(&tokens), tokens.len())
 }
 
 /// What training saw, for `info` and the end-of-training summary.
@@ -138,27 +170,84 @@ pub struct Explanation {
     pub contributions: Vec<(String, f64)>,
 }
 
+impl Explanation {
+    /// Names and orders the per-feature contributions: largest magnitude first, ties by token.
+    pub(crate) fn new<'v>(
+        classification: Classification,
+        bias: f64,
+        contributions: Vec<(FeatureId, f64)>,
+        token: impl Fn(FeatureId) -> &'v str,
+    ) -> Self {
+        let mut contributions: Vec<(String, f64)> = contributions
+            .into_iter()
+            .map(|(id, c)| (token(id).to_owned(), c))
+            .collect();
+        contributions.sort_by(|a, b| b.1.abs().total_cmp(&a.1.abs()).then_with(|| a.0.cmp(&b.0)));
+        Explanation {
+            classification,
+            bias,
+            contributions,
+        }
+    }
+}
+
 /// Section 0 of a model file, as written.
 #[derive(Serialize)]
 struct HeadRef<'a> {
     tokenizer: &'a TokenizerConfig,
-    vocabulary: &'a Vocabulary,
     active: ModelKind,
     thresholds: Thresholds,
     summary: &'a TrainingSummary,
     /// The model in each following section, in order.
     kinds: Vec<ModelKind>,
+    /// Last, so a scorer can borrow its lookup arrays (see `crate::scorer`).
+    vocabulary: &'a Vocabulary,
 }
 
 /// Section 0 of a model file, as read.
 #[derive(Deserialize)]
 struct Head {
     tokenizer: TokenizerConfig,
-    vocabulary: Vocabulary,
     active: ModelKind,
     thresholds: Thresholds,
     summary: TrainingSummary,
     kinds: Vec<ModelKind>,
+    vocabulary: Vocabulary,
+}
+
+/// Section 0 of a model file, as a scorer reads it: the vocabulary's lookup arrays borrowed,
+/// its document frequencies not read at all.
+#[derive(Deserialize)]
+pub(crate) struct HeadView<'a> {
+    pub tokenizer: TokenizerConfig,
+    pub active: ModelKind,
+    pub thresholds: Thresholds,
+    #[allow(dead_code, reason = "read to reach the fields after it")]
+    pub summary: TrainingSummary,
+    pub kinds: Vec<ModelKind>,
+    #[serde(borrow)]
+    pub vocabulary: VocabularyView<'a>,
+}
+
+/// Checks that the head's model list matches the file's sections.
+pub(crate) fn check_directory(
+    path: &Path,
+    sections: usize,
+    kinds: &[ModelKind],
+    active: ModelKind,
+) -> std::result::Result<(), ModelFileError> {
+    if sections == kinds.len() + 1 && kinds.contains(&active) {
+        Ok(())
+    } else {
+        Err(ModelFileError::invalid(
+            path,
+            "the model directory does not match its sections",
+        ))
+    }
+}
+
+pub(crate) fn wrong_model(path: &Path) -> ModelFileError {
+    ModelFileError::invalid(path, "a model section holds the wrong model")
 }
 
 /// A trained filter: the unit that is saved, loaded and asked for verdicts.
@@ -261,8 +350,7 @@ impl SpamFilter {
 
     /// The message's count vector over the vocabulary, and how many tokens it yielded.
     fn count_vector(&self, raw: &[u8]) -> (SparseVector, usize) {
-        let tokens = Tokenizer::new(self.tokenizer.clone()).tokenize(raw).tokens;
-        (self.vocabulary.vectorize(&tokens), tokens.len())
+        count_vector(&self.tokenizer, self.vocabulary.tokens(), raw)
     }
 
     /// The verdict of `model` on a count vector; the decision value is computed once.
@@ -272,15 +360,13 @@ impl SpamFilter {
         x: &SparseVector,
         tokens: usize,
     ) -> Classification {
-        let decision = model.decision(x);
-        let score = SpamScore::new(model.calibration.p_spam(decision));
-        Classification {
-            verdict: self.thresholds.verdict(score),
-            score,
-            decision,
-            model: model.model.kind(),
+        Classification::new(
+            model.decision(x),
+            model.calibration,
+            self.thresholds,
+            model.model.kind(),
             tokens,
-        }
+        )
     }
 
     /// Why the named model (or the active one) scores a message as it does: the bias and each
@@ -289,18 +375,12 @@ impl SpamFilter {
         let kind = kind.unwrap_or(self.active);
         let model = self.model(kind)?;
         let (x, tokens) = self.count_vector(raw);
-        let classification = self.classify_vector(model, &x, tokens);
-        let mut contributions: Vec<(String, f64)> = model
-            .contributions(&x)
-            .into_iter()
-            .map(|(id, c)| (self.vocabulary.token(id).to_owned(), c))
-            .collect();
-        contributions.sort_by(|a, b| b.1.abs().total_cmp(&a.1.abs()).then_with(|| a.0.cmp(&b.0)));
-        Some(Explanation {
-            classification,
-            bias: model.model.function().bias,
-            contributions,
-        })
+        Some(Explanation::new(
+            self.classify_vector(model, &x, tokens),
+            model.model.function().bias,
+            model.contributions(&x),
+            |id| self.vocabulary.token(id),
+        ))
     }
 
     /// Learns one message as `label` (or, with `unlearn`, forgets it) in every model. The Naive
@@ -356,75 +436,27 @@ impl SpamFilter {
     }
 
     /// Loads a filter saved by [`SpamFilter::save`], every model in it, checking it before it
-    /// is trusted.
+    /// is trusted. (Scoring alone needs much less: see [`crate::scorer::ScorerFile`].)
     pub fn load(path: &Path) -> std::result::Result<SpamFilter, ModelFileError> {
-        SpamFilter::load_models(path, None)
-    }
-
-    /// Loads what scoring with one model needs: the settings, the vocabulary and that model
-    /// (`None`: the active one), and leaves the other models' sections unread. This is what
-    /// the one-process-per-message filter pays for, so it reads a fraction of the file.
-    pub fn load_for_scoring(
-        path: &Path,
-        model: Option<ModelKind>,
-    ) -> std::result::Result<SpamFilter, ModelFileError> {
-        SpamFilter::load_models(path, Some(model))
-    }
-
-    /// `only`: `None` loads every model; `Some(kind)` loads one (`Some(None)`: the active).
-    fn load_models(
-        path: &Path,
-        only: Option<Option<ModelKind>>,
-    ) -> std::result::Result<SpamFilter, ModelFileError> {
-        let mut reader = ModelFileReader::open(path)?;
+        let reader = ModelFileReader::open(path)?;
         let head: Head = reader.read(0)?;
         head.vocabulary
             .validate()
             .map_err(|reason| ModelFileError::invalid(path, reason))?;
-        if reader.sections() != head.kinds.len() + 1 || !head.kinds.contains(&head.active) {
-            return Err(ModelFileError::invalid(
-                path,
-                "the model directory does not match its sections",
-            ));
-        }
-        let wanted: Vec<ModelKind> = match only {
-            None => head.kinds.clone(),
-            Some(kind) => {
-                let kind = kind.unwrap_or(head.active);
-                if !head.kinds.contains(&kind) {
-                    return Err(ModelFileError::invalid(
-                        path,
-                        format!("it holds no {kind} model"),
-                    ));
-                }
-                vec![kind]
-            }
-        };
-        let mut models = Vec::with_capacity(wanted.len());
+        check_directory(path, reader.sections(), &head.kinds, head.active)?;
+        let mut models = Vec::with_capacity(head.kinds.len());
         for (i, kind) in head.kinds.iter().enumerate() {
-            if wanted.contains(kind) {
-                let model: TrainedModel = reader.read(i + 1)?;
-                if model.model.kind() != *kind {
-                    return Err(ModelFileError::invalid(
-                        path,
-                        "a model section holds the wrong model",
-                    ));
-                }
-                models.push(model);
+            let model: TrainedModel = reader.read(i + 1)?;
+            if model.model.kind() != *kind {
+                return Err(wrong_model(path));
             }
+            models.push(model);
         }
-        // Sections left undecoded are still checked: a damaged file is never used.
-        reader.verify_unread()?;
-        let active = if models.iter().any(|m| m.model.kind() == head.active) {
-            head.active
-        } else {
-            wanted[0]
-        };
         Ok(SpamFilter {
             tokenizer: head.tokenizer,
             vocabulary: head.vocabulary,
             models,
-            active,
+            active: head.active,
             thresholds: head.thresholds,
             summary: head.summary,
         })

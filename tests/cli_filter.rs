@@ -94,15 +94,33 @@ fn missing_truncated_or_corrupt_model_passes_the_message_unchanged() {
     let t = TestDir::new();
     let good = std::fs::read(trained_model()).unwrap();
     let truncated = t.write("truncated.spamsort", &good[..good.len() / 2]);
-    let mut flipped = good.clone();
-    let mid = flipped.len() / 2;
-    flipped[mid] ^= 0xff;
-    let corrupt = t.write("corrupt.spamsort", &flipped);
-    let random = t.write("random.spamsort", b"SPAMSORT\x01\0\0\0 this is not a model");
+    let random = t.write("random.spamsort", b"SPAMSORT\x02\0\0\0 this is not a model");
     let missing = t.path().join("missing.spamsort");
+    let mut cases = vec![(truncated, None), (random, None), (missing, None)];
+    // One flipped byte in the head, or in the section of the model that answers: the filter
+    // checks exactly the sections it uses. (Sections 1.. hold the models in training order.)
+    let models = [
+        None,
+        Some("bernoulli-nb"),
+        Some("multinomial-nb"),
+        Some("linear-svm"),
+        Some("logistic-regression"),
+    ];
+    for (section, classifier) in models.into_iter().enumerate() {
+        let mut flipped = good.clone();
+        let (offset, len) = section_span(&good, section);
+        flipped[offset + len / 2] ^= 0xff;
+        let path = t.write(&format!("corrupt-section-{section}.spamsort"), &flipped);
+        cases.push((path, classifier));
+    }
     let input = std::fs::read(&sample_files()[0]).unwrap();
-    for model in [&truncated, &corrupt, &random, &missing] {
-        let assert = filter(model, &input).success();
+    for (model, classifier) in &cases {
+        let mut cmd = spamsort();
+        cmd.arg("filter").arg("--model").arg(model);
+        if let Some(c) = classifier {
+            cmd.args(["--classifier", c]);
+        }
+        let assert = cmd.write_stdin(input.clone()).assert().success();
         let output = assert.get_output();
         assert!(
             output.stdout == input,
@@ -115,15 +133,27 @@ fn missing_truncated_or_corrupt_model_passes_the_message_unchanged() {
                 && stderr.contains(&*model.file_name().unwrap().to_string_lossy()),
             "{stderr}"
         );
+        let mut cmd = spamsort();
+        cmd.args(["filter", "--exit-code", "--model"]).arg(model);
+        if let Some(c) = classifier {
+            cmd.args(["--classifier", c]);
+        }
+        cmd.write_stdin(input.clone()).assert().code(3);
+        // Commands that load every section refuse any damage.
         spamsort()
-            .arg("filter")
-            .arg("--exit-code")
+            .arg("info")
             .arg("--model")
             .arg(model)
-            .write_stdin(input.clone())
             .assert()
             .code(3);
     }
+}
+
+/// Offset and length of section `i` of a model file, from its directory.
+fn section_span(file: &[u8], i: usize) -> (usize, usize) {
+    let at = 16 + 24 * i;
+    let word = |k: usize| u64::from_le_bytes(file[k..k + 8].try_into().unwrap()) as usize;
+    (word(at), word(at + 8))
 }
 
 #[test]

@@ -1,5 +1,5 @@
 //! Model file container: round trip, and the clear errors for a truncated file, a flipped
-//! byte, a random file and a newer version.
+//! byte, a random file and another format version.
 
 use crate::util::TestDir;
 use proptest::prelude::*;
@@ -79,7 +79,7 @@ fn every_flipped_payload_byte_is_caught() {
 }
 
 #[test]
-fn foreign_and_newer_files() {
+fn foreign_and_other_version_files() {
     let t = TestDir::new();
     let path = t.write("notes.txt", b"just some text, not a model at all");
     let err = model_file::load::<Payload>(&path).unwrap_err();

@@ -10,4 +10,5 @@ mod cli_train;
 mod corpus_readers;
 mod model_file;
 mod models_oracle;
+mod scorer;
 mod tokenizer;

@@ -3,8 +3,9 @@
 
 use super::config::Config;
 use anyhow::Context;
+use spamsort::Thresholds;
 use spamsort::models::ModelKind;
-use spamsort::{SpamFilter, Thresholds};
+use spamsort::scorer::{Scorer, ScorerFile};
 use std::path::PathBuf;
 
 /// Where the model file lives.
@@ -79,32 +80,27 @@ impl VerdictArgs {
 }
 
 impl Verdicts {
-    /// Applies the choices to a loaded filter.
-    pub fn apply(&self, filter: &mut SpamFilter) -> anyhow::Result<()> {
-        if let Some(kind) = self.classifier {
-            filter.set_active(kind)?;
-        }
+    /// The scorer over `file` with the threshold choices applied.
+    pub fn scorer<'a>(&self, file: &'a ScorerFile) -> anyhow::Result<Scorer<'a>> {
+        let mut scorer = file.scorer()?;
         if self.spam.is_some() || self.ham.is_some() {
-            let t = filter.thresholds();
-            filter.set_thresholds(Thresholds::new(
+            let t = scorer.thresholds();
+            scorer.set_thresholds(Thresholds::new(
                 self.spam.unwrap_or(t.spam()),
                 self.ham.unwrap_or(t.ham()),
             )?);
         }
-        Ok(())
+        Ok(scorer)
     }
 }
 
-/// Loads the model file and applies the verdict settings.
-pub fn load_filter(
+/// Reads what scoring needs from the model file: the head and the chosen model.
+pub fn open_model(
     model: &ModelArgs,
     verdicts: &Verdicts,
     config: &Config,
-) -> anyhow::Result<SpamFilter> {
-    let path = model.path(config)?;
-    let mut filter = SpamFilter::load_for_scoring(&path, verdicts.classifier)?;
-    verdicts.apply(&mut filter)?;
-    Ok(filter)
+) -> anyhow::Result<ScorerFile> {
+    Ok(ScorerFile::open(&model.path(config)?, verdicts.classifier)?)
 }
 
 /// Labeled mail and what to fit on it: shared by `train` and `eval`.

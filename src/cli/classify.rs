@@ -1,6 +1,6 @@
 //! `spamsort classify [PATH|-]...`: one result per message, in input order.
 
-use super::args::{ModelArgs, VerdictArgs, load_filter};
+use super::args::{ModelArgs, VerdictArgs, open_model};
 use super::config::Config;
 use super::terminal::escape_for_terminal;
 use super::{ExitStatus, input};
@@ -36,7 +36,8 @@ pub struct ClassifyArgs {
 pub fn run(args: ClassifyArgs) -> anyhow::Result<ExitStatus> {
     let config = Config::load()?;
     let verdicts = args.verdict.resolve(&config)?;
-    let filter = load_filter(&args.model, &verdicts, &config)?;
+    let file = open_model(&args.model, &verdicts, &config)?;
+    let scorer = verdicts.scorer(&file)?;
     let paths = if args.paths.is_empty() {
         vec![PathBuf::from("-")]
     } else {
@@ -50,7 +51,7 @@ pub fn run(args: ClassifyArgs) -> anyhow::Result<ExitStatus> {
         let Some(message) = input::readable(item, &mut failed) else {
             continue;
         };
-        let r = filter.classify(&message.bytes);
+        let r = scorer.classify(&message.bytes);
         let source = message.source.to_string();
         match args.format {
             Format::Text => writeln!(

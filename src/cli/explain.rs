@@ -1,6 +1,6 @@
 //! `spamsort explain PATH|-`: the verdict and the tokens that pushed it, strongest first.
 
-use super::args::{ModelArgs, VerdictArgs, load_filter};
+use super::args::{ModelArgs, VerdictArgs, open_model};
 use super::config::Config;
 use super::terminal::escape_for_terminal;
 use super::{ExitStatus, input};
@@ -25,14 +25,13 @@ pub struct ExplainArgs {
 pub fn run(args: ExplainArgs) -> anyhow::Result<ExitStatus> {
     let config = Config::load()?;
     let verdicts = args.verdict.resolve(&config)?;
-    let filter = load_filter(&args.model, &verdicts, &config)?;
+    let file = open_model(&args.model, &verdicts, &config)?;
+    let scorer = verdicts.scorer(&file)?;
     let messages = input::messages(std::slice::from_ref(&args.path))?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     for message in messages {
         let message = message?;
-        let e = filter
-            .explain(&message.bytes, None)
-            .expect("the active model is fitted");
+        let e = scorer.explain(&message.bytes);
         let c = e.classification;
         writeln!(
             out,

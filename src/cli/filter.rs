@@ -4,7 +4,7 @@
 //! the reason goes to stderr.
 
 use super::ExitStatus;
-use super::args::{ModelArgs, VerdictArgs, load_filter};
+use super::args::{ModelArgs, VerdictArgs, open_model};
 use super::config::Config;
 use spamsort::headers::add_spam_headers;
 use std::io::{Read, Write};
@@ -87,12 +87,13 @@ fn classify_and_mark(
         .verdict
         .resolve(&config)
         .map_err(|e| format!("{e:#}"))?;
-    let filter = load_filter(&args.model, &verdicts, &config).map_err(|e| format!("{e:#}"))?;
+    let file = open_model(&args.model, &verdicts, &config).map_err(|e| format!("{e:#}"))?;
+    let scorer = verdicts.scorer(&file).map_err(|e| format!("{e:#}"))?;
     // The tokenizer already contains parser panics; this guards everything else.
     let (marked, verdict) = catch_unwind(AssertUnwindSafe(|| {
-        let result = filter.classify(message);
+        let result = scorer.classify(message);
         (
-            add_spam_headers(message, &result, filter.thresholds().spam()),
+            add_spam_headers(message, &result, scorer.thresholds().spam()),
             result.verdict,
         )
     }))

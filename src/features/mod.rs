@@ -10,4 +10,6 @@ mod weighting;
 pub use dataset::{Dataset, stratified_folds, training_indices};
 pub use sparse::SparseVector;
 pub use vocabulary::{FeatureId, Vocabulary, VocabularyParams};
+pub(crate) use vocabulary::{TokenTable, VocabularyView};
+pub(crate) use weighting::FeatureTransformView;
 pub use weighting::{FeatureConfig, FeatureTransform, Weighting};

@@ -1,6 +1,7 @@
 //! Sparse vectors: strictly increasing feature ids with their values.
 
 use super::FeatureId;
+use crate::packed::Elements;
 
 /// A sparse row. Invariant: `ids` strictly increasing, `ids.len() == values.len()`.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -69,8 +70,13 @@ impl SparseVector {
 
     /// Dot product with a dense weight vector; ids beyond its length count as zero.
     pub fn dot(&self, weights: &[f64]) -> f64 {
+        self.dot_with(weights)
+    }
+
+    /// [`SparseVector::dot`] with weights owned or borrowed as packed bytes.
+    pub(crate) fn dot_with(&self, weights: &(impl Elements<f64> + ?Sized)) -> f64 {
         self.iter()
-            .map(|(id, v)| weights.get(id as usize).map_or(0.0, |w| w * v))
+            .map(|(id, v)| weights.at(id as usize).map_or(0.0, |w| w * v))
             .sum()
     }
 

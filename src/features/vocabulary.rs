@@ -5,7 +5,9 @@
 //! copy and are used as loaded: no hash map is built at start-up, which keeps the
 //! one-process-per-message filter fast, and a lookup is one hash and about one comparison.
 
+use super::SparseVector;
 use crate::label::Label;
+use crate::packed::{Elements, Packed};
 use crate::tokenize::Token;
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use serde::{Deserialize, Serialize};
@@ -39,16 +41,17 @@ pub struct Vocabulary {
     blob: Vec<u8>,
     #[serde(with = "crate::packed::u32s")]
     ends: Vec<u32>,
+    /// Open-addressing hash table of ids (`EMPTY` marks a free slot), a power of two at least
+    /// twice the token count; keyed by SipHash-1-3 with a fixed key, a specified algorithm, so
+    /// a file reads the same in every build. The three lookup arrays come first, so a scorer
+    /// can borrow them from a model file without decoding the rest.
+    #[serde(with = "crate::packed::u32s")]
+    table: Vec<u32>,
     #[serde(with = "crate::packed::u32s")]
     df_ham: Vec<u32>,
     #[serde(with = "crate::packed::u32s")]
     df_spam: Vec<u32>,
     docs: [u32; 2],
-    /// Open-addressing hash table of ids (`EMPTY` marks a free slot), a power of two at least
-    /// twice the token count; keyed by SipHash-1-3 with a fixed key, a specified algorithm, so
-    /// a file reads the same in every build.
-    #[serde(with = "crate::packed::u32s")]
-    table: Vec<u32>,
 }
 
 /// A free slot of the hash table.
@@ -60,6 +63,74 @@ fn slot_hash(token: &[u8]) -> u64 {
         siphasher::sip::SipHasher13::new_with_keys(0x7370_616d_736f_7274, 0x766f_6361_6275_6c61);
     h.write(token);
     h.finish()
+}
+
+/// The lookup arrays of a vocabulary (token bytes, end offsets, hash table), owned by a
+/// [`Vocabulary`] or borrowed from a model file by a [`VocabularyView`]. Every access is
+/// bounds-checked: a malformed table gives wrong or no ids, never a panic or an endless probe.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TokenTable<'a, A: ?Sized> {
+    blob: &'a [u8],
+    ends: &'a A,
+    table: &'a A,
+}
+
+impl<'a, A: Elements<u32> + ?Sized> TokenTable<'a, A> {
+    /// The bytes of token `id`, if it exists.
+    pub fn bytes_of(&self, id: FeatureId) -> Option<&'a [u8]> {
+        let id = id as usize;
+        let start = if id == 0 { 0 } else { self.ends.at(id - 1)? };
+        self.blob.get(start as usize..self.ends.at(id)? as usize)
+    }
+
+    /// The id of `token`: one hash and, on average, about one comparison.
+    pub fn lookup(&self, token: &[u8]) -> Option<FeatureId> {
+        let slots = self.table.len();
+        let mask = slots.checked_sub(1)?;
+        let mut slot = slot_hash(token) as usize & mask;
+        // A valid table has a free slot, so the probe ends; the bound covers invalid ones.
+        for _ in 0..slots {
+            match self.table.at(slot)? {
+                EMPTY => return None,
+                id if self.bytes_of(id) == Some(token) => return Some(id),
+                _ => slot = (slot + 1) & mask,
+            }
+        }
+        None
+    }
+
+    /// The count vector of a token list: known tokens' ids with their number of occurrences.
+    pub fn count_vector(&self, tokens: &[Token]) -> SparseVector {
+        SparseVector::from_ids(
+            tokens
+                .iter()
+                .filter_map(|t| self.lookup(t.as_bytes()))
+                .collect(),
+        )
+    }
+}
+
+/// The lookup arrays of a serialized [`Vocabulary`], borrowed where they lie: it deserializes
+/// from the leading fields of a vocabulary's bytes and ignores the rest.
+#[derive(Debug, Clone, Copy, Deserialize)]
+pub(crate) struct VocabularyView<'a> {
+    #[serde(borrow)]
+    blob: &'a [u8],
+    #[serde(borrow)]
+    ends: Packed<'a, u32>,
+    #[serde(borrow)]
+    table: Packed<'a, u32>,
+}
+
+impl VocabularyView<'_> {
+    /// Lookups into the borrowed arrays.
+    pub fn tokens(&self) -> TokenTable<'_, Packed<'_, u32>> {
+        TokenTable {
+            blob: self.blob,
+            ends: &self.ends,
+            table: &self.table,
+        }
+    }
 }
 
 impl VocabularyParams {
@@ -130,17 +201,20 @@ impl Vocabulary {
         }
     }
 
-    fn token_bytes(&self, id: FeatureId) -> &[u8] {
-        let id = id as usize;
-        let start = if id == 0 {
-            0
-        } else {
-            self.ends[id - 1] as usize
-        };
-        &self.blob[start..self.ends[id] as usize]
+    /// Lookups into the vocabulary's arrays.
+    pub(crate) fn tokens(&self) -> TokenTable<'_, [u32]> {
+        TokenTable {
+            blob: &self.blob,
+            ends: &self.ends[..],
+            table: &self.table[..],
+        }
     }
 
-    /// The token with id `id`. Panics if `id >= len()`.
+    fn token_bytes(&self, id: FeatureId) -> &[u8] {
+        self.tokens().bytes_of(id).unwrap_or_default()
+    }
+
+    /// The token with id `id` (empty if there is none).
     pub fn token(&self, id: FeatureId) -> &str {
         // The blob is only ever built from `&str`s and validated on load.
         std::str::from_utf8(self.token_bytes(id)).unwrap_or("")
@@ -149,27 +223,12 @@ impl Vocabulary {
     /// The id of `token`, if it is in the vocabulary: one hash and, on average, about one
     /// comparison.
     pub fn id(&self, token: &str) -> Option<FeatureId> {
-        let mask = self.table.len().checked_sub(1)?;
-        let mut slot = slot_hash(token.as_bytes()) as usize & mask;
-        // Validation guarantees a free slot, so the probe ends; the bound is belt and braces.
-        for _ in 0..self.table.len() {
-            match self.table[slot] {
-                EMPTY => return None,
-                id if self.token_bytes(id) == token.as_bytes() => return Some(id),
-                _ => slot = (slot + 1) & mask,
-            }
-        }
-        None
-    }
-
-    /// Ids of the known tokens in `tokens`, repeats kept, unknown tokens skipped.
-    pub fn ids<'t>(&self, tokens: impl IntoIterator<Item = &'t Token>) -> Vec<FeatureId> {
-        tokens.into_iter().filter_map(|t| self.id(t)).collect()
+        self.tokens().lookup(token.as_bytes())
     }
 
     /// The count vector of a token list: known tokens' ids with their number of occurrences.
-    pub fn vectorize(&self, tokens: &[Token]) -> super::SparseVector {
-        super::SparseVector::from_ids(self.ids(tokens))
+    pub fn vectorize(&self, tokens: &[Token]) -> SparseVector {
+        self.tokens().count_vector(tokens)
     }
 
     /// In how many training messages of class `label` the token `id` occurred.

@@ -1,6 +1,7 @@
 //! Feature weighting: how a message's token counts become the values a model sees.
 
 use super::{Dataset, SparseVector};
+use crate::packed::{Elements, Packed};
 use serde::{Deserialize, Serialize};
 
 /// Per-feature value from the token's count `tf` in the message.
@@ -82,20 +83,40 @@ impl FeatureTransform {
     /// Applies the weighting (and normalization) to a count vector. Features beyond the idf
     /// table (added to the vocabulary after fitting) get idf 1.
     pub fn apply(&self, counts: &SparseVector) -> SparseVector {
-        let mut x = counts.clone();
-        match self.config.weighting {
-            Weighting::Binary => x.map_values(|_, _| 1.0),
-            Weighting::Counts => {}
-            Weighting::LogTf => x.map_values(|_, tf| 1.0 + tf.ln()),
-            Weighting::TfIdf => x.map_values(|id, tf| {
-                (1.0 + tf.ln()) * self.idf.get(id as usize).copied().unwrap_or(1.0)
-            }),
-        }
-        if self.config.l2_normalize {
-            x.l2_normalize();
-        }
-        x
+        weigh(self.config, &self.idf, counts)
     }
+}
+
+/// A serialized [`FeatureTransform`] with its idf table borrowed where it lies.
+#[derive(Debug, Clone, Copy, Deserialize)]
+pub(crate) struct FeatureTransformView<'a> {
+    config: FeatureConfig,
+    #[serde(borrow)]
+    idf: Packed<'a, f64>,
+}
+
+impl FeatureTransformView<'_> {
+    /// As [`FeatureTransform::apply`].
+    pub fn apply(&self, counts: &SparseVector) -> SparseVector {
+        weigh(self.config, &self.idf, counts)
+    }
+}
+
+/// The transform of `config` with this idf table, owned or borrowed.
+fn weigh(config: FeatureConfig, idf: &impl Elements<f64>, counts: &SparseVector) -> SparseVector {
+    let mut x = counts.clone();
+    match config.weighting {
+        Weighting::Binary => x.map_values(|_, _| 1.0),
+        Weighting::Counts => {}
+        Weighting::LogTf => x.map_values(|_, tf| 1.0 + tf.ln()),
+        Weighting::TfIdf => {
+            x.map_values(|id, tf| (1.0 + tf.ln()) * idf.at(id as usize).unwrap_or(1.0))
+        }
+    }
+    if config.l2_normalize {
+        x.l2_normalize();
+    }
+    x
 }
 
 #[cfg(test)]

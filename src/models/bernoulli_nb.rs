@@ -44,6 +44,9 @@ impl Default for BernoulliNbParams {
 /// A fitted multivariate Bernoulli Naive Bayes model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BernoulliNb {
+    /// The log-odds as a linear function of presence, cached from the counts. First, so a
+    /// scorer can read it without decoding the rest (see `crate::scorer`).
+    function: LinearFunction,
     alpha: f64,
     /// Messages per class, ham first.
     class_counts: [f64; 2],
@@ -57,8 +60,6 @@ pub struct BernoulliNb {
     selected: Vec<u8>,
     /// ln P(y) + B_y per class, cached from the counts.
     base: [f64; 2],
-    /// The log-odds as a linear function of presence, cached from the counts.
-    function: LinearFunction,
 }
 
 impl BernoulliNbParams {

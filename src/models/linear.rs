@@ -3,7 +3,8 @@
 //! (their log-odds are linear in presence or counts), so scoring, explanation and the model file
 //! are one piece of code for every model.
 
-use crate::features::{FeatureId, FeatureTransform, SparseVector};
+use crate::features::{FeatureId, FeatureTransform, FeatureTransformView, SparseVector};
+use crate::packed::{Elements, Packed};
 use serde::{Deserialize, Serialize};
 
 /// A linear decision function. Features beyond `weights` (added to the vocabulary later) weigh 0.
@@ -21,20 +22,39 @@ pub struct LinearFunction {
 impl LinearFunction {
     /// d(x) for a count vector.
     pub fn decision(&self, counts: &SparseVector) -> f64 {
-        self.bias + self.transform.apply(counts).dot(&self.weights)
+        self.bias + self.transform.apply(counts).dot_with(&self.weights)
     }
 
     /// Each present feature's term w_j * t(x)_j of the decision (the bias is not included).
     pub fn contributions(&self, counts: &SparseVector) -> Vec<(FeatureId, f64)> {
-        self.transform
-            .apply(counts)
-            .iter()
-            .map(|(id, v)| {
-                (
-                    id,
-                    v * self.weights.get(id as usize).copied().unwrap_or(0.0),
-                )
-            })
-            .collect()
+        terms(&self.transform.apply(counts), &self.weights)
     }
+}
+
+/// A serialized [`LinearFunction`] with its arrays borrowed where they lie.
+#[derive(Debug, Clone, Copy, Deserialize)]
+pub(crate) struct LinearFunctionView<'a> {
+    #[serde(borrow)]
+    pub transform: FeatureTransformView<'a>,
+    #[serde(borrow)]
+    pub weights: Packed<'a, f64>,
+    pub bias: f64,
+}
+
+impl LinearFunctionView<'_> {
+    /// As [`LinearFunction::decision`].
+    pub fn decision(&self, counts: &SparseVector) -> f64 {
+        self.bias + self.transform.apply(counts).dot_with(&self.weights)
+    }
+
+    /// As [`LinearFunction::contributions`].
+    pub fn contributions(&self, counts: &SparseVector) -> Vec<(FeatureId, f64)> {
+        terms(&self.transform.apply(counts), &self.weights)
+    }
+}
+
+fn terms(x: &SparseVector, weights: &impl Elements<f64>) -> Vec<(FeatureId, f64)> {
+    x.iter()
+        .map(|(id, v)| (id, v * weights.at(id as usize).unwrap_or(0.0)))
+        .collect()
 }

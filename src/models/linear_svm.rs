@@ -58,8 +58,9 @@ impl Default for LinearSvmParams {
 /// A fitted linear SVM: its decision value is the margin w . x + b.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LinearSvm {
-    c: f64,
+    /// First, so a scorer can read it without decoding the rest (see `crate::scorer`).
     function: LinearFunction,
+    c: f64,
 }
 
 impl LinearSvmParams {

@@ -61,8 +61,9 @@ impl Default for LogisticRegressionParams {
 /// A fitted logistic regression: its decision value is the log-odds w . x + b.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LogisticRegression {
-    online_rate: f64,
+    /// First, so a scorer can read it without decoding the rest (see `crate::scorer`).
     function: LinearFunction,
+    online_rate: f64,
 }
 
 /// The objective on fixed rows: value, gradient and Hessian-vector products.

@@ -20,6 +20,7 @@ mod testutil;
 pub use bernoulli_nb::{BernoulliNb, BernoulliNbParams};
 pub use calibration::Calibration;
 pub use linear::LinearFunction;
+pub(crate) use linear::LinearFunctionView;
 pub use linear_svm::{LinearSvm, LinearSvmParams, SvmLoss};
 pub use logistic::{LogisticRegression, LogisticRegressionParams, LogisticSolver};
 pub use multinomial_nb::{MultinomialNb, MultinomialNbParams, NbVariant};
@@ -282,10 +283,58 @@ impl AnyModel {
 /// A fitted model with the map from its decision values to P(spam).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TrainedModel {
+    /// Decision value to P(spam). Serialized first, then the model's variant and its decision
+    /// function, so a scorer can read those three without decoding the rest.
+    pub calibration: Calibration,
     /// The model.
     pub model: AnyModel,
-    /// Decision value to P(spam).
+}
+
+/// A serialized [`TrainedModel`] as a scorer reads it: the calibration, which model it is and
+/// its decision function with the arrays borrowed; the model's other state is not read.
+#[derive(Debug, Clone, Copy, Deserialize)]
+pub(crate) struct TrainedModelView<'a> {
     pub calibration: Calibration,
+    #[serde(borrow)]
+    model: AnyModelView<'a>,
+}
+
+/// [`AnyModel`]'s variants, in the same order, each read only up to its leading function.
+#[derive(Debug, Clone, Copy, Deserialize)]
+enum AnyModelView<'a> {
+    BernoulliNb(#[serde(borrow)] LeadingFunction<'a>),
+    MultinomialNb(#[serde(borrow)] LeadingFunction<'a>),
+    LinearSvm(#[serde(borrow)] LeadingFunction<'a>),
+    LogisticRegression(#[serde(borrow)] LeadingFunction<'a>),
+}
+
+/// The first field of every model struct.
+#[derive(Debug, Clone, Copy, Deserialize)]
+struct LeadingFunction<'a> {
+    #[serde(borrow)]
+    function: LinearFunctionView<'a>,
+}
+
+impl<'a> TrainedModelView<'a> {
+    /// Which model this is.
+    pub fn kind(&self) -> ModelKind {
+        match self.model {
+            AnyModelView::BernoulliNb(_) => ModelKind::BernoulliNb,
+            AnyModelView::MultinomialNb(_) => ModelKind::MultinomialNb,
+            AnyModelView::LinearSvm(_) => ModelKind::LinearSvm,
+            AnyModelView::LogisticRegression(_) => ModelKind::LogisticRegression,
+        }
+    }
+
+    /// The decision function.
+    pub fn function(&self) -> &LinearFunctionView<'a> {
+        match &self.model {
+            AnyModelView::BernoulliNb(m)
+            | AnyModelView::MultinomialNb(m)
+            | AnyModelView::LinearSvm(m)
+            | AnyModelView::LogisticRegression(m) => &m.function,
+        }
+    }
 }
 
 impl Classifier for TrainedModel {

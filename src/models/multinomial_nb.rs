@@ -53,6 +53,9 @@ impl Default for MultinomialNbParams {
 /// A fitted multinomial (or complement) Naive Bayes model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MultinomialNb {
+    /// The log-odds as a linear function of the features, cached from the counts. First, so a
+    /// scorer can read it without decoding the rest (see `crate::scorer`).
+    function: LinearFunction,
     alpha: f64,
     variant: NbVariant,
     class_counts: [f64; 2],
@@ -61,7 +64,6 @@ pub struct MultinomialNb {
     counts_ham: Vec<f64>,
     #[serde(with = "crate::packed::f64s")]
     counts_spam: Vec<f64>,
-    function: LinearFunction,
 }
 
 impl MultinomialNbParams {

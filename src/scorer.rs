@@ -1,0 +1,128 @@
+//! Scoring with one model straight from a model file's bytes: what the one-process-per-message
+//! `filter` (and `classify`, `explain`) use. [`ScorerFile::open`] maps the file and checks the
+//! checksums of two sections, the head and the chosen model; [`ScorerFile::scorer`] then
+//! borrows the vocabulary's lookup arrays and the model's weights where they lie in the mapped
+//! file instead of decoding them into new arrays, and never reads the document frequencies, the other models
+//! or the Naive Bayes counts. The file layout puts those borrowed fields first in each section
+//! for this reason (see `SpamFilter::save`).
+//!
+//! Every access into the borrowed arrays is bounds-checked, so a file whose checksums match
+//! but whose contents are malformed gives wrong scores at worst, never a panic; the full
+//! [`SpamFilter::load`](crate::SpamFilter::load) validates everything.
+
+use crate::features::{SparseVector, VocabularyView};
+use crate::label::Thresholds;
+use crate::model_file::{self, ModelFileError, ModelFileReader};
+use crate::models::{Calibration, LinearFunctionView, ModelKind, TrainedModelView};
+use crate::spam_filter::{
+    Classification, Explanation, HeadView, check_directory, count_vector, wrong_model,
+};
+use crate::tokenize::TokenizerConfig;
+use std::path::Path;
+
+/// A model file opened for scoring with one model: its head and that model's section checked.
+pub struct ScorerFile {
+    file: ModelFileReader,
+    /// The section of the chosen model.
+    model: usize,
+}
+
+impl ScorerFile {
+    /// Opens the file and checks its head and the section of `model` (`None`: the file's
+    /// active model), leaving the other sections untouched. Fails if the file has no such
+    /// model.
+    pub fn open(path: &Path, model: Option<ModelKind>) -> Result<ScorerFile, ModelFileError> {
+        let file = ModelFileReader::open(path)?;
+        let head: HeadView = model_file::decode_prefix(file.section(0)?, path)?;
+        check_directory(path, file.sections(), &head.kinds, head.active)?;
+        let kind = model.unwrap_or(head.active);
+        let i =
+            head.kinds.iter().position(|&k| k == kind).ok_or_else(|| {
+                ModelFileError::invalid(path, format!("it holds no {kind} model"))
+            })?;
+        let file = ScorerFile { file, model: i + 1 };
+        file.scorer()?;
+        Ok(file)
+    }
+
+    /// The scorer over the file: a few small fields decoded, the arrays borrowed.
+    pub fn scorer(&self) -> Result<Scorer<'_>, ModelFileError> {
+        let path = self.file.path();
+        let head: HeadView = model_file::decode_prefix(self.file.section(0)?, path)?;
+        let model: TrainedModelView =
+            model_file::decode_prefix(self.file.section(self.model)?, path)?;
+        if head.kinds.get(self.model - 1) != Some(&model.kind()) {
+            return Err(wrong_model(path));
+        }
+        Ok(Scorer {
+            tokenizer: head.tokenizer,
+            thresholds: head.thresholds,
+            vocabulary: head.vocabulary,
+            kind: model.kind(),
+            calibration: model.calibration,
+            function: *model.function(),
+        })
+    }
+}
+
+/// Verdicts of one model, borrowing its arrays from a [`ScorerFile`]. Gives the same
+/// classification and explanation as the [`SpamFilter`](crate::SpamFilter) saved in the file.
+#[derive(Debug, Clone)]
+pub struct Scorer<'a> {
+    tokenizer: TokenizerConfig,
+    thresholds: Thresholds,
+    vocabulary: VocabularyView<'a>,
+    kind: ModelKind,
+    calibration: Calibration,
+    function: LinearFunctionView<'a>,
+}
+
+impl Scorer<'_> {
+    /// The model that answers.
+    pub fn model(&self) -> ModelKind {
+        self.kind
+    }
+
+    /// The verdict thresholds (the file's, unless replaced).
+    pub fn thresholds(&self) -> Thresholds {
+        self.thresholds
+    }
+
+    /// Replaces the verdict thresholds.
+    pub fn set_thresholds(&mut self, thresholds: Thresholds) {
+        self.thresholds = thresholds;
+    }
+
+    /// Classifies one raw message.
+    pub fn classify(&self, raw: &[u8]) -> Classification {
+        let (x, tokens) = count_vector(&self.tokenizer, self.vocabulary.tokens(), raw);
+        self.classify_vector(&x, tokens)
+    }
+
+    /// Why the model scores a message as it does, as [`SpamFilter::explain`](crate::SpamFilter::explain).
+    pub fn explain(&self, raw: &[u8]) -> Explanation {
+        let (x, tokens) = count_vector(&self.tokenizer, self.vocabulary.tokens(), raw);
+        Explanation::new(
+            self.classify_vector(&x, tokens),
+            self.function.bias,
+            self.function.contributions(&x),
+            |id| {
+                self.vocabulary
+                    .tokens()
+                    .bytes_of(id)
+                    .and_then(|b| std::str::from_utf8(b).ok())
+                    .unwrap_or("")
+            },
+        )
+    }
+
+    fn classify_vector(&self, x: &SparseVector, tokens: usize) -> Classification {
+        Classification::new(
+            self.function.decision(x),
+            self.calibration,
+            self.thresholds,
+            self.kind,
+            tokens,
+        )
+    }
+}

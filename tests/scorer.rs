@@ -1,0 +1,44 @@
+//! The pipe filter's scorer, which borrows its arrays from the model file, must agree exactly
+//! with the fully loaded filter for every model: same verdicts, scores and explanations.
+
+use crate::util::{sample_files, trained_model};
+use spamsort::SpamFilter;
+use spamsort::models::ModelKind;
+use spamsort::scorer::ScorerFile;
+
+#[test]
+fn scorer_agrees_with_the_loaded_filter_for_every_model() {
+    let filter = SpamFilter::load(trained_model()).unwrap();
+    let messages: Vec<Vec<u8>> = sample_files()
+        .iter()
+        .map(|p| std::fs::read(p).unwrap())
+        .chain([b"".to_vec(), b"Subject: only a header".to_vec()])
+        .collect();
+    for kind in ModelKind::ALL {
+        let file = ScorerFile::open(trained_model(), Some(kind)).unwrap();
+        let scorer = file.scorer().unwrap();
+        assert_eq!(scorer.model(), kind);
+        assert_eq!(scorer.thresholds(), filter.thresholds());
+        for m in &messages {
+            assert_eq!(scorer.classify(m), filter.classify_with(m, kind).unwrap());
+            assert_eq!(scorer.explain(m), filter.explain(m, Some(kind)).unwrap());
+        }
+    }
+    let active = ScorerFile::open(trained_model(), None).unwrap();
+    assert_eq!(active.scorer().unwrap().model(), filter.active());
+}
+
+#[test]
+fn a_file_without_the_requested_model_is_refused() {
+    let t = crate::util::TestDir::new();
+    let path = t.path().join("svm-only.spamsort");
+    crate::util::with_sample(crate::util::spamsort().arg("train"))
+        .args(["--models", "linear-svm", "--model"])
+        .arg(&path)
+        .assert()
+        .success();
+    let err = ScorerFile::open(&path, Some(ModelKind::BernoulliNb))
+        .err()
+        .unwrap();
+    assert!(err.to_string().contains("no bernoulli-nb model"), "{err}");
+}
