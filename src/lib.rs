@@ -29,7 +29,9 @@ pub mod model_file;
 pub mod models;
 mod packed;
 pub mod scorer;
+pub mod shared_filter;
 pub mod spam_filter;
+pub mod spamd;
 pub mod tokenize;
 
 pub use corpus::{LabeledCorpus, Mailbox, MailboxFormat, Message, Source};

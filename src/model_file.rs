@@ -397,6 +397,28 @@ impl ModelFileReader {
     }
 }
 
+/// Exclusive right to update a model file, held until dropped: an advisory lock on a lock file
+/// beside it (`NAME.lock`). Every writer that loads, changes and saves a model (`learn`, the
+/// spamd server's TELL, the daemon's learning from moves) holds it across the three steps, so
+/// concurrent writers never lose each other's updates. Readers need no lock: saves are atomic.
+#[derive(Debug)]
+pub struct UpdateLock {
+    _file: std::fs::File,
+}
+
+/// Waits for and takes the [`UpdateLock`] of the model file at `path`.
+pub fn lock_for_update(path: &Path) -> Result<UpdateLock, ModelFileError> {
+    let lock_path = path.with_extension("lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(|e| ModelFileError::io(&lock_path, e))?;
+    file.lock().map_err(|e| ModelFileError::io(&lock_path, e))?;
+    Ok(UpdateLock { _file: file })
+}
+
 /// Reads and decodes section 0 of a model file.
 pub fn load<T: DeserializeOwned>(path: &Path) -> Result<T, ModelFileError> {
     ModelFileReader::open(path)?.read(0)

@@ -104,6 +104,7 @@ impl Scorer<'_> {
         let (x, tokens) = count_vector(&self.tokenizer, self.vocabulary.tokens(), raw);
         Explanation::new(
             self.classify_vector(&x, tokens),
+            self.calibration,
             self.function.bias,
             self.function.contributions(&x),
             |id| {

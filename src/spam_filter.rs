@@ -71,6 +71,8 @@ pub struct Classification {
     pub score: SpamScore,
     /// The model's raw decision value (log-odds or margin).
     pub decision: f64,
+    /// ln(P(spam) / P(ham)) after calibration: unlike `score` it never rounds to 0 or 1.
+    pub log_odds: f64,
     /// The model that answered.
     pub model: ModelKind,
     /// Tokens the message yielded.
@@ -91,6 +93,7 @@ impl Classification {
             verdict: thresholds.verdict(score),
             score,
             decision,
+            log_odds: calibration.log_odds(decision),
             model,
             tokens,
         }
@@ -168,12 +171,16 @@ pub struct Explanation {
     pub bias: f64,
     /// (token, share of the decision value), largest magnitude first; positive means spam.
     pub contributions: Vec<(String, f64)>,
+    /// How much the calibrated log-odds move per unit of decision value: a contribution times
+    /// this is the token's share of ln(P(spam) / P(ham)).
+    pub log_odds_per_unit: f64,
 }
 
 impl Explanation {
     /// Names and orders the per-feature contributions: largest magnitude first, ties by token.
     pub(crate) fn new<'v>(
         classification: Classification,
+        calibration: Calibration,
         bias: f64,
         contributions: Vec<(FeatureId, f64)>,
         token: impl Fn(FeatureId) -> &'v str,
@@ -187,6 +194,7 @@ impl Explanation {
             classification,
             bias,
             contributions,
+            log_odds_per_unit: -calibration.a,
         }
     }
 }
@@ -377,6 +385,7 @@ impl SpamFilter {
         let (x, tokens) = self.count_vector(raw);
         Some(Explanation::new(
             self.classify_vector(model, &x, tokens),
+            model.calibration,
             model.model.function().bias,
             model.contributions(&x),
             |id| self.vocabulary.token(id),

@@ -5,7 +5,6 @@
 use super::args::ModelArgs;
 use super::config::Config;
 use super::{ExitStatus, input};
-use anyhow::Context;
 use spamsort::{Label, SpamFilter, Verdict};
 use std::path::PathBuf;
 
@@ -42,15 +41,7 @@ pub fn run(args: LearnArgs) -> anyhow::Result<ExitStatus> {
         args.paths
     };
     let messages = input::messages(&paths)?;
-    let lock_path = path.with_extension("lock");
-    let lock = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&lock_path)
-        .with_context(|| format!("opening lock file {}", lock_path.display()))?;
-    lock.lock()
-        .with_context(|| format!("locking {}", lock_path.display()))?;
+    let lock = spamsort::model_file::lock_for_update(&path)?;
     let mut filter = SpamFilter::load(&path)?;
     let (mut learned, mut skipped, mut failed) = (0, 0, false);
     for item in &messages {

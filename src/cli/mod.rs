@@ -11,6 +11,8 @@ mod filter;
 mod info;
 mod input;
 mod learn;
+mod logging;
+mod serve;
 mod terminal;
 mod tokens;
 mod train;
@@ -43,6 +45,8 @@ enum Command {
     Eval(eval::EvalArgs),
     /// Show what a model file holds.
     Info(info::InfoArgs),
+    /// Serve SpamAssassin's spamd protocol (spamc, milters, MTAs) in the foreground.
+    Serve(serve::ServeArgs),
     /// Print the tokens the filter sees in a message, one per line.
     Tokens(tokens::TokensArgs),
     /// Print a shell completion script.
@@ -62,6 +66,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Explain(args) => explain::run(args),
         Command::Eval(args) => eval::run(args),
         Command::Info(args) => info::run(args),
+        Command::Serve(args) => serve::run(args),
         Command::Tokens(args) => tokens::run(args),
         Command::Completions { shell } => {
             use clap::CommandFactory;

@@ -21,7 +21,13 @@ impl Calibration {
 
     /// P(spam) for a decision value.
     pub fn p_spam(&self, decision: f64) -> f64 {
-        super::math::sigmoid(-(self.a * decision + self.b))
+        super::math::sigmoid(self.log_odds(decision))
+    }
+
+    /// ln(P(spam) / P(ham)) for a decision value: P(spam) before the sigmoid, so it keeps
+    /// ranking messages where P(spam) rounds to 0 or 1.
+    pub fn log_odds(&self, decision: f64) -> f64 {
+        -(self.a * decision + self.b)
     }
 
     /// Fits A and B to decision values with their true labels.

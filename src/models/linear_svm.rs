@@ -150,10 +150,10 @@ impl LinearSvm {
 
 /// w += step * x and b += step, growing w to cover new features.
 pub(crate) fn grow_and_add(f: &mut LinearFunction, x: &SparseVector, step: f64) {
-    if let Some(&last) = x.ids().last() {
-        if last as usize >= f.weights.len() {
-            f.weights.resize(last as usize + 1, 0.0);
-        }
+    if let Some(&last) = x.ids().last()
+        && last as usize >= f.weights.len()
+    {
+        f.weights.resize(last as usize + 1, 0.0);
     }
     for (id, v) in x.iter() {
         f.weights[id as usize] += step * v;

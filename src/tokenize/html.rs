@@ -34,8 +34,8 @@ pub(crate) fn html_to_text(html: &str) -> HtmlText {
         raw.push_str(&html[i..i + lt]);
         i += lt;
         let rest = &html[i..];
-        if rest.starts_with("<!--") {
-            i += rest[4..].find("-->").map_or(rest.len(), |e| e + 7);
+        if let Some(comment) = rest.strip_prefix("<!--") {
+            i += comment.find("-->").map_or(rest.len(), |e| e + 7);
             continue;
         }
         let next = rest.as_bytes().get(1).copied().unwrap_or(b' ');

@@ -1,0 +1,94 @@
+//! `spamsort serve`: the spamd-compatible server in the foreground. SIGTERM and SIGINT stop it
+//! after the requests in progress; SIGHUP reloads the model file.
+
+use super::ExitStatus;
+use super::args::ModelArgs;
+use super::config::Config;
+use super::logging;
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+use spamsort::shared_filter::SharedFilter;
+use spamsort::spamd::{Address, Server, ServerConfig};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Arguments of `spamsort serve`.
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    /// TCP address to listen on; repeatable [default: 127.0.0.1:783 unless --socket is given].
+    /// Addresses other than loopback expose the filter to the network: firewall them.
+    #[arg(long, value_name = "ADDR:PORT")]
+    listen: Vec<SocketAddr>,
+    /// Unix domain socket to listen on (spamc -U PATH).
+    #[arg(long, value_name = "PATH")]
+    socket: Option<PathBuf>,
+    #[command(flatten)]
+    model: ModelArgs,
+    /// Messages larger than this are answered unclassified, never held in memory.
+    #[arg(long, value_name = "BYTES", default_value_t = ServerConfig::default().max_size)]
+    max_size: u64,
+    /// Requests served at once; more clients wait for a free worker.
+    #[arg(long, value_name = "N", default_value_t = 16,
+          value_parser = clap::value_parser!(u16).range(1..))]
+    max_connections: u16,
+    /// Seconds a client gets for a whole request (read and answer).
+    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
+    timeout: u64,
+    /// Accept TELL (spamc -L, -C): learning from clients. Anyone who can connect can then
+    /// change the model, so only enable it where the clients are trusted.
+    #[arg(long)]
+    allow_tell: bool,
+}
+
+pub fn run(args: ServeArgs) -> anyhow::Result<ExitStatus> {
+    logging::init();
+    let config = Config::load()?;
+    let path = args.model.path(&config)?;
+    let mut addresses: Vec<Address> = args.listen.iter().copied().map(Address::Tcp).collect();
+    addresses.extend(args.socket.clone().map(Address::Unix));
+    if addresses.is_empty() {
+        addresses.push(Address::Tcp(SocketAddr::from(([127, 0, 0, 1], 783))));
+    }
+    for a in &args.listen {
+        if !a.ip().is_loopback() {
+            tracing::warn!("listening on {a}, which is not loopback: firewall it");
+        }
+    }
+    let filter = Arc::new(SharedFilter::load(&path)?);
+    let server = Server::bind(
+        &addresses,
+        filter,
+        ServerConfig {
+            max_size: args.max_size,
+            max_connections: usize::from(args.max_connections),
+            timeout: Duration::from_secs(args.timeout),
+            allow_tell: args.allow_tell,
+        },
+    )?;
+    for a in server.addresses() {
+        tracing::info!("listening on {a}");
+    }
+    let handle = server.handle();
+    let mut signals = signal_hook::iterator::Signals::new([SIGTERM, SIGINT, SIGHUP])?;
+    let signal_handle = signals.handle();
+    let watcher = std::thread::spawn(move || {
+        for signal in signals.forever() {
+            if signal == SIGHUP {
+                match handle.reload() {
+                    Ok(()) => tracing::info!("model reloaded"),
+                    Err(e) => tracing::error!("reload failed, keeping the model in use: {e}"),
+                }
+            } else {
+                tracing::info!("stopping after the requests in progress");
+                handle.shutdown();
+                break;
+            }
+        }
+    });
+    server.run();
+    signal_handle.close();
+    let _ = watcher.join();
+    tracing::info!("stopped");
+    Ok(ExitStatus::Success)
+}

@@ -1,0 +1,67 @@
+//! [`SharedFilter`]: the filter of one model file, shared by the threads of a long-running
+//! front end (the spamd server, the maildir daemon). Scoring threads take a cheap snapshot;
+//! reloading (on SIGHUP, after `train` or `learn` replaced the file) and learning swap in a new
+//! filter without stopping them.
+
+use crate::error::Result;
+use crate::label::Label;
+use crate::model_file::{self, ModelFileError};
+use crate::models::ModelKind;
+use crate::spam_filter::SpamFilter;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+
+/// A model file's filter, replaceable while in use.
+#[derive(Debug)]
+pub struct SharedFilter {
+    path: PathBuf,
+    current: RwLock<Arc<SpamFilter>>,
+}
+
+impl SharedFilter {
+    /// Loads the model file (every model: learning needs them all).
+    pub fn load(path: &Path) -> Result<SharedFilter, ModelFileError> {
+        Ok(SharedFilter {
+            path: path.to_path_buf(),
+            current: RwLock::new(Arc::new(SpamFilter::load(path)?)),
+        })
+    }
+
+    /// The model file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The filter as it is now; later reloads and learning do not change it.
+    pub fn current(&self) -> Arc<SpamFilter> {
+        // A writer that panicked left a whole filter behind (swaps are one assignment).
+        self.current
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Loads the model file again. On failure the filter in use stays.
+    pub fn reload(&self) -> Result<(), ModelFileError> {
+        let filter = SpamFilter::load(&self.path)?;
+        self.swap(filter);
+        Ok(())
+    }
+
+    /// Learns (or unlearns) one message and saves the model file atomically, as `spamsort
+    /// learn` does: under the file's [`UpdateLock`](model_file::UpdateLock), starting from the
+    /// file as it is on disk, so no update by another writer is lost. Returns the models that
+    /// changed.
+    pub fn learn(&self, raw: &[u8], label: Label, unlearn: bool) -> Result<Vec<ModelKind>> {
+        let _lock = model_file::lock_for_update(&self.path)?;
+        let mut filter = SpamFilter::load(&self.path)?;
+        let changed = filter.learn(raw, label, unlearn)?;
+        filter.save(&self.path)?;
+        self.swap(filter);
+        Ok(changed)
+    }
+
+    fn swap(&self, filter: SpamFilter) {
+        *self.current.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(filter);
+    }
+}

@@ -1,0 +1,415 @@
+//! The SPAMC/1.5 protocol as SpamAssassin's spamd speaks it: request heads parsed with hard
+//! limits, response lines and status codes formatted, and the map from P(spam) to spamd's
+//! score scale. No I/O policy lives here (see `server.rs`); everything is a pure function of
+//! bytes, which is what the fuzz target and the unit tests drive.
+
+use crate::label::{Label, Thresholds};
+use crate::spam_filter::Classification;
+use std::io::BufRead;
+
+/// The protocol version this server speaks.
+pub const VERSION: &str = "1.5";
+/// Longest request line or header line accepted, in bytes (spamc sends a few dozen).
+pub const MAX_LINE: usize = 8 * 1024;
+/// Most header lines accepted in a request.
+pub const MAX_HEADERS: usize = 64;
+/// spamd's default spam threshold, the `required` of every result line.
+pub const REQUIRED_SCORE: f64 = 5.0;
+
+/// What the client asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Command {
+    /// Is it spam? (a result line only)
+    Check,
+    /// Result line and the strongest tokens, comma-separated.
+    Symbols,
+    /// Result line and a text report.
+    Report,
+    /// As `Report`, but the report only for spam.
+    ReportIfSpam,
+    /// Result line and the message with X-Spam-* headers added.
+    Process,
+    /// Result line and only the marked message's header block.
+    Headers,
+    /// Liveness: answered `PONG`.
+    Ping,
+    /// The client connected by mistake: no answer.
+    Skip,
+    /// Learn or forget a message (Message-class, Set, Remove headers).
+    Tell,
+}
+
+/// Every command with its protocol word.
+const COMMANDS: [(&str, Command); 9] = [
+    ("CHECK", Command::Check),
+    ("SYMBOLS", Command::Symbols),
+    ("REPORT", Command::Report),
+    ("REPORT_IFSPAM", Command::ReportIfSpam),
+    ("PROCESS", Command::Process),
+    ("HEADERS", Command::Headers),
+    ("PING", Command::Ping),
+    ("SKIP", Command::Skip),
+    ("TELL", Command::Tell),
+];
+
+impl Command {
+    fn parse(word: &str) -> Option<Command> {
+        COMMANDS.iter().find(|(w, _)| *w == word).map(|&(_, c)| c)
+    }
+
+    /// The command's protocol word.
+    pub fn name(self) -> &'static str {
+        COMMANDS
+            .iter()
+            .find(|(_, c)| *c == self)
+            .map_or("", |(w, _)| w)
+    }
+
+    /// True for the commands that carry a message body.
+    pub fn has_body(self) -> bool {
+        !matches!(self, Command::Ping | Command::Skip)
+    }
+}
+
+/// A parsed request head (everything before the message body).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Request {
+    /// The command.
+    pub command: Command,
+    /// `Content-length`: the body's size in bytes.
+    pub content_length: Option<u64>,
+    /// `Message-class` (TELL).
+    pub message_class: Option<Label>,
+    /// `Set`: databases to add the message to (TELL); spamsort has one, `local`.
+    pub set: Vec<String>,
+    /// `Remove`: databases to remove the message from (TELL).
+    pub remove: Vec<String>,
+    /// `Compress` (zlib in spamd 4), which spamsort does not support.
+    pub compress: Option<String>,
+    /// `User`, accepted and ignored: one model serves every user.
+    pub user: Option<String>,
+}
+
+/// spamd's response codes (sysexits.h).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// 0: no problem.
+    Ok = 0,
+    /// 65: the data was malformed (e.g. a TELL without a usable Message-class).
+    DataErr = 65,
+    /// 69: service unavailable (TELL not enabled, compression, no model).
+    Unavailable = 69,
+    /// 70: internal error.
+    Software = 70,
+    /// 74: input/output error (saving a learned model failed).
+    IoErr = 74,
+    /// 76: the request broke the protocol.
+    Protocol = 76,
+    /// 79: the client was too slow.
+    Timeout = 79,
+}
+
+impl Status {
+    /// The code's name, as spamd prints it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Ok => "EX_OK",
+            Status::DataErr => "EX_DATAERR",
+            Status::Unavailable => "EX_UNAVAILABLE",
+            Status::Software => "EX_SOFTWARE",
+            Status::IoErr => "EX_IOERR",
+            Status::Protocol => "EX_PROTOCOL",
+            Status::Timeout => "EX_TIMEOUT",
+        }
+    }
+}
+
+/// A request the server answers with an error line and then closes the connection.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct ProtocolError {
+    /// The response code.
+    pub status: Status,
+    /// The text after the code.
+    pub message: String,
+}
+
+impl ProtocolError {
+    /// An `EX_PROTOCOL` error.
+    pub fn protocol(message: impl Into<String>) -> Self {
+        ProtocolError {
+            status: Status::Protocol,
+            message: message.into(),
+        }
+    }
+
+    /// The error's response line.
+    pub fn response(&self) -> Vec<u8> {
+        status_line(self.status, &self.message)
+    }
+}
+
+/// Reads one line of at most [`MAX_LINE`] bytes, without its line ending. `Ok(None)` at a clean
+/// end of input.
+fn read_line(r: &mut impl BufRead) -> Result<Option<String>, ProtocolError> {
+    let mut line = Vec::new();
+    let n = std::io::Read::take(&mut *r, MAX_LINE as u64 + 1)
+        .read_until(b'\n', &mut line)
+        .map_err(|e| read_error(&e))?;
+    if n == 0 {
+        return Ok(None);
+    }
+    if !line.ends_with(b"\n") {
+        return Err(if n > MAX_LINE {
+            ProtocolError::protocol("line too long")
+        } else {
+            ProtocolError::protocol("connection closed inside the request head")
+        });
+    }
+    line.pop();
+    if line.ends_with(b"\r") {
+        line.pop();
+    }
+    String::from_utf8(line)
+        .map(Some)
+        .map_err(|_| ProtocolError::protocol("request head is not UTF-8"))
+}
+
+/// The error for a failed read: a timeout is `EX_TIMEOUT`, anything else `EX_PROTOCOL`.
+pub fn read_error(e: &std::io::Error) -> ProtocolError {
+    match e.kind() {
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => ProtocolError {
+            status: Status::Timeout,
+            message: "timeout reading the request".into(),
+        },
+        _ => ProtocolError::protocol(format!("read failed: {e}")),
+    }
+}
+
+/// Reads and checks a request head: `COMMAND SPAMC/x.y`, header lines, a blank line. Unknown
+/// headers are ignored, as the protocol asks. Reads at most `MAX_HEADERS + 2` lines of at
+/// most [`MAX_LINE`] bytes, so a client cannot make it buffer without bound.
+pub fn read_request(r: &mut impl BufRead) -> Result<Request, ProtocolError> {
+    let first = read_line(r)?.ok_or_else(|| ProtocolError::protocol("empty request"))?;
+    let (word, version) = first
+        .split_once(' ')
+        .ok_or_else(|| ProtocolError::protocol(format!("bad request line: {first}")))?;
+    let command = Command::parse(word)
+        .ok_or_else(|| ProtocolError::protocol(format!("unknown command: {word}")))?;
+    let known_version = version
+        .strip_prefix("SPAMC/")
+        .and_then(|v| v.split_once('.'))
+        .is_some_and(|(major, minor)| {
+            major == "1" && !minor.is_empty() && minor.bytes().all(|b| b.is_ascii_digit())
+        });
+    if !known_version {
+        return Err(ProtocolError::protocol(format!(
+            "bad protocol version: {version}"
+        )));
+    }
+    let mut request = Request {
+        command,
+        content_length: None,
+        message_class: None,
+        set: Vec::new(),
+        remove: Vec::new(),
+        compress: None,
+        user: None,
+    };
+    for _ in 0..=MAX_HEADERS {
+        let line = read_line(r)?
+            .ok_or_else(|| ProtocolError::protocol("connection closed inside the request head"))?;
+        if line.is_empty() {
+            return Ok(request);
+        }
+        let (name, value) = line
+            .split_once(':')
+            .ok_or_else(|| ProtocolError::protocol(format!("bad header line: {line}")))?;
+        let value = value.trim();
+        match name.trim().to_ascii_lowercase().as_str() {
+            "content-length" => {
+                let n = value
+                    .parse::<u64>()
+                    .map_err(|_| ProtocolError::protocol(format!("bad Content-length: {value}")))?;
+                request.content_length = Some(n);
+            }
+            "message-class" => {
+                request.message_class = Some(match value.to_ascii_lowercase().as_str() {
+                    "spam" => Label::Spam,
+                    "ham" => Label::Ham,
+                    _ => {
+                        return Err(ProtocolError::protocol(format!(
+                            "bad Message-class: {value}"
+                        )));
+                    }
+                })
+            }
+            "set" => request.set = databases(value),
+            "remove" => request.remove = databases(value),
+            "compress" => request.compress = Some(value.to_owned()),
+            "user" => request.user = Some(value.to_owned()),
+            _ => {}
+        }
+    }
+    Err(ProtocolError::protocol("too many header lines"))
+}
+
+fn databases(value: &str) -> Vec<String> {
+    value
+        .split(',')
+        .map(|d| d.trim().to_ascii_lowercase())
+        .filter(|d| !d.is_empty())
+        .collect()
+}
+
+/// `SPAMD/1.5 CODE TEXT\r\n`: a response's first line.
+pub fn status_line(status: Status, text: &str) -> Vec<u8> {
+    format!("SPAMD/{VERSION} {} {text}\r\n", status as u8).into_bytes()
+}
+
+/// spamd's score for a classification: `5 + ln(P/(1-P)) - ln(t/(1-t))` with `t` the spam
+/// threshold, so a message is spam exactly when its score reaches the 5.0 spamd clients expect,
+/// and each point is a factor e in the odds. It is computed from the unrounded log-odds, so it
+/// keeps ranking messages whose P(spam) rounds to 0 or 1, and is clamped to +-1000.
+pub fn spamd_score(c: &Classification, thresholds: Thresholds) -> f64 {
+    let t = thresholds.spam();
+    let threshold_log_odds = (t / (1.0 - t)).ln();
+    (REQUIRED_SCORE + c.log_odds - threshold_log_odds).clamp(-1000.0, 1000.0)
+}
+
+/// The `Spam: True ; 7.3 / 5.0` header line.
+pub fn spam_line(is_spam: bool, score: f64) -> String {
+    let word = if is_spam { "True" } else { "False" };
+    format!("Spam: {word} ; {score:.1} / {REQUIRED_SCORE:.1}\r\n")
+}
+
+/// A token as a spamd "symbol": letters, digits and `_.:-@/` kept, anything else `_`, at most
+/// 60 characters, so a comma-separated list stays parseable.
+pub fn symbol(token: &str) -> String {
+    token
+        .chars()
+        .take(60)
+        .map(|c| {
+            if c.is_alphanumeric() || "_.:-@/".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::label::{SpamScore, Verdict};
+    use crate::models::ModelKind;
+
+    fn parse(bytes: &[u8]) -> Result<Request, ProtocolError> {
+        read_request(&mut &bytes[..])
+    }
+
+    #[test]
+    fn every_command_parses() {
+        for (word, command) in COMMANDS {
+            let r = parse(format!("{word} SPAMC/1.5\r\n\r\n").as_bytes()).unwrap();
+            assert_eq!(r.command, command);
+            assert_eq!(command.name(), word);
+            assert_eq!(command.has_body(), !matches!(word, "PING" | "SKIP"));
+        }
+    }
+
+    #[test]
+    fn headers_are_read_case_insensitively_and_unknown_ones_ignored() {
+        let r = parse(
+            b"TELL SPAMC/1.5\r\ncontent-LENGTH: 42\r\nMessage-class: spam\r\nSet: local, remote\r\n\
+              Remove: Local\r\nUser: alice\r\nX-Whatever: 1\r\n\r\nbody",
+        )
+        .unwrap();
+        assert_eq!(r.content_length, Some(42));
+        assert_eq!(r.message_class, Some(Label::Spam));
+        assert_eq!(r.set, ["local", "remote"]);
+        assert_eq!(r.remove, ["local"]);
+        assert_eq!(r.user.as_deref(), Some("alice"));
+        // Bare LF line endings are accepted too.
+        let r = parse(b"CHECK SPAMC/1.2\nContent-length: 7\n\n").unwrap();
+        assert_eq!(r.content_length, Some(7));
+    }
+
+    #[test]
+    fn malformed_heads_are_protocol_errors() {
+        let cases: &[&[u8]] = &[
+            b"",
+            b"\r\n",
+            b"CHECK\r\n\r\n",
+            b"FROB SPAMC/1.5\r\n\r\n",
+            b"CHECK HTTP/1.1\r\n\r\n",
+            b"CHECK SPAMC/2.0\r\n\r\n",
+            b"CHECK SPAMC/1.x\r\n\r\n",
+            b"CHECK SPAMC/1.5\r\nContent-length: -1\r\n\r\n",
+            b"CHECK SPAMC/1.5\r\nContent-length: 99999999999999999999999\r\n\r\n",
+            b"CHECK SPAMC/1.5\r\nno colon here\r\n\r\n",
+            b"TELL SPAMC/1.5\r\nMessage-class: eggs\r\n\r\n",
+            b"CHECK SPAMC/1.5\r\nContent-length: 5\r\n",
+            b"CHECK SPAMC/1.5\r\n\xff\xfe: 1\r\n\r\n",
+        ];
+        for case in cases {
+            let err = parse(case).unwrap_err();
+            assert_eq!(
+                err.status,
+                Status::Protocol,
+                "{:?}",
+                String::from_utf8_lossy(case)
+            );
+            assert!(err.response().starts_with(b"SPAMD/1.5 76 "));
+        }
+    }
+
+    #[test]
+    fn limits_hold() {
+        let long = format!("CHECK SPAMC/1.5\r\nX: {}\r\n\r\n", "a".repeat(MAX_LINE));
+        assert_eq!(parse(long.as_bytes()).unwrap_err().message, "line too long");
+        let many = format!(
+            "CHECK SPAMC/1.5\r\n{}\r\n",
+            "X: 1\r\n".repeat(MAX_HEADERS + 1)
+        );
+        assert_eq!(
+            parse(many.as_bytes()).unwrap_err().message,
+            "too many header lines"
+        );
+        let just_enough = format!("CHECK SPAMC/1.5\r\n{}\r\n", "X: 1\r\n".repeat(MAX_HEADERS));
+        assert!(parse(just_enough.as_bytes()).is_ok());
+    }
+
+    fn classification(log_odds: f64) -> Classification {
+        Classification {
+            verdict: Verdict::Ham,
+            score: SpamScore::new(1.0 / (1.0 + (-log_odds).exp())),
+            decision: 0.0,
+            log_odds,
+            model: ModelKind::LinearSvm,
+            tokens: 0,
+        }
+    }
+
+    #[test]
+    fn score_scale_puts_the_spam_threshold_at_five() {
+        let t = Thresholds::new(0.9, 0.5).unwrap();
+        let at_threshold = classification((0.9f64 / 0.1).ln());
+        assert!((spamd_score(&at_threshold, t) - 5.0).abs() < 1e-9);
+        // P = 0.5 is 5 - ln 9 points; one e-fold of odds is one point.
+        assert!((spamd_score(&classification(0.0), t) - (5.0 - 9f64.ln())).abs() < 1e-9);
+        assert!((spamd_score(&classification(1.0), t) - (6.0 - 9f64.ln())).abs() < 1e-9);
+        assert_eq!(spamd_score(&classification(1e9), t), 1000.0);
+        assert_eq!(spamd_score(&classification(-1e9), t), -1000.0);
+        assert_eq!(spam_line(true, 7.25), "Spam: True ; 7.2 / 5.0\r\n");
+        assert_eq!(spam_line(false, -3.0), "Spam: False ; -3.0 / 5.0\r\n");
+    }
+
+    #[test]
+    fn symbols_stay_list_safe() {
+        assert_eq!(symbol("subject:cheap"), "subject:cheap");
+        assert_eq!(symbol("a,b c\r\n"), "a_b_c__");
+        assert_eq!(symbol(&"x".repeat(100)).len(), 60);
+    }
+}

@@ -1,0 +1,162 @@
+//! `spamsort serve` against Debian's real spamc client on 127.0.0.1: ping, CHECK exit codes,
+//! REPORT, PROCESS output equal to `spamsort filter`, learning with -L, and SIGTERM.
+//!
+//! These tests need `spamc` (Debian package spamc; `.ci/run` and `tests/deps.sh` install it).
+//! Without it they fail and say so, unless SPAMSORT_TESTS_WITHOUT_SPAMC=1 is set, in which
+//! case they are skipped with a warning.
+
+use crate::util::{TestDir, copy_of_trained_model, sample_files, spamsort, to_crlf, trained_model};
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+/// `spamsort serve` on an ephemeral port, killed on drop.
+struct Served {
+    child: Child,
+    port: String,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(model: &Path, extra: &[&str]) -> Served {
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin!("spamsort"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--model"])
+        .arg(model)
+        .args(extra)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    let port = loop {
+        line.clear();
+        assert!(
+            stderr.read_line(&mut line).unwrap() > 0,
+            "serve exited early"
+        );
+        if let Some(addr) = line.trim().split("listening on ").nth(1) {
+            break addr.rsplit(':').next().unwrap().to_string();
+        }
+    };
+    // Keep draining the log so the server never blocks on a full pipe.
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    Served { child, port }
+}
+
+/// spamc, or `None` (after a loud warning) when the environment says to skip.
+fn spamc() -> Option<()> {
+    let found = Command::new("spamc").arg("-V").output().is_ok();
+    if found {
+        return Some(());
+    }
+    if std::env::var_os("SPAMSORT_TESTS_WITHOUT_SPAMC").is_some() {
+        eprintln!("WARNING: spamc is not installed; the spamc tests are SKIPPED");
+        return None;
+    }
+    panic!(
+        "spamc is not installed: run tests/deps.sh (apt-get install spamc), or set \
+         SPAMSORT_TESTS_WITHOUT_SPAMC=1 to skip these tests knowingly"
+    );
+}
+
+/// Runs spamc against the server with `args`, the message on stdin.
+fn run_spamc(s: &Served, args: &[&str], message: &[u8]) -> std::process::Output {
+    let mut cmd = assert_cmd::Command::new("spamc");
+    cmd.args(["-d", "127.0.0.1", "-p", &s.port])
+        .args(args)
+        .write_stdin(message.to_vec());
+    cmd.output().unwrap()
+}
+
+fn spamc_score(s: &Served, message: &[u8]) -> f64 {
+    let out = run_spamc(s, &["-c"], message);
+    let text = String::from_utf8(out.stdout).unwrap();
+    text.trim().split('/').next().unwrap().parse().unwrap()
+}
+
+#[test]
+fn spamc_check_report_ping_and_process() {
+    let Some(()) = spamc() else { return };
+    let served = serve(trained_model(), &[]);
+    let ping = run_spamc(&served, &["-K"], b"");
+    assert!(ping.status.success(), "{ping:?}");
+    assert!(String::from_utf8_lossy(&ping.stdout).contains("SPAMD/1.5 0"));
+    let files = sample_files();
+    let (spam, ham) = (&files[0], files.last().unwrap());
+    // spamc -c: "score/threshold", exit 1 for spam and 0 for ham.
+    for (path, code) in [(spam, 1), (ham, 0)] {
+        let out = run_spamc(&served, &["-c"], &std::fs::read(path).unwrap());
+        assert_eq!(out.status.code(), Some(code), "{}", path.display());
+        assert!(
+            String::from_utf8_lossy(&out.stdout)
+                .trim()
+                .ends_with("/5.0")
+        );
+    }
+    let report = run_spamc(&served, &["-R"], &std::fs::read(spam).unwrap());
+    let report = String::from_utf8_lossy(&report.stdout);
+    assert!(
+        report.contains("/5.0") && report.contains("points, 5.0 required"),
+        "{report}"
+    );
+    // PROCESS (spamc's default) gives byte for byte what `spamsort filter` gives.
+    for path in files.iter().step_by(10) {
+        let lf = std::fs::read(path).unwrap();
+        for message in [lf.clone(), to_crlf(&lf)] {
+            let via_spamc = run_spamc(&served, &[], &message);
+            assert!(via_spamc.status.success());
+            let via_filter = spamsort()
+                .args(["filter", "--model"])
+                .arg(trained_model())
+                .write_stdin(message.clone())
+                .output()
+                .unwrap();
+            assert_eq!(via_spamc.stdout, via_filter.stdout, "{}", path.display());
+        }
+    }
+}
+
+#[test]
+fn spamc_learns_and_sigterm_stops_the_server() {
+    let Some(()) = spamc() else { return };
+    let t = TestDir::new();
+    let model = copy_of_trained_model(&t);
+    let ham = std::fs::read(sample_files().last().unwrap()).unwrap();
+    let refusing = serve(&model, &[]);
+    let out = run_spamc(&refusing, &["-L", "spam"], &ham);
+    assert!(
+        !out.status.success(),
+        "TELL must be refused without --allow-tell"
+    );
+    drop(refusing);
+    let mut served = serve(&model, &["--allow-tell"]);
+    let before = spamc_score(&served, &ham);
+    for _ in 0..3 {
+        let out = run_spamc(&served, &["-L", "spam"], &ham);
+        assert!(out.status.success(), "{out:?}");
+        assert!(String::from_utf8_lossy(&out.stdout).contains("successfully"));
+    }
+    let after = spamc_score(&served, &ham);
+    assert!(
+        after > before,
+        "learning as spam raised the score: {before} -> {after}"
+    );
+    let pid = served.child.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let status = served.child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    // The learning was saved: a new server scores the message as the old one last did.
+    let restarted = serve(&model, &[]);
+    assert_eq!(spamc_score(&restarted, &ham), after);
+}
