@@ -20,6 +20,7 @@
 //! ```
 
 pub mod corpus;
+pub mod daemon;
 pub mod error;
 pub mod eval;
 pub mod features;

@@ -9,6 +9,7 @@ mod cli_serve;
 mod cli_tokens;
 mod cli_train;
 mod corpus_readers;
+mod daemon;
 mod model_file;
 mod models_oracle;
 mod scorer;

@@ -4,6 +4,7 @@
 mod args;
 mod classify;
 mod config;
+mod daemon;
 mod eval;
 mod exit_code;
 mod explain;
@@ -45,6 +46,8 @@ enum Command {
     Eval(eval::EvalArgs),
     /// Show what a model file holds.
     Info(info::InfoArgs),
+    /// Watch an inbox maildir and file each new message into spam or ham maildirs.
+    Daemon(daemon::DaemonArgs),
     /// Serve SpamAssassin's spamd protocol (spamc, milters, MTAs) in the foreground.
     Serve(serve::ServeArgs),
     /// Print the tokens the filter sees in a message, one per line.
@@ -67,6 +70,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Eval(args) => eval::run(args),
         Command::Info(args) => info::run(args),
         Command::Serve(args) => serve::run(args),
+        Command::Daemon(args) => daemon::run(args),
         Command::Tokens(args) => tokens::run(args),
         Command::Completions { shell } => {
             use clap::CommandFactory;

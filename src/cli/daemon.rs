@@ -1,0 +1,78 @@
+//! `spamsort daemon`: sorts an inbox maildir into spam and ham maildirs in the foreground.
+//! SIGTERM and SIGINT stop it after the batch at hand; SIGHUP reloads the model file.
+
+use super::ExitStatus;
+use super::args::ModelArgs;
+use super::config::Config;
+use super::logging;
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+use spamsort::daemon::{Daemon, DaemonConfig};
+use spamsort::shared_filter::SharedFilter;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Arguments of `spamsort daemon`.
+#[derive(Debug, clap::Args)]
+pub struct DaemonArgs {
+    /// The maildir whose new/ is sorted (where the MTA or fetchmail delivers).
+    #[arg(long, value_name = "MAILDIR")]
+    inbox: PathBuf,
+    /// Maildir for spam (created, mode 0700, if missing).
+    #[arg(long, value_name = "MAILDIR")]
+    spam: PathBuf,
+    /// Maildir for ham.
+    #[arg(long, value_name = "MAILDIR")]
+    ham: PathBuf,
+    /// Maildir for unsure messages [default: they go to the ham maildir].
+    #[arg(long, value_name = "MAILDIR")]
+    unsure: Option<PathBuf>,
+    #[command(flatten)]
+    model: ModelArgs,
+    /// Add the X-Spam-* headers of `spamsort filter` to every filed message.
+    #[arg(long)]
+    add_headers: bool,
+    /// Learn from the user's corrections: messages moved out of or into the spam maildir.
+    #[arg(long)]
+    learn_from_moves: bool,
+    /// Rescan the inbox this often (seconds) even without a change notice.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
+    rescan: u64,
+}
+
+pub fn run(args: DaemonArgs) -> anyhow::Result<ExitStatus> {
+    logging::init();
+    let config = Config::load()?;
+    let path = args.model.path(&config)?;
+    let filter = Arc::new(SharedFilter::load(&path)?);
+    let daemon = Daemon::new(
+        DaemonConfig {
+            inbox: args.inbox,
+            spam: args.spam,
+            ham: args.ham,
+            unsure: args.unsure,
+            add_headers: args.add_headers,
+            learn_from_moves: args.learn_from_moves,
+            rescan: Duration::from_secs(args.rescan.max(1)),
+        },
+        filter,
+    )?;
+    let handle = daemon.handle();
+    let mut signals = signal_hook::iterator::Signals::new([SIGTERM, SIGINT, SIGHUP])?;
+    let signal_handle = signals.handle();
+    let watcher = std::thread::spawn(move || {
+        for signal in signals.forever() {
+            if signal == SIGHUP {
+                handle.reload();
+            } else {
+                handle.stop();
+                break;
+            }
+        }
+    });
+    let result = daemon.run();
+    signal_handle.close();
+    let _ = watcher.join();
+    result?;
+    Ok(ExitStatus::Success)
+}

@@ -1,0 +1,198 @@
+//! Filing messages from the inbox into target maildirs so that none is ever lost: each
+//! message is first made complete in its target's `new/` (a hard link, or a copy written to
+//! `tmp/`, fsynced and linked into place), the target directories are fsynced, and only then are
+//! the inbox entries removed and the inbox directory fsynced. A crash in between leaves a
+//! message in both places, never in none; `recover.rs` finishes such moves on restart.
+//!
+//! Hard links instead of `rename` because a link never replaces an existing file: a name
+//! already taken in the target (maildir names are unique, so this is a repeat of an interrupted
+//! move or a real clash) is detected instead of silently overwriting a message.
+
+use std::fs::File;
+use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+/// Prefix of the temporary files spamsort writes into a target's `tmp/`; `recover.rs` removes
+/// leftovers, and no other program's files are touched.
+pub const TMP_PREFIX: &str = "spamsort.";
+/// Marker of a name changed to avoid a clash: `UNIQUE.dupN[:2,FLAGS]`.
+pub const CLASH_MARK: &str = ".dup";
+
+/// Creates a maildir (and its parents) with mode 0700 where missing.
+pub fn create_maildir(root: &Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true).mode(0o700);
+    for sub in ["cur", "new", "tmp"] {
+        builder.create(root.join(sub))?;
+    }
+    Ok(())
+}
+
+/// One message to file.
+#[derive(Debug)]
+pub struct Move {
+    /// The message in the inbox's `new/`.
+    pub source: PathBuf,
+    /// Its file name (kept in the target, info suffix and all).
+    pub name: String,
+    /// The target maildir.
+    pub target: PathBuf,
+    /// Bytes to write instead of linking the source (the message with headers added).
+    pub content: Option<Vec<u8>>,
+}
+
+/// Files a batch of moves (see the module docs). Returns, per move, where the message now is,
+/// or the error that left it in the inbox.
+pub fn file_batch(moves: &[Move], inbox_new: &Path) -> Vec<std::io::Result<PathBuf>> {
+    let mut placed: Vec<std::io::Result<PathBuf>> = moves.iter().map(place).collect();
+    let mut targets: Vec<&Path> = moves.iter().map(|m| m.target.as_path()).collect();
+    targets.sort();
+    targets.dedup();
+    for t in targets {
+        if let Err(e) = sync_dir(&t.join("new")) {
+            // Not durable in the target: leave those messages in the inbox too.
+            for (m, r) in moves.iter().zip(&mut placed) {
+                if m.target == t && r.is_ok() {
+                    *r = Err(std::io::Error::new(e.kind(), e.to_string()));
+                }
+            }
+        }
+    }
+    for (m, r) in moves.iter().zip(&mut placed) {
+        if r.is_ok()
+            && let Err(e) = std::fs::remove_file(&m.source)
+            && e.kind() != std::io::ErrorKind::NotFound
+        {
+            // Filed, but the inbox copy stays: recovery removes it on the next start.
+            tracing::warn!(
+                "{}: filed but not removed from the inbox: {e}",
+                m.source.display()
+            );
+        }
+    }
+    let _ = sync_dir(inbox_new);
+    placed
+}
+
+/// Puts one message into its target's `new/` under its own name (or a clash-free variant).
+fn place(m: &Move) -> std::io::Result<PathBuf> {
+    let new = m.target.join("new");
+    for attempt in 0u32.. {
+        let dest = new.join(variant(&m.name, attempt));
+        let linked = match &m.content {
+            None => std::fs::hard_link(&m.source, &dest),
+            Some(bytes) => write_via_tmp(&m.target, &m.name, &m.source, bytes, &dest),
+        };
+        match linked {
+            Ok(()) => return Ok(dest),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 1000 => {}
+            Err(e) if e.kind() == std::io::ErrorKind::CrossesDevices && m.content.is_none() => {
+                let bytes = std::fs::read(&m.source)?;
+                return place(&Move {
+                    source: m.source.clone(),
+                    name: m.name.clone(),
+                    target: m.target.clone(),
+                    content: Some(bytes),
+                });
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    unreachable!("the loop returns")
+}
+
+/// `name` itself, or for a clash, `UNIQUE.dupN` with the info suffix kept.
+fn variant(name: &str, attempt: u32) -> String {
+    if attempt == 0 {
+        return name.to_string();
+    }
+    match name.rsplit_once(':') {
+        Some((unique, info)) => format!("{unique}{CLASH_MARK}{attempt}:{info}"),
+        None => format!("{name}{CLASH_MARK}{attempt}"),
+    }
+}
+
+/// Writes `bytes` to the target's `tmp/` with the source's permission bits, fsyncs, and links
+/// the result to `dest` (failing if `dest` exists).
+fn write_via_tmp(
+    target: &Path,
+    name: &str,
+    source: &Path,
+    bytes: &[u8],
+    dest: &Path,
+) -> std::io::Result<()> {
+    let mode = std::fs::metadata(source)?.permissions().mode() & 0o777;
+    let tmp = target.join("tmp").join(format!("{TMP_PREFIX}{name}"));
+    let _ = std::fs::remove_file(&tmp);
+    let result = (|| {
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(mode)
+            .open(&tmp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        std::fs::hard_link(&tmp, dest)
+    })();
+    let _ = std::fs::remove_file(&tmp);
+    result
+}
+
+/// fsyncs a directory, making the entries created or removed in it durable.
+pub fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    File::open(dir)?.sync_all()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::MetadataExt;
+
+    #[test]
+    fn link_and_copy_moves_keep_names_modes_and_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let inbox = dir.path().join("inbox");
+        let target = dir.path().join("deep/spam");
+        create_maildir(&inbox).unwrap();
+        create_maildir(&target).unwrap();
+        assert_eq!(std::fs::metadata(&target).unwrap().mode() & 0o777, 0o700);
+        let names = ["1.a.host", "2.b.host:2,S", "3.c.host"];
+        for (i, n) in names.iter().enumerate() {
+            let p = inbox.join("new").join(n);
+            std::fs::write(&p, format!("Subject: {i}\n\nbody\n")).unwrap();
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o640)).unwrap();
+        }
+        // A clash: the target already holds another message named like the third.
+        std::fs::write(target.join("new/3.c.host"), "other").unwrap();
+        let moves: Vec<Move> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| Move {
+                source: inbox.join("new").join(n),
+                name: n.to_string(),
+                target: target.clone(),
+                content: (i == 1).then(|| b"X-Added: 1\nSubject: 1\n\nbody\n".to_vec()),
+            })
+            .collect();
+        let placed = file_batch(&moves, &inbox.join("new"));
+        let placed: Vec<PathBuf> = placed.into_iter().map(Result::unwrap).collect();
+        assert_eq!(placed[0], target.join("new/1.a.host"));
+        assert_eq!(placed[1], target.join("new/2.b.host:2,S"));
+        assert_eq!(placed[2], target.join("new/3.c.host.dup1"));
+        assert_eq!(std::fs::read(&placed[0]).unwrap(), b"Subject: 0\n\nbody\n");
+        assert_eq!(
+            std::fs::read(&placed[1]).unwrap(),
+            b"X-Added: 1\nSubject: 1\n\nbody\n"
+        );
+        assert_eq!(
+            std::fs::read(target.join("new/3.c.host")).unwrap(),
+            b"other"
+        );
+        for p in &placed {
+            assert_eq!(std::fs::metadata(p).unwrap().mode() & 0o777, 0o640);
+        }
+        assert_eq!(std::fs::read_dir(inbox.join("new")).unwrap().count(), 0);
+        assert_eq!(std::fs::read_dir(target.join("tmp")).unwrap().count(), 0);
+    }
+}

@@ -1,0 +1,362 @@
+//! The maildir daemon: files every message arriving in an inbox maildir's `new/` into a spam,
+//! ham or unsure maildir by its verdict, and (optionally) learns from the user's corrections.
+//!
+//! `deliver.rs` moves messages so that none is ever lost or left in two places, `recover.rs`
+//! finishes or rolls back what a crash interrupted, `moves.rs` recognizes corrections. The loop
+//! waits on inotify (through notify) with a periodic rescan as a safety net, so it reacts
+//! within milliseconds and uses no CPU while idle. Only `new/` is read: a message still being
+//! delivered is in `tmp/` until its MTA renames it, complete, into `new/`.
+
+mod deliver;
+mod moves;
+mod recover;
+
+pub use deliver::create_maildir;
+pub use moves::{Place, fingerprint};
+pub use recover::{Recovery, recover};
+
+use crate::corpus::MAX_MESSAGE_BYTES;
+use crate::headers::add_spam_headers;
+use crate::label::{Label, Verdict};
+use crate::shared_filter::SharedFilter;
+use crate::spam_filter::Classification;
+use deliver::{Move, file_batch};
+use moves::MoveTracker;
+use notify::Watcher;
+use rayon::prelude::*;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// Messages classified and filed together: their directory fsyncs are shared.
+const BATCH: usize = 256;
+
+/// Where the daemon reads and files mail, and how.
+#[derive(Debug, Clone)]
+pub struct DaemonConfig {
+    /// The maildir whose `new/` is sorted.
+    pub inbox: PathBuf,
+    /// Where spam goes.
+    pub spam: PathBuf,
+    /// Where ham goes.
+    pub ham: PathBuf,
+    /// Where unsure messages go (`None`: to ham, so nothing wanted is hidden).
+    pub unsure: Option<PathBuf>,
+    /// Add the X-Spam-* headers of `spamsort filter` to filed messages (written as copies;
+    /// without it messages are moved untouched, by link).
+    pub add_headers: bool,
+    /// Learn from messages the user moves into or out of the spam folder.
+    pub learn_from_moves: bool,
+    /// Rescan this often even without a change notice.
+    pub rescan: Duration,
+}
+
+enum Event {
+    Changed,
+    Reload,
+    Stop,
+}
+
+/// Control of a running daemon from another thread (a signal handler's, or a test's).
+#[derive(Clone)]
+pub struct DaemonHandle {
+    tx: mpsc::Sender<Event>,
+    stop: Arc<AtomicBool>,
+}
+
+impl DaemonHandle {
+    /// Finishes the batch at hand, then [`Daemon::run`] returns.
+    pub fn stop(&self) {
+        self.stop.store(true, Ordering::SeqCst);
+        let _ = self.tx.send(Event::Stop);
+    }
+
+    /// Reloads the model file before the next message.
+    pub fn reload(&self) {
+        let _ = self.tx.send(Event::Reload);
+    }
+}
+
+/// The daemon; [`Daemon::run`] serves until stopped.
+pub struct Daemon {
+    config: DaemonConfig,
+    filter: Arc<SharedFilter>,
+    tracker: Option<MoveTracker>,
+    tx: mpsc::Sender<Event>,
+    rx: mpsc::Receiver<Event>,
+    stop: Arc<AtomicBool>,
+}
+
+/// One inbox message, read and judged.
+struct Planned {
+    name: String,
+    source: PathBuf,
+    bytes: Option<Vec<u8>>,
+    verdict: Result<Classification, String>,
+    millis: f64,
+}
+
+impl Daemon {
+    /// Creates missing maildirs (mode 0700), then finishes or rolls back any move a crash
+    /// interrupted.
+    pub fn new(config: DaemonConfig, filter: Arc<SharedFilter>) -> crate::Result<Daemon> {
+        let io = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| crate::Error::Io { path, source }
+        };
+        for dir in [&config.inbox, &config.spam, &config.ham]
+            .into_iter()
+            .chain(config.unsure.as_ref())
+        {
+            create_maildir(dir).map_err(io(dir))?;
+        }
+        let recovered = recover(&config.inbox, &targets(&config)).map_err(io(&config.inbox))?;
+        if recovered != Recovery::default() {
+            tracing::info!(
+                "recovered from an interruption: {} moves finished, {} rolled back",
+                recovered.finished,
+                recovered.rolled_back
+            );
+        }
+        let tracker = config.learn_from_moves.then(|| {
+            let mut folders = vec![
+                (config.inbox.clone(), Place::Inbox),
+                (config.spam.clone(), Place::Spam),
+                (config.ham.clone(), Place::Ham),
+            ];
+            folders.extend(config.unsure.clone().map(|u| (u, Place::Unsure)));
+            MoveTracker::new(&folders)
+        });
+        let (tx, rx) = mpsc::channel();
+        Ok(Daemon {
+            config,
+            filter,
+            tracker,
+            tx,
+            rx,
+            stop: Arc::new(AtomicBool::new(false)),
+        })
+    }
+
+    /// A handle to stop the daemon or reload its model from another thread.
+    pub fn handle(&self) -> DaemonHandle {
+        DaemonHandle {
+            tx: self.tx.clone(),
+            stop: self.stop.clone(),
+        }
+    }
+
+    /// Sorts what is in the inbox, then every change as it comes, until stopped.
+    pub fn run(mut self) -> crate::Result<()> {
+        let tx = self.tx.clone();
+        let mut watcher = notify::recommended_watcher(move |e: notify::Result<notify::Event>| {
+            // Opening and reading files (our own scans among them) are not changes.
+            if e.is_ok_and(|e| !matches!(e.kind, notify::EventKind::Access(_))) {
+                let _ = tx.send(Event::Changed);
+            }
+        })
+        .map_err(|e| watch_error(&self.config.inbox, e))?;
+        let mut watched = vec![self.config.inbox.join("new")];
+        watched.extend(
+            self.tracker
+                .iter()
+                .flat_map(|t| t.watched().map(Path::to_path_buf)),
+        );
+        for dir in &watched {
+            watcher
+                .watch(dir, notify::RecursiveMode::NonRecursive)
+                .map_err(|e| watch_error(dir, e))?;
+        }
+        tracing::info!("sorting {}", self.config.inbox.display());
+        loop {
+            self.sort_pending()?;
+            self.learn_from_moves();
+            let event = match self.rx.recv_timeout(self.config.rescan) {
+                Ok(e) => e,
+                Err(mpsc::RecvTimeoutError::Timeout) => Event::Changed,
+                Err(mpsc::RecvTimeoutError::Disconnected) => Event::Stop,
+            };
+            // Coalesce a burst of notices into one pass.
+            let mut reload = false;
+            for e in std::iter::once(event).chain(self.rx.try_iter()) {
+                match e {
+                    Event::Stop => self.stop.store(true, Ordering::SeqCst),
+                    Event::Reload => reload = true,
+                    Event::Changed => {}
+                }
+            }
+            if self.stop.load(Ordering::SeqCst) {
+                tracing::info!("stopped");
+                return Ok(());
+            }
+            if reload {
+                match self.filter.reload() {
+                    Ok(()) => tracing::info!("model reloaded"),
+                    Err(e) => tracing::error!("reload failed, keeping the model in use: {e}"),
+                }
+            }
+        }
+    }
+
+    /// Files every message now in the inbox's `new/`, in batches, stopping between batches
+    /// if asked to. Returns how many were filed.
+    pub fn sort_pending(&mut self) -> crate::Result<usize> {
+        let inbox_new = self.config.inbox.join("new");
+        let mut names: Vec<String> = std::fs::read_dir(&inbox_new)
+            .map_err(|source| crate::Error::Io {
+                path: inbox_new.clone(),
+                source,
+            })?
+            .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+            .filter_map(|e| e.file_name().into_string().ok())
+            .filter(|n| !n.starts_with('.'))
+            .collect();
+        names.sort();
+        let mut filed = 0;
+        for chunk in names.chunks(BATCH) {
+            if self.stop.load(Ordering::SeqCst) {
+                break;
+            }
+            filed += self.sort_batch(chunk, &inbox_new);
+        }
+        Ok(filed)
+    }
+
+    fn sort_batch(&mut self, names: &[String], inbox_new: &Path) -> usize {
+        let filter = self.filter.current();
+        let planned: Vec<Planned> = names
+            .par_iter()
+            .filter_map(|name| plan(name, inbox_new, &filter))
+            .collect();
+        let thresholds = filter.thresholds();
+        let mut moves = Vec::with_capacity(planned.len());
+        for p in &planned {
+            let fp = p.bytes.as_deref().map(fingerprint);
+            let corrected = fp.and_then(|fp| self.tracker.as_ref()?.place(fp)) == Some(Place::Spam);
+            if corrected {
+                // The user moved it out of the spam folder back into the inbox.
+                self.learn(
+                    &p.source,
+                    p.bytes.as_deref().unwrap_or_default(),
+                    Label::Ham,
+                );
+            }
+            let (place, target) = match (&p.verdict, corrected) {
+                (_, true) | (Err(_), _) => (Place::Ham, &self.config.ham),
+                (Ok(c), false) => match c.verdict {
+                    Verdict::Spam => (Place::Spam, &self.config.spam),
+                    Verdict::Ham => (Place::Ham, &self.config.ham),
+                    Verdict::Unsure => match &self.config.unsure {
+                        Some(u) => (Place::Unsure, u),
+                        None => (Place::Ham, &self.config.ham),
+                    },
+                },
+            };
+            let content = match (&p.verdict, &p.bytes) {
+                (Ok(c), Some(b)) if self.config.add_headers && !corrected => {
+                    add_spam_headers(b, c, thresholds.spam())
+                }
+                _ => None,
+            };
+            if let (Some(t), Some(fp)) = (&mut self.tracker, fp) {
+                t.filed(fp, place);
+            }
+            moves.push(Move {
+                source: p.source.clone(),
+                name: p.name.clone(),
+                target: target.clone(),
+                content,
+            });
+        }
+        let results = file_batch(&moves, inbox_new);
+        let mut filed = 0;
+        for ((p, m), r) in planned.iter().zip(&moves).zip(results) {
+            let folder = m.target.display();
+            match (&p.verdict, r) {
+                (Ok(c), Ok(_)) => {
+                    filed += 1;
+                    tracing::info!(
+                        "{} P(spam) {:.4} {:.1} ms {} -> {folder}",
+                        c.verdict,
+                        c.score.p_spam(),
+                        p.millis,
+                        p.name
+                    );
+                }
+                (Err(why), Ok(_)) => {
+                    filed += 1;
+                    tracing::warn!("unclassified ({why}) {} -> {folder}", p.name);
+                }
+                (_, Err(e)) => tracing::error!("{} left in the inbox: {e}", p.name),
+            }
+        }
+        filed
+    }
+
+    /// Learns from messages the user moved into or out of the spam folder.
+    fn learn_from_moves(&mut self) {
+        let Some(tracker) = &mut self.tracker else {
+            return;
+        };
+        for c in tracker.scan() {
+            match std::fs::read(&c.path) {
+                Ok(bytes) => self.learn(&c.path, &bytes, c.label),
+                Err(e) => tracing::warn!("{}: moved but unreadable: {e}", c.path.display()),
+            }
+        }
+    }
+
+    fn learn(&self, path: &Path, bytes: &[u8], label: Label) {
+        match self.filter.learn(bytes, label, false) {
+            Ok(_) => tracing::info!("learned {} as {label} (moved by the user)", path.display()),
+            Err(e) => tracing::error!("learning {} as {label} failed: {e}", path.display()),
+        }
+    }
+}
+
+/// Reads and classifies one inbox message; `None` if it vanished meanwhile.
+fn plan(name: &str, inbox_new: &Path, filter: &crate::SpamFilter) -> Option<Planned> {
+    let source = inbox_new.join(name);
+    let start = Instant::now();
+    let read = std::fs::metadata(&source).and_then(|m| {
+        if m.len() > MAX_MESSAGE_BYTES {
+            Err(std::io::Error::other(format!(
+                "larger than {MAX_MESSAGE_BYTES} bytes"
+            )))
+        } else {
+            std::fs::read(&source)
+        }
+    });
+    let (bytes, verdict) = match read {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+        Err(e) => (None, Err(format!("unreadable: {e}"))),
+        Ok(bytes) => {
+            let verdict = std::panic::catch_unwind(|| filter.classify(&bytes))
+                .map_err(|_| "internal error while classifying (please report it)".to_string());
+            (Some(bytes), verdict)
+        }
+    };
+    Some(Planned {
+        name: name.to_string(),
+        source,
+        bytes,
+        verdict,
+        millis: start.elapsed().as_secs_f64() * 1000.0,
+    })
+}
+
+fn targets(config: &DaemonConfig) -> Vec<PathBuf> {
+    let mut t = vec![config.spam.clone(), config.ham.clone()];
+    t.extend(config.unsure.clone());
+    t
+}
+
+fn watch_error(path: &Path, e: notify::Error) -> crate::Error {
+    crate::Error::Io {
+        path: path.to_path_buf(),
+        source: std::io::Error::other(e.to_string()),
+    }
+}

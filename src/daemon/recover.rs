@@ -1,0 +1,142 @@
+//! What a restart does about a move a crash interrupted (see `deliver.rs`): a message that is
+//! complete in a target and still in the inbox is removed from the inbox (the move is
+//! finished), and spamsort's half-written files in the targets' `tmp/` are removed (the move is
+//! rolled back; the message is still in the inbox and will be sorted again).
+
+use super::deliver::{CLASH_MARK, TMP_PREFIX};
+use crate::corpus::maildir::MaildirName;
+use crate::headers::strip_owned_fields;
+use std::collections::HashMap;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+/// What recovery did.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Recovery {
+    /// Moves finished: inbox copies removed.
+    pub finished: usize,
+    /// Half-written temporary files removed.
+    pub rolled_back: usize,
+}
+
+/// Finishes or rolls back every interrupted move from `inbox` into `targets`.
+pub fn recover(inbox: &Path, targets: &[PathBuf]) -> std::io::Result<Recovery> {
+    let mut done = Recovery::default();
+    for t in targets {
+        for entry in std::fs::read_dir(t.join("tmp"))? {
+            let entry = entry?;
+            if entry.file_name().to_string_lossy().starts_with(TMP_PREFIX) {
+                std::fs::remove_file(entry.path())?;
+                done.rolled_back += 1;
+            }
+        }
+    }
+    // Every target message by its unique name (clash variants under the original's).
+    let mut filed: HashMap<String, Vec<PathBuf>> = HashMap::new();
+    for t in targets {
+        for sub in ["new", "cur"] {
+            for entry in std::fs::read_dir(t.join(sub))? {
+                let path = entry?.path();
+                if let Some(name) = path.file_name().and_then(|n| n.to_str()) {
+                    filed.entry(unique_of(name)).or_default().push(path);
+                }
+            }
+        }
+    }
+    let inbox_new = inbox.join("new");
+    for entry in std::fs::read_dir(&inbox_new)? {
+        let path = entry?.path();
+        let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+            continue;
+        };
+        let copies = filed
+            .get(&unique_of(name))
+            .map_or(&[][..], |v| v.as_slice());
+        if copies.iter().any(|c| same_message(&path, c)) {
+            std::fs::remove_file(&path)?;
+            done.finished += 1;
+        }
+    }
+    if done.finished > 0 {
+        super::deliver::sync_dir(&inbox_new)?;
+    }
+    Ok(done)
+}
+
+/// A file name's unique part, without info suffix or clash mark.
+fn unique_of(name: &str) -> String {
+    let unique = MaildirName::parse(name).unique;
+    match unique.rsplit_once(CLASH_MARK) {
+        Some((base, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => base.into(),
+        _ => unique.into(),
+    }
+}
+
+/// True if `filed` is `inbox`'s message: the same file, or the same bytes once spamsort's own
+/// header fields are set aside on both sides.
+fn same_message(inbox: &Path, filed: &Path) -> bool {
+    let (Ok(a), Ok(b)) = (std::fs::metadata(inbox), std::fs::metadata(filed)) else {
+        return false;
+    };
+    if a.dev() == b.dev() && a.ino() == b.ino() {
+        return true;
+    }
+    match (std::fs::read(inbox), std::fs::read(filed)) {
+        (Ok(a), Ok(b)) => strip_owned_fields(&a) == strip_owned_fields(&b),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::daemon::deliver::create_maildir;
+
+    #[test]
+    fn interrupted_moves_are_finished_or_rolled_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let (inbox, spam, ham) = (
+            dir.path().join("in"),
+            dir.path().join("spam"),
+            dir.path().join("ham"),
+        );
+        for m in [&inbox, &spam, &ham] {
+            create_maildir(m).unwrap();
+        }
+        let write = |p: PathBuf, b: &str| std::fs::write(p, b).unwrap();
+        // Linked into spam, inbox entry not yet removed.
+        write(inbox.join("new/1.x"), "Subject: a\n\n1\n");
+        std::fs::hard_link(inbox.join("new/1.x"), spam.join("new/1.x")).unwrap();
+        // Copied with headers into ham and since read by the user (now in cur/ with flags).
+        write(inbox.join("new/2.x"), "Subject: b\n\n2\n");
+        write(
+            ham.join("cur/2.x:2,S"),
+            "X-Spam-Flag: NO\nSubject: b\n\n2\n",
+        );
+        // Half-written copy: only the tmp file exists.
+        write(inbox.join("new/3.x"), "Subject: c\n\n3\n");
+        write(spam.join("tmp/spamsort.3.x"), "Subject: c\n");
+        // A different message that happens to share a name stays.
+        write(inbox.join("new/4.x"), "Subject: d\n\n4\n");
+        write(ham.join("new/4.x"), "Subject: not d\n\n4\n");
+        // Someone else's delivery in progress is not touched.
+        write(spam.join("tmp/99.other"), "partial");
+        let r = recover(&inbox, &[spam.clone(), ham.clone()]).unwrap();
+        assert_eq!(
+            r,
+            Recovery {
+                finished: 2,
+                rolled_back: 1
+            }
+        );
+        let mut left: Vec<_> = std::fs::read_dir(inbox.join("new"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["3.x", "4.x"]);
+        assert!(spam.join("tmp/99.other").exists());
+        assert_eq!(unique_of("5.y.dup3:2,S"), "5.y");
+        assert_eq!(unique_of("5.y.dupe"), "5.y.dupe");
+    }
+}
