@@ -5,7 +5,10 @@
 //! Without it they fail and say so, unless SPAMSORT_TESTS_WITHOUT_SPAMC=1 is set, in which
 //! case they are skipped with a warning.
 
-use crate::util::{TestDir, copy_of_trained_model, sample_files, spamsort, to_crlf, trained_model};
+use crate::util::{
+    TestDir, copy_of_trained_model, sample_files, sigterm_and_wait, spamsort, to_crlf,
+    trained_model,
+};
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -146,16 +149,7 @@ fn spamc_learns_and_sigterm_stops_the_server() {
         after > before,
         "learning as spam raised the score: {before} -> {after}"
     );
-    let pid = served.child.id().to_string();
-    assert!(
-        Command::new("kill")
-            .args(["-TERM", &pid])
-            .status()
-            .unwrap()
-            .success()
-    );
-    let status = served.child.wait().unwrap();
-    assert!(status.success(), "{status:?}");
+    sigterm_and_wait(&mut served.child);
     // The learning was saved: a new server scores the message as the old one last did.
     let restarted = serve(&model, &[]);
     assert_eq!(spamc_score(&restarted, &ham), after);

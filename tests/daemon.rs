@@ -2,7 +2,7 @@
 //! exactly once, byte for byte, where `classify` says; SIGKILL at random moments loses and
 //! duplicates nothing; corrections moved by the user are learned.
 
-use crate::util::{TestDir, copy_of_trained_model, sample_files, trained_model};
+use crate::util::{TestDir, copy_of_trained_model, sample_files, sigterm_and_wait, trained_model};
 use rand::{Rng, SeedableRng};
 use spamsort::headers::add_spam_headers;
 use spamsort::{SpamFilter, Verdict};
@@ -60,19 +60,6 @@ fn start(model: &Path, dirs: &Maildirs, extra: &[&str], log: &Path) -> Child {
     }
     std::thread::spawn(move || std::io::copy(&mut stderr, &mut out));
     child
-}
-
-fn sigterm(child: &mut Child) {
-    let pid = child.id().to_string();
-    assert!(
-        Command::new("kill")
-            .args(["-TERM", &pid])
-            .status()
-            .unwrap()
-            .success()
-    );
-    let status = child.wait().unwrap();
-    assert!(status.success(), "daemon exit: {status:?}");
 }
 
 /// Delivers as an MTA does: written to tmp/, then renamed into new/.
@@ -165,7 +152,7 @@ fn messages_delivered_while_it_runs_are_filed_once_as_classify_says() {
     wait_until("the inbox to empty", || {
         files_in(&dirs.inbox.join("new")).is_empty()
     });
-    sigterm(&mut daemon);
+    sigterm_and_wait(&mut daemon);
     assert_filed_once(&dirs, &sent, |b| b.to_vec());
     let log = std::fs::read_to_string(t.path().join("log")).unwrap();
     assert!(
@@ -207,7 +194,7 @@ fn sigkill_at_random_moments_loses_and_duplicates_nothing() {
     wait_until("the inbox to empty", || {
         files_in(&dirs.inbox.join("new")).is_empty()
     });
-    sigterm(&mut daemon);
+    sigterm_and_wait(&mut daemon);
     assert_filed_once(&dirs, &sent, marked);
     let log = std::fs::read_to_string(&log).unwrap();
     eprintln!(
@@ -239,7 +226,7 @@ fn moving_a_message_out_of_spam_teaches_the_model() {
             .contains("as ham (moved by the user)")
     };
     wait_until("the correction to be learned", learned);
-    sigterm(&mut daemon);
+    sigterm_and_wait(&mut daemon);
     let after = SpamFilter::load(&model).unwrap();
     let kind = spamsort::models::ModelKind::BernoulliNb;
     // The log-odds, not P(spam), which rounds to 1 for this message either way.

@@ -120,3 +120,15 @@ pub fn sample_files() -> Vec<PathBuf> {
     }
     files
 }
+
+/// Sends SIGTERM to a child and asserts it exits successfully.
+pub fn sigterm_and_wait(child: &mut std::process::Child) {
+    let pid = child.id().to_string();
+    let sent = std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let status = child.wait().unwrap();
+    assert!(status.success(), "exit after SIGTERM: {status:?}");
+}
