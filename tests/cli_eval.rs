@@ -106,3 +106,76 @@ fn roc_chart_is_written_with_every_model() {
         assert!(text.contains(name), "{name} in the chart");
     }
 }
+
+/// A TREC index of the sample, interleaving spam and ham, with paths relative to the index.
+fn trec_index(t: &crate::util::TestDir) -> std::path::PathBuf {
+    let mut lines = Vec::new();
+    for class in ["spam", "ham"] {
+        let mut files: Vec<_> = std::fs::read_dir(crate::util::sample(class))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        files.sort();
+        for (i, f) in files.iter().enumerate() {
+            let rel = format!("{class}/{}", f.file_name().unwrap().to_string_lossy());
+            t.write(&rel, &std::fs::read(f).unwrap());
+            lines.push((i, format!("{class} {rel}")));
+        }
+    }
+    lines.sort();
+    let text: String = lines.into_iter().map(|(_, l)| l + "\n").collect();
+    t.write("index", text.as_bytes())
+}
+
+#[test]
+fn online_protocol_over_a_trec_index_and_over_a_seeded_order() {
+    let t = crate::util::TestDir::new();
+    let index = trec_index(&t);
+    let run = |args: &[&str]| -> serde_json::Value {
+        let out = spamsort()
+            .args(["eval", "--format", "json"])
+            .args(args)
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        serde_json::from_slice(&out).unwrap()
+    };
+    let report = run(&["--online", index.to_str().unwrap()]);
+    assert_eq!(report["protocol"], "online");
+    assert_eq!(report["folds"], 1);
+    assert_eq!(
+        (report["spam"].as_u64(), report["ham"].as_u64()),
+        (Some(104), Some(100))
+    );
+    let models = report["models"].as_array().unwrap();
+    assert_eq!(models.len(), 4);
+    for m in models {
+        let auc = m["auc"].as_f64().unwrap();
+        // Learning from nothing, on 204 messages: well above chance, below cross-validation.
+        assert!(auc > 0.8 && auc <= 1.0, "{m}");
+        assert_eq!(m["folds"].as_array().unwrap().len(), 1);
+        assert!(m["messages_per_second"].as_f64().unwrap() > 0.0);
+    }
+    // Without an index: a seeded order of --spam/--ham, the same for the same seed.
+    let seeded = |seed: &str| {
+        let out = with_sample(spamsort().arg("eval"))
+            .args(["--online", "--format", "json", "--seed", seed])
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        v["models"][0]["auc"].as_f64().unwrap()
+    };
+    assert_eq!(seeded("1"), seeded("1"));
+    assert_ne!(seeded("1"), seeded("2"), "another order, another run");
+    // An index and --spam/--ham together are refused.
+    with_sample(spamsort().arg("eval"))
+        .arg("--online")
+        .arg(&index)
+        .assert()
+        .code(3);
+}

@@ -106,11 +106,11 @@ pub fn open_model(
 /// Labeled mail and what to fit on it: shared by `train` and `eval`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct LabeledMailArgs {
-    /// Mailboxes of spam (maildir, mbox, MH or plain folder, TREC index); repeatable.
-    #[arg(long, value_name = "PATH", required = true, num_args = 1..)]
+    /// Mailboxes of spam (maildir, mbox, MH or plain folder, TREC index); repeatable; needed.
+    #[arg(long, value_name = "PATH", num_args = 1..)]
     pub spam: Vec<PathBuf>,
-    /// Mailboxes of ham (wanted mail); repeatable.
-    #[arg(long, value_name = "PATH", required = true, num_args = 1..)]
+    /// Mailboxes of ham (wanted mail); repeatable; needed.
+    #[arg(long, value_name = "PATH", num_args = 1..)]
     pub ham: Vec<PathBuf>,
     /// Models, comma-separated [default: all four:
     /// bernoulli-nb,multinomial-nb,linear-svm,logistic-regression].
@@ -136,6 +136,10 @@ impl LabeledMailArgs {
 
     /// Reads the mail; unreadable messages are reported and skipped (and counted).
     pub fn read(&self) -> anyhow::Result<(spamsort::LabeledCorpus, usize)> {
+        anyhow::ensure!(
+            !self.spam.is_empty() && !self.ham.is_empty(),
+            "give the labeled mail with --spam PATH... and --ham PATH..."
+        );
         let mut skipped = 0;
         let corpus = spamsort::LabeledCorpus::read(&self.spam, &self.ham, |e| {
             skipped += 1;

@@ -1,13 +1,17 @@
 //! `spamsort eval --spam PATH... --ham PATH...`: cross-validate the models on labeled mail and
-//! print the literature's measures, mean over folds.
+//! print the literature's measures, mean over folds; `eval --online [INDEX]`: the TREC
+//! immediate-feedback protocol instead.
 
 use super::ExitStatus;
 use super::args::LabeledMailArgs;
-use spamsort::eval::CrossValidation;
-use spamsort::eval::report::EvalReport;
+use anyhow::Context;
+use rand::SeedableRng;
+use rand::seq::SliceRandom;
+use spamsort::eval::report::{EvalReport, Protocol};
 use spamsort::eval::roc::{RocCurve, write_svg};
+use spamsort::eval::{CrossValidation, online};
 use spamsort::models::ModelParams;
-use spamsort::{Tokenizer, TokenizerConfig, VocabularyParams};
+use spamsort::{Label, LabeledCorpus, Token, Tokenizer, TokenizerConfig, VocabularyParams};
 use std::io::Write;
 
 /// Arguments of `spamsort eval`.
@@ -18,9 +22,14 @@ pub struct EvalArgs {
     /// Number of stratified folds.
     #[arg(long, default_value_t = 10)]
     folds: usize,
-    /// Seed of the fold split.
+    /// Seed of the fold split (and of the message order of --online without an INDEX).
     #[arg(long, default_value_t = 42)]
     seed: u64,
+    /// TREC online protocol instead of cross-validation: each message is classified, then
+    /// learned with its label, in the order of the TREC index INDEX (`spam PATH` / `ham PATH`
+    /// lines), or without INDEX in a seeded random order of --spam and --ham.
+    #[arg(long, value_name = "INDEX", num_args = 0..=1)]
+    online: Option<Option<std::path::PathBuf>>,
     /// Also draw every model's ROC curve (held-out decisions of all folds pooled) into this
     /// SVG file.
     #[arg(long, value_name = "FILE.svg")]
@@ -46,32 +55,34 @@ enum Format {
 
 pub fn run(args: EvalArgs) -> anyhow::Result<ExitStatus> {
     let kinds = args.mail.kinds()?;
-    anyhow::ensure!(args.folds >= 2, "--folds must be at least 2");
-    let (corpus, _) = args.mail.read()?;
-    let tokenizer = Tokenizer::new(TokenizerConfig::default());
-    let tokens: Vec<_> = tokenizer
-        .tokenize_all(
-            corpus
-                .messages
-                .iter()
-                .map(|(m, _)| m.bytes.as_slice())
-                .collect::<Vec<_>>(),
-        )
-        .into_iter()
-        .map(|t| t.tokens)
-        .collect();
-    let labels: Vec<_> = corpus.messages.iter().map(|(_, l)| *l).collect();
-    let cv = CrossValidation {
-        folds: args.folds,
-        seed: args.seed,
-        vocabulary: VocabularyParams {
-            min_df: args.mail.min_df,
-            ..VocabularyParams::default()
-        },
-        models: kinds.iter().map(|&k| ModelParams::default_for(k)).collect(),
+    let models: Vec<ModelParams> = kinds.iter().map(|&k| ModelParams::default_for(k)).collect();
+    let report;
+    let results = match &args.online {
+        None => {
+            anyhow::ensure!(args.folds >= 2, "--folds must be at least 2");
+            let (corpus, _) = args.mail.read()?;
+            let (tokens, labels) = tokenize(&corpus);
+            let cv = CrossValidation {
+                folds: args.folds,
+                seed: args.seed,
+                vocabulary: VocabularyParams {
+                    min_df: args.mail.min_df,
+                    ..VocabularyParams::default()
+                },
+                models,
+            };
+            let results = cv.run(&tokens, &labels)?;
+            report = EvalReport::new(&results, Protocol::CrossValidation, args.folds, args.seed);
+            results
+        }
+        Some(index) => {
+            let corpus = online_corpus(&args, index.as_deref())?;
+            let (tokens, labels) = tokenize(&corpus);
+            let results = online::run(&models, &tokens, &labels);
+            report = EvalReport::new(&results, Protocol::Online, 1, args.seed);
+            results
+        }
     };
-    let results = cv.run(&tokens, &labels)?;
-    let report = EvalReport::new(&results, args.folds, args.seed);
     if let Some(path) = &args.roc {
         let curves: Vec<RocCurve> = kinds
             .iter()
@@ -116,11 +127,18 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitStatus> {
             }
         }
         Format::Table => {
-            writeln!(
-                out,
-                "{} folds, seed {}, {} spam + {} ham; hm%/sm%/lam% at P(spam) >= 0.5; mean (sd) over folds",
-                report.folds, report.seed, report.spam, report.ham
-            )?;
+            match report.protocol {
+                Protocol::CrossValidation => writeln!(
+                    out,
+                    "{} folds, seed {}, {} spam + {} ham; hm%/sm%/lam% at P(spam) >= 0.5; mean (sd) over folds",
+                    report.folds, report.seed, report.spam, report.ham
+                )?,
+                Protocol::Online => writeln!(
+                    out,
+                    "TREC online (immediate feedback), {} spam + {} ham in order; hm%/sm%/lam% at P(spam) >= 0.5; train s = learning, all messages",
+                    report.spam, report.ham
+                )?,
+            }
             writeln!(
                 out,
                 "{:<20} {:>17} {:>8} {:>7} {:>7} {:>10} {:>8} {:>9}",
@@ -146,4 +164,50 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitStatus> {
     }
     out.flush()?;
     Ok(ExitStatus::Success)
+}
+
+/// The messages of an online run, in order: the index's, or a seeded shuffle of --spam/--ham.
+fn online_corpus(
+    args: &EvalArgs,
+    index: Option<&std::path::Path>,
+) -> anyhow::Result<LabeledCorpus> {
+    let Some(index) = index else {
+        let (mut corpus, _) = args.mail.read()?;
+        corpus
+            .messages
+            .shuffle(&mut rand_chacha::ChaCha8Rng::seed_from_u64(args.seed));
+        return Ok(corpus);
+    };
+    anyhow::ensure!(
+        args.mail.spam.is_empty() && args.mail.ham.is_empty(),
+        "give either --online INDEX or --spam/--ham, not both"
+    );
+    let corpus = LabeledCorpus::read_trec(index, |e| {
+        eprintln!(
+            "spamsort: skipped: {}",
+            super::terminal::escape_for_terminal(&e.to_string())
+        )
+    })
+    .with_context(|| format!("reading the TREC index {}", index.display()))?;
+    anyhow::ensure!(
+        corpus.count(Label::Spam) > 0 && corpus.count(Label::Ham) > 0,
+        "the index needs at least one spam and one ham message"
+    );
+    Ok(corpus)
+}
+
+/// Every message's tokens (in parallel) and label, in corpus order.
+fn tokenize(corpus: &LabeledCorpus) -> (Vec<Vec<Token>>, Vec<Label>) {
+    let tokenizer = Tokenizer::new(TokenizerConfig::default());
+    let bytes: Vec<&[u8]> = corpus
+        .messages
+        .iter()
+        .map(|(m, _)| m.bytes.as_slice())
+        .collect();
+    let tokens = tokenizer
+        .tokenize_all(bytes)
+        .into_iter()
+        .map(|t| t.tokens)
+        .collect();
+    (tokens, corpus.messages.iter().map(|(_, l)| *l).collect())
 }

@@ -5,6 +5,7 @@
 //! count. [`metrics`] holds the measures.
 
 pub mod metrics;
+pub mod online;
 pub mod report;
 pub mod roc;
 

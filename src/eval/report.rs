@@ -158,10 +158,22 @@ pub struct ModelReport {
     pub folds: Vec<FoldMetrics>,
 }
 
+/// How the held-out scores were obtained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Protocol {
+    /// Stratified k-fold cross-validation: one result per fold.
+    CrossValidation,
+    /// TREC immediate feedback (see `eval::online`): one result over all messages.
+    Online,
+}
+
 /// A whole evaluation: what `eval --format json` prints.
 #[derive(Debug, Clone, Serialize)]
 pub struct EvalReport {
-    /// Number of folds.
+    /// `cross-validation` or `online`.
+    pub protocol: Protocol,
+    /// Number of folds (1 for the online protocol).
     pub folds: usize,
     /// Seed of the split.
     pub seed: u64,
@@ -174,8 +186,8 @@ pub struct EvalReport {
 }
 
 impl EvalReport {
-    /// Summarizes cross-validation results.
-    pub fn new(results: &[FoldResult], folds: usize, seed: u64) -> EvalReport {
+    /// Summarizes the results of either protocol.
+    pub fn new(results: &[FoldResult], protocol: Protocol, folds: usize, seed: u64) -> EvalReport {
         let mut kinds = Vec::new();
         for r in results {
             if !kinds.contains(&r.model) {
@@ -213,6 +225,7 @@ impl EvalReport {
                 .count()
         };
         EvalReport {
+            protocol,
             folds,
             seed,
             spam: count(crate::Label::Spam),

@@ -14,6 +14,7 @@
 use super::ModelKind;
 use super::check::{require_both_classes, require_positive};
 use super::linear::LinearFunction;
+use super::math::log_prior_ratio;
 use super::selection::select_top;
 use crate::error::{Error, Result};
 use crate::features::{Dataset, FeatureConfig, SparseVector};
@@ -188,9 +189,119 @@ impl BernoulliNb {
     }
 }
 
+/// The multivariate Bernoulli model kept as counts, for learning one message at a time from
+/// nothing (the TREC online protocol): the same formula as [`BernoulliNb`] over every feature
+/// seen so far, without the cached weights that make [`BernoulliNb::learn`] cost O(|V|).
+///
+/// The absent-feature term B_y = sum_j ln(1 - phi_jy) = sum_j ln(N_y + a - n_jy) - |V| ln(N_y + 2a)
+/// depends on each feature only through its count n_jy, so it is kept as a histogram of counts
+/// per class: scoring costs O(|x|), learning O(|x| + N_y). Until both classes have messages the
+/// prior term is 0.
+#[derive(Debug, Clone, Default)]
+pub struct OnlineBernoulliNb {
+    alpha: f64,
+    class_counts: [u32; 2],
+    /// n_jy per class.
+    df: [Vec<u32>; 2],
+    /// histogram[y][k]: features with n_jy = k.
+    histogram: [Vec<u64>; 2],
+    /// sum_j ln(N_y + a - n_jy) per class.
+    absent: [f64; 2],
+}
+
+impl OnlineBernoulliNb {
+    /// An empty model with these parameters (`max_features` does not apply online).
+    pub fn new(params: &BernoulliNbParams) -> Self {
+        OnlineBernoulliNb {
+            alpha: params.alpha,
+            ..OnlineBernoulliNb::default()
+        }
+    }
+
+    fn width(&self) -> usize {
+        self.df[0].len()
+    }
+
+    /// ln P(spam, x) - ln P(ham, x) for the presence of `x`'s features; features not seen in
+    /// training yet are ignored.
+    pub fn decision(&self, x: &SparseVector) -> f64 {
+        let v = self.width() as f64;
+        let mut jll = [0.0; 2];
+        for label in Label::ALL {
+            let y = label.index();
+            let n = f64::from(self.class_counts[y]);
+            let mut sum = self.absent[y] - v * (n + 2.0 * self.alpha).ln();
+            for &id in x.ids().iter().filter(|&&id| (id as usize) < self.width()) {
+                let k = f64::from(self.df[y][id as usize]);
+                sum += (k + self.alpha).ln() - (n + self.alpha - k).ln();
+            }
+            jll[y] = sum;
+        }
+        let prior = match self.class_counts {
+            [0, _] | [_, 0] => 0.0,
+            [h, s] => log_prior_ratio([f64::from(h), f64::from(s)]),
+        };
+        prior + jll[Label::Spam.index()] - jll[Label::Ham.index()]
+    }
+
+    /// Adds one message (its present features) to class `label`.
+    pub fn learn(&mut self, x: &SparseVector, label: Label) {
+        let width = x.ids().last().map_or(0, |&id| id as usize + 1);
+        while self.width() < width {
+            for y in 0..2 {
+                self.df[y].push(0);
+                if self.histogram[y].is_empty() {
+                    self.histogram[y].push(0);
+                }
+                self.histogram[y][0] += 1;
+            }
+        }
+        let y = label.index();
+        for &id in x.ids() {
+            let k = self.df[y][id as usize] as usize;
+            self.histogram[y][k] -= 1;
+            if self.histogram[y].len() == k + 1 {
+                self.histogram[y].push(0);
+            }
+            self.histogram[y][k + 1] += 1;
+            self.df[y][id as usize] += 1;
+        }
+        self.class_counts[y] += 1;
+        for y in 0..2 {
+            let n = f64::from(self.class_counts[y]) + self.alpha;
+            self.absent[y] = self.histogram[y]
+                .iter()
+                .enumerate()
+                .filter(|&(_, &c)| c > 0)
+                .map(|(k, &c)| c as f64 * (n - k as f64).ln())
+                .sum();
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn online_counts_score_as_the_batch_model() {
+        let data = three_messages();
+        let batch = BernoulliNbParams::default().fit(&data).unwrap();
+        let mut online = OnlineBernoulliNb::new(&BernoulliNbParams::default());
+        for (x, &label) in data.rows.iter().zip(&data.labels) {
+            online.learn(x, label);
+        }
+        for ids in [vec![], vec![0], vec![1], vec![0, 2], vec![0, 1, 2]] {
+            let x = SparseVector::from_ids(ids);
+            let (a, b) = (batch.function().decision(&x), online.decision(&x));
+            assert!((a - b).abs() < 1e-9, "{a} vs {b}");
+        }
+        // Before any ham the prior is left out; an unseen feature is ignored.
+        let mut fresh = OnlineBernoulliNb::new(&BernoulliNbParams::default());
+        assert_eq!(fresh.decision(&SparseVector::from_ids(vec![5])), 0.0);
+        fresh.learn(&SparseVector::from_ids(vec![0]), Label::Spam);
+        assert!(fresh.decision(&SparseVector::from_ids(vec![0])).is_finite());
+    }
 
     /// Features: 0 free, 1 meeting, 2 money. Spam: {free, money}, {free}; ham: {meeting}.
     fn three_messages() -> Dataset {

@@ -3,7 +3,9 @@
 //! (their log-odds are linear in presence or counts), so scoring, explanation and the model file
 //! are one piece of code for every model.
 
-use crate::features::{FeatureId, FeatureTransform, FeatureTransformView, SparseVector};
+use crate::features::{
+    Dataset, FeatureConfig, FeatureId, FeatureTransform, FeatureTransformView, SparseVector,
+};
 use crate::packed::{Elements, Packed};
 use serde::{Deserialize, Serialize};
 
@@ -20,6 +22,20 @@ pub struct LinearFunction {
 }
 
 impl LinearFunction {
+    /// d(x) = 0 everywhere, with `features` fitted on no data (idf 1 throughout).
+    pub fn zero(features: FeatureConfig) -> LinearFunction {
+        let nothing = Dataset {
+            rows: Vec::new(),
+            labels: Vec::new(),
+            n_features: 0,
+        };
+        LinearFunction {
+            transform: features.fit(&nothing),
+            weights: Vec::new(),
+            bias: 0.0,
+        }
+    }
+
     /// d(x) for a count vector.
     pub fn decision(&self, counts: &SparseVector) -> f64 {
         self.bias + self.transform.apply(counts).dot_with(&self.weights)

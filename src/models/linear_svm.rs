@@ -82,6 +82,15 @@ impl LinearSvmParams {
         })
     }
 
+    /// A model that has seen nothing (all weights 0), to be trained by [`LinearSvm::learn`]
+    /// one message at a time. Its features have no fitted statistics: idf is 1 throughout.
+    pub fn untrained(&self) -> LinearSvm {
+        LinearSvm {
+            c: self.c,
+            function: LinearFunction::zero(self.features),
+        }
+    }
+
     /// Dual coordinate descent on rows `xs` with labels `ys` in {-1, +1}. Returns (w, b).
     fn solve(&self, xs: &[SparseVector], ys: &[f64], width: usize) -> (Vec<f64>, f64) {
         let (upper, diag) = match self.loss {

@@ -230,6 +230,18 @@ impl LogisticRegressionParams {
     }
 }
 
+impl LogisticRegressionParams {
+    /// A model that has seen nothing (all weights 0), to be trained by
+    /// [`LogisticRegression::learn`] one message at a time. Its features have no fitted
+    /// statistics: idf is 1 throughout.
+    pub fn untrained(&self) -> LogisticRegression {
+        LogisticRegression {
+            online_rate: self.online_rate,
+            function: LinearFunction::zero(self.features),
+        }
+    }
+}
+
 impl LogisticRegression {
     /// The decision function (the log-odds).
     pub fn function(&self) -> &LinearFunction {

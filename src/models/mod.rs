@@ -17,13 +17,13 @@ pub mod selection;
 #[cfg(test)]
 mod testutil;
 
-pub use bernoulli_nb::{BernoulliNb, BernoulliNbParams};
+pub use bernoulli_nb::{BernoulliNb, BernoulliNbParams, OnlineBernoulliNb};
 pub use calibration::Calibration;
 pub use linear::LinearFunction;
 pub(crate) use linear::LinearFunctionView;
 pub use linear_svm::{LinearSvm, LinearSvmParams, SvmLoss};
 pub use logistic::{LogisticRegression, LogisticRegressionParams, LogisticSolver};
-pub use multinomial_nb::{MultinomialNb, MultinomialNbParams, NbVariant};
+pub use multinomial_nb::{MultinomialNb, MultinomialNbParams, NbVariant, OnlineMultinomialNb};
 
 use crate::error::{Error, Result};
 use crate::features::{Dataset, FeatureId, SparseVector, stratified_folds, training_indices};
