@@ -41,7 +41,9 @@ pub struct LogisticRegressionParams {
     pub solver: LogisticSolver,
     /// Input features (default: sublinear tf-idf, L2-normalized).
     pub features: FeatureConfig,
-    /// Step size of online updates (`learn`).
+    /// Step size of online updates (`learn`). Default 2: in the TREC online protocol on the
+    /// SpamAssassin corpus (seeded order, `eval --online`) (1-AUC)% was 0.44 at 2, against 0.88
+    /// at 0.5, 0.57 at 1 and 0.50 at 5.
     pub online_rate: f64,
 }
 
@@ -53,7 +55,7 @@ impl Default for LogisticRegressionParams {
             max_iter: 100,
             solver: LogisticSolver::NewtonCg,
             features: FeatureConfig::TF_IDF_L2,
-            online_rate: 0.5,
+            online_rate: 2.0,
         }
     }
 }
