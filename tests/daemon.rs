@@ -152,6 +152,21 @@ fn messages_delivered_while_it_runs_are_filed_once_as_classify_says() {
     wait_until("the inbox to empty", || {
         files_in(&dirs.inbox.join("new")).is_empty()
     });
+    // SIGHUP reloads the model without stopping.
+    let pid = daemon.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-HUP", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let log_path = t.path().join("log");
+    wait_until("the reload", || {
+        std::fs::read_to_string(&log_path)
+            .unwrap()
+            .contains("model reloaded")
+    });
     sigterm_and_wait(&mut daemon);
     assert_filed_once(&dirs, &sent, |b| b.to_vec());
     let log = std::fs::read_to_string(t.path().join("log")).unwrap();
@@ -238,5 +253,28 @@ fn moving_a_message_out_of_spam_teaches_the_model() {
     assert_eq!(
         after.summary().messages[0],
         filter.summary().messages[0] + 1
+    );
+}
+
+#[test]
+fn a_message_it_cannot_classify_is_filed_as_ham_untouched() {
+    let t = TestDir::new();
+    let dirs = Maildirs::new(&t);
+    // Over the 64 MiB the daemon reads (sparse, so cheap to make).
+    let big = dirs.inbox.join("tmp/1.big.test");
+    let file = std::fs::File::create(&big).unwrap();
+    file.set_len(65 * 1024 * 1024).unwrap();
+    drop(file);
+    std::fs::rename(&big, dirs.inbox.join("new/1.big.test")).unwrap();
+    let log = t.path().join("log");
+    let mut daemon = start(trained_model(), &dirs, &["--add-headers"], &log);
+    let filed = dirs.ham.join("new/1.big.test");
+    wait_until("the message to be filed", || filed.exists());
+    sigterm_and_wait(&mut daemon);
+    assert_eq!(std::fs::metadata(&filed).unwrap().len(), 65 * 1024 * 1024);
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        text.contains("unclassified (unreadable: larger than"),
+        "{text}"
     );
 }
