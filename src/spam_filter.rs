@@ -312,6 +312,8 @@ impl SpamFilter {
             labels: tokenized.iter().map(|(_, l)| *l).collect(),
             n_features: vocabulary.len(),
         };
+        // The tokens are the largest thing training holds; fitting reuses their memory.
+        drop(tokenized);
         let models: Vec<TrainedModel> = params
             .models
             .par_iter()
