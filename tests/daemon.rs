@@ -232,6 +232,10 @@ fn moving_a_message_out_of_spam_teaches_the_model() {
     deliver(&dirs.inbox, "1.spam.test", &spam);
     let filed = dirs.spam.join("new/1.spam.test");
     wait_until("the message to be filed as spam", || filed.exists());
+    // The same spam delivered again is new mail, not a correction: filed as spam, not learned.
+    deliver(&dirs.inbox, "2.spam.test", &spam);
+    let again = dirs.spam.join("new/2.spam.test");
+    wait_until("the second copy to be filed as spam", || again.exists());
     // The user says it is not spam: an IMAP server moves it into the ham folder, renamed and
     // marked as read.
     std::fs::rename(&filed, dirs.ham.join("cur/1.renamed.test:2,S")).unwrap();
@@ -254,6 +258,7 @@ fn moving_a_message_out_of_spam_teaches_the_model() {
         after.summary().messages[0],
         filter.summary().messages[0] + 1
     );
+    assert_eq!(after.summary().messages[1], filter.summary().messages[1]);
 }
 
 #[test]

@@ -234,19 +234,12 @@ impl Daemon {
         let thresholds = filter.thresholds();
         let mut moves = Vec::with_capacity(planned.len());
         for p in &planned {
-            let fp = p.bytes.as_deref().map(fingerprint);
-            let corrected = fp.and_then(|fp| self.tracker.as_ref()?.place(fp)) == Some(Place::Spam);
-            if corrected {
-                // The user moved it out of the spam folder back into the inbox.
-                self.learn(
-                    &p.source,
-                    p.bytes.as_deref().unwrap_or_default(),
-                    Label::Ham,
-                );
-            }
-            let (place, target) = match (&p.verdict, corrected) {
-                (_, true) | (Err(_), _) => (Place::Ham, &self.config.ham),
-                (Ok(c), false) => match c.verdict {
+            // New mail is never taken for a correction, even when the same bytes were filed as
+            // spam before: a spam delivered twice must not be learned as ham. (A message the
+            // user moves back lands in the inbox's cur/, which the tracker watches.)
+            let (place, target) = match &p.verdict {
+                Err(_) => (Place::Ham, &self.config.ham),
+                Ok(c) => match c.verdict {
                     Verdict::Spam => (Place::Spam, &self.config.spam),
                     Verdict::Ham => (Place::Ham, &self.config.ham),
                     Verdict::Unsure => match &self.config.unsure {
@@ -256,13 +249,13 @@ impl Daemon {
                 },
             };
             let content = match (&p.verdict, &p.bytes) {
-                (Ok(c), Some(b)) if self.config.add_headers && !corrected => {
+                (Ok(c), Some(b)) if self.config.add_headers => {
                     add_spam_headers(b, c, thresholds.spam())
                 }
                 _ => None,
             };
-            if let (Some(t), Some(fp)) = (&mut self.tracker, fp) {
-                t.filed(fp, place);
+            if let (Some(t), Some(bytes)) = (&mut self.tracker, &p.bytes) {
+                t.filed(fingerprint(bytes), place);
             }
             moves.push(Move {
                 source: p.source.clone(),

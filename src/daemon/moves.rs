@@ -1,7 +1,7 @@
 //! Learning from the user's corrections, as dovecot-antispam does for other filters: a message
 //! that turns up in the spam folder from anywhere else is learned as spam; one the daemon (or
-//! the user) had in the spam folder that turns up in the inbox or the ham folder is learned as
-//! ham. Messages are recognized by their content (spamsort's own header fields set aside),
+//! the user) had in the spam folder that turns up in the ham folder or the inbox's `cur/` is
+//! learned as ham. (The inbox's `new/` is new mail, which is sorted, never learned.) Messages are recognized by their content (spamsort's own header fields set aside),
 //! since mail programs rename files when they move them; renames within a folder (read flags,
 //! `new/` to `cur/`) are not moves.
 
@@ -80,11 +80,6 @@ impl MoveTracker {
     /// Records that the daemon itself filed a message with this fingerprint into `place`.
     pub fn filed(&mut self, fp: u64, place: Place) {
         self.place_of.insert(fp, place);
-    }
-
-    /// Where a message with this fingerprint was last seen.
-    pub fn place(&self, fp: u64) -> Option<Place> {
-        self.place_of.get(&fp).copied()
     }
 
     /// Looks at files not seen before and returns the corrections they make.
