@@ -12,7 +12,7 @@
 //!
 //! Variables: RECEIVED, ALL_HEADERS, HEADER_NAMES, HTML_TAGS, BIGRAMS, CHAR4, MIN_DF, FOLDS,
 //! NB_ALPHA, BNB_MAX_FEATURES, MNB_WEIGHTING (binary|counts|logtf|tfidf), MNB_L2, COMPLEMENT,
-//! SVM_C, SVM_SQUARED, LR_C.
+//! SVM_C, SVM_SQUARED, LR_C, LR_TOL.
 
 use spamsort::eval::CrossValidation;
 use spamsort::eval::metrics::{Confusion, auc};
@@ -103,6 +103,7 @@ fn main() {
         }),
         ModelParams::LogisticRegression(LogisticRegressionParams {
             c: var("LR_C", lr.c),
+            tol: var("LR_TOL", lr.tol),
             ..lr
         }),
     ];
