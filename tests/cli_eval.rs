@@ -2,16 +2,18 @@
 
 use crate::util::{spamsort, with_sample};
 
-fn eval_json(extra: &[&str]) -> serde_json::Value {
-    let out = with_sample(spamsort().arg("eval"))
-        .args(["--folds", "3", "--format", "json"])
-        .args(extra)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+/// Runs the command, which must succeed, and parses its JSON output.
+fn json_of(cmd: &mut assert_cmd::Command) -> serde_json::Value {
+    let out = cmd.assert().success().get_output().stdout.clone();
     serde_json::from_slice(&out).unwrap()
+}
+
+fn eval_json(extra: &[&str]) -> serde_json::Value {
+    json_of(
+        with_sample(spamsort().arg("eval"))
+            .args(["--folds", "3", "--format", "json"])
+            .args(extra),
+    )
 }
 
 #[test]
@@ -131,18 +133,11 @@ fn trec_index(t: &crate::util::TestDir) -> std::path::PathBuf {
 fn online_protocol_over_a_trec_index_and_over_a_seeded_order() {
     let t = crate::util::TestDir::new();
     let index = trec_index(&t);
-    let run = |args: &[&str]| -> serde_json::Value {
-        let out = spamsort()
-            .args(["eval", "--format", "json"])
-            .args(args)
-            .assert()
-            .success()
-            .get_output()
-            .stdout
-            .clone();
-        serde_json::from_slice(&out).unwrap()
-    };
-    let report = run(&["--online", index.to_str().unwrap()]);
+    let report = json_of(
+        spamsort()
+            .args(["eval", "--format", "json", "--online"])
+            .arg(&index),
+    );
     assert_eq!(report["protocol"], "online");
     assert_eq!(report["folds"], 1);
     assert_eq!(
@@ -160,14 +155,10 @@ fn online_protocol_over_a_trec_index_and_over_a_seeded_order() {
     }
     // Without an index: a seeded order of --spam/--ham, the same for the same seed.
     let seeded = |seed: &str| {
-        let out = with_sample(spamsort().arg("eval"))
-            .args(["--online", "--format", "json", "--seed", seed])
-            .assert()
-            .success()
-            .get_output()
-            .stdout
-            .clone();
-        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        let v = json_of(
+            with_sample(spamsort().arg("eval"))
+                .args(["--online", "--format", "json", "--seed", seed]),
+        );
         v["models"][0]["auc"].as_f64().unwrap()
     };
     assert_eq!(seeded("1"), seeded("1"));

@@ -5,7 +5,7 @@ use super::ExitStatus;
 use super::args::ModelArgs;
 use super::config::Config;
 use super::logging;
-use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+use super::signals::run_with_signals;
 use spamsort::daemon::{Daemon, DaemonConfig};
 use spamsort::shared_filter::SharedFilter;
 use std::path::PathBuf;
@@ -57,22 +57,11 @@ pub fn run(args: DaemonArgs) -> anyhow::Result<ExitStatus> {
         },
         filter,
     )?;
-    let handle = daemon.handle();
-    let mut signals = signal_hook::iterator::Signals::new([SIGTERM, SIGINT, SIGHUP])?;
-    let signal_handle = signals.handle();
-    let watcher = std::thread::spawn(move || {
-        for signal in signals.forever() {
-            if signal == SIGHUP {
-                handle.reload();
-            } else {
-                handle.stop();
-                break;
-            }
-        }
-    });
-    let result = daemon.run();
-    signal_handle.close();
-    let _ = watcher.join();
-    result?;
+    let (reload, stop) = (daemon.handle(), daemon.handle());
+    run_with_signals(
+        move || reload.reload(),
+        move || stop.stop(),
+        || daemon.run(),
+    )??;
     Ok(ExitStatus::Success)
 }

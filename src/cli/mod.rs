@@ -14,6 +14,7 @@ mod input;
 mod learn;
 mod logging;
 mod serve;
+mod signals;
 mod terminal;
 mod tokens;
 mod train;

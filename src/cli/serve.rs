@@ -5,7 +5,7 @@ use super::ExitStatus;
 use super::args::ModelArgs;
 use super::config::Config;
 use super::logging;
-use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+use super::signals::run_with_signals;
 use spamsort::shared_filter::SharedFilter;
 use spamsort::spamd::{Address, Server, ServerConfig};
 use std::net::SocketAddr;
@@ -69,26 +69,18 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitStatus> {
     for a in server.addresses() {
         tracing::info!("listening on {a}");
     }
-    let handle = server.handle();
-    let mut signals = signal_hook::iterator::Signals::new([SIGTERM, SIGINT, SIGHUP])?;
-    let signal_handle = signals.handle();
-    let watcher = std::thread::spawn(move || {
-        for signal in signals.forever() {
-            if signal == SIGHUP {
-                match handle.reload() {
-                    Ok(()) => tracing::info!("model reloaded"),
-                    Err(e) => tracing::error!("reload failed, keeping the model in use: {e}"),
-                }
-            } else {
-                tracing::info!("stopping after the requests in progress");
-                handle.shutdown();
-                break;
-            }
-        }
-    });
-    server.run();
-    signal_handle.close();
-    let _ = watcher.join();
+    let (reload, stop) = (server.handle(), server.handle());
+    run_with_signals(
+        move || match reload.reload() {
+            Ok(()) => tracing::info!("model reloaded"),
+            Err(e) => tracing::error!("reload failed, keeping the model in use: {e}"),
+        },
+        move || {
+            tracing::info!("stopping after the requests in progress");
+            stop.shutdown();
+        },
+        || server.run(),
+    )?;
     tracing::info!("stopped");
     Ok(ExitStatus::Success)
 }

@@ -1,0 +1,29 @@
+//! Signals of the long-running commands (`serve`, `daemon`): SIGHUP reloads the model, SIGTERM
+//! and SIGINT stop after the work at hand.
+
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+
+/// Runs `work` while a thread answers signals: SIGHUP calls `reload`, the first SIGTERM or
+/// SIGINT calls `stop` (which must make `work` return). The thread ends with `work`.
+pub fn run_with_signals<T>(
+    reload: impl Fn() + Send + 'static,
+    stop: impl FnOnce() + Send + 'static,
+    work: impl FnOnce() -> T,
+) -> anyhow::Result<T> {
+    let mut signals = signal_hook::iterator::Signals::new([SIGTERM, SIGINT, SIGHUP])?;
+    let handle = signals.handle();
+    let watcher = std::thread::spawn(move || {
+        for signal in signals.forever() {
+            if signal == SIGHUP {
+                reload();
+            } else {
+                stop();
+                break;
+            }
+        }
+    });
+    let result = work();
+    handle.close();
+    let _ = watcher.join();
+    Ok(result)
+}
