@@ -170,3 +170,39 @@ fn online_protocol_over_a_trec_index_and_over_a_seeded_order() {
         .assert()
         .code(3);
 }
+
+#[test]
+fn results_do_not_depend_on_the_thread_count() {
+    // Every measure but the timings, for each model and fold.
+    let measures = |threads: &str, extra: &[&str]| -> Vec<(String, u64, String, f64)> {
+        let report = json_of(
+            with_sample(spamsort().arg("eval"))
+                .env("RAYON_NUM_THREADS", threads)
+                .args(["--folds", "3", "--format", "json"])
+                .args(extra),
+        );
+        let mut out = Vec::new();
+        for m in report["models"].as_array().unwrap() {
+            for f in m["folds"].as_array().unwrap() {
+                for (k, v) in f.as_object().unwrap() {
+                    if !matches!(k.as_str(), "train_seconds" | "messages_per_second" | "fold") {
+                        let name = m["name"].as_str().unwrap().to_string();
+                        out.push((
+                            name,
+                            f["fold"].as_u64().unwrap(),
+                            k.clone(),
+                            v.as_f64().unwrap(),
+                        ));
+                    }
+                }
+            }
+        }
+        out
+    };
+    for extra in [&[][..], &["--online"][..]] {
+        let one = measures("1", extra);
+        assert!(one.len() >= 4 * 10, "{extra:?}");
+        assert_eq!(one, measures("2", extra), "{extra:?}");
+        assert_eq!(one, measures("4", extra), "{extra:?}");
+    }
+}
