@@ -7,7 +7,6 @@ use crate::error::{Error, Result};
 use crate::eval::metrics::auc;
 use crate::features::{
     Dataset, FeatureId, SparseVector, TokenTable, Vocabulary, VocabularyParams, VocabularyView,
-    stratified_folds, training_indices,
 };
 use crate::label::{Label, SpamScore, Thresholds, Verdict};
 use crate::model_file::{self, ModelFileError, ModelFileReader};
@@ -54,13 +53,10 @@ impl Default for TrainParams {
 pub enum ActiveModel {
     /// This one.
     Fixed(ModelKind),
-    /// The best mean ROC area over [`SELECTION_FOLDS`]-fold cross-validation on the training
+    /// The best mean ROC area over [`crate::models::INTERNAL_FOLDS`]-fold cross-validation on the training
     /// messages (models fitted without calibration, which does not change a ranking).
     BestByCrossValidation,
 }
-
-/// Folds used by [`ActiveModel::BestByCrossValidation`].
-pub const SELECTION_FOLDS: usize = 3;
 
 /// One message's result.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -123,43 +119,19 @@ pub struct TrainingSummary {
     pub truncated: u64,
 }
 
-/// The model of highest mean ROC area over [`SELECTION_FOLDS`] folds; ties go to the earlier
-/// model in `params.models`. Folds reuse the training set's vectors: the vocabulary was built
-/// on all of it, a small optimism shared by every model, which does not change their ranking
-/// and saves re-tokenizing and re-vectorizing per fold. Folds and models run in parallel.
-fn best_by_cross_validation(data: &Dataset, params: &TrainParams) -> Result<ModelKind> {
-    let folds = stratified_folds(&data.labels, SELECTION_FOLDS, params.seed);
-    let jobs: Vec<(usize, &ModelParams)> = (0..folds.len())
-        .flat_map(|k| params.models.iter().map(move |p| (k, p)))
-        .collect();
-    let aucs: Vec<(ModelKind, f64)> = jobs
-        .par_iter()
-        .map(|&(k, p)| {
-            let model = p.fit_uncalibrated(&data.subset(&training_indices(&folds, k)))?;
-            let test = &folds[k];
-            let decisions: Vec<f64> = test
-                .iter()
-                .map(|&i| model.decision(&data.rows[i]))
-                .collect();
-            let labels: Vec<Label> = test.iter().map(|&i| data.labels[i]).collect();
-            Ok((p.kind(), auc(&decisions, &labels)))
+/// Mean ROC area over the internal folds that have both classes. The folds reuse the training
+/// set's vectors: the vocabulary was built on all of it, a small optimism shared by every
+/// model, which does not change their ranking and saves re-tokenizing per fold.
+fn mean_auc(folds: &[Vec<(f64, Label)>]) -> f64 {
+    let aucs: Vec<f64> = folds
+        .iter()
+        .filter(|f| !f.is_empty())
+        .map(|f| {
+            let (decisions, labels): (Vec<f64>, Vec<Label>) = f.iter().copied().unzip();
+            auc(&decisions, &labels)
         })
-        .collect::<Result<_>>()?;
-    let mean_auc = |kind: ModelKind| {
-        let v: Vec<f64> = aucs
-            .iter()
-            .filter(|(k, _)| *k == kind)
-            .map(|(_, a)| *a)
-            .collect();
-        v.iter().sum::<f64>() / v.len().max(1) as f64
-    };
-    let mut best = params.models[0].kind();
-    for p in &params.models[1..] {
-        if mean_auc(p.kind()) > mean_auc(best) {
-            best = p.kind();
-        }
-    }
-    Ok(best)
+        .collect();
+    aucs.iter().sum::<f64>() / aucs.len().max(1) as f64
 }
 
 /// The answer of [`SpamFilter::explain`].
@@ -312,33 +284,57 @@ impl SpamFilter {
             labels: tokenized.iter().map(|(_, l)| *l).collect(),
             n_features: vocabulary.len(),
         };
-        // The tokens are the largest thing training holds; fitting reuses their memory.
-        drop(tokenized);
-        let models: Vec<TrainedModel> = params
+        // The tokens are the largest thing training holds: freed while the models are fitted.
+        std::thread::spawn(move || drop(tokenized));
+        // Choosing the active model by cross-validation uses the same internal folds as Platt
+        // scaling, so a model that needs both fits its fold models once. Fold models and final
+        // models are all fitted in parallel.
+        let select = matches!(params.active, Some(ActiveModel::BestByCrossValidation))
+            && params.models.len() > 1;
+        let fitted: Vec<(TrainedModel, f64)> = params
             .models
             .par_iter()
-            .map(|p| p.fit(&data, params.seed))
+            .map(|p| {
+                let (held_out, model) = rayon::join(
+                    || {
+                        (select || p.needs_calibration())
+                            .then(|| p.held_out_decisions(&data, params.seed))
+                            .transpose()
+                    },
+                    || p.fit_uncalibrated(&data),
+                );
+                let held_out = held_out?;
+                let auc = held_out.as_deref().map_or(0.0, mean_auc);
+                Ok((p.calibrate(model?, held_out.as_deref()), auc))
+            })
             .collect::<Result<_>>()?;
-        let fitted: Vec<ModelKind> = models.iter().map(|m| m.model.kind()).collect();
+        let kinds: Vec<ModelKind> = fitted.iter().map(|(m, _)| m.model.kind()).collect();
         let active = match params.active {
-            Some(ActiveModel::Fixed(kind)) if fitted.contains(&kind) => kind,
+            Some(ActiveModel::Fixed(kind)) if kinds.contains(&kind) => kind,
             Some(ActiveModel::Fixed(kind)) => {
                 return Err(Error::Config(format!(
                     "active model {kind} is not among the models trained"
                 )));
             }
-            Some(ActiveModel::BestByCrossValidation) if fitted.len() > 1 => {
-                best_by_cross_validation(&data, params)?
+            Some(ActiveModel::BestByCrossValidation) if select => {
+                // The highest mean ROC area; ties go to the earlier model.
+                let mut best = &fitted[0];
+                for f in &fitted[1..] {
+                    if f.1 > best.1 {
+                        best = f;
+                    }
+                }
+                best.0.model.kind()
             }
-            _ if fitted.contains(&ModelKind::LinearSvm) => ModelKind::LinearSvm,
-            _ => *fitted
+            _ if kinds.contains(&ModelKind::LinearSvm) => ModelKind::LinearSvm,
+            _ => *kinds
                 .first()
                 .ok_or_else(|| Error::Config("no model to train".into()))?,
         };
         Ok(SpamFilter {
             tokenizer: params.tokenizer.clone(),
             vocabulary,
-            models,
+            models: fitted.into_iter().map(|(m, _)| m).collect(),
             active,
             thresholds: Thresholds::default(),
             summary,

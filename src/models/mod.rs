@@ -137,8 +137,9 @@ pub enum ModelParams {
     LogisticRegression(LogisticRegressionParams),
 }
 
-/// Internal folds used to fit Platt scaling on held-out decision values.
-const CALIBRATION_FOLDS: usize = 3;
+/// Internal folds whose held-out decision values fit Platt scaling (and, in training, choose
+/// the active model).
+pub const INTERNAL_FOLDS: usize = 3;
 
 impl ModelParams {
     /// The documented defaults of a model.
@@ -164,7 +165,7 @@ impl ModelParams {
     }
 
     /// True if the decision value is not a log-odds estimate and P(spam) needs Platt scaling.
-    fn needs_calibration(&self) -> bool {
+    pub fn needs_calibration(&self) -> bool {
         match self {
             ModelParams::LinearSvm(_) => true,
             ModelParams::MultinomialNb(p) => p.variant == NbVariant::Complement,
@@ -183,22 +184,54 @@ impl ModelParams {
     }
 
     /// Fits the model, and where its decision value is no log-odds, Platt scaling on
-    /// [`CALIBRATION_FOLDS`] internal stratified folds (seeded by `seed`).
+    /// [`INTERNAL_FOLDS`] internal stratified folds (seeded by `seed`). The fold models and
+    /// the final model are fitted in parallel.
     pub fn fit(&self, data: &Dataset, seed: u64) -> Result<TrainedModel> {
-        let model = self.fit_uncalibrated(data)?;
-        if !self.needs_calibration() {
-            return Ok(TrainedModel {
-                model,
-                calibration: Calibration::IDENTITY,
-            });
-        }
-        let folds = stratified_folds(&data.labels, CALIBRATION_FOLDS, seed);
-        let held_out: Vec<Vec<(f64, Label)>> = folds
+        let (held_out, model) = rayon::join(
+            || {
+                self.needs_calibration()
+                    .then(|| self.held_out_decisions(data, seed))
+                    .transpose()
+            },
+            || self.fit_uncalibrated(data),
+        );
+        Ok(self.calibrate(model?, held_out?.as_deref()))
+    }
+
+    /// Pairs a model fitted on all the data with the map from its decision values to P(spam):
+    /// Platt scaling fitted on the internal folds' held-out decisions (from
+    /// [`ModelParams::held_out_decisions`]) where the decision value is no log-odds, else the
+    /// identity.
+    pub fn calibrate(
+        &self,
+        model: AnyModel,
+        held_out: Option<&[Vec<(f64, Label)>]>,
+    ) -> TrainedModel {
+        let calibration = match held_out {
+            Some(folds) if self.needs_calibration() => {
+                let (decisions, labels): (Vec<f64>, Vec<Label>) =
+                    folds.iter().flatten().copied().unzip();
+                if decisions.is_empty() {
+                    Calibration::IDENTITY
+                } else {
+                    Calibration::fit(&decisions, &labels)
+                }
+            }
+            _ => Calibration::IDENTITY,
+        };
+        TrainedModel { model, calibration }
+    }
+
+    /// Per internal fold ([`INTERNAL_FOLDS`] stratified folds seeded by `seed`), the decision
+    /// value and label of each of its messages, from the model fitted (uncalibrated) on the
+    /// other folds. A fold whose complement lacks a class is empty. Folds run in parallel.
+    pub fn held_out_decisions(&self, data: &Dataset, seed: u64) -> Result<Vec<Vec<(f64, Label)>>> {
+        let folds = stratified_folds(&data.labels, INTERNAL_FOLDS, seed);
+        folds
             .par_iter()
             .enumerate()
             .map(|(k, held_out)| {
-                let train = training_indices(&folds, k);
-                let part = data.subset(&train);
+                let part = data.subset(&training_indices(&folds, k));
                 if part.count(Label::Spam) == 0 || part.count(Label::Ham) == 0 {
                     return Ok(Vec::new());
                 }
@@ -208,14 +241,7 @@ impl ModelParams {
                     .map(|&i| (inner.decision(&data.rows[i]), data.labels[i]))
                     .collect())
             })
-            .collect::<Result<_>>()?;
-        let (decisions, labels): (Vec<f64>, Vec<Label>) = held_out.into_iter().flatten().unzip();
-        let calibration = if decisions.is_empty() {
-            Calibration::IDENTITY
-        } else {
-            Calibration::fit(&decisions, &labels)
-        };
-        Ok(TrainedModel { model, calibration })
+            .collect()
     }
 }
 
