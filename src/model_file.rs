@@ -263,7 +263,7 @@ fn decode_exact<T: DeserializeOwned>(bytes: &[u8], path: &Path) -> Result<T, Mod
     Ok(value)
 }
 
-/// Decodes the leading fields of a checked section (from [`ModelFileReader::read_bytes`]) into
+/// Decodes the leading fields of a checked section (from [`ModelFileReader::section`]) into
 /// a view type that borrows its arrays from `bytes` and ignores whatever follows: loading
 /// costs a few small fields however large the arrays are. `path` is only used in errors.
 pub fn decode_prefix<'a, T: Deserialize<'a>>(

@@ -1,4 +1,4 @@
-//! Comparing models on labeled mail. [`cross_validate`] runs stratified k-fold
+//! Comparing models on labeled mail. [`CrossValidation`] runs stratified k-fold
 //! cross-validation: each fold builds its own vocabulary from its training messages only (so
 //! nothing about the test messages leaks into training), fits every model from scratch and
 //! scores the held-out messages. Folds run in parallel; results do not depend on the thread
