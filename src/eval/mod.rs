@@ -2,7 +2,8 @@
 //! cross-validation: each fold builds its own vocabulary from its training messages only (so
 //! nothing about the test messages leaks into training), fits every model from scratch and
 //! scores the held-out messages. Folds run in parallel; results do not depend on the thread
-//! count. [`metrics`] holds the measures.
+//! count. [`online`] runs the TREC immediate-feedback protocol instead. [`metrics`] holds the
+//! measures, [`report`] their summary, [`roc`] the ROC chart.
 
 pub mod metrics;
 pub mod online;
