@@ -283,6 +283,18 @@ pub fn spam_line(is_spam: bool, score: f64) -> String {
     format!("Spam: {word} ; {score:.1} / {REQUIRED_SCORE:.1}\r\n")
 }
 
+/// The head of an `EX_OK` answer that carries a result: the status line, `Content-length` when
+/// a body follows (every command but CHECK), the `Spam:` line and the blank line.
+pub fn result_head(content_length: Option<u64>, is_spam: bool, score: f64) -> Vec<u8> {
+    let mut head = status_line(Status::Ok, Status::Ok.name());
+    if let Some(n) = content_length {
+        head.extend(format!("Content-length: {n}\r\n").into_bytes());
+    }
+    head.extend(spam_line(is_spam, score).into_bytes());
+    head.extend(b"\r\n");
+    head
+}
+
 /// A token as a spamd "symbol": letters, digits and `_.:-@/` kept, anything else `_`, at most
 /// 60 characters, so a comma-separated list stays parseable.
 pub fn symbol(token: &str) -> String {
@@ -404,6 +416,14 @@ mod tests {
         assert_eq!(spamd_score(&classification(-1e9), t), -1000.0);
         assert_eq!(spam_line(true, 7.25), "Spam: True ; 7.2 / 5.0\r\n");
         assert_eq!(spam_line(false, -3.0), "Spam: False ; -3.0 / 5.0\r\n");
+        assert_eq!(
+            result_head(Some(12), true, 7.25),
+            b"SPAMD/1.5 0 EX_OK\r\nContent-length: 12\r\nSpam: True ; 7.2 / 5.0\r\n\r\n"
+        );
+        assert_eq!(
+            result_head(None, false, 0.0),
+            b"SPAMD/1.5 0 EX_OK\r\nSpam: False ; 0.0 / 5.0\r\n\r\n"
+        );
     }
 
     #[test]

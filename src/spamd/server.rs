@@ -9,7 +9,7 @@
 //! more waits per listener; further clients wait in the kernel's backlog.
 
 use super::protocol::{
-    self, Command, ProtocolError, Request, Status, spam_line, spamd_score, status_line, symbol,
+    self, Command, ProtocolError, Request, Status, result_head, spamd_score, status_line, symbol,
 };
 use crate::headers::{add_spam_headers, header_block_len};
 use crate::label::{Label, Verdict};
@@ -444,12 +444,8 @@ fn classify(command: Command, message: &[u8], out: &mut Vec<u8>, context: &Conte
         Command::ReportIfSpam if is_spam => report(explanation.as_ref(), score),
         _ => Vec::new(),
     };
-    out.extend(status_line(Status::Ok, Status::Ok.name()));
-    if command != Command::Check {
-        out.extend(format!("Content-length: {}\r\n", body.len()).into_bytes());
-    }
-    out.extend(spam_line(is_spam, score).into_bytes());
-    out.extend(b"\r\n");
+    let length = (command != Command::Check).then_some(body.len() as u64);
+    out.extend(result_head(length, is_spam, score));
     out.extend(body);
     format!(
         "{} P(spam) {:.4} score {score:.1} by {} ({} bytes)",
@@ -532,14 +528,9 @@ fn oversize<R: Read>(
     out: &mut dyn Write,
 ) -> Result<String, ProtocolError> {
     let body = reader.take(length);
-    let unclassified = spam_line(false, 0.0);
     let copied = match command {
         Command::Process => {
-            let head = format!(
-                "{}Content-length: {length}\r\n{unclassified}\r\n",
-                String::from_utf8_lossy(&status_line(Status::Ok, Status::Ok.name()))
-            );
-            send(out, head.as_bytes())?;
+            send(out, &result_head(Some(length), false, 0.0))?;
             copy_body(body, out)?
         }
         _ => copy_body(body, &mut std::io::sink())?,
@@ -558,14 +549,7 @@ fn oversize<R: Read>(
                 message: format!("message of {length} bytes is over the server's --max-size"),
             });
         }
-        _ => send(
-            out,
-            format!(
-                "{}Content-length: 0\r\n{unclassified}\r\n",
-                String::from_utf8_lossy(&status_line(Status::Ok, Status::Ok.name()))
-            )
-            .as_bytes(),
-        )?,
+        _ => send(out, &result_head(Some(0), false, 0.0))?,
     }
     Ok(format!(
         "oversize message of {length} bytes, not classified"
