@@ -1,10 +1,10 @@
 //! Scoring with one model straight from a model file's bytes: what the one-process-per-message
 //! `filter` (and `classify`, `explain`) use. [`ScorerFile::open`] maps the file and checks the
-//! checksums of two sections, the head and the chosen model; [`ScorerFile::scorer`] then
-//! borrows the vocabulary's lookup arrays and the model's weights where they lie in the mapped
-//! file instead of decoding them into new arrays, and never reads the document frequencies, the other models
-//! or the Naive Bayes counts. The file layout puts those borrowed fields first in each section
-//! for this reason (see `SpamFilter::save`).
+//! head's checksum; [`ScorerFile::scorer`] checks the chosen model's section, then borrows the
+//! vocabulary's lookup arrays and the model's weights where they lie in the mapped file instead
+//! of decoding them into new arrays, and never reads the document frequencies, the other
+//! models or the Naive Bayes counts. The file layout puts those borrowed fields first in each
+//! section for this reason (see `SpamFilter::save`).
 //!
 //! Every access into the borrowed arrays is bounds-checked, so a file whose checksums match
 //! but whose contents are malformed gives wrong scores at worst, never a panic; the full
@@ -20,7 +20,7 @@ use crate::spam_filter::{
 use crate::tokenize::TokenizerConfig;
 use std::path::Path;
 
-/// A model file opened for scoring with one model: its head and that model's section checked.
+/// A model file opened for scoring with one model: its head checked, that model's section found.
 pub struct ScorerFile {
     file: ModelFileReader,
     /// The section of the chosen model.
@@ -28,9 +28,9 @@ pub struct ScorerFile {
 }
 
 impl ScorerFile {
-    /// Opens the file and checks its head and the section of `model` (`None`: the file's
-    /// active model), leaving the other sections untouched. Fails if the file has no such
-    /// model.
+    /// Opens the file, checks its head and finds the section of `model` (`None`: the file's
+    /// active model), leaving the other sections untouched; [`ScorerFile::scorer`] checks and
+    /// reads that section. Fails if the file has no such model.
     pub fn open(path: &Path, model: Option<ModelKind>) -> Result<ScorerFile, ModelFileError> {
         let file = ModelFileReader::open(path)?;
         let head: HeadView = model_file::decode_prefix(file.section(0)?, path)?;
@@ -40,9 +40,7 @@ impl ScorerFile {
             head.kinds.iter().position(|&k| k == kind).ok_or_else(|| {
                 ModelFileError::invalid(path, format!("it holds no {kind} model"))
             })?;
-        let file = ScorerFile { file, model: i + 1 };
-        file.scorer()?;
-        Ok(file)
+        Ok(ScorerFile { file, model: i + 1 })
     }
 
     /// The scorer over the file: a few small fields decoded, the arrays borrowed.
@@ -107,13 +105,7 @@ impl Scorer<'_> {
             self.calibration,
             self.function.bias,
             self.function.contributions(&x),
-            |id| {
-                self.vocabulary
-                    .tokens()
-                    .bytes_of(id)
-                    .and_then(|b| std::str::from_utf8(b).ok())
-                    .unwrap_or("")
-            },
+            |id| self.vocabulary.tokens().token(id),
         )
     }
 

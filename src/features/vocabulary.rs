@@ -99,6 +99,14 @@ impl<'a, A: Elements<u32> + ?Sized> TokenTable<'a, A> {
         None
     }
 
+    /// The token with id `id` (empty if there is none, or if a malformed file's bytes are not
+    /// UTF-8: a validated vocabulary's always are).
+    pub fn token(&self, id: FeatureId) -> &'a str {
+        self.bytes_of(id)
+            .and_then(|b| std::str::from_utf8(b).ok())
+            .unwrap_or("")
+    }
+
     /// The count vector of a token list: known tokens' ids with their number of occurrences.
     pub fn count_vector(&self, tokens: &[Token]) -> SparseVector {
         SparseVector::from_ids(
@@ -216,8 +224,7 @@ impl Vocabulary {
 
     /// The token with id `id` (empty if there is none).
     pub fn token(&self, id: FeatureId) -> &str {
-        // The blob is only ever built from `&str`s and validated on load.
-        std::str::from_utf8(self.token_bytes(id)).unwrap_or("")
+        self.tokens().token(id)
     }
 
     /// The id of `token`, if it is in the vocabulary: one hash and, on average, about one
