@@ -10,7 +10,7 @@ use crate::features::{
 };
 use crate::label::{Label, SpamScore, Thresholds, Verdict};
 use crate::model_file::{self, ModelFileError, ModelFileReader};
-use crate::models::{Calibration, Classifier, ModelKind, ModelParams, TrainedModel};
+use crate::models::{Calibration, Classifier, FoldDecisions, ModelKind, ModelParams, TrainedModel};
 use crate::packed::Elements;
 use crate::tokenize::{Tokenized, Tokenizer, TokenizerConfig};
 use rayon::prelude::*;
@@ -122,7 +122,7 @@ pub struct TrainingSummary {
 /// Mean ROC area over the internal folds that have both classes. The folds reuse the training
 /// set's vectors: the vocabulary was built on all of it, a small optimism shared by every
 /// model, which does not change their ranking and saves re-tokenizing per fold.
-fn mean_auc(folds: &[Vec<(f64, Label)>]) -> f64 {
+fn mean_auc(folds: &[FoldDecisions]) -> f64 {
     let aucs: Vec<f64> = folds
         .iter()
         .filter(|f| !f.is_empty())
@@ -286,26 +286,16 @@ impl SpamFilter {
         };
         // The tokens are the largest thing training holds: freed while the models are fitted.
         std::thread::spawn(move || drop(tokenized));
-        // Choosing the active model by cross-validation uses the same internal folds as Platt
-        // scaling, so a model that needs both fits its fold models once. Fold models and final
-        // models are all fitted in parallel.
+        // Choosing the active model by cross-validation uses the internal folds of Platt
+        // scaling (see `ModelParams::fit_with_folds`).
         let select = matches!(params.active, Some(ActiveModel::BestByCrossValidation))
             && params.models.len() > 1;
         let fitted: Vec<(TrainedModel, f64)> = params
             .models
             .par_iter()
             .map(|p| {
-                let (held_out, model) = rayon::join(
-                    || {
-                        (select || p.needs_calibration())
-                            .then(|| p.held_out_decisions(&data, params.seed))
-                            .transpose()
-                    },
-                    || p.fit_uncalibrated(&data),
-                );
-                let held_out = held_out?;
-                let auc = held_out.as_deref().map_or(0.0, mean_auc);
-                Ok((p.calibrate(model?, held_out.as_deref()), auc))
+                let (model, folds) = p.fit_with_folds(&data, params.seed, select)?;
+                Ok((model, folds.as_deref().map_or(0.0, mean_auc)))
             })
             .collect::<Result<_>>()?;
         let kinds: Vec<ModelKind> = fitted.iter().map(|(m, _)| m.model.kind()).collect();

@@ -137,6 +137,10 @@ pub enum ModelParams {
     LogisticRegression(LogisticRegressionParams),
 }
 
+/// One internal fold's held-out messages: each one's decision value (from the model fitted on
+/// the other folds) and true label.
+pub type FoldDecisions = Vec<(f64, Label)>;
+
 /// Internal folds whose held-out decision values fit Platt scaling (and, in training, choose
 /// the active model).
 pub const INTERNAL_FOLDS: usize = 3;
@@ -165,7 +169,7 @@ impl ModelParams {
     }
 
     /// True if the decision value is not a log-odds estimate and P(spam) needs Platt scaling.
-    pub fn needs_calibration(&self) -> bool {
+    fn needs_calibration(&self) -> bool {
         match self {
             ModelParams::LinearSvm(_) => true,
             ModelParams::MultinomialNb(p) => p.variant == NbVariant::Complement,
@@ -184,29 +188,39 @@ impl ModelParams {
     }
 
     /// Fits the model, and where its decision value is no log-odds, Platt scaling on
-    /// [`INTERNAL_FOLDS`] internal stratified folds (seeded by `seed`). The fold models and
-    /// the final model are fitted in parallel.
+    /// [`INTERNAL_FOLDS`] internal stratified folds (seeded by `seed`).
     pub fn fit(&self, data: &Dataset, seed: u64) -> Result<TrainedModel> {
+        Ok(self.fit_with_folds(data, seed, false)?.0)
+    }
+
+    /// [`ModelParams::fit`], also returning the internal folds' held-out decisions (see
+    /// [`ModelParams::held_out_decisions`]) when `keep_folds`, for a caller that compares models
+    /// on them: a model that needs them for Platt scaling too fits its fold models once. The
+    /// fold models and the final model are fitted in parallel.
+    pub fn fit_with_folds(
+        &self,
+        data: &Dataset,
+        seed: u64,
+        keep_folds: bool,
+    ) -> Result<(TrainedModel, Option<Vec<FoldDecisions>>)> {
         let (held_out, model) = rayon::join(
             || {
-                self.needs_calibration()
+                (keep_folds || self.needs_calibration())
                     .then(|| self.held_out_decisions(data, seed))
                     .transpose()
             },
             || self.fit_uncalibrated(data),
         );
-        Ok(self.calibrate(model?, held_out?.as_deref()))
+        let held_out = held_out?;
+        let model = self.calibrate(model?, held_out.as_deref());
+        Ok((model, held_out.filter(|_| keep_folds)))
     }
 
     /// Pairs a model fitted on all the data with the map from its decision values to P(spam):
     /// Platt scaling fitted on the internal folds' held-out decisions (from
     /// [`ModelParams::held_out_decisions`]) where the decision value is no log-odds, else the
     /// identity.
-    pub fn calibrate(
-        &self,
-        model: AnyModel,
-        held_out: Option<&[Vec<(f64, Label)>]>,
-    ) -> TrainedModel {
+    fn calibrate(&self, model: AnyModel, held_out: Option<&[FoldDecisions]>) -> TrainedModel {
         let calibration = match held_out {
             Some(folds) if self.needs_calibration() => {
                 let (decisions, labels): (Vec<f64>, Vec<Label>) =
@@ -225,7 +239,7 @@ impl ModelParams {
     /// Per internal fold ([`INTERNAL_FOLDS`] stratified folds seeded by `seed`), the decision
     /// value and label of each of its messages, from the model fitted (uncalibrated) on the
     /// other folds. A fold whose complement lacks a class is empty. Folds run in parallel.
-    pub fn held_out_decisions(&self, data: &Dataset, seed: u64) -> Result<Vec<Vec<(f64, Label)>>> {
+    pub fn held_out_decisions(&self, data: &Dataset, seed: u64) -> Result<Vec<FoldDecisions>> {
         let folds = stratified_folds(&data.labels, INTERNAL_FOLDS, seed);
         folds
             .par_iter()
