@@ -75,6 +75,15 @@ pub struct FeatureTransform {
 }
 
 impl FeatureTransform {
+    /// The transform of `config` fitted on no data (idf 1 throughout), for models that learn
+    /// one message at a time from nothing.
+    pub fn unfitted(config: FeatureConfig) -> FeatureTransform {
+        FeatureTransform {
+            config,
+            idf: Vec::new(),
+        }
+    }
+
     /// The recipe this transform was fitted from.
     pub fn config(&self) -> FeatureConfig {
         self.config

@@ -14,7 +14,7 @@
 use super::ModelKind;
 use super::check::{require_both_classes, require_positive};
 use super::linear::LinearFunction;
-use super::math::log_prior_ratio;
+use super::math::log_prior_ratio_so_far;
 use super::selection::select_top;
 use crate::error::{Error, Result};
 use crate::features::{Dataset, FeatureConfig, SparseVector};
@@ -237,10 +237,7 @@ impl OnlineBernoulliNb {
             }
             jll[y] = sum;
         }
-        let prior = match self.class_counts {
-            [0, _] | [_, 0] => 0.0,
-            [h, s] => log_prior_ratio([f64::from(h), f64::from(s)]),
-        };
+        let prior = log_prior_ratio_so_far(self.class_counts);
         prior + jll[Label::Spam.index()] - jll[Label::Ham.index()]
     }
 

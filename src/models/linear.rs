@@ -4,7 +4,7 @@
 //! are one piece of code for every model.
 
 use crate::features::{
-    Dataset, FeatureConfig, FeatureId, FeatureTransform, FeatureTransformView, SparseVector,
+    FeatureConfig, FeatureId, FeatureTransform, FeatureTransformView, SparseVector,
 };
 use crate::packed::{Elements, Packed};
 use serde::{Deserialize, Serialize};
@@ -24,13 +24,8 @@ pub struct LinearFunction {
 impl LinearFunction {
     /// d(x) = 0 everywhere, with `features` fitted on no data (idf 1 throughout).
     pub fn zero(features: FeatureConfig) -> LinearFunction {
-        let nothing = Dataset {
-            rows: Vec::new(),
-            labels: Vec::new(),
-            n_features: 0,
-        };
         LinearFunction {
-            transform: features.fit(&nothing),
+            transform: FeatureTransform::unfitted(features),
             weights: Vec::new(),
             bias: 0.0,
         }

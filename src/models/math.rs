@@ -47,6 +47,15 @@ pub fn log_prior_ratio(counts: [f64; 2]) -> f64 {
     (counts[Label::Spam.index()] / counts[Label::Ham.index()]).ln()
 }
 
+/// [`log_prior_ratio`] of message counts for a model learning from nothing: 0 (even odds) until
+/// both classes have a message.
+pub fn log_prior_ratio_so_far(counts: [u32; 2]) -> f64 {
+    match counts {
+        [0, _] | [_, 0] => 0.0,
+        [h, s] => log_prior_ratio([f64::from(h), f64::from(s)]),
+    }
+}
+
 /// Dense dot product.
 pub fn dot(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()

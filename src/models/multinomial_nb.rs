@@ -11,7 +11,7 @@
 use super::ModelKind;
 use super::check::{require_both_classes, require_positive};
 use super::linear::LinearFunction;
-use super::math::log_prior_ratio;
+use super::math::{log_prior_ratio, log_prior_ratio_so_far};
 use crate::error::{Error, Result};
 use crate::features::{Dataset, FeatureConfig, FeatureTransform, SparseVector};
 use crate::label::Label;
@@ -209,7 +209,7 @@ impl OnlineMultinomialNb {
     pub fn new(params: &MultinomialNbParams) -> Self {
         OnlineMultinomialNb {
             alpha: params.alpha,
-            transform: LinearFunction::zero(params.features).transform,
+            transform: FeatureTransform::unfitted(params.features),
             class_counts: [0; 2],
             counts: [Vec::new(), Vec::new()],
             totals: [0.0; 2],
@@ -219,10 +219,7 @@ impl OnlineMultinomialNb {
     /// ln P(spam, x) - ln P(ham, x); features not seen in training yet are ignored.
     pub fn decision(&self, x: &SparseVector) -> f64 {
         let v = self.counts[0].len();
-        let mut d = match self.class_counts {
-            [0, _] | [_, 0] => 0.0,
-            [h, s] => log_prior_ratio([f64::from(h), f64::from(s)]),
-        };
+        let mut d = log_prior_ratio_so_far(self.class_counts);
         let values = self.transform.apply(x);
         for (id, value) in values.iter().filter(|&(id, _)| (id as usize) < v) {
             for label in Label::ALL {
