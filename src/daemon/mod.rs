@@ -233,6 +233,7 @@ impl Daemon {
             .collect();
         let thresholds = filter.thresholds();
         let mut moves = Vec::with_capacity(planned.len());
+        let mut places = Vec::with_capacity(planned.len());
         for p in &planned {
             // New mail is never taken for a correction, even when the same bytes were filed as
             // spam before: a spam delivered twice must not be learned as ham. (A message the
@@ -254,9 +255,7 @@ impl Daemon {
                 }
                 _ => None,
             };
-            if let (Some(t), Some(bytes)) = (&mut self.tracker, &p.bytes) {
-                t.filed(fingerprint(bytes), place);
-            }
+            places.push(place);
             moves.push(Move {
                 source: p.source.clone(),
                 name: p.name.clone(),
@@ -266,7 +265,10 @@ impl Daemon {
         }
         let results = file_batch(&moves, inbox_new);
         let mut filed = 0;
-        for ((p, m), r) in planned.iter().zip(&moves).zip(results) {
+        for (((p, m), r), place) in planned.iter().zip(&moves).zip(results).zip(places) {
+            if let (Some(t), Some(bytes), Ok(dest)) = (&mut self.tracker, &p.bytes, &r) {
+                t.filed(dest.clone(), fingerprint(bytes), place);
+            }
             let folder = m.target.display();
             match (&p.verdict, r) {
                 (Ok(c), Ok(_)) => {

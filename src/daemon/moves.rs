@@ -77,9 +77,11 @@ impl MoveTracker {
         self.dirs.iter().map(|(d, _)| d.as_path())
     }
 
-    /// Records that the daemon itself filed a message with this fingerprint into `place`.
-    pub fn filed(&mut self, fp: u64, place: Place) {
+    /// Records that the daemon itself filed the message with this fingerprint at `path` in
+    /// `place`: not a move by the user, and not a file to read again.
+    pub fn filed(&mut self, path: PathBuf, fp: u64, place: Place) {
         self.place_of.insert(fp, place);
+        self.known.insert(path, fp);
     }
 
     /// Looks at files not seen before and returns the corrections they make.
