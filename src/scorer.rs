@@ -91,6 +91,13 @@ impl Scorer<'_> {
         self.thresholds = thresholds;
     }
 
+    /// How many leading bytes of a message are enough to classify it exactly as the whole
+    /// message, when an mbox envelope line opening it is shorter than 64 KiB: the tokenizer
+    /// reads no further (its `max_input_bytes` after that line, plus one to notice the cut).
+    pub fn head_len(&self) -> usize {
+        self.tokenizer.max_input_bytes.saturating_add(64 * 1024)
+    }
+
     /// Classifies one raw message.
     pub fn classify(&self, raw: &[u8]) -> Classification {
         let (x, tokens) = count_vector(&self.tokenizer, self.vocabulary.tokens(), raw);

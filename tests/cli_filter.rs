@@ -3,6 +3,9 @@
 
 use crate::util::{TestDir, sample_files, spamsort, to_crlf, trained_model};
 use spamsort::headers::strip_owned_fields;
+use std::io::{BufRead, Read, Write};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 fn filter(model: &std::path::Path, input: &[u8]) -> assert_cmd::assert::Assert {
     spamsort()
@@ -212,4 +215,67 @@ fn folded_first_line_is_passed_through_unmarked() {
     let assert = filter(trained_model(), input).success();
     assert_eq!(assert.get_output().stdout, input);
     assert!(String::from_utf8_lossy(&assert.get_output().stderr).contains("folded line"));
+}
+
+#[test]
+fn hundred_megabyte_message_streams_through_marked_within_64_mb_of_data() {
+    // 64-byte lines, 1 MiB chunks, 100 chunks: the body is generated, never held whole.
+    const LINE: &[u8; 64] = b"a line of a very large message that filter must stream 01234567\n";
+    const HEAD: &[u8] = b"From: a@example.org\nSubject: big\n\n";
+    const CHUNKS: usize = 100;
+    let chunk = LINE.repeat(16 * 1024);
+    let limit = 64 * 1024 * 1024;
+    let started = Instant::now();
+    // The heap (and every private writable mapping) of the child is capped by RLIMIT_DATA.
+    let mut child = Command::new("prlimit")
+        .arg(format!("--data={limit}"))
+        .arg("--")
+        .arg(assert_cmd::cargo::cargo_bin!("spamsort"))
+        .args(["filter", "--model"])
+        .arg(trained_model())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("prlimit (util-linux) runs spamsort");
+    let mut stdin = child.stdin.take().unwrap();
+    let body = chunk.clone();
+    let writer = std::thread::spawn(move || -> std::io::Result<()> {
+        stdin.write_all(HEAD)?;
+        for _ in 0..CHUNKS {
+            stdin.write_all(&body)?;
+        }
+        Ok(())
+    });
+    let mut out = std::io::BufReader::with_capacity(1 << 16, child.stdout.take().unwrap());
+    let mut added = Vec::new();
+    out.read_until(b'\n', &mut added).unwrap();
+    out.read_until(b'\n', &mut added).unwrap();
+    let added = String::from_utf8_lossy(&added).into_owned();
+    assert!(
+        added.starts_with("X-Spam-Flag: ") && added.contains("\nX-Spam-Status: "),
+        "{added:?}"
+    );
+    let mut got = vec![0; HEAD.len()];
+    out.read_exact(&mut got).unwrap();
+    assert_eq!(got, HEAD);
+    got.resize(chunk.len(), 0);
+    for i in 0..CHUNKS {
+        out.read_exact(&mut got).unwrap();
+        assert!(got == chunk, "chunk {i} of the body changed");
+    }
+    assert_eq!(out.read(&mut got).unwrap(), 0, "bytes after the message");
+    writer.join().unwrap().unwrap();
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert!(child.wait().unwrap().success(), "{stderr}");
+    assert_eq!(stderr, "");
+    // Generous: about 0.2 s here for the debug build; the bound only catches a whole read.
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(60), "took {took:?}");
 }

@@ -161,3 +161,13 @@ fn spamc_learns_and_sigterm_stops_the_server() {
     let restarted = serve(&model, &[]);
     assert_eq!(spamc_score(&restarted, &ham), last);
 }
+
+#[test]
+fn cr_only_message_with_forged_flag_first_is_kept_by_spamc_process() {
+    use crate::line_endings::{CR_ONLY_FORGED_FLAG, assert_marked_byte_exact};
+    let Some(()) = spamc() else { return };
+    let served = serve(trained_model(), &[]);
+    let out = run_spamc(&served, &[], CR_ONLY_FORGED_FLAG);
+    assert!(out.status.success());
+    assert_marked_byte_exact(&out.stdout, CR_ONLY_FORGED_FLAG);
+}

@@ -368,3 +368,19 @@ fn reload_picks_up_a_replaced_model() {
         "a failed reload keeps the model in use"
     );
 }
+
+#[test]
+fn cr_only_message_with_forged_flag_first_is_kept_by_process_and_headers() {
+    use crate::line_endings::{CR_ONLY_FORGED_FLAG, assert_marked_byte_exact};
+    let server = start(trained_model(), ServerConfig::default());
+    let answer = exchange(&server, &request("PROCESS", "", CR_ONLY_FORGED_FLAG));
+    let (status, _, body) = split(&answer);
+    assert_eq!(status, "SPAMD/1.5 0 EX_OK");
+    assert_marked_byte_exact(&body, CR_ONLY_FORGED_FLAG);
+    assert!(body.ends_with(b"\rFrom: a@b\rSubject: s\r\rbody\r"));
+    // HEADERS: the same header block, up to and including its blank line.
+    let answer = exchange(&server, &request("HEADERS", "", CR_ONLY_FORGED_FLAG));
+    let (status, _, headers) = split(&answer);
+    assert_eq!(status, "SPAMD/1.5 0 EX_OK");
+    assert_eq!(headers, &body[..body.len() - b"body\r".len()]);
+}

@@ -10,6 +10,7 @@ mod cli_tokens;
 mod cli_train;
 mod corpus_readers;
 mod daemon;
+mod line_endings;
 mod model_file;
 mod models_oracle;
 mod scorer;

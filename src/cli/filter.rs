@@ -2,11 +2,17 @@
 //! added, for procmail, maildrop, fetchmail and MTAs. Mail is never lost: on any failure (no
 //! model, corrupt model, oversize message, internal error) the input goes out unchanged and
 //! the reason goes to stderr.
+//!
+//! The message is streamed: only its head is held (what the model's tokenizer reads, which
+//! holds the header block of any sane message), classified and written marked; the rest is
+//! copied through in small chunks, so a message of any size costs the same time and memory.
 
-use super::ExitStatus;
 use super::args::{ModelArgs, VerdictArgs, open_model};
 use super::config::Config;
-use spamsort::headers::add_spam_headers;
+use super::{ExitStatus, input};
+use spamsort::Verdict;
+use spamsort::headers::{add_header_lines_to_head, add_spam_headers, spam_header_lines};
+use spamsort::scorer::Scorer;
 use std::io::{Read, Write};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
@@ -20,85 +26,105 @@ pub struct FilterArgs {
     /// Exit 0 for spam, 1 ham, 2 unsure, 3 error (bogofilter's codes) instead of always 0.
     #[arg(long)]
     exit_code: bool,
-    /// Messages larger than this many bytes pass through unclassified.
-    #[arg(long, value_name = "BYTES", default_value_t = 32 * 1024 * 1024)]
-    max_size: u64,
+    /// Messages larger than this many bytes pass through unclassified; up to this many bytes
+    /// are then held to tell. Default: no limit, and only the head the model reads is held.
+    #[arg(long, value_name = "BYTES")]
+    max_size: Option<u64>,
 }
 
 pub fn run(args: FilterArgs) -> anyhow::Result<ExitStatus> {
     let mut stdin = std::io::stdin().lock();
     let mut stdout = std::io::stdout().lock();
-    let mut message = Vec::new();
-    let read = (&mut stdin)
-        .take(args.max_size + 1)
-        .read_to_end(&mut message);
-    let outcome = match read {
-        Err(e) => Err(format!(
-            "reading standard input failed after {} bytes: {e}",
-            message.len()
-        )),
-        Ok(_) if message.len() as u64 > args.max_size => {
-            // Pass the start we hold and stream the rest: bounded memory, nothing lost.
-            stdout.write_all(&message)?;
-            std::io::copy(&mut stdin, &mut stdout)?;
-            stdout.flush()?;
-            eprintln!(
-                "spamsort: message larger than {} bytes passed through unclassified",
-                args.max_size
-            );
-            return Ok(if args.exit_code {
-                ExitStatus::Error
-            } else {
-                ExitStatus::Success
-            });
-        }
-        Ok(_) => classify_and_mark(&args, &message),
+    let opened = open(&args);
+    let scorer = match &opened {
+        Ok((file, verdicts)) => verdicts.scorer(file).map_err(|e| format!("{e:#}")),
+        Err(reason) => Err(reason.clone()),
     };
-    match outcome {
+    let mut head = Vec::new();
+    let outcome = match scorer {
+        Err(reason) => Err(reason),
+        Ok(scorer) => {
+            let limit = match args.max_size {
+                Some(max) => scorer.head_len().max(max.try_into().unwrap_or(usize::MAX)),
+                None => scorer.head_len(),
+            };
+            match input::read_head(&mut stdin, limit, &mut head) {
+                Err(e) => Err(format!(
+                    "reading standard input failed after {} bytes: {e}",
+                    head.len()
+                )),
+                Ok(_) if args.max_size.is_some_and(|max| head.len() as u64 > max) => Err(format!(
+                    "message larger than {} bytes",
+                    args.max_size.unwrap_or(0)
+                )),
+                Ok(whole) => classify_and_mark(&scorer, &head, whole),
+            }
+        }
+    };
+    let status = match outcome {
         Ok((marked, verdict)) => {
             stdout.write_all(&marked)?;
-            stdout.flush()?;
-            Ok(if args.exit_code {
+            if args.exit_code {
                 ExitStatus::of(verdict)
             } else {
                 ExitStatus::Success
-            })
+            }
         }
         Err(reason) => {
-            stdout.write_all(&message)?;
-            stdout.flush()?;
+            stdout.write_all(&head)?;
             eprintln!("spamsort: message passed through unchanged: {reason}");
-            Ok(if args.exit_code {
+            if args.exit_code {
                 ExitStatus::Error
             } else {
                 ExitStatus::Success
-            })
+            }
         }
-    }
+    };
+    // The rest of the message, whatever its size, in bounded chunks.
+    copy_rest(&mut stdin, &mut stdout)?;
+    stdout.flush()?;
+    Ok(status)
 }
 
-/// The marked message and its verdict, or why it could not be classified.
-fn classify_and_mark(
+/// Copies what is left of the input to the output, in a fixed-size buffer.
+fn copy_rest(from: &mut impl Read, to: &mut impl Write) -> anyhow::Result<()> {
+    std::io::copy(from, to).map_err(|e| {
+        anyhow::anyhow!("copying the message from standard input to standard output: {e}")
+    })?;
+    Ok(())
+}
+
+/// The model file and the verdict settings, or why they cannot be had.
+fn open(
     args: &FilterArgs,
-    message: &[u8],
-) -> Result<(Vec<u8>, spamsort::Verdict), String> {
+) -> Result<(spamsort::scorer::ScorerFile, super::args::Verdicts), String> {
     let config = Config::load().map_err(|e| format!("{e:#}"))?;
     let verdicts = args
         .verdict
         .resolve(&config)
         .map_err(|e| format!("{e:#}"))?;
     let file = open_model(&args.model, &verdicts, &config).map_err(|e| format!("{e:#}"))?;
-    let scorer = verdicts.scorer(&file).map_err(|e| format!("{e:#}"))?;
+    Ok((file, verdicts))
+}
+
+/// The marked head and the verdict, or why the message cannot be marked. `whole`: `head` is
+/// the entire message; otherwise the rest follows it unchanged.
+fn classify_and_mark(
+    scorer: &Scorer<'_>,
+    head: &[u8],
+    whole: bool,
+) -> Result<(Vec<u8>, Verdict), String> {
     // The tokenizer already contains parser panics; this guards everything else.
     let (marked, verdict) = catch_unwind(AssertUnwindSafe(|| {
-        let result = scorer.classify(message);
-        (
-            add_spam_headers(message, &result, scorer.thresholds().spam()),
-            result.verdict,
-        )
+        let result = scorer.classify(head);
+        let required = scorer.thresholds().spam();
+        let marked = if whole {
+            add_spam_headers(head, &result, required)
+        } else {
+            add_header_lines_to_head(head, &spam_header_lines(&result, required))
+        };
+        (marked, result.verdict)
     }))
     .map_err(|_| "internal error while classifying (please report it)".to_string())?;
-    let marked = marked
-        .ok_or("the header block starts with a folded line, so no field can be added safely")?;
-    Ok((marked, verdict))
+    Ok((marked.map_err(|why| why.to_string())?, verdict))
 }

@@ -33,6 +33,14 @@ pub fn read_stdin() -> anyhow::Result<Vec<u8>> {
     Ok(buf)
 }
 
+/// Reads from `reader` into `buf` until the input ends or `buf` holds more than `limit` bytes;
+/// true if the input ended (`buf` then holds all of it). On an error `buf` keeps what was read.
+pub fn read_head(reader: &mut impl Read, limit: usize, buf: &mut Vec<u8>) -> std::io::Result<bool> {
+    let want = limit.saturating_add(1).saturating_sub(buf.len()) as u64;
+    let got = reader.take(want).read_to_end(buf)? as u64;
+    Ok(got < want)
+}
+
 /// The message of a reading result; an unreadable one is reported on stderr, `failed` is set,
 /// and `None` comes back so the caller goes on with the next.
 pub fn readable<'m>(

@@ -4,8 +4,10 @@
 //!
 //! Formats: [`maildir`] (`cur/` + `new/`), [`mh`] (a directory tree of one-message files),
 //! [`mbox`] (mboxo / mboxrd, LF or CRLF) and [`trec`] (TREC spam-track index files). The format
-//! is detected from the path by [`MailboxFormat::detect`].
+//! is detected from the path by [`MailboxFormat::detect`]. [`header_block`] finds where a
+//! message's header fields end and its body starts, for every reader of header fields.
 
+pub mod header_block;
 pub mod maildir;
 pub mod mbox;
 pub mod mh;

@@ -251,7 +251,13 @@ impl Daemon {
             };
             let content = match (&p.verdict, &p.bytes) {
                 (Ok(c), Some(b)) if self.config.add_headers => {
-                    add_spam_headers(b, c, thresholds.spam())
+                    match add_spam_headers(b, c, thresholds.spam()) {
+                        Ok(marked) => Some(marked),
+                        Err(why) => {
+                            tracing::warn!("{} filed without X-Spam-* fields: {why}", p.name);
+                            None
+                        }
+                    }
                 }
                 _ => None,
             };

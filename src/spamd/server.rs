@@ -424,11 +424,11 @@ fn classify(command: Command, message: &[u8], out: &mut Vec<u8>, context: &Conte
     let is_spam = c.verdict == Verdict::Spam;
     let body: Vec<u8> = match command {
         Command::Process => {
-            add_spam_headers(message, &c, thresholds.spam()).unwrap_or_else(|| message.to_vec())
+            add_spam_headers(message, &c, thresholds.spam()).unwrap_or_else(|_| message.to_vec())
         }
         Command::Headers => {
             let marked = add_spam_headers(message, &c, thresholds.spam())
-                .unwrap_or_else(|| message.to_vec());
+                .unwrap_or_else(|_| message.to_vec());
             marked[..header_block_len(&marked)].to_vec()
         }
         Command::Symbols => explanation.as_ref().map_or_else(Vec::new, |e| {

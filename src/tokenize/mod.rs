@@ -7,6 +7,9 @@
 //! [`words`] splits words by UAX #29. Every cost is bounded by [`TokenizerConfig`]: the input
 //! is cut at `max_input_bytes`, decoded text at `max_text_bytes`, output at `max_tokens`.
 //!
+//! Where the header block ends is decided by [`crate::corpus::header_block`], as for every
+//! other reader of header fields; [`parser_input`] makes mail-parser see it the same way.
+//!
 //! Malformed mail is normal input: a message mail-parser rejects, or one that makes it panic,
 //! is tokenized as plain text instead, and [`Tokenized::fallback`] says so.
 
@@ -15,6 +18,7 @@ mod headers;
 mod html;
 pub mod ngrams;
 pub mod normalize;
+mod parser_input;
 mod url;
 mod words;
 
@@ -111,6 +115,8 @@ impl Tokenizer {
             raw = &raw[..self.config.max_input_bytes];
             input_cut = true;
         }
+        let input = parser_input::parser_input(raw);
+        let raw: &[u8] = &input;
         let parsed = catch_unwind(AssertUnwindSafe(|| {
             let message = mail_parser::MessageParser::default().parse(raw)?;
             let mut sink = Sink::new(&self.config);
@@ -148,14 +154,7 @@ impl Tokenizer {
 
 /// Skips an mbox `From ` envelope line at the very start: it is not a header field.
 fn skip_envelope_line(raw: &[u8]) -> &[u8] {
-    if raw.starts_with(b"From ") {
-        match memchr::memchr(b'\n', raw) {
-            Some(nl) => &raw[nl + 1..],
-            None => &[],
-        }
-    } else {
-        raw
-    }
+    &raw[crate::corpus::header_block::envelope_len(raw)..]
 }
 
 /// Collects tokens and enforces the per-message caps.

@@ -1,0 +1,221 @@
+//! The one header-block scanner: where a raw message's lines end, where its header fields
+//! stop and where its body starts. Every reader and writer of header fields goes through it
+//! (the tokenizer, X-Spam-* stamping in `headers.rs`, the daemon, the spamd server), so they
+//! never disagree about a message.
+//!
+//! LF, CRLF and a lone CR each end a line. An mbox `From ` envelope line may open the message.
+//! The header block is the run of lines that are fields (an RFC 5322 field name: printable
+//! ASCII without spaces or colon, then `:`, with the obsolete white space before the colon
+//! allowed, RFC 5322 4.5.3) or continuations (starting with a space or tab). The body starts
+//! after the blank line that ends the block or, when a message lacks that line, at the first
+//! line that is neither a field nor a continuation, as Python's email package and most mail
+//! readers treat it.
+
+/// Where the scanned parts of a message lie; every offset is into the scanned bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HeaderBlock {
+    /// End of an mbox `From ` envelope line at the very start (with its line ending); 0 if none.
+    pub envelope_end: usize,
+    /// End of the last field or continuation line (with its line ending); at least
+    /// `envelope_end`.
+    pub fields_end: usize,
+    /// Where the body starts: after the blank line ending the header block, else at the first
+    /// line that is neither field nor continuation (then equal to `fields_end`), else the end.
+    pub body_start: usize,
+    /// A line that is certainly not a field (blank, or a complete non-field line) ended the
+    /// block, so bytes after the scanned ones cannot change where it ends. False when the
+    /// scanned bytes ran out first.
+    pub terminated: bool,
+    /// Some header line (or the envelope line) ends in a lone CR.
+    pub lone_cr: bool,
+}
+
+impl HeaderBlock {
+    /// Scans `message` (or the start of one: see `terminated`).
+    pub fn scan(message: &[u8]) -> HeaderBlock {
+        let mut lone_cr = false;
+        let envelope_end = envelope_len(message);
+        if envelope_end > 0 {
+            lone_cr = ends_in_lone_cr(&message[..envelope_end]);
+        }
+        let mut start = envelope_end;
+        while start < message.len() {
+            let end = line_end(message, start);
+            let line = &message[start..end];
+            let complete = ends_certainly(message, end);
+            if is_blank(line) {
+                return HeaderBlock {
+                    envelope_end,
+                    fields_end: start,
+                    body_start: end,
+                    terminated: complete,
+                    lone_cr,
+                };
+            }
+            if !(is_continuation(line) || field_name(line).is_some()) {
+                return HeaderBlock {
+                    envelope_end,
+                    fields_end: start,
+                    body_start: start,
+                    terminated: complete,
+                    lone_cr,
+                };
+            }
+            lone_cr |= ends_in_lone_cr(line);
+            start = end;
+        }
+        HeaderBlock {
+            envelope_end,
+            fields_end: message.len(),
+            body_start: message.len(),
+            terminated: false,
+            lone_cr,
+        }
+    }
+
+    /// A blank line separates the header block from the body.
+    pub fn has_separator(&self) -> bool {
+        self.body_start > self.fields_end
+    }
+}
+
+/// The line ending a message uses: that of its first line (CRLF, LF or a lone CR); LF if it
+/// has no complete line.
+pub fn line_ending(message: &[u8]) -> &'static [u8] {
+    let end = line_end(message, 0);
+    match &message[..end] {
+        [.., b'\r', b'\n'] => b"\r\n",
+        [.., b'\r'] => b"\r",
+        _ => b"\n",
+    }
+}
+
+/// End of the line starting at `start` (after its LF, CRLF or lone CR), or `bytes.len()`.
+pub fn line_end(bytes: &[u8], start: usize) -> usize {
+    match memchr::memchr2(b'\n', b'\r', &bytes[start..]) {
+        None => bytes.len(),
+        Some(i) => {
+            let at = start + i;
+            if bytes[at] == b'\r' && bytes.get(at + 1) == Some(&b'\n') {
+                at + 2
+            } else {
+                at + 1
+            }
+        }
+    }
+}
+
+/// The lines of `bytes`, each with its line ending (the last one may have none).
+pub fn lines(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut start = 0;
+    std::iter::from_fn(move || {
+        if start >= bytes.len() {
+            return None;
+        }
+        let end = line_end(bytes, start);
+        let line = &bytes[start..end];
+        start = end;
+        Some(line)
+    })
+}
+
+/// Length of an mbox `From ` envelope line at the very start of `message`, with its line
+/// ending; 0 if there is none.
+pub fn envelope_len(message: &[u8]) -> usize {
+    if message.starts_with(b"From ") {
+        line_end(message, 0)
+    } else {
+        0
+    }
+}
+
+/// The field name of `line` if it starts a header field: one or more printable ASCII bytes
+/// other than `:`, optionally white space (obsolete syntax), then `:`.
+pub fn field_name(line: &[u8]) -> Option<&[u8]> {
+    let name_len = line
+        .iter()
+        .position(|&b| !matches!(b, b'!'..=b'9' | b';'..=b'~'))
+        .unwrap_or(line.len());
+    if name_len == 0 {
+        return None;
+    }
+    let colon = name_len
+        + line[name_len..]
+            .iter()
+            .position(|&b| !matches!(b, b' ' | b'\t'))?;
+    (line[colon] == b':').then_some(&line[..name_len])
+}
+
+/// True for a continuation (folded) line: it starts with a space or tab.
+pub fn is_continuation(line: &[u8]) -> bool {
+    matches!(line.first(), Some(b' ' | b'\t'))
+}
+
+/// True for an empty line (only a line ending).
+fn is_blank(line: &[u8]) -> bool {
+    matches!(line, b"\n" | b"\r\n" | b"\r")
+}
+
+fn ends_in_lone_cr(line: &[u8]) -> bool {
+    line.last() == Some(&b'\r')
+}
+
+/// True if the line ending before `end` is certain: the line has an ending, and it is not a CR
+/// at the very end of the scanned bytes (which an LF after them would make a CRLF).
+fn ends_certainly(bytes: &[u8], end: usize) -> bool {
+    match bytes[..end].last() {
+        Some(b'\n') => true,
+        Some(b'\r') => end < bytes.len(),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lf_crlf_and_lone_cr_end_lines() {
+        let all: Vec<&[u8]> = lines(b"a\nb\r\nc\rd\n\re").collect();
+        let expected: Vec<&[u8]> = vec![b"a\n", b"b\r\n", b"c\r", b"d\n", b"\r", b"e"];
+        assert_eq!(all, expected);
+        assert_eq!(line_ending(b"A: b\rC: d\r\n"), b"\r");
+        assert_eq!(line_ending(b"A: b\r\n"), b"\r\n");
+        assert_eq!(line_ending(b"A: b"), b"\n");
+    }
+
+    #[test]
+    fn field_names_follow_rfc_5322() {
+        assert_eq!(field_name(b"Subject: x"), Some(&b"Subject"[..]));
+        assert_eq!(field_name(b"X-Spam-Flag :NO"), Some(&b"X-Spam-Flag"[..]));
+        assert_eq!(field_name(b"meeting moved to 3 : 30 p . m ."), None);
+        assert_eq!(field_name(b": no name"), None);
+        assert_eq!(field_name(b"no colon"), None);
+        assert_eq!(field_name(b"Caf\xc3\xa9: x"), None);
+    }
+
+    #[test]
+    fn body_starts_at_blank_line_or_first_non_field_line() {
+        let b = HeaderBlock::scan(b"From a b\nA: 1\n folded\n\nbody");
+        assert_eq!((b.envelope_end, b.fields_end, b.body_start), (9, 22, 23));
+        assert!(b.has_separator() && b.terminated && !b.lone_cr);
+        let b = HeaderBlock::scan(b"Subject: s\nmeeting moved to 3 : 30\n\nmore");
+        assert_eq!((b.fields_end, b.body_start), (11, 11));
+        assert!(!b.has_separator() && b.terminated);
+        let b = HeaderBlock::scan(b"X-Spam-Flag: NO\rFrom: a@b\rSubject: s\r\rbody\r");
+        assert_eq!((b.fields_end, b.body_start), (37, 38));
+        assert!(b.lone_cr);
+        let b = HeaderBlock::scan(b"Subject: only");
+        assert_eq!((b.fields_end, b.body_start, b.terminated), (13, 13, false));
+    }
+
+    #[test]
+    fn a_prefix_is_terminated_only_when_no_later_byte_can_move_the_boundary() {
+        // The last line may still grow into a field, or its CR into a CRLF.
+        assert!(!HeaderBlock::scan(b"A: 1\nB").terminated);
+        assert!(!HeaderBlock::scan(b"A: 1\n\r").terminated);
+        assert!(HeaderBlock::scan(b"A: 1\n\rx").terminated);
+        assert!(HeaderBlock::scan(b"A: 1\nbody line\n").terminated);
+        assert!(!HeaderBlock::scan(b"A: 1\nB: 2\n").terminated);
+    }
+}

@@ -1,0 +1,172 @@
+//! Line endings and the header/body boundary through every front end: a body that follows the
+//! header fields without a blank line is tokenized as body, and a message with lone-CR line
+//! endings (whose first field is a forged X-Spam-Flag) keeps every other byte through
+//! `filter` and `daemon --add-headers`. (The spamd PROCESS cases sit with the other spamd
+//! tests in spamd_server.rs and cli_serve.rs.)
+
+use crate::util::{TestDir, sigterm_and_wait, spamsort, to_crlf, trained_model};
+use rand::{Rng, SeedableRng};
+use spamsort::corpus::header_block::{field_name, lines};
+use spamsort::headers::strip_owned_fields;
+use spamsort::{Tokenizer, TokenizerConfig};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// The message of the reliability issue: a forged verdict first, lone CRs ending every line.
+pub const CR_ONLY_FORGED_FLAG: &[u8] = b"X-Spam-Flag: NO\rFrom: a@b\rSubject: s\r\rbody\r";
+
+/// How many header fields of `message` are named `name`.
+pub fn count_fields(message: &[u8], name: &str) -> usize {
+    let end = spamsort::headers::header_block_len(message);
+    lines(&message[..end])
+        .filter(|l| field_name(l).is_some_and(|n| n.eq_ignore_ascii_case(name.as_bytes())))
+        .count()
+}
+
+/// Asserts `out` is `input` with its owned fields replaced by one X-Spam-Flag and one
+/// X-Spam-Status, every other byte as it was.
+pub fn assert_marked_byte_exact(out: &[u8], input: &[u8]) {
+    assert_eq!(
+        strip_owned_fields(out),
+        strip_owned_fields(input),
+        "{:?}",
+        String::from_utf8_lossy(out)
+    );
+    assert_eq!(count_fields(out, "X-Spam-Flag"), 1);
+    assert_eq!(count_fields(out, "X-Spam-Status"), 1);
+}
+
+/// `n` pseudo-random lowercase words of 2 to 10 letters, seeded.
+fn words(n: usize) -> Vec<String> {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1500);
+    (0..n)
+        .map(|_| {
+            let len = rng.random_range(2..=10);
+            (0..len)
+                .map(|_| char::from(b'a' + rng.random_range(0..26u8)))
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn every_word_of_a_body_without_blank_line_is_a_token() {
+    let body_words = words(1500);
+    let mut body = String::from("meeting moved to 3 : 30 p . m . on friday , see you there\n");
+    for line in body_words.chunks(12) {
+        body.push_str(&line.join(" "));
+        body.push('\n');
+    }
+    let lf = format!("From: a@example.org\nSubject: schedule\n{body}").into_bytes();
+    let cr: Vec<u8> = lf
+        .iter()
+        .map(|&b| if b == b'\n' { b'\r' } else { b })
+        .collect();
+    let tokenizer = Tokenizer::new(TokenizerConfig::default());
+    for (ending, message) in [("LF", lf.clone()), ("CRLF", to_crlf(&lf)), ("CR", cr)] {
+        let tokens = tokenizer.tokenize(&message).tokens;
+        let expected = body_words.iter().map(String::as_str).chain([
+            "meeting", "moved", "to", "30", "on", "friday", "see", "you", "there",
+        ]);
+        for word in expected {
+            assert!(
+                tokens.iter().any(|t| t == word),
+                "{ending}: body word {word:?} is not a token"
+            );
+        }
+        assert!(
+            tokens.iter().any(|t| t == "subject:schedule"),
+            "{ending}: the header is still read as header"
+        );
+        assert!(
+            !tokens.iter().any(|t| t.starts_with("header:meeting")),
+            "{ending}: a body line was taken for a field"
+        );
+    }
+}
+
+#[test]
+fn cr_only_message_with_forged_flag_first_is_kept_by_filter() {
+    let assert = spamsort()
+        .arg("filter")
+        .arg("--model")
+        .arg(trained_model())
+        .write_stdin(CR_ONLY_FORGED_FLAG)
+        .assert()
+        .success();
+    let out = &assert.get_output().stdout;
+    assert_marked_byte_exact(out, CR_ONLY_FORGED_FLAG);
+    assert!(out.ends_with(b"\rFrom: a@b\rSubject: s\r\rbody\r"));
+    assert!(
+        out.starts_with(b"X-Spam-Flag: ") && !out.contains(&b'\n'),
+        "the added fields end in the message's lone CR"
+    );
+}
+
+#[test]
+fn body_without_blank_line_passes_filter_whole() {
+    let input = b"Subject: s\nmeeting moved to 3 : 30 p . m .\nX-Spam-Flag: YES\n\nlast line\n";
+    let assert = spamsort()
+        .arg("filter")
+        .arg("--model")
+        .arg(trained_model())
+        .write_stdin(&input[..])
+        .assert()
+        .success();
+    let out = &assert.get_output().stdout;
+    // The field-like line after the body started is body text: kept, not stripped.
+    assert!(out.ends_with(input), "{:?}", String::from_utf8_lossy(out));
+    assert_marked_byte_exact(out, input);
+}
+
+fn files_in(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir).map_or_else(|_| Vec::new(), |d| d.map(|e| e.unwrap().path()).collect())
+}
+
+#[test]
+fn cr_only_message_with_forged_flag_first_is_kept_by_daemon_add_headers() {
+    let t = TestDir::new();
+    let inbox = t.maildir("inbox");
+    let (spam, ham) = (t.path().join("spam"), t.path().join("ham"));
+    // Waiting in new/ before the daemon starts: its first sort files it.
+    let name = "1700000000.M1P1.test";
+    std::fs::write(inbox.join("new").join(name), CR_ONLY_FORGED_FLAG).unwrap();
+    let mut daemon = Command::new(assert_cmd::cargo::cargo_bin!("spamsort"))
+        .args(["daemon", "--add-headers", "--model"])
+        .arg(trained_model())
+        .arg("--inbox")
+        .arg(&inbox)
+        .arg("--spam")
+        .arg(&spam)
+        .arg("--ham")
+        .arg(&ham)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let filed_copies = || -> Vec<PathBuf> {
+        [&spam, &ham]
+            .iter()
+            .flat_map(|root| ["new", "cur"].map(|sub| root.join(sub)))
+            .flat_map(|dir| files_in(&dir))
+            .collect()
+    };
+    let start = Instant::now();
+    while !(files_in(&inbox.join("new")).is_empty() && !filed_copies().is_empty()) {
+        assert!(start.elapsed() < Duration::from_secs(60), "not filed");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    sigterm_and_wait(&mut daemon);
+    let filed = filed_copies();
+    assert_eq!(filed.len(), 1, "{filed:?}");
+    assert!(
+        filed[0]
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with(name)
+    );
+    let out = std::fs::read(&filed[0]).unwrap();
+    assert_marked_byte_exact(&out, CR_ONLY_FORGED_FLAG);
+    assert!(out.ends_with(b"\rFrom: a@b\rSubject: s\r\rbody\r"));
+}
