@@ -297,14 +297,20 @@ mod tests {
 
     #[test]
     fn no_separator_and_empty_input() {
-        assert_eq!(
-            add_header_lines(b"Subject: only", &lines()).unwrap(),
-            b"X-Spam-Flag: YES\nX-Spam-Status: Yes\nSubject: only"
-        );
-        assert_eq!(
-            add_header_lines(b"", &lines()).unwrap(),
-            b"X-Spam-Flag: YES\nX-Spam-Status: Yes\n"
-        );
+        let cases: [(&[u8], &[u8]); 4] = [
+            (
+                b"Subject: only",
+                b"X-Spam-Flag: YES\nX-Spam-Status: Yes\nSubject: only",
+            ),
+            (b"", b"X-Spam-Flag: YES\nX-Spam-Status: Yes\n"),
+            // Regression (found by the stamp fuzz target): fields after an envelope line
+            // without a line ending would have extended it.
+            (b"From ", b"X-Spam-Flag: YES\nX-Spam-Status: Yes\nFrom "),
+            (b"\rFrom ", b"X-Spam-Flag: YES\rX-Spam-Status: Yes\r\rFrom "),
+        ];
+        for (input, expected) in cases {
+            assert_eq!(add_header_lines(input, &lines()).unwrap(), expected);
+        }
         // Regression (found by the proptest): a folded line opening the message would be
         // absorbed into the inserted field and lost when the field is later stripped; such a
         // message is left unmarked instead.

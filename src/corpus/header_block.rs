@@ -120,10 +120,12 @@ pub fn lines(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
 }
 
 /// Length of an mbox `From ` envelope line at the very start of `message`, with its line
-/// ending; 0 if there is none.
+/// ending; 0 if there is none. A `From ` line without a line ending is no envelope: nothing
+/// could follow it, and fields inserted after it would extend it.
 pub fn envelope_len(message: &[u8]) -> usize {
-    if message.starts_with(b"From ") {
-        line_end(message, 0)
+    let end = line_end(message, 0);
+    if message.starts_with(b"From ") && matches!(message[..end].last(), Some(b'\n' | b'\r')) {
+        end
     } else {
         0
     }
@@ -205,6 +207,7 @@ mod tests {
         let b = HeaderBlock::scan(b"X-Spam-Flag: NO\rFrom: a@b\rSubject: s\r\rbody\r");
         assert_eq!((b.fields_end, b.body_start), (37, 38));
         assert!(b.lone_cr);
+        assert_eq!(HeaderBlock::scan(b"From a b").envelope_end, 0);
         let b = HeaderBlock::scan(b"Subject: only");
         assert_eq!((b.fields_end, b.body_start, b.terminated), (13, 13, false));
     }

@@ -1,0 +1,56 @@
+//! X-Spam-* stamping on arbitrary bytes: the output minus the two added lines is the input
+//! minus spamsort's owned fields, byte for byte; each added field is in the header block
+//! exactly once; the body starts at the same bytes; and stamping a head (as the streaming
+//! `filter` does) then appending the rest gives the same bytes as stamping the whole.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use spamsort::corpus::header_block::{envelope_len, field_name, lines};
+use spamsort::headers::{
+    Unmarkable, add_header_lines, add_header_lines_to_head, header_block_len, strip_owned_fields,
+};
+
+const FLAG: &[u8] = b"X-Spam-Flag: YES";
+const STATUS: &[u8] = b"X-Spam-Status: Yes, score=1.000";
+
+fn added() -> Vec<String> {
+    [FLAG, STATUS]
+        .iter()
+        .map(|l| String::from_utf8(l.to_vec()).unwrap())
+        .collect()
+}
+
+fuzz_target!(|data: &[u8]| {
+    // The first byte picks where a streaming reader's head would end.
+    let Some((&split, message)) = data.split_first() else {
+        return;
+    };
+    let whole = add_header_lines(message, &added());
+    if let Ok(out) = &whole {
+        let at = envelope_len(out);
+        let mut rest = lines(&out[at..]);
+        let (flag, status) = (rest.next().unwrap(), rest.next().unwrap());
+        let eol = &flag[FLAG.len()..];
+        assert_eq!(flag, [FLAG, eol].concat());
+        assert_eq!(status, [STATUS, eol].concat());
+        let without = [&out[..at], &out[at + flag.len() + status.len()..]].concat();
+        assert_eq!(without, strip_owned_fields(message));
+        assert_eq!(
+            &out[header_block_len(out)..],
+            &message[header_block_len(message)..]
+        );
+        let head = &out[..header_block_len(out)];
+        for name in [&b"X-Spam-Flag"[..], b"X-Spam-Status"] {
+            let count = lines(head)
+                .filter(|l| field_name(l).is_some_and(|n| n.eq_ignore_ascii_case(name)))
+                .count();
+            assert_eq!(count, 1);
+        }
+    }
+    let k = message.len() * usize::from(split) / 255;
+    match add_header_lines_to_head(&message[..k], &added()) {
+        Ok(head) => assert_eq!(Ok([&head[..], &message[k..]].concat()), whole),
+        Err(Unmarkable::HeaderBlockTooLong { head }) => assert_eq!(head, k),
+        Err(why) => assert_eq!(Err(why), whole),
+    }
+});
