@@ -3,7 +3,7 @@
 //! it here so that it is never classified again, in this run or after a restart or a crash.
 //!
 //! The record is the file `spamsort-kept` in the inbox's root (beside dovecot's own
-//! `dovecot-uidlist`), one file name a line, rewritten atomically (temporary file, fsync,
+//! `dovecot-uidlist`), one file name a line, rewritten atomically (`spamsort-kept.new`, fsync,
 //! rename) after each batch that keeps ham. Its bound: it holds only names still in the inbox's
 //! `new/` (a message read or deleted there is forgotten at the next write), so it is at most one
 //! line of at most 256 bytes per message waiting in `new/`; it is read up to
@@ -11,7 +11,8 @@
 //! stays in place (or moves to spam if the model has changed its mind).
 
 use std::collections::HashSet;
-use std::io::Read;
+use std::io::{Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 /// The record's file name in the inbox's root.
@@ -79,8 +80,31 @@ impl KeptRecord {
             text.push_str(n);
             text.push('\n');
         }
-        crate::model_file::save_bytes(text.as_bytes(), &self.path)?;
-        Ok(())
+        self.write(text.as_bytes())
+            .map_err(|source| crate::Error::Io {
+                path: self.path.clone(),
+                source,
+            })
+    }
+
+    /// Replaces the record atomically. The temporary file has a fixed name (not a random one
+    /// as `model_file::save_bytes` makes) so that a crash leaves at most one, which the next
+    /// write reuses, in a folder mail programs read.
+    fn write(&self, bytes: &[u8]) -> std::io::Result<()> {
+        let tmp = self.path.with_extension("new");
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&tmp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        std::fs::rename(&tmp, &self.path)?;
+        match self.path.parent() {
+            Some(dir) => super::deliver::sync_dir(dir),
+            None => Ok(()),
+        }
     }
 }
 
@@ -103,6 +127,8 @@ mod tests {
         r.keep(["3.c"]).unwrap();
         let text = std::fs::read_to_string(dir.path().join(RECORD_NAME)).unwrap();
         assert_eq!(text, "2.b\n3.c\n");
+        let files: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(files.len(), 1, "no temporary file left: {files:?}");
     }
 
     #[test]
