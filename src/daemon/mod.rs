@@ -44,18 +44,23 @@ const BATCH: usize = 256;
 /// Where the daemon reads and files mail, and how.
 #[derive(Debug, Clone)]
 pub struct DaemonConfig {
-    /// The maildir whose `new/` is sorted.
+    /// The maildir whose `new/` is sorted; it must exist (it is never created).
     pub inbox: PathBuf,
-    /// Where spam goes.
+    /// Where spam goes; never the inbox. Folders are compared by what they are, however
+    /// spelled (see [`LayoutError`]).
     pub spam: PathBuf,
-    /// Where ham goes.
+    /// Where ham goes. It may be the inbox (dovecot's INBOX): ham then stays in the inbox's
+    /// `new/` untouched, even with `add_headers`, and is recorded in [`RECORD_NAME`] so it is
+    /// never classified again.
     pub ham: PathBuf,
-    /// Where unsure messages go (`None`: to ham, so nothing wanted is hidden).
+    /// Where unsure messages go (`None`: to ham, so nothing wanted is hidden); never the
+    /// inbox.
     pub unsure: Option<PathBuf>,
     /// Add the X-Spam-* headers of `spamsort filter` to filed messages (written as copies;
     /// without it messages are moved untouched, by link).
     pub add_headers: bool,
-    /// Learn from messages the user moves into or out of the spam folder.
+    /// Learn from messages the user moves into or out of the spam folder (refused when the
+    /// ham or unsure folder is the spam folder).
     pub learn_from_moves: bool,
     /// Rescan this often even without a change notice.
     pub rescan: Duration,
