@@ -14,6 +14,9 @@ pub enum Error {
     /// A model file could not be loaded or saved.
     #[error(transparent)]
     ModelFile(#[from] crate::model_file::ModelFileError),
+    /// The daemon's folders overlap unsafely, or its inbox is missing.
+    #[error(transparent)]
+    Layout(#[from] crate::daemon::LayoutError),
     /// A setting is out of range or inconsistent.
     #[error("invalid configuration: {0}")]
     Config(String),

@@ -1,17 +1,23 @@
 //! `spamsort daemon` on temporary maildirs: messages delivered while it runs are each filed
-//! exactly once, byte for byte, where `classify` says; SIGKILL at random moments loses and
-//! duplicates nothing; corrections moved by the user are learned.
+//! exactly once, byte for byte, where `classify` says; SIGKILL at random moments and crashes in
+//! the middle of a move lose and duplicate nothing, and the restart after a crash recovers;
+//! the layouts people use work (separate folders, the inbox as ham folder with `.Junk` inside,
+//! however spelled) and unsafe ones are refused before anything is touched; corrections moved
+//! by the user are learned.
 
 use crate::util::{TestDir, copy_of_trained_model, sample_files, sigterm_and_wait, trained_model};
 use rand::{Rng, SeedableRng};
+use spamsort::daemon::CRASH_POINT_VAR;
 use spamsort::headers::add_spam_headers;
 use spamsort::{SpamFilter, Verdict};
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// The folders as given to the daemon (spelled as a user might).
 struct Maildirs {
     inbox: PathBuf,
     spam: PathBuf,
@@ -19,6 +25,7 @@ struct Maildirs {
 }
 
 impl Maildirs {
+    /// Separate folders: inbox, spam, ham.
     fn new(t: &TestDir) -> Self {
         Maildirs {
             inbox: t.maildir("inbox"),
@@ -26,12 +33,33 @@ impl Maildirs {
             ham: t.path().join("ham"),
         }
     }
+
+    /// Dovecot's layout: the inbox `M` is the ham folder, spam goes to `M/.Junk`. `spelling`
+    /// is how the ham and spam folders are named: `plain`, through a `symlink` to `M`, or
+    /// with a `trailing-slash`.
+    fn inbox_as_ham(t: &TestDir, spelling: &str) -> Self {
+        let inbox = t.maildir("M");
+        let (inbox, ham, spam) = match spelling {
+            "plain" => (inbox.clone(), inbox.clone(), inbox.join(".Junk")),
+            "symlink" => {
+                let link = t.path().join("L");
+                std::os::unix::fs::symlink(&inbox, &link).unwrap();
+                (inbox, link.clone(), link.join(".Junk"))
+            }
+            "trailing-slash" => {
+                let slash = |p: &Path| PathBuf::from(format!("{}/", p.display()));
+                (slash(&inbox), inbox.clone(), slash(&inbox.join(".Junk")))
+            }
+            _ => unreachable!("{spelling}"),
+        };
+        Maildirs { inbox, spam, ham }
+    }
 }
 
-/// Starts the daemon and waits until it watches the inbox. Its log goes to `log`.
-fn start(model: &Path, dirs: &Maildirs, extra: &[&str], log: &Path) -> Child {
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin!("spamsort"))
-        .arg("daemon")
+/// The daemon's command line for `dirs`, not yet started.
+fn daemon_command(model: &Path, dirs: &Maildirs, extra: &[&str]) -> Command {
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin!("spamsort"));
+    cmd.arg("daemon")
         .arg("--model")
         .arg(model)
         .arg("--inbox")
@@ -40,10 +68,19 @@ fn start(model: &Path, dirs: &Maildirs, extra: &[&str], log: &Path) -> Child {
         .arg(&dirs.spam)
         .arg("--ham")
         .arg(&dirs.ham)
-        .args(extra)
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .args(extra);
+    cmd
+}
+
+/// Starts the daemon and waits until it watches the inbox. Its log goes to `log`.
+fn start(model: &Path, dirs: &Maildirs, extra: &[&str], log: &Path) -> Child {
+    start_command(daemon_command(model, dirs, extra), log)
+}
+
+/// Starts `cmd` and waits until the daemon watches the inbox (or exits); its log, up to that
+/// line at once and the rest as it comes, goes to `log`.
+fn start_command(mut cmd: Command, log: &Path) -> Child {
+    let mut child = cmd.stderr(Stdio::piped()).spawn().unwrap();
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
     let mut out = std::fs::OpenOptions::new()
         .create(true)
@@ -95,20 +132,26 @@ fn messages(n: usize) -> Vec<(String, Vec<u8>)> {
         .collect()
 }
 
-/// Asserts every message is filed exactly once, where its verdict sends it, with the bytes
-/// `expected` gives, and that nothing else is in the maildirs.
+/// Asserts every message is exactly once in the folders, in `new/` of the folder its verdict
+/// sends it to (ham to the inbox when the inbox is the ham folder), with the bytes `expected`
+/// gives, and that nothing else is in the maildirs.
 fn assert_filed_once(
     dirs: &Maildirs,
     sent: &[(String, Vec<u8>)],
     expected: impl Fn(&[u8]) -> Vec<u8>,
 ) {
     let filter = SpamFilter::load(trained_model()).unwrap();
-    assert!(
-        files_in(&dirs.inbox.join("new")).is_empty(),
-        "inbox not empty"
+    let canonical = |p: &Path| p.canonicalize().unwrap();
+    let (inbox, spam, ham) = (
+        canonical(&dirs.inbox),
+        canonical(&dirs.spam),
+        canonical(&dirs.ham),
     );
+    let mut roots = vec![inbox.clone(), spam.clone(), ham.clone()];
+    roots.sort();
+    roots.dedup();
     let mut filed: HashMap<String, Vec<PathBuf>> = HashMap::new();
-    for root in [&dirs.spam, &dirs.ham] {
+    for root in &roots {
         for sub in ["new", "cur"] {
             for p in files_in(&root.join(sub)) {
                 let name = p.file_name().unwrap().to_string_lossy().into_owned();
@@ -121,19 +164,139 @@ fn assert_filed_once(
     assert_eq!(filed.len(), sent.len(), "extra or missing files");
     for (name, bytes) in sent {
         let copies = filed.get(name).unwrap_or_else(|| panic!("{name} lost"));
-        assert_eq!(copies.len(), 1, "{name} filed twice: {copies:?}");
+        assert_eq!(copies.len(), 1, "{name} in two places: {copies:?}");
         let verdict = filter.classify(bytes).verdict;
         let folder = if verdict == Verdict::Spam {
-            &dirs.spam
+            &spam
         } else {
-            &dirs.ham
+            &ham
         };
-        assert!(copies[0].starts_with(folder), "{name} in the wrong folder");
+        assert_eq!(
+            copies[0].parent().unwrap(),
+            folder.join("new"),
+            "{name} in the wrong folder"
+        );
         assert!(
             std::fs::read(&copies[0]).unwrap() == expected(bytes),
             "{name} changed"
         );
     }
+}
+
+/// How many spam messages among `sent`.
+fn spam_count(sent: &[(String, Vec<u8>)]) -> usize {
+    let filter = SpamFilter::load(trained_model()).unwrap();
+    sent.iter()
+        .filter(|(_, b)| filter.classify(b).verdict == Verdict::Spam)
+        .count()
+}
+
+/// Spam messages (the sample's first, which the model calls spam) named for crash points.
+fn crash_messages(n: usize) -> Vec<(String, Vec<u8>)> {
+    let spam = std::fs::read(&sample_files()[0]).unwrap();
+    (0..n)
+        .map(|k| (format!("{}.C{k}P1.test", 1_800_000_000 + k), spam.clone()))
+        .collect()
+}
+
+/// Delivers `sent` (the first `backlog` before, the rest trickling in) and starts the daemon
+/// 30 times: each fifth start runs into a crash point (`stages`, in turn) at a crash message
+/// delivered just before it, and the start after it must log a recovery; the others are
+/// SIGKILLed at seeded random moments. Returns with the daemon stopped, everything delivered.
+fn crash_and_kill_loop(
+    dirs: &Maildirs,
+    extra: &[&str],
+    sent: &[(String, Vec<u8>)],
+    backlog: usize,
+    crashes: &[(String, Vec<u8>)],
+    stages: &[&str],
+    log: &Path,
+) {
+    for (name, bytes) in &sent[..backlog] {
+        deliver(&dirs.inbox, name, bytes);
+    }
+    let inbox = dirs.inbox.clone();
+    let to_send = sent[backlog..].to_vec();
+    let delivery = std::thread::spawn(move || {
+        for (name, bytes) in &to_send {
+            deliver(&inbox, name, bytes);
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    });
+    let recoveries = || {
+        std::fs::read_to_string(log)
+            .unwrap_or_default()
+            .matches("recovered from an interruption")
+            .count()
+    };
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+    let mut crashed = None;
+    let mut crashes = crashes.iter().zip(stages.iter().cycle());
+    for i in 0..30 {
+        if i % 5 == 0
+            && let Some(((name, bytes), stage)) = crashes.next()
+        {
+            deliver(&dirs.inbox, name, bytes);
+            let mut cmd = daemon_command(trained_model(), dirs, extra);
+            cmd.env(CRASH_POINT_VAR, format!("{stage}:{name}"));
+            let mut daemon = start_command(cmd, log);
+            // It exits at the crash point, unless the message is lost before it gets there.
+            let present = || {
+                [&dirs.inbox, &dirs.spam]
+                    .iter()
+                    .any(|d| d.join("new").join(name).exists())
+            };
+            let mut status = None;
+            wait_until("the crash point", || {
+                status = daemon.try_wait().unwrap();
+                status.is_some() || !present()
+            });
+            if status.is_none() {
+                daemon.kill().unwrap();
+                daemon.wait().unwrap();
+                panic!("{name} lost before the crash point");
+            }
+            let status = status.unwrap();
+            assert_eq!(status.signal(), Some(6), "aborted at {name}: {status:?}");
+            // Caught in the middle: in both places, or half-written in the target's tmp/.
+            let half = match *stage {
+                "placed" => dirs.spam.join("new").join(name),
+                _ => dirs.spam.join("tmp").join(format!("spamsort.{name}")),
+            };
+            assert!(half.exists(), "{} after the crash", half.display());
+            assert!(dirs.inbox.join("new").join(name).exists());
+            crashed = Some(*stage);
+            continue;
+        }
+        let before = recoveries();
+        let mut daemon = start(trained_model(), dirs, extra, log);
+        if let Some(stage) = crashed.take() {
+            assert_eq!(recoveries(), before + 1, "the start after a crash recovers");
+            let text = std::fs::read_to_string(log).unwrap();
+            let line = text
+                .lines()
+                .rfind(|l| l.contains("recovered from"))
+                .unwrap();
+            let count = |what: &str| -> usize {
+                let before = line.split(what).next().unwrap();
+                before
+                    .trim_end()
+                    .rsplit(' ')
+                    .next()
+                    .unwrap()
+                    .parse()
+                    .unwrap()
+            };
+            match stage {
+                "placed" => assert!(count(" moves finished") >= 1, "{line}"),
+                _ => assert!(count(" rolled back") >= 1, "{line}"),
+            }
+        }
+        std::thread::sleep(Duration::from_millis(rng.random_range(0..60)));
+        daemon.kill().unwrap();
+        daemon.wait().unwrap();
+    }
+    delivery.join().unwrap();
 }
 
 #[test]
@@ -177,45 +340,75 @@ fn messages_delivered_while_it_runs_are_filed_once_as_classify_says() {
 }
 
 #[test]
-fn sigkill_at_random_moments_loses_and_duplicates_nothing() {
+fn sigkill_at_random_moments_and_crashes_mid_move_lose_and_duplicate_nothing() {
     let t = TestDir::new();
     let dirs = Maildirs::new(&t);
-    let sent = messages(1000);
+    let mut sent = messages(1000);
+    let crashes = crash_messages(6);
     let filter = SpamFilter::load(trained_model()).unwrap();
     let marked =
         |b: &[u8]| add_spam_headers(b, &filter.classify(b), filter.thresholds().spam()).unwrap();
     let log = t.path().join("log");
     // A backlog, so kills land inside batches, and a trickle while the kills go on.
-    for (name, bytes) in &sent[..700] {
-        deliver(&dirs.inbox, name, bytes);
-    }
-    let inbox = dirs.inbox.clone();
-    let to_send = sent[700..].to_vec();
-    let delivery = std::thread::spawn(move || {
-        for (name, bytes) in &to_send {
-            deliver(&inbox, name, bytes);
-            std::thread::sleep(Duration::from_millis(5));
-        }
-    });
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
-    for _ in 0..30 {
-        let mut daemon = start(trained_model(), &dirs, &["--add-headers"], &log);
-        std::thread::sleep(Duration::from_millis(rng.random_range(0..60)));
-        daemon.kill().unwrap();
-        daemon.wait().unwrap();
-    }
-    delivery.join().unwrap();
-    let mut daemon = start(trained_model(), &dirs, &["--add-headers"], &log);
+    let extra = ["--add-headers"];
+    let stages = ["placed", "written"];
+    crash_and_kill_loop(&dirs, &extra, &sent, 700, &crashes, &stages, &log);
+    let mut daemon = start(trained_model(), &dirs, &extra, &log);
     wait_until("the inbox to empty", || {
         files_in(&dirs.inbox.join("new")).is_empty()
     });
     sigterm_and_wait(&mut daemon);
+    sent.extend(crashes);
     assert_filed_once(&dirs, &sent, marked);
+}
+
+/// The SIGKILL loop with the inbox as ham folder, its folders spelled as `spelling`.
+fn inbox_as_ham_survives_sigkill(spelling: &str) {
+    let t = TestDir::new();
+    let dirs = Maildirs::inbox_as_ham(&t, spelling);
+    let mut sent = messages(400);
+    let crashes = crash_messages(6);
+    let log = t.path().join("log");
+    crash_and_kill_loop(&dirs, &[], &sent, 250, &crashes, &["placed"], &log);
+    sent.extend(crashes);
+    let spam = spam_count(&sent);
+    let mut daemon = start(trained_model(), &dirs, &[], &log);
+    wait_until("the spam to be filed", || {
+        files_in(&dirs.spam.join("new")).len() == spam
+            && files_in(&dirs.inbox.join("new")).len() == sent.len() - spam
+    });
+    sigterm_and_wait(&mut daemon);
+    assert_filed_once(&dirs, &sent, |b| b.to_vec());
+    // Ham is on record before it is reported: never reported twice, however the kills fell.
     let log = std::fs::read_to_string(&log).unwrap();
-    eprintln!(
-        "{} of 31 starts recovered an interrupted move",
-        log.matches("recovered from an interruption").count()
-    );
+    let mut kept: HashMap<&str, usize> = HashMap::new();
+    for line in log.lines().filter(|l| l.contains(" kept in ")) {
+        let name = line
+            .split(" kept in ")
+            .next()
+            .unwrap()
+            .rsplit(' ')
+            .next()
+            .unwrap();
+        *kept.entry(name).or_default() += 1;
+    }
+    assert!(!kept.is_empty());
+    assert!(kept.values().all(|&n| n == 1), "ham classified twice");
+}
+
+#[test]
+fn inbox_as_ham_folder_survives_sigkill_with_every_message_once() {
+    inbox_as_ham_survives_sigkill("plain");
+}
+
+#[test]
+fn inbox_as_ham_folder_spelled_through_a_symlink_survives_sigkill() {
+    inbox_as_ham_survives_sigkill("symlink");
+}
+
+#[test]
+fn inbox_as_ham_folder_spelled_with_a_trailing_slash_survives_sigkill() {
+    inbox_as_ham_survives_sigkill("trailing-slash");
 }
 
 #[test]
@@ -282,4 +475,182 @@ fn a_message_it_cannot_classify_is_filed_as_ham_untouched() {
         text.contains("unclassified (unreadable: larger than"),
         "{text}"
     );
+}
+
+/// The ham and spam of the sample's first messages of each class, named as maildir files.
+fn some_ham_and_spam(ham: usize, spam: usize) -> Vec<(String, Vec<u8>)> {
+    let files = sample_files();
+    let n_spam = files
+        .iter()
+        .filter(|f| f.to_string_lossy().contains("/spam/"))
+        .count();
+    files[..spam]
+        .iter()
+        .chain(&files[n_spam..n_spam + ham])
+        .enumerate()
+        .map(|(i, f)| {
+            let name = format!("{}.M{i}P2.test", 1_600_000_000 + i);
+            (name, std::fs::read(f).unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn inbox_that_is_the_ham_folder_deletes_nothing_and_sorts_ham_once() {
+    let t = TestDir::new();
+    let dirs = Maildirs::inbox_as_ham(&t, "plain");
+    let sent = some_ham_and_spam(3, 2);
+    for (name, bytes) in &sent {
+        deliver(&dirs.inbox, name, bytes);
+    }
+    let log = t.path().join("log");
+    let kept = |log: &Path| {
+        std::fs::read_to_string(log)
+            .unwrap()
+            .matches(" kept in ")
+            .count()
+    };
+    for _ in 0..2 {
+        let mut daemon = start(trained_model(), &dirs, &[], &log);
+        wait_until("the spam to be filed and the ham kept", || {
+            files_in(&dirs.spam.join("new")).len() == 2 && kept(&log) == 3
+        });
+        sigterm_and_wait(&mut daemon);
+        assert_filed_once(&dirs, &sent, |b| b.to_vec());
+    }
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(!text.contains("recovered"), "{text}");
+    assert_eq!(kept(&log), 3, "ham classified again after a restart");
+}
+
+#[test]
+fn spam_folder_inside_the_ham_maildir_is_a_folder_of_its_own() {
+    let t = TestDir::new();
+    let dirs = Maildirs {
+        inbox: t.maildir("incoming"),
+        ham: t.maildir("Maildir"),
+        spam: t.path().join("Maildir/.Junk"),
+    };
+    let sent = some_ham_and_spam(3, 2);
+    for (name, bytes) in &sent {
+        deliver(&dirs.inbox, name, bytes);
+    }
+    let mut daemon = start(trained_model(), &dirs, &[], &t.path().join("log"));
+    wait_until("the inbox to empty", || {
+        files_in(&dirs.inbox.join("new")).is_empty()
+    });
+    sigterm_and_wait(&mut daemon);
+    assert_filed_once(&dirs, &sent, |b| b.to_vec());
+}
+
+/// Every path under `root` with its bytes (files) or target (links), to show nothing changed.
+fn snapshot(root: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            let meta = p.symlink_metadata().unwrap();
+            let content = if meta.is_symlink() {
+                std::fs::read_link(&p)
+                    .unwrap()
+                    .into_os_string()
+                    .into_encoded_bytes()
+            } else if meta.is_dir() {
+                stack.push(p.clone());
+                Vec::new()
+            } else {
+                std::fs::read(&p).unwrap()
+            };
+            out.push((p, content));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Runs the daemon on `dirs` with `extra` and asserts it refuses, saying `why`, and touched
+/// nothing under `root`.
+fn assert_refused(root: &Path, dirs: &Maildirs, extra: &[&str], why: &str) {
+    let before = snapshot(root);
+    let out = daemon_command(trained_model(), dirs, extra)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains(why), "{stderr}");
+    assert_eq!(snapshot(root), before, "touched something: {stderr}");
+}
+
+#[test]
+fn spam_or_unsure_folder_that_is_the_inbox_is_refused_before_anything_is_touched() {
+    let t = TestDir::new();
+    let inbox = t.maildir("M");
+    std::os::unix::fs::symlink(&inbox, t.path().join("L")).unwrap();
+    let sent = some_ham_and_spam(2, 2);
+    for (name, bytes) in &sent {
+        deliver(&inbox, name, bytes);
+    }
+    for same in ["M", "M/", "L", "L/", "M/.Junk/.."] {
+        let same = t.path().join(same);
+        let dirs = Maildirs {
+            inbox: inbox.clone(),
+            spam: same.clone(),
+            ham: t.path().join("ham"),
+        };
+        assert_refused(t.path(), &dirs, &[], "the spam folder");
+        let dirs = Maildirs {
+            inbox: inbox.clone(),
+            spam: t.path().join("spam"),
+            ham: inbox.clone(),
+        };
+        let unsure = same.to_str().unwrap();
+        assert_refused(t.path(), &dirs, &["--unsure", unsure], "the unsure folder");
+    }
+}
+
+#[test]
+fn unsure_or_ham_folder_that_is_the_spam_folder_is_refused_when_learning_from_moves() {
+    let t = TestDir::new();
+    let inbox = t.maildir("in");
+    let spam = t.maildir("spam");
+    std::os::unix::fs::symlink(&spam, t.path().join("junk")).unwrap();
+    for same in ["spam", "spam/", "junk"] {
+        let same = t.path().join(same);
+        let dirs = Maildirs {
+            inbox: inbox.clone(),
+            spam: spam.clone(),
+            ham: same.clone(),
+        };
+        assert_refused(
+            t.path(),
+            &dirs,
+            &["--learn-from-moves"],
+            "is the spam folder",
+        );
+        let dirs = Maildirs {
+            inbox: inbox.clone(),
+            spam: spam.clone(),
+            ham: t.path().join("ham"),
+        };
+        let unsure = same.to_str().unwrap();
+        assert_refused(
+            t.path(),
+            &dirs,
+            &["--unsure", unsure, "--learn-from-moves"],
+            "is the spam folder",
+        );
+    }
+}
+
+#[test]
+fn missing_inbox_is_refused_and_not_created() {
+    let t = TestDir::new();
+    let dirs = Maildirs {
+        inbox: t.path().join("nonexistent/x"),
+        spam: t.path().join("spam"),
+        ham: t.path().join("ham"),
+    };
+    assert_refused(t.path(), &dirs, &[], "does not exist");
+    assert!(!t.path().join("nonexistent").exists());
 }

@@ -19,6 +19,67 @@ pub const TMP_PREFIX: &str = "spamsort.";
 /// Marker of a name changed to avoid a clash: `UNIQUE.dupN[:2,FLAGS]`.
 pub const CLASH_MARK: &str = ".dup";
 
+/// The environment variable naming a test-only crash point (see [`CrashPoint`]).
+pub const CRASH_POINT_VAR: &str = "SPAMSORT_TEST_CRASH";
+
+/// A test-only crash point: the process aborts in the middle of filing one chosen message, so
+/// a test can make the next start recover it without depending on a kill's timing. Read once
+/// at start from [`CRASH_POINT_VAR`] as `STAGE:NAME`, NAME the message's file name in the
+/// inbox's `new/`; never set outside tests.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CrashPoint {
+    stage: CrashStage,
+    name: String,
+}
+
+/// Where in a move a [`CrashPoint`] aborts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CrashStage {
+    /// `written`: the copy is complete in the target's `tmp/`, not yet linked into `new/`
+    /// (only moves with added headers write copies). The restart rolls it back.
+    Written,
+    /// `placed`: the batch holding the message is durable in its targets, the inbox entries
+    /// not yet removed. The restart finishes the moves.
+    Placed,
+}
+
+impl CrashPoint {
+    /// The crash point the environment asks for: `None` if unset, an error if malformed.
+    pub fn from_env() -> crate::Result<Option<CrashPoint>> {
+        Self::parse(std::env::var_os(CRASH_POINT_VAR))
+    }
+
+    fn parse(value: Option<std::ffi::OsString>) -> crate::Result<Option<CrashPoint>> {
+        let Some(value) = value else {
+            return Ok(None);
+        };
+        let bad = || {
+            crate::Error::Config(format!(
+                "{CRASH_POINT_VAR} must be written:NAME or placed:NAME (a test-only crash point)"
+            ))
+        };
+        let value = value.into_string().map_err(|_| bad())?;
+        let (stage, name) = value.split_once(':').ok_or_else(bad)?;
+        let stage = match stage {
+            "written" => CrashStage::Written,
+            "placed" => CrashStage::Placed,
+            _ => return Err(bad()),
+        };
+        Ok(Some(CrashPoint {
+            stage,
+            name: name.to_string(),
+        }))
+    }
+
+    /// Aborts the process if this is the crash point's stage and message.
+    fn reached(crash: Option<&CrashPoint>, stage: CrashStage, name: &str) {
+        if crash.is_some_and(|c| c.stage == stage && c.name == name) {
+            eprintln!("{CRASH_POINT_VAR}: aborting at {name}, as asked");
+            std::process::abort();
+        }
+    }
+}
+
 /// Creates a maildir (and its parents) with mode 0700 where missing.
 pub fn create_maildir(root: &Path) -> std::io::Result<()> {
     let mut builder = std::fs::DirBuilder::new();
@@ -43,9 +104,13 @@ pub struct Move {
 }
 
 /// Files a batch of moves (see the module docs). Returns, per move, where the message now is,
-/// or the error that left it in the inbox.
-pub fn file_batch(moves: &[Move], inbox_new: &Path) -> Vec<std::io::Result<PathBuf>> {
-    let mut placed: Vec<std::io::Result<PathBuf>> = moves.iter().map(place).collect();
+/// or the error that left it in the inbox. `crash` is the test-only [`CrashPoint`].
+pub fn file_batch(
+    moves: &[Move],
+    inbox_new: &Path,
+    crash: Option<&CrashPoint>,
+) -> Vec<std::io::Result<PathBuf>> {
+    let mut placed: Vec<std::io::Result<PathBuf>> = moves.iter().map(|m| place(m, crash)).collect();
     let mut targets: Vec<&Path> = moves.iter().map(|m| m.target.as_path()).collect();
     targets.sort();
     targets.dedup();
@@ -58,6 +123,9 @@ pub fn file_batch(moves: &[Move], inbox_new: &Path) -> Vec<std::io::Result<PathB
                 }
             }
         }
+    }
+    for m in moves {
+        CrashPoint::reached(crash, CrashStage::Placed, &m.name);
     }
     for (m, r) in moves.iter().zip(&mut placed) {
         if r.is_ok()
@@ -76,25 +144,28 @@ pub fn file_batch(moves: &[Move], inbox_new: &Path) -> Vec<std::io::Result<PathB
 }
 
 /// Puts one message into its target's `new/` under its own name (or a clash-free variant).
-fn place(m: &Move) -> std::io::Result<PathBuf> {
+fn place(m: &Move, crash: Option<&CrashPoint>) -> std::io::Result<PathBuf> {
     let new = m.target.join("new");
     for attempt in 0u32.. {
         let dest = new.join(variant(&m.name, attempt));
         let linked = match &m.content {
             None => std::fs::hard_link(&m.source, &dest),
-            Some(bytes) => write_via_tmp(&m.target, &m.name, &m.source, bytes, &dest),
+            Some(bytes) => write_via_tmp(m, bytes, &dest, crash),
         };
         match linked {
             Ok(()) => return Ok(dest),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 1000 => {}
             Err(e) if e.kind() == std::io::ErrorKind::CrossesDevices && m.content.is_none() => {
                 let bytes = std::fs::read(&m.source)?;
-                return place(&Move {
-                    source: m.source.clone(),
-                    name: m.name.clone(),
-                    target: m.target.clone(),
-                    content: Some(bytes),
-                });
+                return place(
+                    &Move {
+                        source: m.source.clone(),
+                        name: m.name.clone(),
+                        target: m.target.clone(),
+                        content: Some(bytes),
+                    },
+                    crash,
+                );
             }
             Err(e) => return Err(e),
         }
@@ -113,17 +184,16 @@ fn variant(name: &str, attempt: u32) -> String {
     }
 }
 
-/// Writes `bytes` to the target's `tmp/` with the source's permission bits, fsyncs, and links
-/// the result to `dest` (failing if `dest` exists).
+/// Writes `bytes` to `m`'s target's `tmp/` with the source's permission bits, fsyncs, and
+/// links the result to `dest` (failing if `dest` exists).
 fn write_via_tmp(
-    target: &Path,
-    name: &str,
-    source: &Path,
+    m: &Move,
     bytes: &[u8],
     dest: &Path,
+    crash: Option<&CrashPoint>,
 ) -> std::io::Result<()> {
-    let mode = std::fs::metadata(source)?.permissions().mode() & 0o777;
-    let tmp = target.join("tmp").join(format!("{TMP_PREFIX}{name}"));
+    let mode = std::fs::metadata(&m.source)?.permissions().mode() & 0o777;
+    let tmp = m.target.join("tmp").join(format!("{TMP_PREFIX}{}", m.name));
     let _ = std::fs::remove_file(&tmp);
     let result = (|| {
         let mut file = std::fs::OpenOptions::new()
@@ -133,6 +203,7 @@ fn write_via_tmp(
             .open(&tmp)?;
         file.write_all(bytes)?;
         file.sync_all()?;
+        CrashPoint::reached(crash, CrashStage::Written, &m.name);
         std::fs::hard_link(&tmp, dest)
     })();
     let _ = std::fs::remove_file(&tmp);
@@ -175,7 +246,7 @@ mod tests {
                 content: (i == 1).then(|| b"X-Added: 1\nSubject: 1\n\nbody\n".to_vec()),
             })
             .collect();
-        let placed = file_batch(&moves, &inbox.join("new"));
+        let placed = file_batch(&moves, &inbox.join("new"), None);
         let placed: Vec<PathBuf> = placed.into_iter().map(Result::unwrap).collect();
         assert_eq!(placed[0], target.join("new/1.a.host"));
         assert_eq!(placed[1], target.join("new/2.b.host:2,S"));
@@ -194,5 +265,25 @@ mod tests {
         }
         assert_eq!(std::fs::read_dir(inbox.join("new")).unwrap().count(), 0);
         assert_eq!(std::fs::read_dir(target.join("tmp")).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn crash_point_is_read_as_stage_and_name_and_malformed_ones_refused() {
+        let parse = |v: &str| CrashPoint::parse(Some(v.into()));
+        assert_eq!(CrashPoint::parse(None).unwrap(), None);
+        assert_eq!(
+            parse("placed:1.a:2,S").unwrap(),
+            Some(CrashPoint {
+                stage: CrashStage::Placed,
+                name: "1.a:2,S".into()
+            })
+        );
+        assert_eq!(
+            parse("written:x").unwrap().unwrap().stage,
+            CrashStage::Written
+        );
+        for bad in ["", "placed", "later:x"] {
+            assert!(parse(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -2,16 +2,22 @@
 //! ham or unsure maildir by its verdict, and (optionally) learns from the user's corrections.
 //!
 //! `deliver.rs` moves messages so that none is ever lost or left in two places, `recover.rs`
-//! finishes or rolls back what a crash interrupted, `moves.rs` recognizes corrections. The loop
+//! finishes or rolls back what a crash interrupted, `moves.rs` recognizes corrections,
+//! `layout.rs` checks which folder is which (refusing unsafe overlaps) and `kept.rs` records the
+//! ham left in place when the inbox is also the ham folder. The loop
 //! waits on inotify (through notify) with a periodic rescan as a safety net, so it reacts
 //! within milliseconds and uses no CPU while idle. Only `new/` is read: a message still being
 //! delivered is in `tmp/` until its MTA renames it, complete, into `new/`.
 
 mod deliver;
+mod kept;
+mod layout;
 mod moves;
 mod recover;
 
-pub use deliver::create_maildir;
+pub use deliver::{CRASH_POINT_VAR, CrashPoint, create_maildir};
+pub use kept::{MAX_RECORD_BYTES, RECORD_NAME};
+pub use layout::LayoutError;
 pub use moves::{Place, fingerprint};
 pub use recover::{Recovery, recover};
 
@@ -21,6 +27,8 @@ use crate::label::{Label, Verdict};
 use crate::shared_filter::SharedFilter;
 use crate::spam_filter::Classification;
 use deliver::{Move, file_batch};
+use kept::KeptRecord;
+use layout::Layout;
 use moves::MoveTracker;
 use notify::Watcher;
 use rayon::prelude::*;
@@ -36,18 +44,23 @@ const BATCH: usize = 256;
 /// Where the daemon reads and files mail, and how.
 #[derive(Debug, Clone)]
 pub struct DaemonConfig {
-    /// The maildir whose `new/` is sorted.
+    /// The maildir whose `new/` is sorted; it must exist (it is never created).
     pub inbox: PathBuf,
-    /// Where spam goes.
+    /// Where spam goes; never the inbox. Folders are compared by what they are, however
+    /// spelled (see [`LayoutError`]).
     pub spam: PathBuf,
-    /// Where ham goes.
+    /// Where ham goes. It may be the inbox (dovecot's INBOX): ham then stays in the inbox's
+    /// `new/` untouched, even with `add_headers`, and is recorded in [`RECORD_NAME`] so it is
+    /// never classified again.
     pub ham: PathBuf,
-    /// Where unsure messages go (`None`: to ham, so nothing wanted is hidden).
+    /// Where unsure messages go (`None`: to ham, so nothing wanted is hidden); never the
+    /// inbox.
     pub unsure: Option<PathBuf>,
     /// Add the X-Spam-* headers of `spamsort filter` to filed messages (written as copies;
     /// without it messages are moved untouched, by link).
     pub add_headers: bool,
-    /// Learn from messages the user moves into or out of the spam folder.
+    /// Learn from messages the user moves into or out of the spam folder (refused when the
+    /// ham or unsure folder is the spam folder).
     pub learn_from_moves: bool,
     /// Rescan this often even without a change notice.
     pub rescan: Duration,
@@ -82,6 +95,10 @@ impl DaemonHandle {
 /// The daemon; [`Daemon::run`] serves until stopped.
 pub struct Daemon {
     config: DaemonConfig,
+    layout: Layout,
+    /// The record of ham left in the inbox, when the inbox is the ham folder.
+    kept: Option<KeptRecord>,
+    crash: Option<CrashPoint>,
     filter: Arc<SharedFilter>,
     tracker: Option<MoveTracker>,
     tx: mpsc::Sender<Event>,
@@ -99,20 +116,20 @@ struct Planned {
 }
 
 impl Daemon {
-    /// Creates missing maildirs (mode 0700), then finishes or rolls back any move a crash
-    /// interrupted.
+    /// Checks the folders (refusing an unsafe layout, see [`LayoutError`], before anything is
+    /// touched), creates missing target maildirs (mode 0700) and the inbox's missing `cur/`
+    /// and `tmp/`, then finishes or rolls back any move a crash interrupted.
     pub fn new(config: DaemonConfig, filter: Arc<SharedFilter>) -> crate::Result<Daemon> {
+        let layout = Layout::check(&config)?;
+        let crash = CrashPoint::from_env()?;
         let io = |path: &Path| {
             let path = path.to_path_buf();
             move |source| crate::Error::Io { path, source }
         };
-        for dir in [&config.inbox, &config.spam, &config.ham]
-            .into_iter()
-            .chain(config.unsure.as_ref())
-        {
+        for dir in std::iter::once(&layout.inbox).chain(&layout.targets) {
             create_maildir(dir).map_err(io(dir))?;
         }
-        let recovered = recover(&config.inbox, &targets(&config)).map_err(io(&config.inbox))?;
+        let recovered = recover(&layout.inbox, &layout.targets).map_err(io(&config.inbox))?;
         if recovered != Recovery::default() {
             tracing::info!(
                 "recovered from an interruption: {} moves finished, {} rolled back",
@@ -120,18 +137,20 @@ impl Daemon {
                 recovered.rolled_back
             );
         }
-        let tracker = config.learn_from_moves.then(|| {
-            let mut folders = vec![
-                (config.inbox.clone(), Place::Inbox),
-                (config.spam.clone(), Place::Spam),
-                (config.ham.clone(), Place::Ham),
-            ];
-            folders.extend(config.unsure.clone().map(|u| (u, Place::Unsure)));
-            MoveTracker::new(&folders)
-        });
+        let kept = layout
+            .ham_is_inbox
+            .then(|| KeptRecord::load(&layout.inbox))
+            .transpose()
+            .map_err(io(&layout.inbox.join(kept::RECORD_NAME)))?;
+        let tracker = config
+            .learn_from_moves
+            .then(|| MoveTracker::new(&layout.tracked));
         let (tx, rx) = mpsc::channel();
         Ok(Daemon {
             config,
+            layout,
+            kept,
+            crash,
             filter,
             tracker,
             tx,
@@ -200,8 +219,8 @@ impl Daemon {
         }
     }
 
-    /// Files every message now in the inbox's `new/`, in batches, stopping between batches
-    /// if asked to. Returns how many were filed.
+    /// Files every message now in the inbox's `new/` (except ham already kept there), in
+    /// batches, stopping between batches if asked to. Returns how many were filed or kept.
     pub fn sort_pending(&mut self) -> crate::Result<usize> {
         let inbox_new = self.config.inbox.join("new");
         let mut names: Vec<String> = std::fs::read_dir(&inbox_new)
@@ -214,6 +233,10 @@ impl Daemon {
             .filter_map(|e| e.file_name().into_string().ok())
             .filter(|n| !n.starts_with('.'))
             .collect();
+        if let Some(kept) = &mut self.kept {
+            kept.retain_present(&names.iter().map(String::as_str).collect());
+            names.retain(|n| !kept.contains(n));
+        }
         names.sort();
         let mut filed = 0;
         for chunk in names.chunks(BATCH) {
@@ -232,8 +255,10 @@ impl Daemon {
             .filter_map(|name| plan(name, inbox_new, &filter))
             .collect();
         let thresholds = filter.thresholds();
+        // Each message's place and folder; ham stays where it is when the inbox is the ham
+        // folder (no headers added: it is not rewritten).
+        let mut sorted = Vec::with_capacity(planned.len());
         let mut moves = Vec::with_capacity(planned.len());
-        let mut places = Vec::with_capacity(planned.len());
         for p in &planned {
             // New mail is never taken for a correction, even when the same bytes were filed as
             // spam before: a spam delivered twice must not be learned as ham. (A message the
@@ -249,6 +274,10 @@ impl Daemon {
                     },
                 },
             };
+            if place == Place::Ham && self.layout.ham_is_inbox {
+                sorted.push((p, place, None));
+                continue;
+            }
             let content = match (&p.verdict, &p.bytes) {
                 (Ok(c), Some(b)) if self.config.add_headers => {
                     match add_spam_headers(b, c, thresholds.spam()) {
@@ -261,7 +290,7 @@ impl Daemon {
                 }
                 _ => None,
             };
-            places.push(place);
+            sorted.push((p, place, Some(moves.len())));
             moves.push(Move {
                 source: p.source.clone(),
                 name: p.name.clone(),
@@ -269,18 +298,43 @@ impl Daemon {
                 content,
             });
         }
-        let results = file_batch(&moves, inbox_new);
-        let mut filed = 0;
-        for (((p, m), r), place) in planned.iter().zip(&moves).zip(results).zip(places) {
-            if let (Some(t), Some(bytes), Ok(dest)) = (&mut self.tracker, &p.bytes, &r) {
+        let mut results: Vec<Option<std::io::Result<PathBuf>>> =
+            file_batch(&moves, inbox_new, self.crash.as_ref())
+                .into_iter()
+                .map(Some)
+                .collect();
+        // Kept ham goes on record before it is reported, so a restart never sorts it again.
+        let kept: Vec<&str> = sorted
+            .iter()
+            .filter(|s| s.2.is_none())
+            .map(|s| s.0.name.as_str())
+            .collect();
+        if let Some(record) = &mut self.kept
+            && !kept.is_empty()
+            && let Err(e) = record.keep(kept)
+        {
+            tracing::error!(
+                "ham kept in the inbox, but it may be sorted again after a restart: {e}"
+            );
+        }
+        let mut count = 0;
+        for (p, place, index) in sorted {
+            let (result, folder) = match index {
+                Some(i) => (
+                    results[i].take().expect("one result per move"),
+                    moves[i].target.display(),
+                ),
+                None => (Ok(p.source.clone()), self.config.inbox.display()),
+            };
+            let how = if index.is_some() { "->" } else { "kept in" };
+            if let (Some(t), Some(bytes), Ok(dest)) = (&mut self.tracker, &p.bytes, &result) {
                 t.filed(dest.clone(), fingerprint(bytes), place);
             }
-            let folder = m.target.display();
-            match (&p.verdict, r) {
+            match (&p.verdict, result) {
                 (Ok(c), Ok(_)) => {
-                    filed += 1;
+                    count += 1;
                     tracing::info!(
-                        "{} P(spam) {:.4} {:.1} ms {} -> {folder}",
+                        "{} P(spam) {:.4} {:.1} ms {} {how} {folder}",
                         c.verdict,
                         c.score.p_spam(),
                         p.millis,
@@ -288,13 +342,13 @@ impl Daemon {
                     );
                 }
                 (Err(why), Ok(_)) => {
-                    filed += 1;
-                    tracing::warn!("unclassified ({why}) {} -> {folder}", p.name);
+                    count += 1;
+                    tracing::warn!("unclassified ({why}) {} {how} {folder}", p.name);
                 }
                 (_, Err(e)) => tracing::error!("{} left in the inbox: {e}", p.name),
             }
         }
-        filed
+        count
     }
 
     /// Learns from messages the user moved into or out of the spam folder.
@@ -347,12 +401,6 @@ fn plan(name: &str, inbox_new: &Path, filter: &crate::SpamFilter) -> Option<Plan
         verdict,
         millis: start.elapsed().as_secs_f64() * 1000.0,
     })
-}
-
-fn targets(config: &DaemonConfig) -> Vec<PathBuf> {
-    let mut t = vec![config.spam.clone(), config.ham.clone()];
-    t.extend(config.unsure.clone());
-    t
 }
 
 fn watch_error(path: &Path, e: notify::Error) -> crate::Error {

@@ -2,8 +2,14 @@
 //! complete in a target and still in the inbox is removed from the inbox (the move is
 //! finished), and spamsort's half-written files in the targets' `tmp/` are removed (the move is
 //! rolled back; the message is still in the inbox and will be sorted again).
+//!
+//! An inbox message is removed only when a copy equal to it (spamsort's own header fields set
+//! aside) is in a target that is not the inbox: a target that is the inbox however spelled
+//! (the inbox as ham folder, a symlink, a shared `new/`) is skipped, since there every
+//! message "has a copy", itself.
 
 use super::deliver::{CLASH_MARK, TMP_PREFIX};
+use super::layout::same_folder;
 use crate::corpus::maildir::MaildirName;
 use crate::headers::strip_owned_fields;
 use std::collections::HashMap;
@@ -19,10 +25,12 @@ pub struct Recovery {
     pub rolled_back: usize,
 }
 
-/// Finishes or rolls back every interrupted move from `inbox` into `targets`.
+/// Finishes or rolls back every interrupted move from `inbox` into `targets` (those that are
+/// the inbox itself are skipped).
 pub fn recover(inbox: &Path, targets: &[PathBuf]) -> std::io::Result<Recovery> {
+    let targets: Vec<&PathBuf> = targets.iter().filter(|t| !same_folder(t, inbox)).collect();
     let mut done = Recovery::default();
-    for t in targets {
+    for t in &targets {
         for entry in std::fs::read_dir(t.join("tmp"))? {
             let entry = entry?;
             if entry.file_name().to_string_lossy().starts_with(TMP_PREFIX) {
@@ -33,7 +41,7 @@ pub fn recover(inbox: &Path, targets: &[PathBuf]) -> std::io::Result<Recovery> {
     }
     // Every target message by its unique name (clash variants under the original's).
     let mut filed: HashMap<String, Vec<PathBuf>> = HashMap::new();
-    for t in targets {
+    for t in &targets {
         for sub in ["new", "cur"] {
             for entry in std::fs::read_dir(t.join(sub))? {
                 let path = entry?.path();
@@ -138,5 +146,28 @@ mod tests {
         assert!(spam.join("tmp/99.other").exists());
         assert_eq!(unique_of("5.y.dup3:2,S"), "5.y");
         assert_eq!(unique_of("5.y.dupe"), "5.y.dupe");
+    }
+
+    #[test]
+    fn recovery_deletes_nothing_when_a_target_is_the_inbox_however_spelled() {
+        let dir = tempfile::tempdir().unwrap();
+        let inbox = dir.path().join("M");
+        let junk = inbox.join(".Junk");
+        create_maildir(&junk).unwrap();
+        create_maildir(&inbox).unwrap();
+        std::os::unix::fs::symlink(&inbox, dir.path().join("link")).unwrap();
+        std::fs::create_dir(dir.path().join("shared")).unwrap();
+        std::os::unix::fs::symlink(inbox.join("new"), dir.path().join("shared/new")).unwrap();
+        std::fs::create_dir(dir.path().join("shared/cur")).unwrap();
+        std::fs::create_dir(dir.path().join("shared/tmp")).unwrap();
+        for i in 0..3 {
+            std::fs::write(inbox.join(format!("new/{i}.x")), format!("Subject: {i}\n")).unwrap();
+        }
+        let spellings = ["M", "M/", "./M/.", "link", "link/", "shared"];
+        let mut targets: Vec<PathBuf> = spellings.iter().map(|s| dir.path().join(s)).collect();
+        targets.push(junk);
+        let r = recover(&inbox, &targets).unwrap();
+        assert_eq!(r, Recovery::default());
+        assert_eq!(std::fs::read_dir(inbox.join("new")).unwrap().count(), 3);
     }
 }

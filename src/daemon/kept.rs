@@ -1,0 +1,142 @@
+//! The record of ham left in place: when the inbox is the ham folder, the daemon leaves ham in
+//! the inbox's `new/` (where mail programs look for new mail) under its own name, and remembers
+//! it here so that it is never classified again, in this run or after a restart or a crash.
+//!
+//! The record is the file `spamsort-kept` in the inbox's root (beside dovecot's own
+//! `dovecot-uidlist`), one file name a line, rewritten atomically (`spamsort-kept.new`, fsync,
+//! rename) after each batch that keeps ham. Its bound: it holds only names still in the inbox's
+//! `new/` (a message read or deleted there is forgotten at the next write), so it is at most one
+//! line of at most 256 bytes per message waiting in `new/`; it is read up to
+//! [`MAX_RECORD_BYTES`]. Losing it costs no mail: ham not on record is classified again and
+//! stays in place (or moves to spam if the model has changed its mind).
+
+use std::collections::HashSet;
+use std::io::{Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+/// The record's file name in the inbox's root.
+pub const RECORD_NAME: &str = "spamsort-kept";
+
+/// How much of the record is read (some 250,000 names); beyond it names are forgotten.
+pub const MAX_RECORD_BYTES: u64 = 64 * 1024 * 1024;
+
+/// The names of the inbox messages left in place as ham.
+#[derive(Debug)]
+pub(super) struct KeptRecord {
+    path: PathBuf,
+    names: HashSet<String>,
+}
+
+impl KeptRecord {
+    /// Reads the record of the inbox `inbox` (none yet: empty). A last line without its
+    /// newline (a record cut at [`MAX_RECORD_BYTES`]) is ignored.
+    pub fn load(inbox: &Path) -> std::io::Result<KeptRecord> {
+        let path = inbox.join(RECORD_NAME);
+        let mut bytes = Vec::new();
+        match std::fs::File::open(&path) {
+            Ok(f) => {
+                f.take(MAX_RECORD_BYTES).read_to_end(&mut bytes)?;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
+        }
+        let complete = bytes
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(&[][..], |end| &bytes[..end]);
+        let names = complete
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .filter_map(|l| std::str::from_utf8(l).ok())
+            .map(str::to_string)
+            .collect();
+        Ok(KeptRecord { path, names })
+    }
+
+    /// True if the message named `name` in the inbox's `new/` was kept as ham.
+    pub fn contains(&self, name: &str) -> bool {
+        self.names.contains(name)
+    }
+
+    /// Forgets the names not in `present` (the inbox's `new/` now), in memory only: the next
+    /// [`KeptRecord::keep`] writes it.
+    pub fn retain_present(&mut self, present: &HashSet<&str>) {
+        self.names.retain(|n| present.contains(n.as_str()));
+    }
+
+    /// Adds `names` and writes the record atomically. A name holding a newline cannot be a
+    /// line: it is remembered for this run only.
+    pub fn keep<'a>(&mut self, names: impl IntoIterator<Item = &'a str>) -> crate::Result<()> {
+        let before = self.names.len();
+        self.names.extend(names.into_iter().map(str::to_string));
+        if self.names.len() == before && self.path.exists() {
+            return Ok(());
+        }
+        let mut sorted: Vec<&String> = self.names.iter().filter(|n| !n.contains('\n')).collect();
+        sorted.sort();
+        let mut text = String::with_capacity(sorted.iter().map(|n| n.len() + 1).sum());
+        for n in sorted {
+            text.push_str(n);
+            text.push('\n');
+        }
+        self.write(text.as_bytes())
+            .map_err(|source| crate::Error::Io {
+                path: self.path.clone(),
+                source,
+            })
+    }
+
+    /// Replaces the record atomically. The temporary file has a fixed name (not a random one
+    /// as `model_file::save_bytes` makes) so that a crash leaves at most one, which the next
+    /// write reuses, in a folder mail programs read.
+    fn write(&self, bytes: &[u8]) -> std::io::Result<()> {
+        let tmp = self.path.with_extension("new");
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&tmp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        std::fs::rename(&tmp, &self.path)?;
+        match self.path.parent() {
+            Some(dir) => super::deliver::sync_dir(dir),
+            None => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kept_names_survive_a_restart_and_names_gone_from_new_are_forgotten() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut r = KeptRecord::load(dir.path()).unwrap();
+        assert!(!r.contains("1.a"));
+        r.keep(["1.a", "2.b", "bad\nname"]).unwrap();
+        assert!(r.contains("bad\nname"), "remembered in this run");
+        let mut r = KeptRecord::load(dir.path()).unwrap();
+        assert!(r.contains("1.a") && r.contains("2.b"));
+        assert!(!r.contains("bad\nname") && !r.contains("bad") && !r.contains("name"));
+        // 1.a was read (moved to cur/): forgotten at the next write.
+        r.retain_present(&["2.b", "3.c"].into_iter().collect());
+        r.keep(["3.c"]).unwrap();
+        let text = std::fs::read_to_string(dir.path().join(RECORD_NAME)).unwrap();
+        assert_eq!(text, "2.b\n3.c\n");
+        let files: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(files.len(), 1, "no temporary file left: {files:?}");
+    }
+
+    #[test]
+    fn a_record_line_cut_short_is_ignored() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(RECORD_NAME), "1.a\n2.b").unwrap();
+        let r = KeptRecord::load(dir.path()).unwrap();
+        assert!(r.contains("1.a"));
+        assert!(!r.contains("2.b") && !r.contains("2."));
+    }
+}
