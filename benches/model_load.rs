@@ -17,7 +17,9 @@ fn model_load(c: &mut Criterion) {
     let filter = SpamFilter::train(&corpus, &TrainParams::default()).expect("train");
     let tmp = tempfile::tempdir().expect("temp dir");
     let path = tmp.path().join("model.spamsort");
-    filter.save(&path).expect("save");
+    filter
+        .save(&spamsort::model_file::lock_for_update(&path).expect("lock"))
+        .expect("save");
     let size = std::fs::metadata(&path).expect("saved").len();
     let name = format!(
         "{name}/{}msgs/{}tokens/{}KiB",

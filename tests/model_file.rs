@@ -36,15 +36,19 @@ fn payload() -> Payload {
 fn round_trip_through_disk() {
     let t = TestDir::new();
     let path = t.path().join("model.bin");
-    model_file::save(&payload(), &path).unwrap();
+    model_file::save(&payload(), &model_file::lock_for_update(&path).unwrap()).unwrap();
     let back: Payload = model_file::load(&path).unwrap();
     assert_eq!(back, payload());
     assert_eq!(
         back.vocabulary.id("κόσμε"),
         payload().vocabulary.id("κόσμε")
     );
-    let leftovers: Vec<_> = std::fs::read_dir(t.path()).unwrap().collect();
-    assert_eq!(leftovers.len(), 1, "no temporary file left behind");
+    let mut left: Vec<_> = std::fs::read_dir(t.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["model.bin", "model.lock"], "no temporary file left");
     use std::os::unix::fs::PermissionsExt;
     let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o600, "the model describes private mail");
