@@ -302,23 +302,24 @@ pub fn decode_prefix<'a, T: Deserialize<'a>>(
         .map_err(|e| ModelFileError::invalid(path, format!("undecodable contents: {e}")))
 }
 
-/// Checks the header and directory of a whole file's bytes.
-fn parse_header(bytes: &[u8], path: &Path) -> Result<Vec<Entry>, ModelFileError> {
-    let n = parse_prefix(&bytes[..bytes.len().min(16)], path)?;
-    if bytes.len() < header_len(n) {
-        let (expected, got) = (header_len(n) as u64, bytes.len() as u64);
+/// Checks the header and directory of a file of `file_len` bytes that starts with `head`
+/// (its whole header, or the whole file if shorter).
+fn parse_header(head: &[u8], file_len: u64, path: &Path) -> Result<Vec<Entry>, ModelFileError> {
+    let n = parse_prefix(&head[..head.len().min(16)], path)?;
+    if head.len() < header_len(n) {
+        let (expected, got) = (header_len(n) as u64, head.len() as u64);
         return Err(ModelFileError::Truncated {
             path: path.to_path_buf(),
             expected,
             got,
         });
     }
-    parse_directory(&bytes[..header_len(n)], n, bytes.len() as u64, path)
+    parse_directory(&head[..header_len(n)], n, file_len, path)
 }
 
 /// Checks and decodes section 0 of in-memory file bytes. `path` is only used in errors.
 pub fn decode<T: DeserializeOwned>(bytes: &[u8], path: &Path) -> Result<T, ModelFileError> {
-    let e = parse_header(bytes, path)?[0];
+    let e = parse_header(bytes, bytes.len() as u64, path)?[0];
     decode_section(
         &bytes[e.offset as usize..(e.offset + e.len) as usize],
         e.crc,
@@ -382,16 +383,7 @@ impl ModelFileReader {
             .take(MAX_HEADER as u64)
             .read_to_end(&mut head)
             .map_err(io)?;
-        let n = parse_prefix(&head, path)?;
-        if head.len() < header_len(n) {
-            let (expected, got) = (header_len(n) as u64, head.len() as u64);
-            return Err(ModelFileError::Truncated {
-                path: path.to_path_buf(),
-                expected,
-                got,
-            });
-        }
-        let entries = parse_directory(&head[..header_len(n)], n, len, path)?;
+        let entries = parse_header(&head, len, path)?;
         Ok(ModelFileReader {
             file: std::sync::Mutex::new(file),
             path: path.to_path_buf(),
@@ -494,8 +486,10 @@ pub fn load<T: DeserializeOwned>(path: &Path) -> Result<T, ModelFileError> {
 
 /// Writes file bytes to the model file of `lock` atomically: readers see the old file or the
 /// complete new one. The file is created readable by its owner only (it describes the owner's
-/// mail). Temporary files that an interrupted save of the same model file left behind are
-/// removed first (see [`temp_files`]).
+/// mail). The temporary file is `.NAME.spamsort-tmp.XXXXXX` beside the model file `NAME`
+/// (`X`: six ASCII letters or digits); files so named, left by a save of the same model file
+/// that was killed, are removed first. Nothing else is: holding `lock` means no other save of
+/// this model file is in progress, and another model file's temporary files have its name.
 pub fn save_bytes(bytes: &[u8], lock: &UpdateLock) -> Result<(), ModelFileError> {
     let path = lock.model_path();
     let io = |source| ModelFileError::Io {

@@ -4,7 +4,7 @@
 
 use crate::util::{
     TestDir, copy_in_place, copy_of_trained_model, is_message_marked_or_unchanged, mkfifo,
-    sample_files, sigterm_and_wait, spamd_exchange, spamd_request, spamsort,
+    sample_files, serve, sigterm_and_wait, spamd_exchange, spamd_request, spamsort,
 };
 use spamsort::models::ModelKind;
 use spamsort::{Label, SpamFilter, model_file};
@@ -73,6 +73,17 @@ impl Rewriter {
     }
 }
 
+/// `spamsort filter --model MODEL` on `message`, within the timeout.
+fn filter(model: &Path, message: &[u8]) -> std::process::Output {
+    spamsort()
+        .args(["filter", "--model"])
+        .arg(model)
+        .write_stdin(message.to_vec())
+        .timeout(TIMEOUT)
+        .output()
+        .expect("filter finishes")
+}
+
 /// A sample message without X-Spam-* fields or an mbox `From ` line.
 fn plain_message() -> Vec<u8> {
     sample_files()
@@ -95,13 +106,7 @@ fn in_place_copies_under_running_filters_kill_none_and_lose_no_message() {
         for _ in 0..4 {
             s.spawn(|| {
                 for _ in 0..20 {
-                    let out = spamsort()
-                        .args(["filter", "--model"])
-                        .arg(&model)
-                        .write_stdin(message.clone())
-                        .timeout(TIMEOUT)
-                        .output()
-                        .expect("filter finishes");
+                    let out = filter(&model, &message);
                     // `None` is death by a signal (SIGBUS when a mapped file shrinks).
                     assert_eq!(out.status.code(), Some(0), "{out:?}");
                     assert!(
@@ -132,32 +137,10 @@ fn in_place_copies_during_serve_reloads_kill_nothing() {
     let (a, b) = two_models(&t);
     let model = t.path().join("model.spamsort");
     std::fs::write(&model, &a).unwrap();
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin!("spamsort"))
-        .args(["serve", "--listen", "127.0.0.1:0", "--model"])
-        .arg(&model)
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    let port = loop {
-        line.clear();
-        assert!(
-            stderr.read_line(&mut line).unwrap() > 0,
-            "serve exited early"
-        );
-        if let Some(addr) = line.trim().split("listening on ").nth(1) {
-            break addr.rsplit(':').next().unwrap().to_string();
-        }
-    };
-    let log = std::thread::spawn(move || {
-        let mut rest = String::new();
-        let _ = std::io::Read::read_to_string(&mut stderr, &mut rest);
-        rest
-    });
+    let mut served = serve(&model, &[]);
     let message = plain_message();
     let process = || {
-        let stream = std::net::TcpStream::connect(format!("127.0.0.1:{port}")).unwrap();
+        let stream = std::net::TcpStream::connect(format!("127.0.0.1:{}", served.port)).unwrap();
         let answer = spamd_exchange(stream, &spamd_request("PROCESS", "", &message));
         assert!(
             answer.starts_with(b"SPAMD/1.5 0 EX_OK\r\n"),
@@ -170,7 +153,7 @@ fn in_place_copies_during_serve_reloads_kill_nothing() {
     // An answer means the server runs, so its SIGHUP handler is in place.
     process();
     let rewriter = Rewriter::start(&model, a, b);
-    let pid = child.id().to_string();
+    let pid = served.child.id().to_string();
     for _ in 0..40 {
         for _ in 0..5 {
             let hup = Command::new("kill").args(["-HUP", &pid]).status().unwrap();
@@ -178,7 +161,10 @@ fn in_place_copies_during_serve_reloads_kill_nothing() {
             std::thread::sleep(Duration::from_millis(2));
         }
         // A SIGBUS in a reload kills the whole server.
-        assert!(child.try_wait().unwrap().is_none(), "the server died");
+        assert!(
+            served.child.try_wait().unwrap().is_none(),
+            "the server died"
+        );
         process();
     }
     let copies = rewriter.stop();
@@ -186,8 +172,8 @@ fn in_place_copies_during_serve_reloads_kill_nothing() {
         copies > 0,
         "the model was rewritten while the server reloaded"
     );
-    sigterm_and_wait(&mut child);
-    let log = log.join().unwrap();
+    sigterm_and_wait(&mut served.child);
+    let log = served.log.lock().unwrap().clone();
     assert!(log.contains("reload"), "{log}");
 }
 
@@ -197,13 +183,7 @@ fn fifo_model_path_passes_the_message_through_promptly() {
     let fifo = t.path().join("model.spamsort");
     mkfifo(&fifo);
     let message = plain_message();
-    let out = spamsort()
-        .args(["filter", "--model"])
-        .arg(&fifo)
-        .write_stdin(message.clone())
-        .timeout(TIMEOUT)
-        .output()
-        .expect("filter finishes");
+    let out = filter(&fifo, &message);
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(out.stdout, message, "passed through unchanged");
     let stderr = String::from_utf8_lossy(&out.stderr);

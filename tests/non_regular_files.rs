@@ -4,7 +4,9 @@
 //! fails the test instead of stalling CI.
 
 use crate::util::{TestDir, mkfifo, sample, sample_files, spamsort, trained_model};
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
+use std::process::Output;
 use std::time::Duration;
 
 const TIMEOUT: Duration = Duration::from_secs(120);
@@ -43,7 +45,7 @@ fn maildir_with_fifos(t: &TestDir) -> PathBuf {
 }
 
 /// Runs `spamsort ARGS` with the timeout; fails if it did not finish.
-fn run(args: &[&std::ffi::OsStr]) -> std::process::Output {
+fn run<S: AsRef<OsStr>>(args: impl IntoIterator<Item = S>) -> Output {
     spamsort()
         .args(args)
         .timeout(TIMEOUT)
@@ -51,12 +53,48 @@ fn run(args: &[&std::ffi::OsStr]) -> std::process::Output {
         .expect("the command finishes")
 }
 
-fn os(s: &str) -> &std::ffi::OsStr {
-    s.as_ref()
+/// What `classify`, `learn --spam`, `train --spam` and `eval --online` make of `mail` (as
+/// spam; `eval` reads it as `online` says).
+struct Readers {
+    classify: Output,
+    learn: Output,
+    train: Output,
+    eval: Output,
+}
+
+fn run_every_reader(t: &TestDir, mail: &Path, online: &[&OsStr]) -> Readers {
+    let model = t.path().join("model.spamsort");
+    std::fs::copy(trained_model(), &model).unwrap();
+    let (model, mail, ham) = (model.as_os_str(), mail.as_os_str(), sample("ham"));
+    let trained = t.path().join("trained.spamsort");
+    let spam_and_ham = [
+        OsStr::new("--spam"),
+        mail,
+        OsStr::new("--ham"),
+        ham.as_os_str(),
+    ];
+    Readers {
+        classify: run([OsStr::new("classify"), OsStr::new("--model"), model, mail]),
+        learn: run(["learn", "--spam", "--model"]
+            .map(OsStr::new)
+            .into_iter()
+            .chain([model, mail])),
+        train: run([
+            OsStr::new("train"),
+            OsStr::new("--model"),
+            trained.as_os_str(),
+        ]
+        .into_iter()
+        .chain(spam_and_ham)),
+        eval: run(["eval", "--format", "json", "--online"]
+            .map(OsStr::new)
+            .into_iter()
+            .chain(online.iter().copied())),
+    }
 }
 
 /// The FIFO was reported as refused (not merely skipped silently) and nothing hung.
-fn assert_refused_fifo(out: &std::process::Output) {
+fn assert_refused_fifo(out: &Output) {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("fifo") && stderr.contains("FIFO"),
@@ -64,60 +102,32 @@ fn assert_refused_fifo(out: &std::process::Output) {
     );
 }
 
+fn stderr(out: &Output) -> std::borrow::Cow<'_, str> {
+    String::from_utf8_lossy(&out.stderr)
+}
+
 #[test]
 fn fifo_in_a_trec_index_is_refused_by_learn_classify_train_and_eval_online() {
     let t = TestDir::new();
     let index = index_with_a_fifo(&t);
-    let model = t.path().join("model.spamsort");
-    std::fs::copy(trained_model(), &model).unwrap();
-
-    let out = run(&[
-        os("classify"),
-        os("--model"),
-        model.as_os_str(),
-        index.as_os_str(),
-    ]);
-    assert_refused_fifo(&out);
+    let r = run_every_reader(&t, &index, &[index.as_os_str()]);
+    for out in [&r.classify, &r.learn, &r.train, &r.eval] {
+        assert_refused_fifo(out);
+    }
     assert_eq!(
-        out.status.code(),
+        r.classify.status.code(),
         Some(3),
         "an unreadable message is an error"
     );
-
-    let out = run(&[
-        os("learn"),
-        os("--spam"),
-        os("--model"),
-        model.as_os_str(),
-        index.as_os_str(),
-    ]);
-    assert_refused_fifo(&out);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("learned 8 message(s)"));
-
-    let trained = t.path().join("trained.spamsort");
-    let out = run(&[
-        os("train"),
-        os("--spam"),
-        index.as_os_str(),
-        os("--ham"),
-        sample("ham").as_os_str(),
-        os("--model"),
-        trained.as_os_str(),
-    ]);
-    assert_refused_fifo(&out);
-    assert!(out.status.success(), "{out:?}");
-    assert!(String::from_utf8_lossy(&out.stderr).contains("(1 skipped)"));
-
-    let out = run(&[
-        os("eval"),
-        os("--format"),
-        os("json"),
-        os("--online"),
-        index.as_os_str(),
-    ]);
-    assert_refused_fifo(&out);
-    assert!(out.status.success(), "{out:?}");
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        stderr(&r.learn).contains("learned 8 message(s)"),
+        "{:?}",
+        r.learn
+    );
+    assert!(r.train.status.success(), "{:?}", r.train);
+    assert!(stderr(&r.train).contains("(1 skipped)"), "{:?}", r.train);
+    assert!(r.eval.status.success(), "{:?}", r.eval);
+    let report: serde_json::Value = serde_json::from_slice(&r.eval.stdout).unwrap();
     assert_eq!(
         (report["spam"].as_u64(), report["ham"].as_u64()),
         (Some(4), Some(4))
@@ -128,54 +138,32 @@ fn fifo_in_a_trec_index_is_refused_by_learn_classify_train_and_eval_online() {
 fn fifos_in_a_maildir_never_block_learn_classify_train_or_eval_online() {
     let t = TestDir::new();
     let md = maildir_with_fifos(&t);
-    let model = t.path().join("model.spamsort");
-    std::fs::copy(trained_model(), &model).unwrap();
-    // A maildir's messages are its regular files: the FIFOs are passed over when listing.
-    let out = run(&[
-        os("classify"),
-        os("--model"),
-        model.as_os_str(),
-        md.as_os_str(),
-    ]);
-    assert!(out.status.code().is_some(), "{out:?}");
-    assert_eq!(
-        String::from_utf8_lossy(&out.stdout).lines().count(),
-        4,
-        "{out:?}"
-    );
-    let out = run(&[
-        os("learn"),
-        os("--spam"),
-        os("--model"),
-        model.as_os_str(),
-        md.as_os_str(),
-    ]);
-    assert!(out.status.success(), "{out:?}");
-    assert!(String::from_utf8_lossy(&out.stderr).contains("learned 4 message(s)"));
     let ham = sample("ham");
-    let trained = t.path().join("trained.spamsort");
-    let out = run(&[
-        os("train"),
-        os("--spam"),
+    let online = [
+        "--spam".as_ref(),
         md.as_os_str(),
-        os("--ham"),
+        "--ham".as_ref(),
         ham.as_os_str(),
-        os("--model"),
-        trained.as_os_str(),
-    ]);
-    assert!(out.status.success(), "{out:?}");
-    assert!(String::from_utf8_lossy(&out.stderr).contains("trained on 4 spam"));
-    let out = run(&[
-        os("eval"),
-        os("--online"),
-        os("--format"),
-        os("json"),
-        os("--spam"),
-        md.as_os_str(),
-        os("--ham"),
-        ham.as_os_str(),
-    ]);
-    assert!(out.status.success(), "{out:?}");
+    ];
+    let r = run_every_reader(&t, &md, &online);
+    // A maildir's messages are its regular files: the FIFOs are passed over when listing.
+    assert_eq!(
+        String::from_utf8_lossy(&r.classify.stdout).lines().count(),
+        4,
+        "{:?}",
+        r.classify
+    );
+    assert!(
+        stderr(&r.learn).contains("learned 4 message(s)"),
+        "{:?}",
+        r.learn
+    );
+    assert!(
+        stderr(&r.train).contains("trained on 4 spam"),
+        "{:?}",
+        r.train
+    );
+    assert!(r.eval.status.success(), "{:?}", r.eval);
 }
 
 #[test]
@@ -183,16 +171,12 @@ fn fifo_given_as_a_mailbox_is_refused_without_blocking() {
     let t = TestDir::new();
     let fifo = t.path().join("mbox");
     mkfifo(&fifo);
-    let model: &Path = trained_model();
-    let out = run(&[
-        os("classify"),
-        os("--model"),
-        model.as_os_str(),
+    let out = run([
+        OsStr::new("classify"),
+        OsStr::new("--model"),
+        trained_model().as_os_str(),
         fifo.as_os_str(),
     ]);
     assert_eq!(out.status.code(), Some(3), "{out:?}");
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("mbox"),
-        "{out:?}"
-    );
+    assert!(stderr(&out).contains("mbox"), "{out:?}");
 }

@@ -193,3 +193,53 @@ pub fn spamd_exchange(mut stream: std::net::TcpStream, request: &[u8]) -> Vec<u8
     let _ = stream.read_to_end(&mut answer);
     answer
 }
+
+/// `spamsort serve` on an ephemeral port of 127.0.0.1, killed on drop.
+pub struct Served {
+    pub child: std::process::Child,
+    pub port: String,
+    /// Its log after the `listening on` line, collected as it comes.
+    pub log: std::sync::Arc<std::sync::Mutex<String>>,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `spamsort serve --model MODEL EXTRA...` and waits until it listens.
+pub fn serve(model: &Path, extra: &[&str]) -> Served {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin!("spamsort"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--model"])
+        .arg(model)
+        .args(extra)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    let port = loop {
+        line.clear();
+        assert!(
+            stderr.read_line(&mut line).unwrap() > 0,
+            "serve exited early"
+        );
+        if let Some(addr) = line.trim().split("listening on ").nth(1) {
+            break addr.rsplit(':').next().unwrap().to_string();
+        }
+    };
+    // Keep draining the log so the server never blocks on a full pipe.
+    let log = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let collected = log.clone();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        while stderr.read_line(&mut line).is_ok_and(|n| n > 0) {
+            collected.lock().unwrap().push_str(&line);
+            line.clear();
+        }
+    });
+    Served { child, port, log }
+}
