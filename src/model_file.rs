@@ -630,6 +630,29 @@ mod tests {
     }
 
     #[test]
+    fn a_file_rewritten_or_truncated_after_open_gives_an_error_not_its_new_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m");
+        let file = |a: u64, b: u64| encode_sections(&[encode_section(&a), encode_section(&b)]);
+        std::fs::write(&path, file(1, 2)).unwrap();
+        let r = ModelFileReader::open(&path).unwrap();
+        assert_eq!(r.read::<u64>(0).unwrap(), 1);
+        // Rewritten in place (same layout, other contents) after the directory was read.
+        std::fs::write(&path, file(3, 4)).unwrap();
+        let err = r.read::<u64>(1).unwrap_err();
+        assert!(err.to_string().contains("checksum mismatch"), "{err}");
+        assert_eq!(r.read::<u64>(0).unwrap(), 1, "a section read stays as read");
+        // Truncated (as `cp` does first) after the directory was read.
+        std::fs::write(&path, file(1, 2)).unwrap();
+        let r = ModelFileReader::open(&path).unwrap();
+        std::fs::write(&path, b"").unwrap();
+        assert!(matches!(
+            r.section(1),
+            Err(ModelFileError::Truncated { .. })
+        ));
+    }
+
+    #[test]
     fn reader_reads_sections_independently() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("m");

@@ -133,3 +133,35 @@ proptest! {
         prop_assert!(model_file::decode::<Payload>(&bytes, "r".as_ref()).is_err());
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+    /// Any flipped byte or cut of a real model file is caught by the full load; the pipe
+    /// filter's scorer either refuses it too or (the damage lying in a section it does not
+    /// read) answers as from the intact file.
+    #[test]
+    fn flipped_or_truncated_real_model_is_refused(at in any::<prop::sample::Index>(), flip in 1u8.., cut in any::<bool>()) {
+        let good = std::fs::read(crate::util::trained_model()).unwrap();
+        let at = at.index(good.len());
+        let mut bad = good.clone();
+        if cut {
+            bad.truncate(at);
+        } else {
+            bad[at] ^= flip;
+        }
+        let t = TestDir::new();
+        let path = t.write("model.spamsort", &bad);
+        prop_assert!(spamsort::SpamFilter::load(&path).is_err());
+        let message = b"Subject: cheap meds now\n\nmeeting notes\n";
+        let expected = spamsort::scorer::ScorerFile::open(crate::util::trained_model(), None)
+            .unwrap()
+            .scorer()
+            .unwrap()
+            .classify(message);
+        if let Ok(file) = spamsort::scorer::ScorerFile::open(&path, None) {
+            if let Ok(scorer) = file.scorer() {
+                prop_assert_eq!(scorer.classify(message), expected);
+            }
+        }
+    }
+}
