@@ -158,10 +158,10 @@ proptest! {
             .scorer()
             .unwrap()
             .classify(message);
-        if let Ok(file) = spamsort::scorer::ScorerFile::open(&path, None) {
-            if let Ok(scorer) = file.scorer() {
-                prop_assert_eq!(scorer.classify(message), expected);
-            }
+        if let Ok(file) = spamsort::scorer::ScorerFile::open(&path, None)
+            && let Ok(scorer) = file.scorer()
+        {
+            prop_assert_eq!(scorer.classify(message), expected);
         }
     }
 }
