@@ -41,7 +41,9 @@ fn main() {
     let filter = SpamFilter::train(&corpus, &TrainParams::default()).expect("train");
     let work = tempfile::tempdir().expect("temp dir");
     let model = work.path().join("model.spamsort");
-    filter.save(&model).expect("save");
+    filter
+        .save(&spamsort::model_file::lock_for_update(&model).expect("lock"))
+        .expect("save");
     let binary = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/release/spamsort");
     assert!(
         binary.exists(),

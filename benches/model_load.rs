@@ -1,8 +1,8 @@
 //! Model file load time: the one-process-per-message filter pays it for every message. Trains
 //! on the SpamAssassin corpus when fetched (`corpus/fetch-spamassassin.sh`), else on the sample,
 //! saves the model to a temporary file and measures a full `SpamFilter::load` (every section
-//! decoded) and `ScorerFile::open` plus `scorer()` (the file mapped, the head and the active
-//! model's checksums verified, their arrays borrowed), which is what `spamsort filter` does.
+//! decoded) and `ScorerFile::open` plus `scorer()` (the head and the active model's sections
+//! read and their checksums verified, their arrays borrowed), which is what `spamsort filter` does.
 //!
 //! Run: `cargo bench --bench model_load`
 
@@ -17,7 +17,9 @@ fn model_load(c: &mut Criterion) {
     let filter = SpamFilter::train(&corpus, &TrainParams::default()).expect("train");
     let tmp = tempfile::tempdir().expect("temp dir");
     let path = tmp.path().join("model.spamsort");
-    filter.save(&path).expect("save");
+    filter
+        .save(&spamsort::model_file::lock_for_update(&path).expect("lock"))
+        .expect("save");
     let size = std::fs::metadata(&path).expect("saved").len();
     let name = format!(
         "{name}/{}msgs/{}tokens/{}KiB",

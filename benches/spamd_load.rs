@@ -75,7 +75,9 @@ fn main() {
     let filter = SpamFilter::train(&corpus, &TrainParams::default()).expect("train");
     let dir = tempfile::tempdir().expect("temp dir");
     let model = dir.path().join("model.spamsort");
-    filter.save(&model).expect("save");
+    filter
+        .save(&spamsort::model_file::lock_for_update(&model).expect("lock"))
+        .expect("save");
     drop(filter);
     let messages: Arc<Vec<Vec<u8>>> =
         Arc::new(corpus.messages.into_iter().map(|(m, _)| m.bytes).collect());

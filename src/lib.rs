@@ -12,7 +12,7 @@
 //! ```
 //!
 //! [`SpamFilter`] ties the stages together and is what the model file ([`model_file`]) holds;
-//! [`scorer`] scores with one model straight from a mapped file (the pipe filter's fast path),
+//! [`scorer`] scores with one model straight from the file's bytes (the pipe filter's fast path),
 //! [`shared_filter`] serves the long-running front ends: the maildir [`daemon`] and the
 //! [`spamd`] protocol server. [`eval`] compares the models, cross-validated and online.
 //!

@@ -15,10 +15,11 @@
 //!
 //! A reader checks magic, version, the directory's checksum and that every section lies inside
 //! the file, then reads and checks (CRC) only the sections it asks for, and decodes them with a
-//! size limit. So a truncated, corrupted, foreign or other-version file gives a [`ModelFileError`]
-//! naming the file, never a panic or a huge allocation. Saving is atomic: a temporary file in
-//! the same directory, fsync, rename, fsync of the directory; a crash leaves the old file or
-//! the new one, never a mix.
+//! size limit. So a truncated, corrupted, foreign or other-version file, or one rewritten while
+//! it is read, gives a [`ModelFileError`] naming the file, never a panic or a huge allocation.
+//! Saving is atomic and happens under the model's [`UpdateLock`]: a temporary file in the same
+//! directory, fsync, rename, fsync of the directory; a crash leaves the old file or the new
+//! one, never a mix, and the next save removes the temporary file a crash left.
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -110,6 +111,32 @@ impl ModelFileError {
 
 fn bincode_config() -> impl bincode::config::Config {
     bincode::config::standard().with_limit::<MAX_SECTION>()
+}
+
+/// Decodes a `T` from the start of section bytes. bincode allocates what a length field
+/// claims (a byte string, a string) before it reads the bytes, up to its configured limit,
+/// so the limit scales with the section: at least 16 times its length (the most a valid
+/// section claims is 8 times: a one-byte varint read as a `u64`), at most [`MAX_SECTION`].
+/// A field claiming 2^60 elements in a 1 KiB section is refused before anything is
+/// allocated, instead of reserving gigabytes.
+fn decode_slice<'a, T: Deserialize<'a>>(
+    bytes: &'a [u8],
+) -> Result<(T, usize), bincode::error::DecodeError> {
+    fn with<'a, T: Deserialize<'a>, const LIMIT: usize>(
+        bytes: &'a [u8],
+    ) -> Result<(T, usize), bincode::error::DecodeError> {
+        bincode::serde::borrow_decode_from_slice(
+            bytes,
+            bincode::config::standard().with_limit::<LIMIT>(),
+        )
+    }
+    match bytes.len() {
+        0..=0xfff => with::<T, { 1 << 16 }>(bytes),
+        0x1000..=0xffff => with::<T, { 1 << 20 }>(bytes),
+        0x1_0000..=0xf_ffff => with::<T, { 1 << 24 }>(bytes),
+        0x10_0000..=0xff_ffff => with::<T, { 1 << 28 }>(bytes),
+        _ => with::<T, MAX_SECTION>(bytes),
+    }
 }
 
 /// Encodes one value as section bytes.
@@ -252,7 +279,7 @@ fn decode_section<T: DeserializeOwned>(
 
 /// Decodes a checked section that must hold exactly one `T`.
 fn decode_exact<T: DeserializeOwned>(bytes: &[u8], path: &Path) -> Result<T, ModelFileError> {
-    let (value, used) = bincode::serde::decode_from_slice(bytes, bincode_config())
+    let (value, used) = decode_slice(bytes)
         .map_err(|e| ModelFileError::invalid(path, format!("undecodable contents: {e}")))?;
     if used != bytes.len() {
         return Err(ModelFileError::invalid(
@@ -270,28 +297,29 @@ pub fn decode_prefix<'a, T: Deserialize<'a>>(
     bytes: &'a [u8],
     path: &Path,
 ) -> Result<T, ModelFileError> {
-    bincode::serde::borrow_decode_from_slice(bytes, bincode_config())
+    decode_slice(bytes)
         .map(|(value, _)| value)
         .map_err(|e| ModelFileError::invalid(path, format!("undecodable contents: {e}")))
 }
 
-/// Checks the header and directory of a whole file's bytes.
-fn parse_header(bytes: &[u8], path: &Path) -> Result<Vec<Entry>, ModelFileError> {
-    let n = parse_prefix(&bytes[..bytes.len().min(16)], path)?;
-    if bytes.len() < header_len(n) {
-        let (expected, got) = (header_len(n) as u64, bytes.len() as u64);
+/// Checks the header and directory of a file of `file_len` bytes that starts with `head`
+/// (its whole header, or the whole file if shorter).
+fn parse_header(head: &[u8], file_len: u64, path: &Path) -> Result<Vec<Entry>, ModelFileError> {
+    let n = parse_prefix(&head[..head.len().min(16)], path)?;
+    if head.len() < header_len(n) {
+        let (expected, got) = (header_len(n) as u64, head.len() as u64);
         return Err(ModelFileError::Truncated {
             path: path.to_path_buf(),
             expected,
             got,
         });
     }
-    parse_directory(&bytes[..header_len(n)], n, bytes.len() as u64, path)
+    parse_directory(&head[..header_len(n)], n, file_len, path)
 }
 
 /// Checks and decodes section 0 of in-memory file bytes. `path` is only used in errors.
 pub fn decode<T: DeserializeOwned>(bytes: &[u8], path: &Path) -> Result<T, ModelFileError> {
-    let e = parse_header(bytes, path)?[0];
+    let e = parse_header(bytes, bytes.len() as u64, path)?[0];
     decode_section(
         &bytes[e.offset as usize..(e.offset + e.len) as usize],
         e.crc,
@@ -299,69 +327,67 @@ pub fn decode<T: DeserializeOwned>(bytes: &[u8], path: &Path) -> Result<T, Model
     )
 }
 
-/// A model file's bytes: mapped when the platform allows, else read.
-enum FileBytes {
-    Mapped(memmap2::Mmap),
-    Read(Vec<u8>),
-}
+/// Most bytes of a file's start read to find its header: the header of [`MAX_SECTIONS`].
+const MAX_HEADER: usize = header_len(MAX_SECTIONS);
 
-impl std::ops::Deref for FileBytes {
-    type Target = [u8];
-    fn deref(&self) -> &[u8] {
-        match self {
-            FileBytes::Mapped(m) => m,
-            FileBytes::Read(v) => v,
-        }
-    }
-}
-
-/// Maps the file read-only. Mapping instead of reading is what makes the one-process-per-
-/// message filter cheap: the kernel's cached pages are used as they are, with no copy into
-/// freshly zeroed memory, and only the sections a caller reads are touched.
-#[allow(unsafe_code)]
-fn map(file: &std::fs::File) -> std::io::Result<memmap2::Mmap> {
-    // SAFETY: a mapping is undefined behaviour if the file changes while mapped. spamsort never
-    // writes a model file in place: `save_bytes` writes a new file and renames it over the old
-    // one, so a mapped file keeps its contents until it is unmapped. Only a third party
-    // rewriting the file in place could break this (the risk every mmap-based store, such as
-    // bogofilter's LMDB, accepts); checksums still guard what is read.
-    unsafe { memmap2::Mmap::map(file) }
-}
-
-/// An open model file whose header and directory have been checked; each section's checksum
-/// is checked when the section is first asked for.
+/// An open model file whose header and directory have been checked; each section is read
+/// (into memory owned by the reader) and its checksum checked when it is first asked for.
+///
+/// The file is read, never memory-mapped: a mapped file that another program truncates or
+/// rewrites in place (`cp new.spamsort model.spamsort`) kills the mapping process with
+/// SIGBUS, and no check can prevent that. Reading costs one copy of the sections asked for.
+/// A file that changes while it is read gives a checksum (or truncation) error, since every
+/// section read must match the checksum the directory read at open time promised.
 pub struct ModelFileReader {
-    bytes: FileBytes,
+    /// Guards the file position: sections are read by seeking (see [`read_at`]).
+    file: std::sync::Mutex<std::fs::File>,
     path: PathBuf,
     entries: Vec<Entry>,
-    /// Per section: checksum already found correct.
-    checked: Vec<std::sync::OnceLock<()>>,
+    /// Per section: its bytes, once read and found correct.
+    sections: Vec<std::sync::OnceLock<Vec<u8>>>,
+}
+
+/// Reads exactly `len` bytes at `offset`, or reports the file as truncated. Seek and read
+/// instead of `pread` so the bytes land in fresh capacity without zeroing it first.
+fn read_at(
+    file: &mut std::fs::File,
+    offset: u64,
+    len: u64,
+    path: &Path,
+) -> Result<Vec<u8>, ModelFileError> {
+    use std::io::Seek;
+    let io = |e| ModelFileError::io(path, e);
+    file.seek(std::io::SeekFrom::Start(offset)).map_err(io)?;
+    // Never more than the file held when opened (the directory check bounds `len` by it).
+    let mut bytes = Vec::with_capacity(len as usize);
+    file.take(len).read_to_end(&mut bytes).map_err(io)?;
+    if (bytes.len() as u64) < len {
+        return Err(ModelFileError::Truncated {
+            path: path.to_path_buf(),
+            expected: offset + len,
+            got: offset + bytes.len() as u64,
+        });
+    }
+    Ok(bytes)
 }
 
 impl ModelFileReader {
-    /// Opens (maps) a model file and checks its header and directory.
+    /// Opens a model file (a regular file: a FIFO or device is refused at once, never waited
+    /// on) and reads and checks its header and directory.
     pub fn open(path: &Path) -> Result<Self, ModelFileError> {
         let io = |e| ModelFileError::io(path, e);
-        let mut file = std::fs::File::open(path).map_err(io)?;
+        let mut file = crate::corpus::open_regular(path).map_err(io)?;
         let len = file.metadata().map_err(io)?.len();
-        let bytes = match len {
-            // Mapping an empty file fails; a short one is refused by the header check anyway.
-            0..16 => None,
-            _ => map(&file).ok().map(FileBytes::Mapped),
-        };
-        let bytes = match bytes {
-            Some(b) => b,
-            None => {
-                let mut v = Vec::new();
-                file.read_to_end(&mut v).map_err(io)?;
-                FileBytes::Read(v)
-            }
-        };
-        let entries = parse_header(&bytes, path)?;
+        let mut head = Vec::with_capacity(MAX_HEADER);
+        (&mut file)
+            .take(MAX_HEADER as u64)
+            .read_to_end(&mut head)
+            .map_err(io)?;
+        let entries = parse_header(&head, len, path)?;
         Ok(ModelFileReader {
-            bytes,
+            file: std::sync::Mutex::new(file),
             path: path.to_path_buf(),
-            checked: entries.iter().map(|_| std::sync::OnceLock::new()).collect(),
+            sections: entries.iter().map(|_| std::sync::OnceLock::new()).collect(),
             entries,
         })
     }
@@ -371,19 +397,22 @@ impl ModelFileReader {
         self.entries.len()
     }
 
-    /// Section `i`, its checksum checked (once; later calls only slice).
+    /// Section `i`, read and its checksum checked (once; later calls return the same bytes).
     pub fn section(&self, i: usize) -> Result<&[u8], ModelFileError> {
         let e = *self
             .entries
             .get(i)
             .ok_or_else(|| ModelFileError::invalid(&self.path, format!("missing section {i}")))?;
-        // The directory check keeps every section inside the file.
-        let bytes = &self.bytes[e.offset as usize..(e.offset + e.len) as usize];
-        if self.checked[i].get().is_none() {
-            check_crc(bytes, e.crc, &self.path)?;
-            let _ = self.checked[i].set(());
+        if let Some(bytes) = self.sections[i].get() {
+            return Ok(bytes);
         }
-        Ok(bytes)
+        let bytes = {
+            // A thread that panicked holding the file left only its position behind.
+            let mut file = self.file.lock().unwrap_or_else(|p| p.into_inner());
+            read_at(&mut file, e.offset, e.len, &self.path)?
+        };
+        check_crc(&bytes, e.crc, &self.path)?;
+        Ok(self.sections[i].get_or_init(|| bytes))
     }
 
     /// Reads, checks and decodes section `i`.
@@ -398,25 +427,56 @@ impl ModelFileReader {
 }
 
 /// Exclusive right to update a model file, held until dropped: an advisory lock on a lock file
-/// beside it (`NAME.lock`). Every writer that loads, changes and saves a model (`learn`, the
-/// spamd server's TELL, the daemon's learning from moves) holds it across the three steps, so
-/// concurrent writers never lose each other's updates. Readers need no lock: saves are atomic.
+/// beside it (`NAME.lock`). Every writer (`train`, `learn`, the spamd server's TELL, the
+/// daemon's learning from moves) holds it to save, and a writer that loads, changes and saves
+/// holds it across the three steps, so concurrent writers never lose each other's updates.
+/// Saving needs it ([`save_bytes`]). Readers need no lock: saves are atomic.
 #[derive(Debug)]
 pub struct UpdateLock {
     _file: std::fs::File,
+    model: PathBuf,
+}
+
+impl UpdateLock {
+    /// The model file this lock is for.
+    pub fn model_path(&self) -> &Path {
+        &self.model
+    }
 }
 
 /// Waits for and takes the [`UpdateLock`] of the model file at `path`.
 pub fn lock_for_update(path: &Path) -> Result<UpdateLock, ModelFileError> {
+    lock_for_update_with(path, || {})
+}
+
+/// [`lock_for_update`], calling `waiting` once before it waits if another writer holds the
+/// lock (to tell the user why nothing happens).
+pub fn lock_for_update_with(
+    path: &Path,
+    waiting: impl FnOnce(),
+) -> Result<UpdateLock, ModelFileError> {
     let lock_path = path.with_extension("lock");
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&lock_path)
-        .map_err(|e| ModelFileError::io(&lock_path, e))?;
-    file.lock().map_err(|e| ModelFileError::io(&lock_path, e))?;
-    Ok(UpdateLock { _file: file })
+    let io = |e| ModelFileError::io(&lock_path, e);
+    let file = crate::corpus::regular_file::open_regular_with(
+        std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true),
+        &lock_path,
+    )
+    .map_err(io)?;
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => {
+            waiting();
+            file.lock().map_err(io)?;
+        }
+        Err(std::fs::TryLockError::Error(e)) => return Err(io(e)),
+    }
+    Ok(UpdateLock {
+        _file: file,
+        model: path.to_path_buf(),
+    })
 }
 
 /// Reads and decodes section 0 of a model file.
@@ -424,9 +484,14 @@ pub fn load<T: DeserializeOwned>(path: &Path) -> Result<T, ModelFileError> {
     ModelFileReader::open(path)?.read(0)
 }
 
-/// Writes file bytes to `path` atomically: readers see the old file or the complete new one.
-/// The file is created readable by its owner only (it describes the owner's mail).
-pub fn save_bytes(bytes: &[u8], path: &Path) -> Result<(), ModelFileError> {
+/// Writes file bytes to the model file of `lock` atomically: readers see the old file or the
+/// complete new one. The file is created readable by its owner only (it describes the owner's
+/// mail). The temporary file is `.NAME.spamsort-tmp.XXXXXX` beside the model file `NAME`
+/// (`X`: six ASCII letters or digits); files so named, left by a save of the same model file
+/// that was killed, are removed first. Nothing else is: holding `lock` means no other save of
+/// this model file is in progress, and another model file's temporary files have its name.
+pub fn save_bytes(bytes: &[u8], lock: &UpdateLock) -> Result<(), ModelFileError> {
+    let path = lock.model_path();
     let io = |source| ModelFileError::Io {
         path: path.to_path_buf(),
         source,
@@ -435,11 +500,16 @@ pub fn save_bytes(bytes: &[u8], path: &Path) -> Result<(), ModelFileError> {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
+    let name = path
+        .file_name()
+        .ok_or_else(|| ModelFileError::invalid(path, "the model path names no file"))?;
+    // Every save of this model file holds `lock`, so a temporary file of this model file that
+    // exists now belongs to a save that was killed (a SIGKILL leaves it; an error does not).
+    for stale in temp_files(dir, name) {
+        let _ = std::fs::remove_file(stale);
+    }
     // NamedTempFile removes the temporary file if anything below fails.
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".spamsort-model-")
-        .tempfile_in(dir)
-        .map_err(io)?;
+    let mut tmp = temp_file(dir, name).map_err(io)?;
     tmp.write_all(bytes).map_err(io)?;
     tmp.as_file().sync_all().map_err(io)?;
     tmp.persist(path).map_err(|e| io(e.error))?;
@@ -449,9 +519,53 @@ pub fn save_bytes(bytes: &[u8], path: &Path) -> Result<(), ModelFileError> {
     Ok(())
 }
 
+/// Random characters ending a temporary file name.
+const TEMP_RANDOM_CHARS: usize = 6;
+
+/// How the temporary files of a save of the model file `name` start: `.NAME.spamsort-tmp.`
+/// (then [`TEMP_RANDOM_CHARS`] letters and digits).
+fn temp_prefix(name: &std::ffi::OsStr) -> std::ffi::OsString {
+    let mut prefix = std::ffi::OsString::from(".");
+    prefix.push(name);
+    prefix.push(".spamsort-tmp.");
+    prefix
+}
+
+/// A new temporary file in `dir` for a save of the model file `name`.
+fn temp_file(dir: &Path, name: &std::ffi::OsStr) -> std::io::Result<tempfile::NamedTempFile> {
+    tempfile::Builder::new()
+        .prefix(&temp_prefix(name))
+        .rand_bytes(TEMP_RANDOM_CHARS)
+        .tempfile_in(dir)
+}
+
+/// The temporary files in `dir` of saves of the model file `name`: regular files (symbolic
+/// links not followed) named exactly by its [`temp_prefix`] and [`TEMP_RANDOM_CHARS`] ASCII
+/// letters and digits, so no other file (another model's, another program's) ever matches.
+fn temp_files(dir: &Path, name: &std::ffi::OsStr) -> Vec<PathBuf> {
+    let prefix = temp_prefix(name);
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|entry| entry.ok())
+        .filter(|entry| {
+            let file_name = entry.file_name();
+            let ours = file_name
+                .as_encoded_bytes()
+                .strip_prefix(prefix.as_encoded_bytes())
+                .is_some_and(|rest| {
+                    rest.len() == TEMP_RANDOM_CHARS && rest.iter().all(u8::is_ascii_alphanumeric)
+                });
+            ours && entry.file_type().is_ok_and(|t| t.is_file())
+        })
+        .map(|entry| entry.path())
+        .collect()
+}
+
 /// Saves `value` as a one-section file, atomically (see [`save_bytes`]).
-pub fn save<T: Serialize>(value: &T, path: &Path) -> Result<(), ModelFileError> {
-    save_bytes(&encode(value), path)
+pub fn save<T: Serialize>(value: &T, lock: &UpdateLock) -> Result<(), ModelFileError> {
+    save_bytes(&encode(value), lock)
 }
 
 #[cfg(test)]
@@ -485,12 +599,66 @@ mod tests {
     }
 
     #[test]
+    fn length_claims_beyond_the_section_are_refused_before_allocating() {
+        // A byte string claiming 1 GiB in a 5-byte section: bincode would reserve the whole
+        // claim before finding the bytes missing, had the limit not been scaled down.
+        let mut section = vec![0xfc];
+        section.extend_from_slice(&(1u32 << 30).to_le_bytes());
+        let err = decode_slice::<serde_bytes::ByteBuf>(&section).unwrap_err();
+        assert!(
+            matches!(err, bincode::error::DecodeError::LimitExceeded),
+            "{err:?}"
+        );
+        // A valid section decodes under its scaled limit, varints and all.
+        let counts: Vec<u64> = (0..5000).map(|i| i % 7).collect();
+        let section = encode_section(&counts);
+        assert!(section.len() < 4 * 5000, "one-byte varints");
+        assert_eq!(decode_slice::<Vec<u64>>(&section).unwrap().0, counts);
+    }
+
+    #[test]
+    fn temp_files_are_found_by_their_exact_name_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let name = std::ffi::OsStr::new("model.spamsort");
+        let ours = temp_file(dir.path(), name).unwrap();
+        let other = temp_file(dir.path(), std::ffi::OsStr::new("model")).unwrap();
+        assert_eq!(temp_files(dir.path(), name), [ours.path().to_path_buf()]);
+        assert_eq!(
+            temp_files(dir.path(), std::ffi::OsStr::new("model")),
+            [other.path().to_path_buf()]
+        );
+    }
+
+    #[test]
+    fn a_file_rewritten_or_truncated_after_open_gives_an_error_not_its_new_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m");
+        let file = |a: u64, b: u64| encode_sections(&[encode_section(&a), encode_section(&b)]);
+        std::fs::write(&path, file(1, 2)).unwrap();
+        let r = ModelFileReader::open(&path).unwrap();
+        assert_eq!(r.read::<u64>(0).unwrap(), 1);
+        // Rewritten in place (same layout, other contents) after the directory was read.
+        std::fs::write(&path, file(3, 4)).unwrap();
+        let err = r.read::<u64>(1).unwrap_err();
+        assert!(err.to_string().contains("checksum mismatch"), "{err}");
+        assert_eq!(r.read::<u64>(0).unwrap(), 1, "a section read stays as read");
+        // Truncated (as `cp` does first) after the directory was read.
+        std::fs::write(&path, file(1, 2)).unwrap();
+        let r = ModelFileReader::open(&path).unwrap();
+        std::fs::write(&path, b"").unwrap();
+        assert!(matches!(
+            r.section(1),
+            Err(ModelFileError::Truncated { .. })
+        ));
+    }
+
+    #[test]
     fn reader_reads_sections_independently() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("m");
         save_bytes(
             &encode_sections(&[encode_section(&"head"), encode_section(&7u64)]),
-            &path,
+            &lock_for_update(&path).unwrap(),
         )
         .unwrap();
         let r = ModelFileReader::open(&path).unwrap();

@@ -1,10 +1,13 @@
 //! Scoring with one model straight from a model file's bytes: what the one-process-per-message
-//! `filter` (and `classify`, `explain`) use. [`ScorerFile::open`] maps the file and checks the
-//! head's checksum; [`ScorerFile::scorer`] checks the chosen model's section, then borrows the
-//! vocabulary's lookup arrays and the model's weights where they lie in the mapped file instead
-//! of decoding them into new arrays, and never reads the document frequencies, the other
-//! models or the Naive Bayes counts. The file layout puts those borrowed fields first in each
-//! section for this reason (see `SpamFilter::save`).
+//! `filter` (and `classify`, `explain`) use. [`ScorerFile::open`] reads the file's head and
+//! checks its checksum; [`ScorerFile::scorer`] reads and checks the chosen model's section,
+//! then borrows the vocabulary's lookup arrays and the model's weights where they lie in the
+//! bytes read instead of decoding them into new arrays, and never decodes the document
+//! frequencies or the Naive Bayes counts, nor reads the other models' sections. The file
+//! layout puts those borrowed fields first in each section for this reason (see
+//! `SpamFilter::save`). The file is read, not mapped (see
+//! [`ModelFileReader`]), so rewriting it in place under a
+//! running scorer gives an error, never a crash.
 //!
 //! Every access into the borrowed arrays is bounds-checked, so a file whose checksums match
 //! but whose contents are malformed gives wrong scores at worst, never a panic; the full

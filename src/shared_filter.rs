@@ -53,10 +53,10 @@ impl SharedFilter {
     /// file as it is on disk, so no update by another writer is lost. Returns the models that
     /// changed.
     pub fn learn(&self, raw: &[u8], label: Label, unlearn: bool) -> Result<Vec<ModelKind>> {
-        let _lock = model_file::lock_for_update(&self.path)?;
+        let lock = model_file::lock_for_update(&self.path)?;
         let mut filter = SpamFilter::load(&self.path)?;
         let changed = filter.learn(raw, label, unlearn)?;
-        filter.save(&self.path)?;
+        filter.save(&lock)?;
         self.swap(filter);
         Ok(changed)
     }

@@ -459,8 +459,9 @@ impl SpamFilter {
         })
     }
 
-    /// Saves the filter atomically: one section for the settings and vocabulary, one per model.
-    pub fn save(&self, path: &Path) -> std::result::Result<(), ModelFileError> {
+    /// Saves the filter atomically to the model file whose update lock is held: one section for
+    /// the settings and vocabulary, one per model (see [`model_file::save_bytes`]).
+    pub fn save(&self, lock: &model_file::UpdateLock) -> std::result::Result<(), ModelFileError> {
         let head = HeadRef {
             tokenizer: &self.tokenizer,
             vocabulary: &self.vocabulary,
@@ -471,7 +472,7 @@ impl SpamFilter {
         };
         let mut sections = vec![model_file::encode_section(&head)];
         sections.extend(self.models.iter().map(model_file::encode_section));
-        model_file::save_bytes(&model_file::encode_sections(&sections), path)
+        model_file::save_bytes(&model_file::encode_sections(&sections), lock)
     }
 
     /// The tokenizer settings used in training.

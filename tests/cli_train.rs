@@ -56,3 +56,71 @@ fn train_needs_both_classes() {
         .code(3)
         .stderr(predicates::str::contains("at least one spam"));
 }
+
+/// `spamsort train --spam SPAM --ham HAM` into a model in `t`, with the outcome.
+fn train(
+    t: &TestDir,
+    spam: &[&std::path::Path],
+    ham: &[&std::path::Path],
+) -> assert_cmd::assert::Assert {
+    let mut cmd = spamsort();
+    cmd.arg("train");
+    for s in spam {
+        cmd.arg("--spam").arg(s);
+    }
+    for h in ham {
+        cmd.arg("--ham").arg(h);
+    }
+    cmd.arg("--model")
+        .arg(t.path().join("model.spamsort"))
+        .assert()
+}
+
+#[test]
+fn train_refuses_the_same_mailbox_as_spam_and_ham() {
+    let t = TestDir::new();
+    let spam = sample("spam");
+    train(&t, &[&spam], &[&spam])
+        .code(3)
+        .stderr(predicates::str::contains("are the same mailbox"));
+    // Another spelling of the same folder (a symbolic link) is the same mailbox too.
+    let link = t.path().join("link");
+    std::os::unix::fs::symlink(&spam, &link).unwrap();
+    train(&t, &[&spam], &[&link])
+        .code(3)
+        .stderr(predicates::str::contains("are the same mailbox"));
+    assert!(!t.path().join("model.spamsort").exists(), "nothing saved");
+}
+
+#[test]
+fn train_refuses_overlapping_mailboxes_and_a_message_in_both() {
+    let t = TestDir::new();
+    let files = crate::util::sample_files();
+    for (i, path) in files.iter().take(3).enumerate() {
+        t.write(&format!("all/spam/{i}"), &std::fs::read(path).unwrap());
+    }
+    for (i, path) in files.iter().rev().take(3).enumerate() {
+        t.write(&format!("all/ham/{i}"), &std::fs::read(path).unwrap());
+    }
+    // One folder inside the other: its messages would be both spam and ham.
+    let (all, ham) = (t.path().join("all"), t.path().join("all/ham"));
+    train(&t, &[&all], &[&ham])
+        .code(3)
+        .stderr(predicates::str::contains(
+            "the spam and ham mailboxes overlap",
+        ));
+    // The same message file named in both.
+    let one = t.path().join("all/spam/0");
+    train(&t, &[&one, &t.path().join("all/spam/1")], &[&ham, &one])
+        .code(3)
+        .stderr(predicates::str::contains("are the same mailbox"));
+    // The same message file in two folders (hard-linked).
+    let linked = t.path().join("linked");
+    std::fs::create_dir(&linked).unwrap();
+    std::fs::hard_link(&one, linked.join("x")).unwrap();
+    train(&t, &[&t.path().join("all/spam")], &[&ham, &linked])
+        .code(3)
+        .stderr(predicates::str::contains("linked/x would be both spam"));
+    // Separate folders train.
+    train(&t, &[&t.path().join("all/spam")], &[&ham]).success();
+}

@@ -2,7 +2,10 @@
 //! gating and persistence, malformed and hostile input, oversize messages, Unix sockets and
 //! shutdown. (tests/cli_serve.rs drives the real spamc client against the binary.)
 
-use crate::util::{TestDir, copy_of_trained_model, sample_files, to_crlf, trained_model};
+use crate::util::{
+    TestDir, copy_of_trained_model, sample_files, spamd_exchange, spamd_request as request,
+    to_crlf, trained_model,
+};
 use spamsort::headers::add_spam_headers;
 use spamsort::models::ModelKind;
 use spamsort::shared_filter::SharedFilter;
@@ -59,23 +62,7 @@ fn connect(r: &Running) -> TcpStream {
 
 /// Sends `request`, half-closes, reads the whole answer.
 fn exchange(r: &Running, request: &[u8]) -> Vec<u8> {
-    let mut s = connect(r);
-    // The server may answer (an error) and stop reading before all of it is sent.
-    let _ = s.write_all(request);
-    let _ = s.shutdown(std::net::Shutdown::Write);
-    let mut answer = Vec::new();
-    let _ = s.read_to_end(&mut answer);
-    answer
-}
-
-fn request(command: &str, extra_headers: &str, message: &[u8]) -> Vec<u8> {
-    let mut r = format!(
-        "{command} SPAMC/1.5\r\nContent-length: {}\r\nUser: tester\r\n{extra_headers}\r\n",
-        message.len()
-    )
-    .into_bytes();
-    r.extend_from_slice(message);
-    r
+    spamd_exchange(connect(r), request)
 }
 
 /// Status line, header lines and body of an answer.
@@ -352,7 +339,9 @@ fn reload_picks_up_a_replaced_model() {
     for _ in 0..20 {
         filter.learn(&ham, Label::Spam, false).unwrap();
     }
-    filter.save(&model).unwrap();
+    filter
+        .save(&spamsort::model_file::lock_for_update(&model).unwrap())
+        .unwrap();
     assert_eq!(
         score(&server),
         before,

@@ -132,3 +132,114 @@ pub fn sigterm_and_wait(child: &mut std::process::Child) {
     let status = child.wait().unwrap();
     assert!(status.success(), "exit after SIGTERM: {status:?}");
 }
+
+/// Creates a FIFO (named pipe) at `path`, which blocks whoever opens it for reading until a
+/// writer comes (none ever does in these tests).
+pub fn mkfifo(path: &Path) {
+    let status = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .expect("mkfifo runs");
+    assert!(status.success(), "mkfifo {}", path.display());
+}
+
+/// Rewrites `dst` in place with the bytes of `src` as `cp` does: truncated, then written
+/// (in pieces, so readers also meet it half written).
+pub fn copy_in_place(src: &[u8], dst: &Path) {
+    use std::io::Write;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .open(dst)
+        .unwrap();
+    for piece in src.chunks(64 * 1024) {
+        file.write_all(piece).unwrap();
+    }
+}
+
+/// True if `out` is `message` with nothing but whole `X-Spam-*` header lines put before it:
+/// what `filter` and spamd's PROCESS give for a message without an mbox `From ` line.
+pub fn is_message_marked_or_unchanged(out: &[u8], message: &[u8]) -> bool {
+    let Some(added) = out.strip_suffix(message) else {
+        return false;
+    };
+    added
+        .split_inclusive(|&b| b == b'\n')
+        .all(|line| line.starts_with(b"X-Spam-") && line.ends_with(b"\n"))
+}
+
+/// A spamd request: `command`, a content length, a user, `extra_headers` (each ending in
+/// CRLF), then `message`.
+pub fn spamd_request(command: &str, extra_headers: &str, message: &[u8]) -> Vec<u8> {
+    let mut r = format!(
+        "{command} SPAMC/1.5\r\nContent-length: {}\r\nUser: tester\r\n{extra_headers}\r\n",
+        message.len()
+    )
+    .into_bytes();
+    r.extend_from_slice(message);
+    r
+}
+
+/// Sends `request` on `stream`, half-closes, reads the whole answer (within 30 s a read).
+pub fn spamd_exchange(mut stream: std::net::TcpStream, request: &[u8]) -> Vec<u8> {
+    use std::io::{Read, Write};
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(30)))
+        .unwrap();
+    // The server may answer (an error) and stop reading before all of it is sent.
+    let _ = stream.write_all(request);
+    let _ = stream.shutdown(std::net::Shutdown::Write);
+    let mut answer = Vec::new();
+    let _ = stream.read_to_end(&mut answer);
+    answer
+}
+
+/// `spamsort serve` on an ephemeral port of 127.0.0.1, killed on drop.
+pub struct Served {
+    pub child: std::process::Child,
+    pub port: String,
+    /// Its log after the `listening on` line, collected as it comes.
+    pub log: std::sync::Arc<std::sync::Mutex<String>>,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `spamsort serve --model MODEL EXTRA...` and waits until it listens.
+pub fn serve(model: &Path, extra: &[&str]) -> Served {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin!("spamsort"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--model"])
+        .arg(model)
+        .args(extra)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    let port = loop {
+        line.clear();
+        assert!(
+            stderr.read_line(&mut line).unwrap() > 0,
+            "serve exited early"
+        );
+        if let Some(addr) = line.trim().split("listening on ").nth(1) {
+            break addr.rsplit(':').next().unwrap().to_string();
+        }
+    };
+    // Keep draining the log so the server never blocks on a full pipe.
+    let log = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let collected = log.clone();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        while stderr.read_line(&mut line).is_ok_and(|n| n > 0) {
+            collected.lock().unwrap().push_str(&line);
+            line.clear();
+        }
+    });
+    Served { child, port, log }
+}

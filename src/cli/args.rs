@@ -4,9 +4,10 @@
 use super::config::Config;
 use anyhow::Context;
 use spamsort::Thresholds;
+use spamsort::model_file::UpdateLock;
 use spamsort::models::ModelKind;
 use spamsort::scorer::{Scorer, ScorerFile};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Where the model file lives.
 #[derive(Debug, Clone, clap::Args)]
@@ -34,6 +35,17 @@ impl ModelArgs {
         };
         Ok(data.join("spamsort").join("model.spamsort"))
     }
+}
+
+/// Takes the update lock of the model file at `path` (which every save needs), saying on
+/// stderr when it has to wait for another writer first.
+pub fn lock_model(path: &Path) -> anyhow::Result<UpdateLock> {
+    Ok(spamsort::model_file::lock_for_update_with(path, || {
+        eprintln!(
+            "spamsort: waiting for another writer of {} to finish ...",
+            path.display()
+        )
+    })?)
 }
 
 /// Which model answers and where its verdict cut-offs lie.

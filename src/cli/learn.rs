@@ -2,7 +2,7 @@
 //! atomically. A lock file beside the model serializes concurrent runs, so two `learn`s never
 //! lose each other's updates.
 
-use super::args::ModelArgs;
+use super::args::{ModelArgs, lock_model};
 use super::config::Config;
 use super::{ExitStatus, input};
 use spamsort::{Label, SpamFilter, Verdict};
@@ -41,7 +41,7 @@ pub fn run(args: LearnArgs) -> anyhow::Result<ExitStatus> {
         args.paths
     };
     let messages = input::messages(&paths)?;
-    let lock = spamsort::model_file::lock_for_update(&path)?;
+    let lock = lock_model(&path)?;
     let mut filter = SpamFilter::load(&path)?;
     let (mut learned, mut skipped, mut failed) = (0, 0, false);
     for item in &messages {
@@ -62,7 +62,7 @@ pub fn run(args: LearnArgs) -> anyhow::Result<ExitStatus> {
         filter.learn(&message.bytes, label, args.unlearn)?;
         learned += 1;
     }
-    filter.save(&path)?;
+    filter.save(&lock)?;
     drop(lock);
     let verb = if args.unlearn { "unlearned" } else { "learned" };
     eprintln!(

@@ -2,7 +2,7 @@
 //! vocabulary, save the model file.
 
 use super::ExitStatus;
-use super::args::{LabeledMailArgs, ModelArgs};
+use super::args::{LabeledMailArgs, ModelArgs, lock_model};
 use anyhow::Context;
 use spamsort::models::{ModelKind, ModelParams};
 use spamsort::spam_filter::ActiveModel;
@@ -62,7 +62,9 @@ pub fn run(args: TrainArgs) -> anyhow::Result<ExitStatus> {
     if let Some(dir) = model_path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
-    filter.save(&model_path)?;
+    // Taken only now, so a `learn` waits for the save of the retrained model, never for the
+    // training: one that started before saves first, and the retrained model replaces its save.
+    filter.save(&lock_model(&model_path)?)?;
     let s = filter.summary();
     eprintln!(
         "trained on {} spam + {} ham ({} skipped): {} tokens, vocabulary {}, models {} (active {}), {:.2} s -> {}",

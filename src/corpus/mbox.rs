@@ -33,9 +33,9 @@ pub struct MboxReader<R> {
 }
 
 impl MboxReader<std::io::BufReader<std::fs::File>> {
-    /// Opens an mbox file (as mboxrd).
+    /// Opens an mbox file (as mboxrd); anything but a regular file is refused.
     pub fn open(path: &Path) -> Result<Self, CorpusError> {
-        let file = std::fs::File::open(path).map_err(|e| CorpusError::io(path, e))?;
+        let file = super::open_regular(path).map_err(|e| CorpusError::io(path, e))?;
         Ok(MboxReader::new(
             std::io::BufReader::new(file),
             path,

@@ -11,12 +11,15 @@ pub mod header_block;
 pub mod maildir;
 pub mod mbox;
 pub mod mh;
+pub mod regular_file;
 pub mod trec;
 
 use crate::label::Label;
 use std::fmt;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+
+pub use regular_file::{open_regular, read_regular};
 
 /// Messages larger than this are reported and skipped by the readers, so one absurd file
 /// cannot exhaust memory. Real mail is far smaller; spam filters look at the first part only.
@@ -51,6 +54,26 @@ pub enum CorpusError {
         line: usize,
         /// The offending line (truncated).
         text: String,
+    },
+    /// The same mailbox was given as spam and as ham.
+    #[error(
+        "{spam} (spam) and {ham} (ham) are the same mailbox: give spam and ham in separate mailboxes"
+    )]
+    SameMailbox {
+        /// The mailbox as given for spam.
+        spam: PathBuf,
+        /// The mailbox as given for ham.
+        ham: PathBuf,
+    },
+    /// One message file was read as spam and as ham (the mailboxes overlap).
+    #[error(
+        "{ham} would be both spam (read as {spam}) and ham: the spam and ham mailboxes overlap; give each message one label"
+    )]
+    InBothClasses {
+        /// The file as read for spam.
+        spam: Source,
+        /// The same file as read for ham.
+        ham: Source,
     },
     /// The path is neither a mailbox directory nor a message file.
     #[error("{path}: not a maildir, message directory, mbox, TREC index or message file")]
@@ -138,7 +161,7 @@ impl MailboxFormat {
             });
         }
         let mut head = Vec::with_capacity(512);
-        std::fs::File::open(path)
+        open_regular(path)
             .and_then(|f| f.take(512).read_to_end(&mut head))
             .map_err(|e| CorpusError::io(path, e))?;
         Ok(if head.starts_with(b"From ") {
@@ -196,23 +219,29 @@ impl Iterator for Mailbox {
     }
 }
 
-/// Reads one message file, refusing files over [`MAX_MESSAGE_BYTES`].
+/// Reads one message file, refusing files over [`MAX_MESSAGE_BYTES`] and anything but a
+/// regular file (a FIFO or device is refused at once, never waited on: see [`open_regular`]).
 pub fn read_message_file(path: &Path) -> Result<Message, CorpusError> {
-    let file = std::fs::File::open(path).map_err(|e| CorpusError::io(path, e))?;
-    let mut bytes = Vec::new();
-    file.take(MAX_MESSAGE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| CorpusError::io(path, e))?;
-    if bytes.len() as u64 > MAX_MESSAGE_BYTES {
-        return Err(CorpusError::TooLarge {
-            message: Source::file(path),
-            limit: MAX_MESSAGE_BYTES,
-        });
-    }
+    let bytes = read_regular(path, MAX_MESSAGE_BYTES).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::FileTooLarge {
+            CorpusError::TooLarge {
+                message: Source::file(path),
+                limit: MAX_MESSAGE_BYTES,
+            }
+        } else {
+            CorpusError::io(path, e)
+        }
+    })?;
     Ok(Message {
         bytes,
         source: Source::file(path),
     })
+}
+
+/// A file's identity (device and inode, symbolic links followed), if it can be looked up.
+fn file_id(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
 }
 
 /// Messages with their true labels, as used for training and evaluation.
@@ -224,12 +253,24 @@ pub struct LabeledCorpus {
 
 impl LabeledCorpus {
     /// Reads every message below the given spam and ham mailboxes. Unreadable messages are
-    /// handed to `warn` and skipped; a mailbox that cannot be opened at all is an error.
+    /// handed to `warn` and skipped; a mailbox that cannot be opened at all is an error, and
+    /// so is mail given both as spam and as ham: the same mailbox ([`CorpusError::SameMailbox`],
+    /// found before reading) or one file read in both classes ([`CorpusError::InBothClasses`]).
     pub fn read(
         spam: &[PathBuf],
         ham: &[PathBuf],
         mut warn: impl FnMut(&CorpusError),
     ) -> Result<Self, CorpusError> {
+        for s in spam {
+            for h in ham {
+                if file_id(s).is_some_and(|id| file_id(h) == Some(id)) {
+                    return Err(CorpusError::SameMailbox {
+                        spam: s.clone(),
+                        ham: h.clone(),
+                    });
+                }
+            }
+        }
         let mut corpus = LabeledCorpus::default();
         for (paths, label) in [(spam, Label::Spam), (ham, Label::Ham)] {
             for path in paths {
@@ -241,7 +282,40 @@ impl LabeledCorpus {
                 }
             }
         }
+        corpus.refuse_files_in_both_classes()?;
         Ok(corpus)
+    }
+
+    /// Refuses a corpus in which one file (by device and inode: links and other spellings of
+    /// a path count as the same) gave both spam and ham, as when one folder lies inside the
+    /// other or a message is named in both. Trained on, such mail teaches nothing but noise.
+    fn refuse_files_in_both_classes(&self) -> Result<(), CorpusError> {
+        let mut spam = std::collections::HashMap::new();
+        let mut previous: Option<&Path> = None;
+        for (m, label) in &self.messages {
+            // The messages of an mbox file follow each other: one look-up per file.
+            if previous == Some(m.source.path.as_path()) {
+                continue;
+            }
+            previous = Some(&m.source.path);
+            let Some(id) = file_id(&m.source.path) else {
+                continue;
+            };
+            match label {
+                Label::Spam => {
+                    spam.entry(id).or_insert(&m.source);
+                }
+                Label::Ham => {
+                    if let Some(&first) = spam.get(&id) {
+                        return Err(CorpusError::InBothClasses {
+                            spam: first.clone(),
+                            ham: m.source.clone(),
+                        });
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Reads the messages a TREC index lists, with the labels it gives them, in index order.

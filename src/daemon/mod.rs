@@ -376,15 +376,8 @@ impl Daemon {
 fn plan(name: &str, inbox_new: &Path, filter: &crate::SpamFilter) -> Option<Planned> {
     let source = inbox_new.join(name);
     let start = Instant::now();
-    let read = std::fs::metadata(&source).and_then(|m| {
-        if m.len() > MAX_MESSAGE_BYTES {
-            Err(std::io::Error::other(format!(
-                "larger than {MAX_MESSAGE_BYTES} bytes"
-            )))
-        } else {
-            std::fs::read(&source)
-        }
-    });
+    // A FIFO or device dropped into new/ is refused at once instead of blocking the loop.
+    let read = crate::corpus::read_regular(&source, MAX_MESSAGE_BYTES);
     let (bytes, verdict) = match read {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
         Err(e) => (None, Err(format!("unreadable: {e}"))),

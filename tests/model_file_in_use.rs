@@ -1,0 +1,299 @@
+//! The model file while others use it: rewritten in place (`cp`) under running filters and a
+//! reloading server, a FIFO where the model should be, `train` and the update lock, and the
+//! temporary files a killed save leaves behind.
+
+use crate::util::{
+    TestDir, copy_in_place, copy_of_trained_model, is_message_marked_or_unchanged, mkfifo,
+    sample_files, serve, sigterm_and_wait, spamd_exchange, spamd_request, spamsort,
+};
+use spamsort::models::ModelKind;
+use spamsort::{Label, SpamFilter, model_file};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+
+/// Generous bound for one command, so a hang fails the test instead of stalling CI.
+const TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Two different valid model files: the trained sample model, and one that learned a message
+/// and answers with another model (so another section is read).
+fn two_models(t: &TestDir) -> (Vec<u8>, Vec<u8>) {
+    let a = copy_of_trained_model(t);
+    let b = t.path().join("b.spamsort");
+    let mut filter = SpamFilter::load(&a).unwrap();
+    filter
+        .learn(
+            &std::fs::read(&sample_files()[0]).unwrap(),
+            Label::Ham,
+            false,
+        )
+        .unwrap();
+    filter.set_active(ModelKind::BernoulliNb).unwrap();
+    filter
+        .save(&model_file::lock_for_update(&b).unwrap())
+        .unwrap();
+    (std::fs::read(a).unwrap(), std::fs::read(b).unwrap())
+}
+
+/// Rewrites `model` in place with `a` and `b` in turn until stopped; counts the copies.
+struct Rewriter {
+    stop: Arc<AtomicBool>,
+    copies: Arc<AtomicUsize>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Rewriter {
+    fn start(model: &Path, a: Vec<u8>, b: Vec<u8>) -> Self {
+        let stop = Arc::new(AtomicBool::new(false));
+        let copies = Arc::new(AtomicUsize::new(0));
+        let (model, s, c) = (model.to_path_buf(), stop.clone(), copies.clone());
+        let thread = std::thread::spawn(move || {
+            while !s.load(Ordering::SeqCst) {
+                for bytes in [&a, &b] {
+                    copy_in_place(bytes, &model);
+                    c.fetch_add(1, Ordering::SeqCst);
+                }
+            }
+        });
+        Rewriter {
+            stop,
+            copies,
+            thread: Some(thread),
+        }
+    }
+
+    /// Stops and returns how many copies were made.
+    fn stop(mut self) -> usize {
+        self.stop.store(true, Ordering::SeqCst);
+        self.thread.take().unwrap().join().unwrap();
+        self.copies.load(Ordering::SeqCst)
+    }
+}
+
+/// `spamsort filter --model MODEL` on `message`, within the timeout.
+fn filter(model: &Path, message: &[u8]) -> std::process::Output {
+    spamsort()
+        .args(["filter", "--model"])
+        .arg(model)
+        .write_stdin(message.to_vec())
+        .timeout(TIMEOUT)
+        .output()
+        .expect("filter finishes")
+}
+
+/// A sample message without X-Spam-* fields or an mbox `From ` line.
+fn plain_message() -> Vec<u8> {
+    sample_files()
+        .iter()
+        .map(|p| std::fs::read(p).unwrap())
+        .find(|m| !m.starts_with(b"From ") && !m.windows(7).any(|w| w == b"X-Spam-"))
+        .expect("a plain sample message")
+}
+
+#[test]
+fn in_place_copies_under_running_filters_kill_none_and_lose_no_message() {
+    let t = TestDir::new();
+    let (a, b) = two_models(&t);
+    let model = t.path().join("model.spamsort");
+    std::fs::write(&model, &a).unwrap();
+    let message = plain_message();
+    let rewriter = Rewriter::start(&model, a, b);
+    let (filters, marked) = (AtomicUsize::new(0), AtomicUsize::new(0));
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| {
+                for _ in 0..20 {
+                    let out = filter(&model, &message);
+                    // `None` is death by a signal (SIGBUS when a mapped file shrinks).
+                    assert_eq!(out.status.code(), Some(0), "{out:?}");
+                    assert!(
+                        is_message_marked_or_unchanged(&out.stdout, &message),
+                        "message lost or mangled; stderr: {}",
+                        String::from_utf8_lossy(&out.stderr)
+                    );
+                    filters.fetch_add(1, Ordering::SeqCst);
+                    if out.stdout.len() > message.len() {
+                        marked.fetch_add(1, Ordering::SeqCst);
+                    }
+                }
+            });
+        }
+    });
+    let copies = rewriter.stop();
+    assert_eq!(filters.load(Ordering::SeqCst), 80);
+    assert!(copies > 0, "the model was rewritten while the filters ran");
+    eprintln!(
+        "{} of 80 messages marked, the rest passed through, during {copies} copies",
+        marked.load(Ordering::SeqCst)
+    );
+}
+
+#[test]
+fn in_place_copies_during_serve_reloads_kill_nothing() {
+    let t = TestDir::new();
+    let (a, b) = two_models(&t);
+    let model = t.path().join("model.spamsort");
+    std::fs::write(&model, &a).unwrap();
+    let mut served = serve(&model, &[]);
+    let message = plain_message();
+    let process = || {
+        let stream = std::net::TcpStream::connect(format!("127.0.0.1:{}", served.port)).unwrap();
+        let answer = spamd_exchange(stream, &spamd_request("PROCESS", "", &message));
+        assert!(
+            answer.starts_with(b"SPAMD/1.5 0 EX_OK\r\n"),
+            "{}",
+            String::from_utf8_lossy(&answer)
+        );
+        let head = answer.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+        assert!(is_message_marked_or_unchanged(&answer[head..], &message));
+    };
+    // An answer means the server runs, so its SIGHUP handler is in place.
+    process();
+    let rewriter = Rewriter::start(&model, a, b);
+    let pid = served.child.id().to_string();
+    for _ in 0..40 {
+        for _ in 0..5 {
+            let hup = Command::new("kill").args(["-HUP", &pid]).status().unwrap();
+            assert!(hup.success(), "the server is alive to be signalled");
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        // A SIGBUS in a reload kills the whole server.
+        assert!(
+            served.child.try_wait().unwrap().is_none(),
+            "the server died"
+        );
+        process();
+    }
+    let copies = rewriter.stop();
+    assert!(
+        copies > 0,
+        "the model was rewritten while the server reloaded"
+    );
+    sigterm_and_wait(&mut served.child);
+    let log = served.log.lock().unwrap().clone();
+    assert!(log.contains("reload"), "{log}");
+}
+
+#[test]
+fn fifo_model_path_passes_the_message_through_promptly() {
+    let t = TestDir::new();
+    let fifo = t.path().join("model.spamsort");
+    mkfifo(&fifo);
+    let message = plain_message();
+    let out = filter(&fifo, &message);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(out.stdout, message, "passed through unchanged");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("passed through unchanged") && stderr.contains("FIFO"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("model.spamsort"),
+        "the path is named: {stderr}"
+    );
+}
+
+#[test]
+fn fifo_update_lock_is_refused_without_blocking() {
+    let t = TestDir::new();
+    let model = copy_of_trained_model(&t);
+    mkfifo(&t.path().join("model.lock"));
+    let out = spamsort()
+        .args(["learn", "--spam", "--model"])
+        .arg(&model)
+        .arg(&sample_files()[0])
+        .timeout(TIMEOUT)
+        .output()
+        .expect("learn finishes");
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("model.lock") && stderr.contains("FIFO"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn train_waits_for_the_update_lock_before_saving() {
+    let t = TestDir::new();
+    let model = t.path().join("model.spamsort");
+    let lock = model_file::lock_for_update(&model).unwrap();
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin!("spamsort"));
+    cmd.arg("train")
+        .arg("--spam")
+        .arg(crate::util::sample("spam"))
+        .arg("--ham")
+        .arg(crate::util::sample("ham"))
+        .arg("--model")
+        .arg(&model)
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    while !line.contains("waiting for another writer") {
+        line.clear();
+        assert!(
+            stderr.read_line(&mut line).unwrap() > 0,
+            "train ended without waiting for the lock: {:?}",
+            child.wait()
+        );
+    }
+    // Train is blocked on the lock now, its model trained but not saved.
+    assert!(!model.exists(), "train saved while the lock was held");
+    drop(lock);
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
+    assert!(child.wait().unwrap().success(), "{rest}");
+    assert!(rest.contains("trained on"), "{rest}");
+    SpamFilter::load(&model).expect("the trained model was saved");
+}
+
+/// Files in `dir`, sorted.
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn stale_temp_files_of_a_killed_save_are_removed_by_the_next_save() {
+    let t = TestDir::new();
+    let model = copy_of_trained_model(&t);
+    // What a save killed between writing and renaming leaves: its temporary file.
+    let stale: PathBuf = t.write(".model.spamsort.spamsort-tmp.Ab12Cd", b"half a model");
+    // Not this model's temporary files: another model's, and names that only look alike.
+    let keep = [
+        ".other.spamsort.spamsort-tmp.Ab12Cd",
+        ".model.spamsort.spamsort-tmp.Ab12Cde",
+        ".model.spamsort.spamsort-tmp.Ab-2Cd",
+        "model.spamsort.spamsort-tmp.Ab12Cd",
+        ".spamsort-model-Ab12Cd",
+    ];
+    for name in keep {
+        t.write(name, b"not ours to remove");
+    }
+    learn_one_spam(&model);
+    assert!(!stale.exists(), "the stale temporary file is removed");
+    let mut expected: Vec<String> = keep.iter().map(|s| s.to_string()).collect();
+    expected.extend(["model.lock".into(), "model.spamsort".into()]);
+    expected.sort();
+    assert_eq!(names_in(t.path()), expected);
+}
+
+/// Runs `spamsort learn --spam` on one sample message against `model`.
+fn learn_one_spam(model: &Path) {
+    spamsort()
+        .args(["learn", "--spam", "--model"])
+        .arg(model)
+        .arg(&sample_files()[0])
+        .timeout(TIMEOUT)
+        .assert()
+        .success();
+}

@@ -1,0 +1,182 @@
+//! FIFOs where mail is expected are refused without blocking, by every command that reads
+//! mail: a TREC index line naming a FIFO, a FIFO inside a maildir, an mbox path that is a
+//! FIFO. The rest of the mail is still read. Each command gets a generous timeout, so a hang
+//! fails the test instead of stalling CI.
+
+use crate::util::{TestDir, mkfifo, sample, sample_files, spamsort, trained_model};
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::time::Duration;
+
+const TIMEOUT: Duration = Duration::from_secs(120);
+
+/// A folder of a few sample messages of each class, a FIFO `fifo` beside them, and a TREC
+/// index `index` listing them, the FIFO among them.
+fn index_with_a_fifo(t: &TestDir) -> PathBuf {
+    let files = sample_files();
+    let mut lines = String::new();
+    for (i, path) in files
+        .iter()
+        .take(4)
+        .chain(files.iter().rev().take(4))
+        .enumerate()
+    {
+        let label = if i < 4 { "spam" } else { "ham" };
+        t.write(&format!("mail/{i}"), &std::fs::read(path).unwrap());
+        lines.push_str(&format!("{label} mail/{i}\n"));
+        if i == 1 {
+            lines.push_str("spam mail/fifo\n");
+        }
+    }
+    mkfifo(&t.path().join("mail/fifo"));
+    t.write("index", lines.as_bytes())
+}
+
+/// A maildir of a few sample spam messages with a FIFO in `new/` and one in `cur/`.
+fn maildir_with_fifos(t: &TestDir) -> PathBuf {
+    let md = t.maildir("Spam");
+    for (i, path) in sample_files().iter().take(4).enumerate() {
+        t.write(&format!("Spam/cur/{i}:2,S"), &std::fs::read(path).unwrap());
+    }
+    mkfifo(&md.join("new/1700000000.fifo.host"));
+    mkfifo(&md.join("cur/1700000001.fifo.host:2,S"));
+    md
+}
+
+/// Runs `spamsort ARGS` with the timeout; fails if it did not finish.
+fn run<S: AsRef<OsStr>>(args: impl IntoIterator<Item = S>) -> Output {
+    spamsort()
+        .args(args)
+        .timeout(TIMEOUT)
+        .output()
+        .expect("the command finishes")
+}
+
+/// What `classify`, `learn --spam`, `train --spam` and `eval --online` make of `mail` (as
+/// spam; `eval` reads it as `online` says).
+struct Readers {
+    classify: Output,
+    learn: Output,
+    train: Output,
+    eval: Output,
+}
+
+fn run_every_reader(t: &TestDir, mail: &Path, online: &[&OsStr]) -> Readers {
+    let model = t.path().join("model.spamsort");
+    std::fs::copy(trained_model(), &model).unwrap();
+    let (model, mail, ham) = (model.as_os_str(), mail.as_os_str(), sample("ham"));
+    let trained = t.path().join("trained.spamsort");
+    let spam_and_ham = [
+        OsStr::new("--spam"),
+        mail,
+        OsStr::new("--ham"),
+        ham.as_os_str(),
+    ];
+    Readers {
+        classify: run([OsStr::new("classify"), OsStr::new("--model"), model, mail]),
+        learn: run(["learn", "--spam", "--model"]
+            .map(OsStr::new)
+            .into_iter()
+            .chain([model, mail])),
+        train: run([
+            OsStr::new("train"),
+            OsStr::new("--model"),
+            trained.as_os_str(),
+        ]
+        .into_iter()
+        .chain(spam_and_ham)),
+        eval: run(["eval", "--format", "json", "--online"]
+            .map(OsStr::new)
+            .into_iter()
+            .chain(online.iter().copied())),
+    }
+}
+
+/// The FIFO was reported as refused (not merely skipped silently) and nothing hung.
+fn assert_refused_fifo(out: &Output) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("fifo") && stderr.contains("FIFO"),
+        "the FIFO is named and refused: {stderr}"
+    );
+}
+
+fn stderr(out: &Output) -> std::borrow::Cow<'_, str> {
+    String::from_utf8_lossy(&out.stderr)
+}
+
+#[test]
+fn fifo_in_a_trec_index_is_refused_by_learn_classify_train_and_eval_online() {
+    let t = TestDir::new();
+    let index = index_with_a_fifo(&t);
+    let r = run_every_reader(&t, &index, &[index.as_os_str()]);
+    for out in [&r.classify, &r.learn, &r.train, &r.eval] {
+        assert_refused_fifo(out);
+    }
+    assert_eq!(
+        r.classify.status.code(),
+        Some(3),
+        "an unreadable message is an error"
+    );
+    assert!(
+        stderr(&r.learn).contains("learned 8 message(s)"),
+        "{:?}",
+        r.learn
+    );
+    assert!(r.train.status.success(), "{:?}", r.train);
+    assert!(stderr(&r.train).contains("(1 skipped)"), "{:?}", r.train);
+    assert!(r.eval.status.success(), "{:?}", r.eval);
+    let report: serde_json::Value = serde_json::from_slice(&r.eval.stdout).unwrap();
+    assert_eq!(
+        (report["spam"].as_u64(), report["ham"].as_u64()),
+        (Some(4), Some(4))
+    );
+}
+
+#[test]
+fn fifos_in_a_maildir_never_block_learn_classify_train_or_eval_online() {
+    let t = TestDir::new();
+    let md = maildir_with_fifos(&t);
+    let ham = sample("ham");
+    let online = [
+        "--spam".as_ref(),
+        md.as_os_str(),
+        "--ham".as_ref(),
+        ham.as_os_str(),
+    ];
+    let r = run_every_reader(&t, &md, &online);
+    // A maildir's messages are its regular files: the FIFOs are passed over when listing.
+    assert_eq!(
+        String::from_utf8_lossy(&r.classify.stdout).lines().count(),
+        4,
+        "{:?}",
+        r.classify
+    );
+    assert!(
+        stderr(&r.learn).contains("learned 4 message(s)"),
+        "{:?}",
+        r.learn
+    );
+    assert!(
+        stderr(&r.train).contains("trained on 4 spam"),
+        "{:?}",
+        r.train
+    );
+    assert!(r.eval.status.success(), "{:?}", r.eval);
+}
+
+#[test]
+fn fifo_given_as_a_mailbox_is_refused_without_blocking() {
+    let t = TestDir::new();
+    let fifo = t.path().join("mbox");
+    mkfifo(&fifo);
+    let out = run([
+        OsStr::new("classify"),
+        OsStr::new("--model"),
+        trained_model().as_os_str(),
+        fifo.as_os_str(),
+    ]);
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    assert!(stderr(&out).contains("mbox"), "{out:?}");
+}
