@@ -161,3 +161,34 @@ fn spamc_learns_and_sigterm_stops_the_server() {
     let restarted = serve(&model, &[]);
     assert_eq!(spamc_score(&restarted, &ham), last);
 }
+
+#[test]
+fn spamc_oversize_process_over_max_size_comes_back_unchanged_without_deadlock() {
+    let Some(()) = spamc() else { return };
+    let served = serve(
+        trained_model(),
+        &["--max-size", "100000", "--timeout", "30"],
+    );
+    // 6 MB: more than both sockets' buffers hold, so a server answering before spamc finished
+    // sending would deadlock with it (spamc reads only after sending everything).
+    let mut message = b"From: a@example.org\nSubject: big\n\n".to_vec();
+    while message.len() < 6 << 20 {
+        message.extend_from_slice(b"a long and dull line of an oversize newsletter\n");
+    }
+    // With -x spamc does not fall back to printing its own copy: exit 0 and the same bytes
+    // mean the server returned the message.
+    for flags in [&["-s", "10000000"][..], &["-x", "-s", "10000000"]] {
+        let out = assert_cmd::Command::new("spamc")
+            .args(["-d", "127.0.0.1", "-p", &served.port])
+            .args(flags)
+            .write_stdin(message.clone())
+            .timeout(std::time::Duration::from_secs(60))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "spamc {flags:?}: {out:?}");
+        assert!(
+            out.stdout == message,
+            "spamc {flags:?}: the message changed"
+        );
+    }
+}
