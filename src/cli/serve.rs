@@ -72,7 +72,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitStatus> {
         ServerConfig {
             max_size: args.max_size,
             max_connections: usize::from(args.max_connections),
-            max_open: args.max_open as usize,
+            max_open: usize::try_from(args.max_open).unwrap_or(usize::MAX),
             timeout: Duration::from_secs(args.timeout),
             allow_tell: args.allow_tell,
         },

@@ -163,16 +163,19 @@ fn read_line(r: &mut impl BufRead, budget: &mut usize) -> Result<Option<String>,
     if n == 0 {
         return Ok(None);
     }
-    if !line.ends_with(b"\n") {
-        return Err(if n > MAX_LINE {
-            ProtocolError::protocol("line too long")
-        } else if n > cap {
-            ProtocolError::protocol("request head too long")
-        } else {
-            ProtocolError::protocol("connection closed inside the request head")
-        });
+    let complete = line.ends_with(b"\n");
+    if !complete && n > MAX_LINE {
+        return Err(ProtocolError::protocol("line too long"));
     }
-    *budget = budget.saturating_sub(n);
+    if n > *budget {
+        return Err(ProtocolError::protocol("request head too long"));
+    }
+    if !complete {
+        return Err(ProtocolError::protocol(
+            "connection closed inside the request head",
+        ));
+    }
+    *budget -= n;
     line.pop();
     if line.ends_with(b"\r") {
         line.pop();
@@ -409,6 +412,19 @@ mod tests {
         );
         let just_enough = format!("CHECK SPAMC/1.5\r\n{}\r\n", "X: 1\r\n".repeat(MAX_HEADERS));
         assert!(parse(just_enough.as_bytes()).is_ok());
+        // Lines within MAX_LINE, but more than MAX_HEAD bytes in all: refused, having read at
+        // most MAX_HEAD + 1 bytes.
+        let line = format!("X: {}\r\n", "a".repeat(MAX_LINE - 10));
+        let wide = format!(
+            "CHECK SPAMC/1.5\r\n{}\r\n",
+            line.repeat(MAX_HEAD / line.len() + 1)
+        );
+        let mut input = wide.as_bytes();
+        assert_eq!(
+            read_request(&mut input).unwrap_err().message,
+            "request head too long"
+        );
+        assert!(wide.len() - input.len() <= MAX_HEAD + 1);
     }
 
     fn classification(log_odds: f64) -> Classification {

@@ -199,7 +199,6 @@ pub(super) struct Reactor<'a> {
 
 impl<'a> Reactor<'a> {
     /// A loop over `listeners` (already registered with `poll` as tokens 0, 1, ...).
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn new(
         poll: Poll,
         listeners: Vec<Listener>,

@@ -283,7 +283,7 @@ pub fn raise_open_file_limit() -> std::io::Result<u64> {
     let mut limit = getrlimit(Resource::Nofile);
     if limit.current != limit.maximum {
         limit.current = limit.maximum;
-        setrlimit(Resource::Nofile, limit.clone())?;
+        setrlimit(Resource::Nofile, limit)?;
     }
     Ok(getrlimit(Resource::Nofile).current.unwrap_or(u64::MAX))
 }
