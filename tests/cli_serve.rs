@@ -6,8 +6,8 @@
 //! case they are skipped with a warning.
 
 use crate::util::{
-    TestDir, copy_of_trained_model, sample_files, sigterm_and_wait, spamsort, to_crlf,
-    trained_model,
+    TestDir, copy_of_trained_model, loopback_buffer_bytes, sample_files, sigterm_and_wait,
+    spamsort, to_crlf, trained_model,
 };
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -169,15 +169,17 @@ fn spamc_oversize_process_over_max_size_comes_back_unchanged_without_deadlock() 
         trained_model(),
         &["--max-size", "100000", "--timeout", "30"],
     );
-    // 6 MB: more than both sockets' buffers hold, so a server answering before spamc finished
-    // sending would deadlock with it (spamc reads only after sending everything).
+    // More than the kernel can buffer, so a server answering before spamc finished sending
+    // would deadlock with it (spamc reads only after sending everything); within spamc's own
+    // 256 MiB limit.
+    let size = (loopback_buffer_bytes() + (8 << 20)).min(250 << 20);
+    let line = b"a long and dull line of an oversize newsletter\n";
     let mut message = b"From: a@example.org\nSubject: big\n\n".to_vec();
-    while message.len() < 6 << 20 {
-        message.extend_from_slice(b"a long and dull line of an oversize newsletter\n");
-    }
+    message.extend(line.iter().cycle().take(size));
+    let limit = (size + (1 << 20)).to_string();
     // With -x spamc does not fall back to printing its own copy: exit 0 and the same bytes
     // mean the server returned the message.
-    for flags in [&["-s", "10000000"][..], &["-x", "-s", "10000000"]] {
+    for flags in [&["-s", &*limit][..], &["-x", "-s", &limit]] {
         let out = assert_cmd::Command::new("spamc")
             .args(["-d", "127.0.0.1", "-p", &served.port])
             .args(flags)
@@ -185,7 +187,12 @@ fn spamc_oversize_process_over_max_size_comes_back_unchanged_without_deadlock() 
             .timeout(std::time::Duration::from_secs(60))
             .output()
             .unwrap();
-        assert_eq!(out.status.code(), Some(0), "spamc {flags:?}: {out:?}");
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "spamc {flags:?}: {:?}",
+            out.status
+        );
         assert!(
             out.stdout == message,
             "spamc {flags:?}: the message changed"

@@ -2,7 +2,9 @@
 //! gating and persistence, malformed and hostile input, oversize messages, Unix sockets and
 //! shutdown. (tests/cli_serve.rs drives the real spamc client against the binary.)
 
-use crate::util::{TestDir, copy_of_trained_model, sample_files, to_crlf, trained_model};
+use crate::util::{
+    TestDir, copy_of_trained_model, loopback_buffer_bytes, sample_files, to_crlf, trained_model,
+};
 use spamsort::headers::add_spam_headers;
 use spamsort::models::ModelKind;
 use spamsort::shared_filter::SharedFilter;
@@ -438,11 +440,7 @@ fn slow_reader_of_an_8_mb_process_answer_is_cut_off_at_the_timeout() {
 /// Sends a PING on a new connection: the answer, and how long it took.
 fn timed_ping(server: &Running) -> (Vec<u8>, Duration) {
     let t = std::time::Instant::now();
-    let mut s = connect(server);
-    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-    s.write_all(b"PING SPAMC/1.5\r\n\r\n").unwrap();
-    let mut answer = Vec::new();
-    let _ = s.read_to_end(&mut answer);
+    let answer = exchange(server, b"PING SPAMC/1.5\r\n\r\n");
     (answer, t.elapsed())
 }
 
@@ -505,9 +503,9 @@ fn oversize_process_sent_whole_before_reading_comes_back_unchanged() {
             ..ServerConfig::default()
         },
     );
-    // Larger than both sockets' buffers: a server that echoed while the client was still
-    // sending would deadlock with a client that reads only after sending, as spamc does.
-    let message = big_message(8 << 20);
+    // More than the kernel can buffer: a server that echoed while the client was still sending
+    // would deadlock with a client that reads only after sending, as spamc does.
+    let message = big_message(loopback_buffer_bytes() + (8 << 20));
     let (status, headers, body) = split(&exchange(&server, &request("PROCESS", "", &message)));
     assert_eq!(status, "SPAMD/1.5 0 EX_OK");
     assert_eq!(header(&headers, "Spam"), Some("False ; 0.0 / 5.0"));

@@ -347,7 +347,10 @@ impl<'a> Reactor<'a> {
             return;
         }
         let now = Instant::now();
-        let deadline = now + self.limits.timeout;
+        // A timeout too large to add (`--timeout` is any number of seconds) means a century.
+        let deadline = now
+            .checked_add(self.limits.timeout)
+            .unwrap_or_else(|| now + Duration::from_secs(100 * 365 * 24 * 3600));
         self.connections.insert(
             token,
             Connection {
