@@ -34,9 +34,9 @@ pub struct ServeArgs {
     max_connections: u16,
     /// Connections held open at once, idle ones included; past it, the oldest connection that
     /// has not sent its request is closed to make room.
-    #[arg(long, value_name = "N", default_value_t = 4096,
-          value_parser = clap::value_parser!(u32).range(1..))]
-    max_open: u32,
+    #[arg(long, value_name = "N", default_value_t = ServerConfig::default().max_open,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    max_open: usize,
     /// Seconds a client gets for a whole request, from connecting to the last byte of the
     /// answer; a client that sends or reads more slowly is cut off.
     #[arg(long, value_name = "SECONDS", default_value_t = 30)]
@@ -72,7 +72,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitStatus> {
         ServerConfig {
             max_size: args.max_size,
             max_connections: usize::from(args.max_connections),
-            max_open: usize::try_from(args.max_open).unwrap_or(usize::MAX),
+            max_open: args.max_open,
             timeout: Duration::from_secs(args.timeout),
             allow_tell: args.allow_tell,
         },
