@@ -9,27 +9,12 @@
 
 mod common;
 
-use spamsort::{SpamFilter, TrainParams};
+use common::served::Served;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
-
-fn rss_kib(pid: u32, field: &str) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| {
-            l.strip_prefix(field)?
-                .trim()
-                .strip_suffix("kB")?
-                .trim()
-                .parse()
-                .ok()
-        })
-        .unwrap_or(0)
-}
 
 fn process(addr: SocketAddr, message: &[u8]) -> std::io::Result<bool> {
     let mut s = TcpStream::connect(addr)?;
@@ -46,24 +31,6 @@ fn process(addr: SocketAddr, message: &[u8]) -> std::io::Result<bool> {
     Ok(answer.starts_with(b"SPAMD/1.5 0 EX_OK\r\n") && answer.len() > message.len())
 }
 
-/// Reads the server's log until it says where it listens, then keeps draining it.
-fn listening_address(server: &mut std::process::Child) -> SocketAddr {
-    use std::io::BufRead;
-    let mut log = std::io::BufReader::new(server.stderr.take().expect("piped stderr"));
-    let mut line = String::new();
-    loop {
-        line.clear();
-        assert!(
-            log.read_line(&mut line).unwrap_or(0) > 0,
-            "server exited: {line}"
-        );
-        if let Some(addr) = line.trim().split("listening on ").nth(1) {
-            std::thread::spawn(move || std::io::copy(&mut log, &mut std::io::sink()));
-            return addr.parse().expect("address");
-        }
-    }
-}
-
 fn main() {
     let args: Vec<usize> = std::env::args()
         .skip(1)
@@ -72,30 +39,13 @@ fn main() {
     let clients = args.first().copied().unwrap_or(64);
     let total = args.get(1).copied().unwrap_or(20_000);
     let (name, corpus) = common::corpus();
-    let filter = SpamFilter::train(&corpus, &TrainParams::default()).expect("train");
-    let dir = tempfile::tempdir().expect("temp dir");
-    let model = dir.path().join("model.spamsort");
-    filter
-        .save(&spamsort::model_file::lock_for_update(&model).expect("lock"))
-        .expect("save");
-    drop(filter);
+    let server = Served::start(&corpus, &[]);
+    let addr = server.addr;
     let messages: Arc<Vec<Vec<u8>>> =
         Arc::new(corpus.messages.into_iter().map(|(m, _)| m.bytes).collect());
-    let binary = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/release/spamsort");
-    assert!(
-        binary.exists(),
-        "build the server first: cargo build --release"
-    );
-    let mut server = std::process::Command::new(&binary)
-        .args(["serve", "--listen", "127.0.0.1:0", "--model"])
-        .arg(&model)
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("start spamsort serve");
-    let pid = server.id();
-    let addr = listening_address(&mut server);
-    let rss_before = rss_kib(pid, "VmRSS:");
+    let rss_before = server.memory_kib("VmRSS:");
     let mut rss_samples = Vec::new();
+    let server = Arc::new(server);
 
     let sampled = Arc::new(std::sync::Mutex::new(Vec::new()));
     let next = Arc::new(AtomicUsize::new(0));
@@ -104,7 +54,7 @@ fn main() {
     let workers: Vec<_> = (0..clients)
         .map(|_| {
             let (next, errors, messages) = (next.clone(), errors.clone(), messages.clone());
-            let sampled = sampled.clone();
+            let (sampled, server) = (sampled.clone(), server.clone());
             std::thread::spawn(move || {
                 let mut latencies = Vec::new();
                 loop {
@@ -113,7 +63,10 @@ fn main() {
                         return latencies;
                     }
                     if i % (total / 4).max(1) == 0 && i > 0 {
-                        sampled.lock().unwrap().push((i, rss_kib(pid, "VmRSS:")));
+                        sampled
+                            .lock()
+                            .unwrap()
+                            .push((i, server.memory_kib("VmRSS:")));
                     }
                     let t = Instant::now();
                     if !matches!(process(addr, &messages[i % messages.len()]), Ok(true)) {
@@ -130,13 +83,10 @@ fn main() {
         .collect();
     let elapsed = start.elapsed();
     rss_samples.extend(sampled.lock().unwrap().iter().copied());
-    rss_samples.push((total, rss_kib(pid, "VmRSS:")));
+    rss_samples.push((total, server.memory_kib("VmRSS:")));
     rss_samples.sort();
-    let peak = rss_kib(pid, "VmHWM:");
-    let _ = std::process::Command::new("kill")
-        .arg(pid.to_string())
-        .status();
-    let stopped = server.wait().expect("server exit");
+    let peak = server.memory_kib("VmHWM:");
+    let stopped = Arc::into_inner(server).expect("clients done").stop();
     latencies.sort();
     let pct = |p: f64| latencies[((latencies.len() as f64 * p) as usize).min(latencies.len() - 1)];
     println!(

@@ -6,8 +6,8 @@
 //! case they are skipped with a warning.
 
 use crate::util::{
-    Served, TestDir, copy_of_trained_model, sample_files, serve, sigterm_and_wait, spamsort,
-    to_crlf, trained_model,
+    Served, TestDir, copy_of_trained_model, loopback_buffer_bytes, sample_files, serve,
+    sigterm_and_wait, spamsort, to_crlf, trained_model,
 };
 use std::process::Command;
 
@@ -130,4 +130,42 @@ fn cr_only_message_with_forged_flag_first_is_kept_by_spamc_process() {
     let out = run_spamc(&served, &[], CR_ONLY_FORGED_FLAG);
     assert!(out.status.success());
     assert_marked_byte_exact(&out.stdout, CR_ONLY_FORGED_FLAG);
+}
+
+#[test]
+fn spamc_oversize_process_over_max_size_comes_back_unchanged_without_deadlock() {
+    let Some(()) = spamc() else { return };
+    let served = serve(
+        trained_model(),
+        &["--max-size", "100000", "--timeout", "30"],
+    );
+    // More than the kernel can buffer, so a server answering before spamc finished sending
+    // would deadlock with it (spamc reads only after sending everything); within spamc's own
+    // 256 MiB limit.
+    let size = (loopback_buffer_bytes() + (8 << 20)).min(250 << 20);
+    let line = b"a long and dull line of an oversize newsletter\n";
+    let mut message = b"From: a@example.org\nSubject: big\n\n".to_vec();
+    message.extend(line.iter().cycle().take(size));
+    let limit = (size + (1 << 20)).to_string();
+    // With -x spamc does not fall back to printing its own copy: exit 0 and the same bytes
+    // mean the server returned the message.
+    for flags in [&["-s", &*limit][..], &["-x", "-s", &limit]] {
+        let out = assert_cmd::Command::new("spamc")
+            .args(["-d", "127.0.0.1", "-p", &served.port])
+            .args(flags)
+            .write_stdin(message.clone())
+            .timeout(std::time::Duration::from_secs(60))
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "spamc {flags:?}: {:?}",
+            out.status
+        );
+        assert!(
+            out.stdout == message,
+            "spamc {flags:?}: the message changed"
+        );
+    }
 }

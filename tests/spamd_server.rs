@@ -3,8 +3,8 @@
 //! shutdown. (tests/cli_serve.rs drives the real spamc client against the binary.)
 
 use crate::util::{
-    TestDir, copy_of_trained_model, sample_files, spamd_exchange, spamd_request as request,
-    to_crlf, trained_model,
+    TestDir, copy_of_trained_model, loopback_buffer_bytes, sample_files, spamd_exchange,
+    spamd_request as request, to_crlf, trained_model,
 };
 use spamsort::headers::add_spam_headers;
 use spamsort::models::ModelKind;
@@ -372,4 +372,180 @@ fn cr_only_message_with_forged_flag_first_is_kept_by_process_and_headers() {
     let (status, _, headers) = split(&answer);
     assert_eq!(status, "SPAMD/1.5 0 EX_OK");
     assert_eq!(headers, &body[..body.len() - b"body\r".len()]);
+}
+
+/// A message of about `size` bytes of ordinary text lines.
+fn big_message(size: usize) -> Vec<u8> {
+    let mut message = b"From: a@example.org\r\nSubject: big\r\n\r\n".to_vec();
+    let mut i = 0u64;
+    while message.len() < size {
+        message.extend(format!("line {i} of a long and dull newsletter text\r\n").as_bytes());
+        i += 1;
+    }
+    message
+}
+
+/// What a client that sends `request` and then reads its answer 16 KiB every 100 ms got: the
+/// bytes read before the connection ended, and the time from the request sent to that end.
+/// Its receive buffer is kept small, so the server cannot hand it the answer all at once.
+/// Gives up (and says so) after 60 s.
+fn read_slowly(
+    server: &Running,
+    request: &[u8],
+    got_some: Option<std::sync::mpsc::Sender<()>>,
+) -> (usize, Duration) {
+    let mut s = connect(server);
+    rustix::net::sockopt::set_socket_recv_buffer_size(&s, 16 * 1024).unwrap();
+    s.write_all(request).unwrap();
+    let sent = std::time::Instant::now();
+    let mut got = 0;
+    let mut buf = vec![0; 16 * 1024];
+    while sent.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(100));
+        match s.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => got += n,
+        }
+        if let Some(tx) = &got_some {
+            let _ = tx.send(());
+        }
+    }
+    (got, sent.elapsed())
+}
+
+#[test]
+fn slow_reader_of_an_8_mb_process_answer_is_cut_off_at_the_timeout() {
+    let server = start(
+        trained_model(),
+        ServerConfig {
+            max_size: 16 << 20,
+            timeout: Duration::from_secs(2),
+            ..ServerConfig::default()
+        },
+    );
+    let message = big_message(8 << 20);
+    // A client that reads at once gets the whole marked message.
+    let (status, _, body) = split(&exchange(&server, &request("PROCESS", "", &message)));
+    assert_eq!(status, "SPAMD/1.5 0 EX_OK");
+    assert!(body.len() > message.len());
+    let (got, took) = read_slowly(&server, &request("PROCESS", "", &message), None);
+    assert!(
+        got < message.len(),
+        "the whole answer ({got} bytes) went to a slow reader"
+    );
+    // Cut off at the 2 s deadline; the bound is generous for a loaded machine.
+    assert!(
+        took < Duration::from_secs(10),
+        "the slow reader was held {took:?}"
+    );
+}
+
+/// Sends a PING on a new connection: the answer, and how long it took.
+fn timed_ping(server: &Running) -> (Vec<u8>, Duration) {
+    let t = std::time::Instant::now();
+    let answer = exchange(server, b"PING SPAMC/1.5\r\n\r\n");
+    (answer, t.elapsed())
+}
+
+#[test]
+fn ping_is_answered_with_one_worker_while_a_slow_reader_holds_it() {
+    let server = Arc::new(start(
+        trained_model(),
+        ServerConfig {
+            max_connections: 1,
+            max_size: 16 << 20,
+            timeout: Duration::from_secs(2),
+            ..ServerConfig::default()
+        },
+    ));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = {
+        let server = server.clone();
+        std::thread::spawn(move || {
+            read_slowly(
+                &server,
+                &request("PROCESS", "", &big_message(8 << 20)),
+                Some(tx),
+            )
+        })
+    };
+    // The slow reader is taking its answer: the one worker's request is in progress.
+    rx.recv_timeout(Duration::from_secs(30)).unwrap();
+    let (answer, took) = timed_ping(&server);
+    assert_eq!(answer, b"SPAMD/1.5 0 PONG\r\n");
+    // Far less than the 2 s the slow reader may hold its request; generous for a loaded machine.
+    assert!(took < Duration::from_secs(1), "PING waited {took:?}");
+    reader.join().unwrap();
+}
+
+#[test]
+fn two_hundred_idle_connections_do_not_delay_a_ping() {
+    let server = start(trained_model(), ServerConfig::default());
+    let idle: Vec<TcpStream> = (0..200).map(|_| connect(&server)).collect();
+    // Half of them started a request and stalled in its head.
+    for s in idle.iter().step_by(2) {
+        (&*s).write_all(b"CHECK SPAMC/1.5\r\nContent-le").unwrap();
+    }
+    let (answer, took) = timed_ping(&server);
+    assert_eq!(answer, b"SPAMD/1.5 0 PONG\r\n");
+    assert!(took < Duration::from_secs(2), "PING waited {took:?}");
+    // And a real request is served too, ahead of the 30 s the idle ones may take.
+    let message = std::fs::read(&sample_files()[0]).unwrap();
+    let (status, _, _) = split(&exchange(&server, &request("CHECK", "", &message)));
+    assert_eq!(status, "SPAMD/1.5 0 EX_OK");
+    drop(idle);
+}
+
+#[test]
+fn oversize_process_sent_whole_before_reading_comes_back_unchanged() {
+    let server = start(
+        trained_model(),
+        ServerConfig {
+            max_size: 1000,
+            timeout: Duration::from_secs(20),
+            ..ServerConfig::default()
+        },
+    );
+    // More than the kernel can buffer: a server that echoed while the client was still sending
+    // would deadlock with a client that reads only after sending, as spamc does.
+    let message = big_message(loopback_buffer_bytes() + (8 << 20));
+    let (status, headers, body) = split(&exchange(&server, &request("PROCESS", "", &message)));
+    assert_eq!(status, "SPAMD/1.5 0 EX_OK");
+    assert_eq!(header(&headers, "Spam"), Some("False ; 0.0 / 5.0"));
+    assert_eq!(
+        header(&headers, "Content-length"),
+        Some(&*message.len().to_string())
+    );
+    assert!(body == message, "the message came back changed");
+}
+
+#[test]
+fn connections_past_max_open_evict_the_oldest_idle_one() {
+    let server = start(
+        trained_model(),
+        ServerConfig {
+            max_open: 4,
+            ..ServerConfig::default()
+        },
+    );
+    let mut idle: Vec<TcpStream> = (0..4).map(|_| connect(&server)).collect();
+    // Each PING makes room by closing the oldest idle connection, then is answered.
+    for _ in 0..2 {
+        let (answer, took) = timed_ping(&server);
+        assert_eq!(answer, b"SPAMD/1.5 0 PONG\r\n");
+        assert!(took < Duration::from_secs(2), "PING waited {took:?}");
+    }
+    let mut evicted = Vec::new();
+    idle[0].read_to_end(&mut evicted).unwrap();
+    assert!(
+        evicted.starts_with(b"SPAMD/1.5 79 "),
+        "{}",
+        String::from_utf8_lossy(&evicted)
+    );
+    // The newest idle connection is still served.
+    let last = idle.last_mut().unwrap();
+    last.write_all(b"PING SPAMC/1.5\r\n\r\n").unwrap();
+    let mut answer = Vec::new();
+    last.read_to_end(&mut answer).unwrap();
+    assert_eq!(answer, b"SPAMD/1.5 0 PONG\r\n");
 }

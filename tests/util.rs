@@ -243,3 +243,15 @@ pub fn serve(model: &Path, extra: &[&str]) -> Served {
     });
     Served { child, port, log }
 }
+
+/// The most bytes the kernel may buffer on a loopback TCP connection, both ways: the largest
+/// receive buffer plus the largest send buffer (tcp_rmem and tcp_wmem's maxima).
+pub fn loopback_buffer_bytes() -> usize {
+    let max = |name: &str, default: usize| {
+        std::fs::read_to_string(format!("/proc/sys/net/ipv4/{name}"))
+            .ok()
+            .and_then(|s| s.split_whitespace().last()?.parse().ok())
+            .unwrap_or(default)
+    };
+    max("tcp_rmem", 32 << 20) + max("tcp_wmem", 4 << 20)
+}

@@ -1,5 +1,9 @@
 //! Shared by the criterion benches: the corpus they run on, and the `spamsort` binary's
-//! allocator, so the figures are the binary's.
+//! allocator, so the figures are the binary's; `served.rs` runs the server for the spamd
+//! benches.
+
+#[allow(dead_code)] // only the spamd benches use it
+pub mod served;
 
 use spamsort::LabeledCorpus;
 use std::path::Path;

@@ -7,7 +7,7 @@ use super::config::Config;
 use super::logging;
 use super::signals::run_with_signals;
 use spamsort::shared_filter::SharedFilter;
-use spamsort::spamd::{Address, Server, ServerConfig};
+use spamsort::spamd::{Address, Server, ServerConfig, raise_open_file_limit};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -28,11 +28,17 @@ pub struct ServeArgs {
     /// Messages larger than this are answered unclassified, never held in memory.
     #[arg(long, value_name = "BYTES", default_value_t = ServerConfig::default().max_size)]
     max_size: u64,
-    /// Requests served at once; more clients wait for a free worker.
+    /// Requests served at once; more clients wait for a free worker (PING never waits).
     #[arg(long, value_name = "N", default_value_t = 16,
           value_parser = clap::value_parser!(u16).range(1..))]
     max_connections: u16,
-    /// Seconds a client gets for a whole request (read and answer).
+    /// Connections held open at once, idle ones included; past it, the oldest connection that
+    /// has not sent its request is closed to make room.
+    #[arg(long, value_name = "N", default_value_t = ServerConfig::default().max_open,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    max_open: usize,
+    /// Seconds a client gets for a whole request, from connecting to the last byte of the
+    /// answer; a client that sends or reads more slowly is cut off.
     #[arg(long, value_name = "SECONDS", default_value_t = 30)]
     timeout: u64,
     /// Accept TELL (spamc -L, -C): learning from clients. Anyone who can connect can then
@@ -55,6 +61,10 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitStatus> {
             tracing::warn!("listening on {a}, which is not loopback: firewall it");
         }
     }
+    // Each connection held is a file descriptor: take what the hard limit allows.
+    if let Err(e) = raise_open_file_limit() {
+        tracing::warn!("cannot raise the open-file limit: {e}");
+    }
     let filter = Arc::new(SharedFilter::load(&path)?);
     let server = Server::bind(
         &addresses,
@@ -62,6 +72,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitStatus> {
         ServerConfig {
             max_size: args.max_size,
             max_connections: usize::from(args.max_connections),
+            max_open: args.max_open,
             timeout: Duration::from_secs(args.timeout),
             allow_tell: args.allow_tell,
         },

@@ -1,8 +1,13 @@
 //! A server for SpamAssassin's spamd protocol (SPAMC/1.5), so spamc, spamass-milter, Exim's
 //! `spamd_address`, Haraka and Postfix content filters can use spamsort unchanged.
-//! `protocol.rs` parses and formats; `server.rs` listens, bounds and answers.
+//! `protocol.rs` parses and formats; `server.rs` binds and runs the worker threads;
+//! `reactor.rs` moves the bytes and keeps the deadlines; `incoming.rs` assembles requests as
+//! they arrive; `answer.rs` answers them.
 
+mod answer;
+mod incoming;
 pub mod protocol;
+mod reactor;
 mod server;
 
-pub use server::{Address, Server, ServerConfig, ServerHandle};
+pub use server::{Address, Server, ServerConfig, ServerHandle, raise_open_file_limit};

@@ -13,6 +13,9 @@ pub const VERSION: &str = "1.5";
 pub const MAX_LINE: usize = 8 * 1024;
 /// Most header lines accepted in a request.
 pub const MAX_HEADERS: usize = 64;
+/// Most bytes accepted in a whole request head (spamc sends about a hundred), so a server
+/// holding many connections mid-head holds at most this much for each.
+pub const MAX_HEAD: usize = 16 * 1024;
 /// spamd's default spam threshold, the `required` of every result line.
 pub const REQUIRED_SCORE: f64 = 5.0;
 
@@ -149,23 +152,30 @@ impl ProtocolError {
     }
 }
 
-/// Reads one line of at most [`MAX_LINE`] bytes, without its line ending. `Ok(None)` at a clean
-/// end of input.
-fn read_line(r: &mut impl BufRead) -> Result<Option<String>, ProtocolError> {
+/// Reads one line of at most [`MAX_LINE`] bytes, without its line ending, from a head that
+/// has `budget` of its [`MAX_HEAD`] bytes left. `Ok(None)` at a clean end of input.
+fn read_line(r: &mut impl BufRead, budget: &mut usize) -> Result<Option<String>, ProtocolError> {
+    let cap = MAX_LINE.min(*budget);
     let mut line = Vec::new();
-    let n = std::io::Read::take(&mut *r, MAX_LINE as u64 + 1)
+    let n = std::io::Read::take(&mut *r, cap as u64 + 1)
         .read_until(b'\n', &mut line)
         .map_err(|e| read_error(&e))?;
     if n == 0 {
         return Ok(None);
     }
-    if !line.ends_with(b"\n") {
-        return Err(if n > MAX_LINE {
-            ProtocolError::protocol("line too long")
-        } else {
-            ProtocolError::protocol("connection closed inside the request head")
-        });
+    let complete = line.ends_with(b"\n");
+    if !complete && n > MAX_LINE {
+        return Err(ProtocolError::protocol("line too long"));
     }
+    if n > *budget {
+        return Err(ProtocolError::protocol("request head too long"));
+    }
+    if !complete {
+        return Err(ProtocolError::protocol(
+            "connection closed inside the request head",
+        ));
+    }
+    *budget -= n;
     line.pop();
     if line.ends_with(b"\r") {
         line.pop();
@@ -188,25 +198,13 @@ pub fn read_error(e: &std::io::Error) -> ProtocolError {
 
 /// Reads and checks a request head: `COMMAND SPAMC/x.y`, header lines, a blank line. Unknown
 /// headers are ignored, as the protocol asks. Reads at most `MAX_HEADERS + 2` lines of at
-/// most [`MAX_LINE`] bytes, so a client cannot make it buffer without bound.
+/// most [`MAX_LINE`] bytes and [`MAX_HEAD`] bytes in all, so a client cannot make it buffer
+/// without bound.
 pub fn read_request(r: &mut impl BufRead) -> Result<Request, ProtocolError> {
-    let first = read_line(r)?.ok_or_else(|| ProtocolError::protocol("empty request"))?;
-    let (word, version) = first
-        .split_once(' ')
-        .ok_or_else(|| ProtocolError::protocol(format!("bad request line: {first}")))?;
-    let command = Command::parse(word)
-        .ok_or_else(|| ProtocolError::protocol(format!("unknown command: {word}")))?;
-    let known_version = version
-        .strip_prefix("SPAMC/")
-        .and_then(|v| v.split_once('.'))
-        .is_some_and(|(major, minor)| {
-            major == "1" && !minor.is_empty() && minor.bytes().all(|b| b.is_ascii_digit())
-        });
-    if !known_version {
-        return Err(ProtocolError::protocol(format!(
-            "bad protocol version: {version}"
-        )));
-    }
+    let mut budget = MAX_HEAD;
+    let first =
+        read_line(r, &mut budget)?.ok_or_else(|| ProtocolError::protocol("empty request"))?;
+    let command = parse_request_line(&first)?;
     let mut request = Request {
         command,
         content_length: None,
@@ -217,7 +215,7 @@ pub fn read_request(r: &mut impl BufRead) -> Result<Request, ProtocolError> {
         user: None,
     };
     for _ in 0..=MAX_HEADERS {
-        let line = read_line(r)?
+        let line = read_line(r, &mut budget)?
             .ok_or_else(|| ProtocolError::protocol("connection closed inside the request head"))?;
         if line.is_empty() {
             return Ok(request);
@@ -252,6 +250,29 @@ pub fn read_request(r: &mut impl BufRead) -> Result<Request, ProtocolError> {
         }
     }
     Err(ProtocolError::protocol("too many header lines"))
+}
+
+/// Checks a request line (`COMMAND SPAMC/1.x`, without its line ending) and returns its
+/// command. A server can call this as soon as the first line is in, to turn away a client that
+/// does not speak the protocol before it sends more.
+pub fn parse_request_line(line: &str) -> Result<Command, ProtocolError> {
+    let (word, version) = line
+        .split_once(' ')
+        .ok_or_else(|| ProtocolError::protocol(format!("bad request line: {line}")))?;
+    let command = Command::parse(word)
+        .ok_or_else(|| ProtocolError::protocol(format!("unknown command: {word}")))?;
+    let known_version = version
+        .strip_prefix("SPAMC/")
+        .and_then(|v| v.split_once('.'))
+        .is_some_and(|(major, minor)| {
+            major == "1" && !minor.is_empty() && minor.bytes().all(|b| b.is_ascii_digit())
+        });
+    if !known_version {
+        return Err(ProtocolError::protocol(format!(
+            "bad protocol version: {version}"
+        )));
+    }
+    Ok(command)
 }
 
 fn databases(value: &str) -> Vec<String> {
@@ -391,6 +412,19 @@ mod tests {
         );
         let just_enough = format!("CHECK SPAMC/1.5\r\n{}\r\n", "X: 1\r\n".repeat(MAX_HEADERS));
         assert!(parse(just_enough.as_bytes()).is_ok());
+        // Lines within MAX_LINE, but more than MAX_HEAD bytes in all: refused, having read at
+        // most MAX_HEAD + 1 bytes.
+        let line = format!("X: {}\r\n", "a".repeat(MAX_LINE - 10));
+        let wide = format!(
+            "CHECK SPAMC/1.5\r\n{}\r\n",
+            line.repeat(MAX_HEAD / line.len() + 1)
+        );
+        let mut input = wide.as_bytes();
+        assert_eq!(
+            read_request(&mut input).unwrap_err().message,
+            "request head too long"
+        );
+        assert!(wide.len() - input.len() <= MAX_HEAD + 1);
     }
 
     fn classification(log_odds: f64) -> Classification {

@@ -1,0 +1,222 @@
+//! The answer to each request once its head and body are in: the checks a head must pass,
+//! classifying commands (CHECK, SYMBOLS, REPORT, REPORT_IFSPAM, PROCESS, HEADERS), TELL, and
+//! the answers for oversize messages. Pure functions of the request, the message and the
+//! shared filter, run on the worker threads (`server.rs`); `reactor.rs` moves the bytes.
+
+use super::protocol::{
+    Command, ProtocolError, REQUIRED_SCORE, Request, Status, result_head, spamd_score, status_line,
+    symbol,
+};
+use super::server::ServerConfig;
+use crate::headers::{add_spam_headers, header_block_len};
+use crate::label::{Label, Verdict};
+use crate::shared_filter::SharedFilter;
+
+/// What the workers share.
+pub(super) struct Context {
+    /// The model in use.
+    pub(super) filter: std::sync::Arc<SharedFilter>,
+}
+
+/// What to do once a request head is in.
+pub(super) enum Plan {
+    /// Send this answer at once (PING).
+    Answer(Vec<u8>, String),
+    /// Say nothing and close (SKIP).
+    Close,
+    /// Read a body of this many bytes and classify it.
+    Classify(u64),
+    /// Read an oversize body of `length` bytes and answer it unclassified (see [`oversize`]):
+    /// spooled to disk to be returned (PROCESS up to [`MAX_SPOOL`] bytes) or dropped.
+    Oversize { length: u64, spool: bool },
+}
+
+/// The largest oversize message PROCESS spools to disk to return it unchanged. A larger one is
+/// read through and answered `EX_DATAERR`, so the client passes on the copy it holds (spamc does,
+/// and exits 0, unless started with `-x`).
+pub(super) const MAX_SPOOL: u64 = 1 << 30;
+
+/// Checks a request head against the server's settings: everything that can be refused before
+/// the body is read.
+pub(super) fn plan(request: &Request, config: &ServerConfig) -> Result<Plan, ProtocolError> {
+    match request.command {
+        Command::Ping => return Ok(Plan::Answer(status_line(Status::Ok, "PONG"), "PONG".into())),
+        Command::Skip => return Ok(Plan::Close),
+        _ => {}
+    }
+    if let Some(c) = &request.compress {
+        return Err(ProtocolError {
+            status: Status::Unavailable,
+            message: format!("Compress: {c} is not supported; call spamc without -z"),
+        });
+    }
+    if request.command == Command::Tell && !config.allow_tell {
+        return Err(ProtocolError {
+            status: Status::Unavailable,
+            message: "TELL commands are not enabled, set the --allow-tell switch.".into(),
+        });
+    }
+    let length = request
+        .content_length
+        .ok_or_else(|| ProtocolError::protocol("Content-length required"))?;
+    Ok(if length > config.max_size {
+        Plan::Oversize {
+            length,
+            spool: request.command == Command::Process && length <= MAX_SPOOL,
+        }
+    } else {
+        Plan::Classify(length)
+    })
+}
+
+/// Answers a request whose whole message is in: the answer's bytes and the log text.
+pub(super) fn answer(request: &Request, message: &[u8], context: &Context) -> (Vec<u8>, String) {
+    let mut response = Vec::new();
+    let result = if request.command == Command::Tell {
+        tell(request, message, &mut response, context)
+    } else {
+        Ok(classify(request.command, message, &mut response, context))
+    };
+    match result {
+        Ok(log) => (response, log),
+        Err(e) => failure(&e),
+    }
+}
+
+/// An error's answer and log text.
+pub(super) fn failure(e: &ProtocolError) -> (Vec<u8>, String) {
+    (e.response(), format!("{} {}", e.status.name(), e.message))
+}
+
+/// Answers a classifying command; returns the log text.
+fn classify(command: Command, message: &[u8], out: &mut Vec<u8>, context: &Context) -> String {
+    let filter = context.filter.current();
+    let thresholds = filter.thresholds();
+    let explanation = match command {
+        Command::Symbols | Command::Report | Command::ReportIfSpam => filter.explain(message, None),
+        _ => None,
+    };
+    let c = match &explanation {
+        Some(e) => e.classification,
+        None => filter.classify(message),
+    };
+    let score = spamd_score(&c, thresholds);
+    let is_spam = c.verdict == Verdict::Spam;
+    let body: Vec<u8> = match command {
+        Command::Process => {
+            add_spam_headers(message, &c, thresholds.spam()).unwrap_or_else(|_| message.to_vec())
+        }
+        Command::Headers => {
+            let marked = add_spam_headers(message, &c, thresholds.spam())
+                .unwrap_or_else(|_| message.to_vec());
+            marked[..header_block_len(&marked)].to_vec()
+        }
+        Command::Symbols => explanation.as_ref().map_or_else(Vec::new, |e| {
+            e.contributions
+                .iter()
+                .take(20)
+                .map(|(token, _)| symbol(token))
+                .collect::<Vec<_>>()
+                .join(",")
+                .into_bytes()
+        }),
+        Command::Report => report(explanation.as_ref(), score),
+        Command::ReportIfSpam if is_spam => report(explanation.as_ref(), score),
+        _ => Vec::new(),
+    };
+    let length = (command != Command::Check).then_some(body.len() as u64);
+    out.extend(result_head(length, is_spam, score));
+    out.extend(body);
+    format!(
+        "{} P(spam) {:.4} score {score:.1} by {} ({} bytes)",
+        c.verdict,
+        c.score.p_spam(),
+        c.model,
+        message.len()
+    )
+}
+
+/// The REPORT body: the verdict and the strongest tokens with their points.
+fn report(explanation: Option<&crate::Explanation>, score: f64) -> Vec<u8> {
+    let Some(e) = explanation else {
+        return Vec::new();
+    };
+    let c = &e.classification;
+    let mut text = format!(
+        "spamsort verdict: {} (P(spam) {:.4} by {}, {} tokens)\r\n\r\n\
+         Content analysis details:   ({score:.1} points, {:.1} required)\r\n\r\n\
+         \x20pts token (its share of ln(P(spam) / P(ham)))\r\n\
+         ---- --------------------------------------------------\r\n",
+        c.verdict,
+        c.score.p_spam(),
+        c.model,
+        c.tokens,
+        REQUIRED_SCORE,
+    );
+    for (token, weight) in e.contributions.iter().take(20) {
+        let points = weight * e.log_odds_per_unit;
+        text.push_str(&format!("{points:>4.1} {}\r\n", symbol(token)));
+    }
+    text.into_bytes()
+}
+
+/// Answers TELL: learns or forgets the message in the local (only) database.
+fn tell(
+    request: &Request,
+    message: &[u8],
+    out: &mut Vec<u8>,
+    context: &Context,
+) -> Result<String, ProtocolError> {
+    let local = |dbs: &[String]| dbs.iter().any(|d| d == "local");
+    let (set, remove) = (local(&request.set), local(&request.remove));
+    if set && remove {
+        return Err(ProtocolError::protocol(
+            "Set and Remove both name the local database",
+        ));
+    }
+    let mut header = String::new();
+    let mut log = "nothing to do for the local database".to_string();
+    if set || remove {
+        let label: Label = request.message_class.ok_or_else(|| ProtocolError {
+            status: Status::DataErr,
+            message: "TELL needs a Message-class (spam or ham); spamsort keeps no record of \
+                      which class a message was learned as"
+                .into(),
+        })?;
+        context
+            .filter
+            .learn(message, label, remove)
+            .map_err(|e| ProtocolError {
+                status: Status::IoErr,
+                message: format!("learning failed: {e}"),
+            })?;
+        header = format!("{}: local\r\n", if set { "DidSet" } else { "DidRemove" });
+        log = format!("{} as {label}", if set { "learned" } else { "forgot" });
+    }
+    out.extend(status_line(Status::Ok, Status::Ok.name()));
+    out.extend(header.into_bytes());
+    out.extend(b"Content-length: 0\r\n\r\n");
+    Ok(log)
+}
+
+/// The answer to a message over `max_size`, sent once the whole body is in (answering
+/// earlier would deadlock a client such as spamc that sends everything before it reads): the
+/// answer's head and log text. PROCESS answers the message unchanged when it was `spooled`, so
+/// the head announces `length` bytes and the spooled message follows it; CHECK, SYMBOLS, REPORT
+/// and REPORT_IFSPAM say `Spam: False ; 0.0 / 5.0` with an empty body; HEADERS, TELL and a
+/// PROCESS that could not be spooled answer `EX_DATAERR`, and the client keeps its copy.
+pub(super) fn oversize(command: Command, length: u64, spooled: bool) -> (Vec<u8>, String) {
+    let log = format!("oversize message of {length} bytes, not classified");
+    let refuse = |why: &str| {
+        failure(&ProtocolError {
+            status: Status::DataErr,
+            message: format!("message of {length} bytes is over the server's --max-size{why}"),
+        })
+    };
+    match command {
+        Command::Process if spooled => (result_head(Some(length), false, 0.0), log),
+        Command::Process => refuse(" and could not be held to return it"),
+        Command::Headers | Command::Tell => refuse(""),
+        _ => (result_head(Some(0), false, 0.0), log),
+    }
+}
