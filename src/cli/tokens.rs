@@ -38,7 +38,12 @@ pub fn run(args: TokensArgs) -> anyhow::Result<ExitStatus> {
         ..TokenizerConfig::default()
     };
     let out = Tokenizer::new(config).tokenize(&bytes);
-    if out.fallback {
+    if out.own_panic {
+        eprintln!(
+            "spamsort: internal error: the tokenizer panicked on this message (a bug in \
+             spamsort, please report it); tokenized as plain text"
+        );
+    } else if out.fallback {
         eprintln!("spamsort: the MIME parser could not read this message; tokenized as plain text");
     }
     if out.truncated {

@@ -3,6 +3,8 @@
 //! ...) vanish without a trace, so `V<b></b>iagra` and `via<!-- x -->gra` read as one word;
 //! block tags become a space. One linear pass, no DOM: cost is bounded by the input length.
 
+use std::collections::BTreeSet;
+
 /// What the tokenizer needs from an HTML part.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub(crate) struct HtmlText {
@@ -23,6 +25,9 @@ const URL_ATTRIBUTES: &[&str] = &["href", "src", "action", "background"];
 /// Converts HTML to text, URLs and tag names.
 pub(crate) fn html_to_text(html: &str) -> HtmlText {
     let mut out = HtmlText::default();
+    // A set, not `Vec::contains`: markup of many distinct made-up tags (`<t1><t2>...`) would
+    // otherwise cost time quadratic in its length.
+    let mut tags = BTreeSet::new();
     let mut raw = String::with_capacity(html.len() / 2);
     let bytes = html.as_bytes();
     let mut i = 0;
@@ -72,11 +77,9 @@ pub(crate) fn html_to_text(html: &str) -> HtmlText {
         if !INLINE_TAGS.contains(&name.as_str()) {
             raw.push(' ');
         }
-        if !out.tags.contains(&name) {
-            out.tags.push(name);
-        }
+        tags.insert(name);
     }
-    out.tags.sort();
+    out.tags = tags.into_iter().collect();
     out.text = html_escape::decode_html_entities(&raw).into_owned();
     out
 }
