@@ -81,6 +81,11 @@ impl Scorer<'_> {
         self.kind
     }
 
+    /// The tokenizer settings the model was trained with.
+    pub fn tokenizer_config(&self) -> &TokenizerConfig {
+        &self.tokenizer
+    }
+
     /// The verdict thresholds (the file's, unless replaced).
     pub fn thresholds(&self) -> Thresholds {
         self.thresholds

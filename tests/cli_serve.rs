@@ -6,49 +6,14 @@
 //! case they are skipped with a warning.
 
 use crate::util::{
-    TestDir, copy_of_trained_model, sample_files, sigterm_and_wait, spamsort, to_crlf,
-    trained_model,
+    Served, TestDir, copy_of_trained_model, sample_files, sigterm_and_wait, spamsort, spamsort_bin,
+    to_crlf, trained_model,
 };
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-
-/// `spamsort serve` on an ephemeral port, killed on drop.
-struct Served {
-    child: Child,
-    port: String,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use std::process::Command;
 
 fn serve(model: &Path, extra: &[&str]) -> Served {
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin!("spamsort"))
-        .args(["serve", "--listen", "127.0.0.1:0", "--model"])
-        .arg(model)
-        .args(extra)
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    let port = loop {
-        line.clear();
-        assert!(
-            stderr.read_line(&mut line).unwrap() > 0,
-            "serve exited early"
-        );
-        if let Some(addr) = line.trim().split("listening on ").nth(1) {
-            break addr.rsplit(':').next().unwrap().to_string();
-        }
-    };
-    // Keep draining the log so the server never blocks on a full pipe.
-    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-    Served { child, port }
+    Served::start(Command::new(spamsort_bin()), model, extra)
 }
 
 /// spamc, or `None` (after a loud warning) when the environment says to skip.

@@ -83,6 +83,23 @@ impl Default for TokenizerConfig {
     }
 }
 
+/// Room left for an mbox `From ` envelope line in [`TokenizerConfig::head_bytes`].
+const ENVELOPE_ROOM: usize = 64 * 1024;
+
+impl TokenizerConfig {
+    /// How many leading bytes of a raw message decide its tokens: `max_input_bytes`, one more
+    /// (so [`Tokenized::truncated`] still tells), and room for an envelope line. A reader that
+    /// only tokenizes may cut messages here without changing their tokens (unless an envelope
+    /// line is longer than 64 KiB), and so hold a 100 MB message in a few MB.
+    pub fn head_bytes(&self) -> u64 {
+        let bytes = self
+            .max_input_bytes
+            .saturating_add(1)
+            .saturating_add(ENVELOPE_ROOM);
+        u64::try_from(bytes).unwrap_or(u64::MAX)
+    }
+}
+
 /// The tokens of one message and how they were obtained.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Tokenized {
