@@ -174,30 +174,28 @@ fn serve_answers_100_mb_message_under_64_mb_and_1_s() {
     assert_server_bounded(served);
 }
 
-#[test]
-fn serve_classifies_9_mb_message_under_64_mb_and_1_s() {
-    // Under the default --max-size (10 MiB), so held and tokenized (its first 2 MiB).
+/// Sends `message` with a classifying `command` to a server under the rlimits; asserts it was
+/// classified and the server stayed within the bounds.
+fn assert_serve_classifies_bounded(command: &str, message: Vec<u8>) {
     let served = limited_server();
-    let answer = spamd(&served, "CHECK", Arc::new(message_of_size(9 * 1024 * 1024)));
+    let answer = spamd(&served, command, Arc::new(message));
     let head = answer_head(&answer);
     assert!(head.contains("Spam: "), "{head}");
     assert_server_bounded(served);
+}
+
+#[test]
+fn serve_classifies_9_mb_message_under_64_mb_and_1_s() {
+    // Under the default --max-size (10 MiB), so held and tokenized (its first 2 MiB).
+    assert_serve_classifies_bounded("CHECK", message_of_size(9 * 1024 * 1024));
 }
 
 #[test]
 fn serve_classifies_mime_tree_nested_3000_levels_under_64_mb_and_1_s() {
-    let served = limited_server();
-    let answer = spamd(&served, "SYMBOLS", Arc::new(nested_mime(3000)));
-    let head = answer_head(&answer);
-    assert!(head.contains("Spam: "), "{head}");
-    assert_server_bounded(served);
+    assert_serve_classifies_bounded("SYMBOLS", nested_mime(3000));
 }
 
 #[test]
 fn serve_classifies_url_with_32000_host_labels_under_64_mb_and_1_s() {
-    let served = limited_server();
-    let answer = spamd(&served, "REPORT", Arc::new(url_with_host_labels(32_000)));
-    let head = answer_head(&answer);
-    assert!(head.contains("Spam: "), "{head}");
-    assert_server_bounded(served);
+    assert_serve_classifies_bounded("REPORT", url_with_host_labels(32_000));
 }

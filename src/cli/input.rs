@@ -48,7 +48,7 @@ pub fn message_heads(
 
 /// The first `head` bytes of standard input; the rest is read and dropped, so the writer
 /// (a pipe) is not cut off with an error.
-fn read_stdin_head(head: u64) -> anyhow::Result<Vec<u8>> {
+pub fn read_stdin_head(head: u64) -> anyhow::Result<Vec<u8>> {
     let mut stdin = std::io::stdin().lock();
     let mut buf = Vec::new();
     (&mut stdin)

@@ -108,6 +108,15 @@ mod tests {
     use super::*;
     use crate::tokenize::{Tokenized, Tokenizer};
 
+    /// Asserts that `bytes` of tokens are at most `k` times the bytes of `raw`.
+    fn assert_at_most(k: usize, bytes: usize, raw: &str) {
+        assert!(
+            bytes <= k * raw.len(),
+            "{bytes} token bytes from {}",
+            raw.len()
+        );
+    }
+
     /// Tokenizes `raw` with the default settings; returns the result and its token bytes.
     fn tokenize(raw: &str) -> (Tokenized, usize) {
         let out = Tokenizer::new(TokenizerConfig::default()).tokenize(raw.as_bytes());
@@ -150,7 +159,7 @@ mod tests {
         );
         let (_, bytes) = tokenize(&raw);
         // The address itself is kept whole once (`from:addr:`); the hosts add little.
-        assert!(bytes < raw.len(), "{bytes} token bytes from {}", raw.len());
+        assert_at_most(1, bytes, &raw);
     }
 
     #[test]
@@ -159,11 +168,7 @@ mod tests {
         let raw = format!("Subject: hi\n{name}: {}\n\nbody\n", ["ab"; 3000].join(" "));
         let (out, bytes) = tokenize(&raw);
         assert!(out.tokens.iter().all(|t| t.len() <= "header:".len() + 64));
-        assert!(
-            bytes <= 16 * raw.len(),
-            "{bytes} token bytes from {}",
-            raw.len()
-        );
+        assert_at_most(16, bytes, &raw);
         assert!(out.tokens.iter().any(|t| t == "body"));
     }
 
@@ -173,11 +178,7 @@ mod tests {
         let raw = format!("Subject: hi\nContent-Type: text/html\n\n{tags}\n");
         let (out, bytes) = tokenize(&raw);
         assert!(out.truncated, "more tags than max_tokens");
-        assert!(
-            bytes <= 2 * raw.len(),
-            "{bytes} token bytes from {}",
-            raw.len()
-        );
+        assert_at_most(2, bytes, &raw);
     }
 
     #[test]
@@ -187,11 +188,7 @@ mod tests {
             "http://a.b.c.d.e.f.g.h.i.example/p ".repeat(2000)
         );
         let (_, bytes) = tokenize(&raw);
-        assert!(
-            bytes <= 8 * raw.len(),
-            "{bytes} token bytes from {}",
-            raw.len()
-        );
+        assert_at_most(8, bytes, &raw);
     }
 
     #[test]
