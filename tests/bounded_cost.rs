@@ -54,6 +54,26 @@ fn nested_mime(levels: usize) -> Vec<u8> {
     m.into_bytes()
 }
 
+/// A 2 MB message of multipart parts that each declare a new boundary that never comes:
+/// mail-parser scans to the end for every one (this once took minutes of CPU).
+fn unclosed_boundaries() -> Vec<u8> {
+    let mut m = String::from("Content-Type: multipart/mixed; boundary=b\n\n");
+    for i in 0..40_000 {
+        m.push_str(&format!(
+            "--b\nContent-Type: multipart/mixed; boundary=c{i}\n\n"
+        ));
+    }
+    m.into_bytes()
+}
+
+/// 2 MB of one-line header fields (300,000 of them): mail-parser keeps a record of each
+/// (this once peaked at 126 MB).
+fn header_flood() -> Vec<u8> {
+    let mut m = "X: a b\n".repeat(300_000);
+    m.push_str("\nbody\n");
+    m.into_bytes()
+}
+
 /// Runs `classify` on `message` (written to a file) under the rlimits; asserts it gave a
 /// verdict, and was neither out of memory nor killed.
 fn assert_classify_bounded(message: &[u8]) {
@@ -92,6 +112,16 @@ fn classify_of_100_mb_message_stays_under_64_mb_and_1_s() {
 #[test]
 fn classify_of_mime_tree_nested_3000_levels_stays_under_64_mb_and_1_s() {
     assert_classify_bounded(&nested_mime(3000));
+}
+
+#[test]
+fn classify_of_40000_unclosed_boundary_declarations_stays_under_64_mb_and_1_s() {
+    assert_classify_bounded(&unclosed_boundaries());
+}
+
+#[test]
+fn classify_of_300000_header_fields_stays_under_64_mb_and_1_s() {
+    assert_classify_bounded(&header_flood());
 }
 
 /// `serve` with the sample model under the rlimits. Two workers: every worker thread reserves

@@ -5,9 +5,10 @@
 //! name as prefix, [`html`] turns HTML into text and link targets, [`url`] splits URLs into
 //! hosts and path words, [`normalize`] folds NFKC and strips invisible format characters, and
 //! [`words`] splits words by UAX #29. Every cost is bounded by [`TokenizerConfig`] and
-//! [`sink`]: the input is cut at `max_input_bytes`, decoded text at `max_text_bytes`, output at
-//! `max_tokens` tokens and at [`TOKEN_BYTES_PER_INPUT_BYTE`] times the input's bytes (plus
-//! [`TOKEN_BYTES_BASE`]).
+//! [`sink`]: the input is cut at `max_input_bytes` (and before the MIME structure that would
+//! cost mail-parser more than linear time or memory, see [`parser_input`]), decoded text at
+//! `max_text_bytes`, output at `max_tokens` tokens and at [`TOKEN_BYTES_PER_INPUT_BYTE`] times
+//! the input's bytes (plus [`TOKEN_BYTES_BASE`]).
 //!
 //! Malformed mail is normal input: a message mail-parser rejects, or one that makes it panic,
 //! is tokenized as plain text instead, and [`Tokenized::fallback`] says so. A panic in
@@ -20,6 +21,7 @@ mod headers;
 mod html;
 pub mod ngrams;
 pub mod normalize;
+mod parser_input;
 mod sink;
 mod url;
 mod words;
@@ -141,7 +143,9 @@ impl Tokenizer {
             raw = &raw[..self.config.max_input_bytes];
             input_cut = true;
         }
-        let message = guard::parser(|| mail_parser::MessageParser::default().parse(raw));
+        let parsable = parser_input::parser_input(raw);
+        input_cut |= parsable.len() < raw.len();
+        let message = guard::parser(|| mail_parser::MessageParser::default().parse(parsable));
         let walked = message.map(|message| {
             guard::own_code(|| {
                 let mut sink = Sink::new(&self.config, raw.len());
