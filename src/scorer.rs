@@ -84,6 +84,11 @@ impl Scorer<'_> {
         self.kind
     }
 
+    /// The tokenizer settings the model was trained with.
+    pub fn tokenizer_config(&self) -> &TokenizerConfig {
+        &self.tokenizer
+    }
+
     /// The verdict thresholds (the file's, unless replaced).
     pub fn thresholds(&self) -> Thresholds {
         self.thresholds
@@ -92,13 +97,6 @@ impl Scorer<'_> {
     /// Replaces the verdict thresholds.
     pub fn set_thresholds(&mut self, thresholds: Thresholds) {
         self.thresholds = thresholds;
-    }
-
-    /// How many leading bytes of a message are enough to classify it exactly as the whole
-    /// message, when an mbox envelope line opening it is shorter than 64 KiB: the tokenizer
-    /// reads no further (its `max_input_bytes` after that line, plus one to notice the cut).
-    pub fn head_len(&self) -> usize {
-        self.tokenizer.max_input_bytes.saturating_add(64 * 1024)
     }
 
     /// Classifies one raw message.

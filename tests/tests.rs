@@ -2,6 +2,7 @@
 
 mod util;
 
+mod bounded_cost;
 mod cli_commands;
 mod cli_eval;
 mod cli_filter;

@@ -3,13 +3,14 @@
 
 use crate::util::{repo_path, to_crlf};
 use proptest::prelude::*;
-use spamsort::{Tokenizer, TokenizerConfig};
+use spamsort::tokenize::{TOKEN_BYTES_BASE, TOKEN_BYTES_PER_INPUT_BYTE};
+use spamsort::{Tokenized, Tokenizer, TokenizerConfig};
 use std::path::Path;
 
 fn tokens_of(bytes: &[u8]) -> Vec<String> {
-    Tokenizer::new(TokenizerConfig::default())
-        .tokenize(bytes)
-        .tokens
+    let out = Tokenizer::new(TokenizerConfig::default()).tokenize(bytes);
+    assert_sound(&out, bytes);
+    out.tokens
 }
 
 fn tokens_of_file(rel: &str) -> Vec<String> {
@@ -187,6 +188,7 @@ fn huge_and_deeply_nested_messages_are_bounded() {
         big.extend_from_slice(b"lorem ipsum dolor sit amet consectetur adipiscing elit\n");
     }
     let out = Tokenizer::new(cfg.clone()).tokenize(&big);
+    assert_sound(&out, &big);
     assert!(out.truncated);
     assert!(out.tokens.len() <= cfg.max_tokens);
 
@@ -198,7 +200,16 @@ fn huge_and_deeply_nested_messages_are_bounded() {
     }
     nested.push_str("Content-Type: text/plain\n\ndeep inside\n");
     let out = Tokenizer::new(cfg).tokenize(nested.as_bytes());
+    assert_sound(&out, nested.as_bytes());
     assert!(out.tokens.len() <= 20_000);
+}
+
+/// The result holds no panic of spamsort's own code (those are bugs: caught so mail is never
+/// lost, but they must fail tests), and its token bytes stay within the budget for `input`.
+fn assert_sound(out: &Tokenized, input: &[u8]) {
+    assert!(!out.own_panic, "spamsort's own tokenizer code panicked");
+    let bytes: usize = out.tokens.iter().map(String::len).sum();
+    assert!(bytes <= input.len() * TOKEN_BYTES_PER_INPUT_BYTE + TOKEN_BYTES_BASE);
 }
 
 proptest! {
@@ -209,6 +220,7 @@ proptest! {
         let cfg = TokenizerConfig { max_tokens: 50, max_text_bytes: 1024, ..TokenizerConfig::default() };
         let out = Tokenizer::new(cfg).tokenize(&bytes);
         prop_assert!(out.tokens.len() <= 50);
+        assert_sound(&out, &bytes);
     }
 
     #[test]
@@ -224,6 +236,10 @@ proptest! {
                 Just("--x--\n".to_string()),
                 Just("=?utf-8?B?4oCL?= =?koi8-r?Q?=F0?=\n".to_string()),
                 Just("<a href='http://[::1]:80/'>&#x110000;&amp</a>\n".to_string()),
+                Just(format!("http://{}example.com/ ", "a.".repeat(500))),
+                Just(format!("X-{}: ab ab ab ab\n", "n".repeat(300))),
+                Just("Received: from a.b.c.d.e.f.g.h.i.j.k.l (x.y.z [192.0.2.1])\n".to_string()),
+                Just("<t1><t2><script>x</script><!-- y --><style>".to_string()),
                 "[ -~\u{80}-\u{10FFFF}]{0,40}\n",
             ],
             0..40,
@@ -233,6 +249,7 @@ proptest! {
         let cfg = TokenizerConfig { max_tokens: 200, ..TokenizerConfig::default() };
         let out = Tokenizer::new(cfg).tokenize(text.as_bytes());
         prop_assert!(out.tokens.len() <= 200);
+        assert_sound(&out, text.as_bytes());
     }
 }
 

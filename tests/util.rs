@@ -3,7 +3,9 @@
 
 #![allow(dead_code)]
 
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
 
 /// A path inside the repository.
 pub fn repo_path(rel: &str) -> PathBuf {
@@ -71,6 +73,95 @@ pub fn to_crlf(lf: &[u8]) -> Vec<u8> {
 /// The `spamsort` binary built for this test run.
 pub fn spamsort() -> assert_cmd::Command {
     assert_cmd::Command::cargo_bin("spamsort").expect("spamsort binary")
+}
+
+/// The path of the `spamsort` binary built for this test run.
+pub fn spamsort_bin() -> PathBuf {
+    assert_cmd::cargo::cargo_bin!("spamsort").to_path_buf()
+}
+
+/// The `spamsort` binary run by util-linux's `prlimit` with at most `address_space` bytes of
+/// virtual memory and `cpu_seconds` seconds of CPU time (`unsafe` is denied, so the tests
+/// cannot call setrlimit themselves). A child over the memory limit fails to allocate and
+/// aborts; one over the CPU limit is killed by SIGXCPU. CPU time, unlike wall-clock time, does
+/// not depend on what else the machine is running.
+pub fn limited_spamsort(address_space: u64, cpu_seconds: u64) -> Command {
+    let mut cmd = Command::new("prlimit");
+    cmd.arg(format!("--as={address_space}"))
+        .arg(format!("--cpu={cpu_seconds}"))
+        .arg("--")
+        .arg(spamsort_bin());
+    cmd
+}
+
+/// The peak resident memory (VmHWM) of a running process, in bytes.
+pub fn peak_rss(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let kb: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().strip_suffix("kB"))
+        .and_then(|v| v.trim().parse().ok())
+        .expect("VmHWM in /proc/PID/status");
+    kb * 1024
+}
+
+/// `spamsort serve` on an ephemeral port of 127.0.0.1, killed on drop.
+pub struct Served {
+    pub child: Child,
+    pub port: String,
+    /// Its log after the `listening on` line, collected as it comes.
+    pub log: std::sync::Arc<std::sync::Mutex<String>>,
+}
+
+impl Served {
+    /// Runs `command` (the spamsort binary, possibly behind a wrapper such as
+    /// [`limited_spamsort`]) with `serve --listen 127.0.0.1:0 --model MODEL EXTRA...` and waits
+    /// until it listens.
+    pub fn start(mut command: Command, model: &Path, extra: &[&str]) -> Served {
+        let mut child = command
+            .args(["serve", "--listen", "127.0.0.1:0", "--model"])
+            .arg(model)
+            .args(extra)
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        let mut line = String::new();
+        let port = loop {
+            line.clear();
+            assert!(
+                stderr.read_line(&mut line).unwrap() > 0,
+                "serve exited early"
+            );
+            if let Some(addr) = line.trim().split("listening on ").nth(1) {
+                break addr.rsplit(':').next().unwrap().to_string();
+            }
+        };
+        // Keep draining the log so the server never blocks on a full pipe.
+        let log = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let collected = log.clone();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            while stderr.read_line(&mut line).is_ok_and(|n| n > 0) {
+                collected.lock().unwrap().push_str(&line);
+                line.clear();
+            }
+        });
+        Served { child, port, log }
+    }
+}
+
+/// Starts `spamsort serve --model MODEL EXTRA...` and waits until it listens.
+pub fn serve(model: &Path, extra: &[&str]) -> Served {
+    Served::start(Command::new(spamsort_bin()), model, extra)
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 /// `--spam SAMPLE_SPAM --ham SAMPLE_HAM` added to a command.
@@ -192,56 +283,6 @@ pub fn spamd_exchange(mut stream: std::net::TcpStream, request: &[u8]) -> Vec<u8
     let mut answer = Vec::new();
     let _ = stream.read_to_end(&mut answer);
     answer
-}
-
-/// `spamsort serve` on an ephemeral port of 127.0.0.1, killed on drop.
-pub struct Served {
-    pub child: std::process::Child,
-    pub port: String,
-    /// Its log after the `listening on` line, collected as it comes.
-    pub log: std::sync::Arc<std::sync::Mutex<String>>,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Starts `spamsort serve --model MODEL EXTRA...` and waits until it listens.
-pub fn serve(model: &Path, extra: &[&str]) -> Served {
-    use std::io::BufRead;
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin!("spamsort"))
-        .args(["serve", "--listen", "127.0.0.1:0", "--model"])
-        .arg(model)
-        .args(extra)
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    let port = loop {
-        line.clear();
-        assert!(
-            stderr.read_line(&mut line).unwrap() > 0,
-            "serve exited early"
-        );
-        if let Some(addr) = line.trim().split("listening on ").nth(1) {
-            break addr.rsplit(':').next().unwrap().to_string();
-        }
-    };
-    // Keep draining the log so the server never blocks on a full pipe.
-    let log = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
-    let collected = log.clone();
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        while stderr.read_line(&mut line).is_ok_and(|n| n > 0) {
-            collected.lock().unwrap().push_str(&line);
-            line.clear();
-        }
-    });
-    Served { child, port, log }
 }
 
 /// The most bytes the kernel may buffer on a loopback TCP connection, both ways: the largest

@@ -43,12 +43,15 @@ pub fn run(args: ClassifyArgs) -> anyhow::Result<ExitStatus> {
     } else {
         args.paths
     };
-    let messages = input::messages(&paths)?;
+    // Only what the tokenizer reads is held, one message at a time.
+    let messages = input::message_heads(&paths, scorer.tokenizer_config().head_bytes())?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let mut failed = false;
     let mut last = None;
-    for item in &messages {
-        let Some(message) = input::readable(item, &mut failed) else {
+    let mut count = 0_usize;
+    for item in messages {
+        count += 1;
+        let Some(message) = input::readable(&item, &mut failed) else {
             continue;
         };
         let r = scorer.classify(&message.bytes);
@@ -86,7 +89,7 @@ pub fn run(args: ClassifyArgs) -> anyhow::Result<ExitStatus> {
         last = Some(r.verdict);
     }
     out.flush()?;
-    Ok(match (messages.len(), last, failed) {
+    Ok(match (count, last, failed) {
         (_, _, true) => ExitStatus::Error,
         (1, Some(verdict), false) => ExitStatus::of(verdict),
         _ => ExitStatus::Success,

@@ -27,7 +27,8 @@ pub fn run(args: ExplainArgs) -> anyhow::Result<ExitStatus> {
     let verdicts = args.verdict.resolve(&config)?;
     let file = open_model(&args.model, &verdicts, &config)?;
     let scorer = verdicts.scorer(&file)?;
-    let messages = input::messages(std::slice::from_ref(&args.path))?;
+    let head = scorer.tokenizer_config().head_bytes();
+    let messages = input::message_heads(std::slice::from_ref(&args.path), head)?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     for message in messages {
         let message = message?;

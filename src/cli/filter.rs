@@ -44,10 +44,10 @@ pub fn run(args: FilterArgs) -> anyhow::Result<ExitStatus> {
     let outcome = match scorer {
         Err(reason) => Err(reason),
         Ok(scorer) => {
-            let limit = match args.max_size {
-                Some(max) => scorer.head_len().max(max.try_into().unwrap_or(usize::MAX)),
-                None => scorer.head_len(),
-            };
+            let head_bytes = scorer.tokenizer_config().head_bytes();
+            let limit =
+                usize::try_from(args.max_size.map_or(head_bytes, |max| head_bytes.max(max)))
+                    .unwrap_or(usize::MAX);
             match input::read_head(&mut stdin, limit, &mut head) {
                 Err(e) => Err(format!(
                     "reading standard input failed after {} bytes: {e}",

@@ -23,6 +23,42 @@ pub fn messages(paths: &[PathBuf]) -> anyhow::Result<Vec<Result<Message, CorpusE
     Ok(out)
 }
 
+/// The first `head` bytes of every message of every input, read lazily, one message at a time,
+/// so memory stays bounded by `head` however large the messages or mailboxes (for commands that
+/// only tokenize; see `TokenizerConfig::head_bytes`). Every mailbox is opened first, so a path
+/// that cannot be opened fails before any output.
+pub fn message_heads(
+    paths: &[PathBuf],
+    head: u64,
+) -> anyhow::Result<impl Iterator<Item = Result<Message, CorpusError>>> {
+    let mut inputs: Vec<Box<dyn Iterator<Item = Result<Message, CorpusError>>>> = Vec::new();
+    for path in paths {
+        if path.as_os_str() == "-" {
+            let message = Message {
+                bytes: read_stdin_head(head)?,
+                source: Source::file("-"),
+            };
+            inputs.push(Box::new(std::iter::once(Ok(message))));
+        } else {
+            inputs.push(Box::new(Mailbox::open(path)?.heads(head)));
+        }
+    }
+    Ok(inputs.into_iter().flatten())
+}
+
+/// The first `head` bytes of standard input; the rest is read and dropped, so the writer
+/// (a pipe) is not cut off with an error.
+pub fn read_stdin_head(head: u64) -> anyhow::Result<Vec<u8>> {
+    let mut stdin = std::io::stdin().lock();
+    let mut buf = Vec::new();
+    (&mut stdin)
+        .take(head)
+        .read_to_end(&mut buf)
+        .context("reading standard input")?;
+    std::io::copy(&mut stdin, &mut std::io::sink()).context("reading standard input")?;
+    Ok(buf)
+}
+
 /// All of standard input.
 pub fn read_stdin() -> anyhow::Result<Vec<u8>> {
     let mut buf = Vec::new();

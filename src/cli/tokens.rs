@@ -1,7 +1,7 @@
 //! `spamsort tokens FILE|-`: what the filter sees in a message.
 
-use super::ExitStatus;
 use super::terminal::escape_for_terminal;
+use super::{ExitStatus, input};
 use anyhow::Context;
 use spamsort::{Tokenizer, TokenizerConfig};
 use std::io::{Read, Write};
@@ -22,23 +22,29 @@ pub struct TokensArgs {
 }
 
 pub fn run(args: TokensArgs) -> anyhow::Result<ExitStatus> {
-    let bytes = if args.message.as_os_str() == "-" {
-        let mut buf = Vec::new();
-        std::io::stdin()
-            .read_to_end(&mut buf)
-            .context("reading standard input")?;
-        buf
-    } else {
-        std::fs::read(&args.message)
-            .with_context(|| format!("reading {}", args.message.display()))?
-    };
     let config = TokenizerConfig {
         word_bigrams: args.word_bigrams,
         char_ngrams: args.char_ngrams,
         ..TokenizerConfig::default()
     };
+    // Only what the tokenizer reads is held, however large the message.
+    let head = config.head_bytes();
+    let bytes = if args.message.as_os_str() == "-" {
+        input::read_stdin_head(head)?
+    } else {
+        let mut buf = Vec::new();
+        std::fs::File::open(&args.message)
+            .and_then(|f| f.take(head).read_to_end(&mut buf))
+            .with_context(|| format!("reading {}", args.message.display()))?;
+        buf
+    };
     let out = Tokenizer::new(config).tokenize(&bytes);
-    if out.fallback {
+    if out.own_panic {
+        eprintln!(
+            "spamsort: internal error: the tokenizer panicked on this message (a bug in \
+             spamsort, please report it); tokenized as plain text"
+        );
+    } else if out.fallback {
         eprintln!("spamsort: the MIME parser could not read this message; tokenized as plain text");
     }
     if out.truncated {

@@ -30,6 +30,13 @@ pub struct MboxReader<R> {
     started: bool,
     done: bool,
     line: Vec<u8>,
+    /// Keep only this many leading bytes of each message instead of refusing long ones.
+    head: Option<u64>,
+    /// The last piece read did not end its line (a line longer than the limit comes in
+    /// pieces; only a line's first piece can be blank, a separator or escaped).
+    mid_line: bool,
+    /// The pieces being read continue a separator line, not a message.
+    in_separator: bool,
 }
 
 impl MboxReader<std::io::BufReader<std::fs::File>> {
@@ -55,14 +62,30 @@ impl<R: BufRead> MboxReader<R> {
             started: false,
             done: false,
             line: Vec::new(),
+            head: None,
+            mid_line: false,
+            in_separator: false,
         }
+    }
+
+    /// Yields only the first `bytes` bytes of each message: longer ones are cut there, not
+    /// refused as too large, and lines are read in pieces of at most `bytes + 1`, so memory
+    /// stays bounded by `bytes` whatever the file holds.
+    pub fn set_head(&mut self, bytes: u64) {
+        self.head = Some(bytes);
+    }
+
+    /// Most bytes one message may take: the head if set, else [`MAX_MESSAGE_BYTES`].
+    fn limit(&self) -> u64 {
+        self.head.unwrap_or(MAX_MESSAGE_BYTES)
     }
 
     /// Reads one line (at most the message cap, so a file with no newlines stays bounded).
     fn read_line(&mut self) -> std::io::Result<bool> {
         self.line.clear();
+        let limit = self.limit();
         let n = (&mut self.reader)
-            .take(MAX_MESSAGE_BYTES + 1)
+            .take(limit.saturating_add(1))
             .read_until(b'\n', &mut self.line)?;
         Ok(n > 0)
     }
@@ -120,7 +143,14 @@ impl<R: BufRead> Iterator for MboxReader<R> {
                 }
                 Ok(true) => {}
             }
-            if prev_blank && self.line.starts_with(b"From ") {
+            let starts_line = !self.mid_line;
+            self.mid_line = !self.line.ends_with(b"\n");
+            if !starts_line && self.in_separator {
+                continue;
+            }
+            self.in_separator = false;
+            if starts_line && prev_blank && self.line.starts_with(b"From ") {
+                self.in_separator = self.mid_line;
                 if any_line {
                     // This separator opens the next message.
                     self.started = true;
@@ -131,16 +161,26 @@ impl<R: BufRead> Iterator for MboxReader<R> {
                 continue;
             }
             any_line = true;
-            prev_blank = is_blank(&self.line);
+            prev_blank = starts_line && is_blank(&self.line);
             if too_large {
                 continue;
             }
-            let line = self.unescape(&self.line);
-            if (bytes.len() + line.len()) as u64 > MAX_MESSAGE_BYTES {
+            let line = if starts_line {
+                self.unescape(&self.line)
+            } else {
+                &self.line
+            };
+            let room = usize::try_from(self.limit())
+                .unwrap_or(usize::MAX)
+                .saturating_sub(bytes.len());
+            if line.len() <= room {
+                bytes.extend_from_slice(line);
+            } else if self.head.is_some() {
+                bytes.extend_from_slice(&line[..room]);
+                too_large = true;
+            } else {
                 too_large = true;
                 bytes = Vec::new();
-            } else {
-                bytes.extend_from_slice(line);
             }
         }
         let source = Source {
@@ -148,13 +188,15 @@ impl<R: BufRead> Iterator for MboxReader<R> {
             index: Some(self.next_index),
         };
         self.next_index += 1;
-        if too_large {
+        if too_large && self.head.is_none() {
             return Some(Err(CorpusError::TooLarge {
                 message: source,
                 limit: MAX_MESSAGE_BYTES,
             }));
         }
-        strip_framing(&mut bytes);
+        if !too_large {
+            strip_framing(&mut bytes);
+        }
         Some(Ok(Message { bytes, source }))
     }
 }
@@ -217,5 +259,35 @@ mod tests {
             .map(|m| m.unwrap().source.index)
             .collect();
         assert_eq!(idx, vec![Some(1), Some(2)]);
+    }
+
+    fn heads(data: &[u8], head: u64) -> Vec<Vec<u8>> {
+        let mut reader = MboxReader::new(data, Path::new("m"), MboxVariant::Rd);
+        reader.set_head(head);
+        reader.map(|m| m.unwrap().bytes).collect()
+    }
+
+    #[test]
+    fn heads_cut_long_messages_and_keep_the_next_ones() {
+        let data = b"From a\nS: 1\n\n0123456789\nabcdefghij\n\nFrom b\nS: 2\n\nz\n";
+        assert_eq!(
+            heads(data, 12),
+            vec![b"S: 1\n\n012345".to_vec(), b"S: 2\n\nz\n".to_vec()]
+        );
+        // Without a head the same messages come whole.
+        assert_eq!(heads(data, 1000), read(data, MboxVariant::Rd));
+    }
+
+    #[test]
+    fn pieces_of_a_line_longer_than_the_head_are_never_separators() {
+        // With a head of 4 a line is read in pieces of at most 5 bytes: "xxxxx", then "\n"
+        // alone, which is not a blank line, so the `From ` line after it is body text.
+        let data = b"From a\nS: 1\n\nxxxxx\nFrom here\n>From x\n\nFrom b\nS: 2\n";
+        let msgs = heads(data, 4);
+        assert_eq!(msgs.len(), 2, "{msgs:?}");
+        assert_eq!(msgs[1], b"S: 2".to_vec());
+        // A separator line longer than the head is skipped whole, not read as message text.
+        let data = b"From a-very-long-envelope-line\nS: 1\n";
+        assert_eq!(heads(data, 4), vec![b"S: 1".to_vec()]);
     }
 }

@@ -177,6 +177,8 @@ impl MailboxFormat {
 /// An open mailbox of any format: an iterator over its messages in a stable order.
 pub struct Mailbox {
     inner: Inner,
+    /// Keep only this many leading bytes of each message (see [`Mailbox::heads`]).
+    head: Option<u64>,
 }
 
 enum Inner {
@@ -199,12 +201,25 @@ impl Mailbox {
                 let reader = mbox::MboxReader::open(path)?;
                 return Ok(Mailbox {
                     inner: Inner::Mbox(Box::new(reader)),
+                    head: None,
                 });
             }
         };
         Ok(Mailbox {
             inner: Inner::Files(files.into_iter()),
+            head: None,
         })
+    }
+
+    /// Yields only the first `bytes` bytes of each message: longer messages are cut there
+    /// rather than refused as [`CorpusError::TooLarge`], and never held whole. For callers that
+    /// only tokenize (see [`TokenizerConfig::head_bytes`](crate::TokenizerConfig::head_bytes)).
+    pub fn heads(mut self, bytes: u64) -> Self {
+        self.head = Some(bytes);
+        if let Inner::Mbox(reader) = &mut self.inner {
+            reader.set_head(bytes);
+        }
+        self
     }
 }
 
@@ -213,7 +228,10 @@ impl Iterator for Mailbox {
 
     fn next(&mut self) -> Option<Self::Item> {
         match &mut self.inner {
-            Inner::Files(paths) => paths.next().map(|p| p.and_then(|p| read_message_file(&p))),
+            Inner::Files(paths) => {
+                let head = self.head;
+                paths.next().map(|p| p.and_then(|p| read_file(&p, head)))
+            }
             Inner::Mbox(reader) => reader.next(),
         }
     }
@@ -222,16 +240,31 @@ impl Iterator for Mailbox {
 /// Reads one message file, refusing files over [`MAX_MESSAGE_BYTES`] and anything but a
 /// regular file (a FIFO or device is refused at once, never waited on: see [`open_regular`]).
 pub fn read_message_file(path: &Path) -> Result<Message, CorpusError> {
-    let bytes = read_regular(path, MAX_MESSAGE_BYTES).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::FileTooLarge {
-            CorpusError::TooLarge {
-                message: Source::file(path),
-                limit: MAX_MESSAGE_BYTES,
-            }
-        } else {
-            CorpusError::io(path, e)
+    read_file(path, None)
+}
+
+/// Reads one message file: its first `head` bytes if given, else all of it up to
+/// [`MAX_MESSAGE_BYTES`]. Anything but a regular file is refused without blocking.
+fn read_file(path: &Path, head: Option<u64>) -> Result<Message, CorpusError> {
+    let bytes = match head {
+        Some(head) => {
+            let mut bytes = Vec::new();
+            open_regular(path)
+                .and_then(|file| file.take(head).read_to_end(&mut bytes))
+                .map_err(|e| CorpusError::io(path, e))?;
+            bytes
         }
-    })?;
+        None => read_regular(path, MAX_MESSAGE_BYTES).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::FileTooLarge {
+                CorpusError::TooLarge {
+                    message: Source::file(path),
+                    limit: MAX_MESSAGE_BYTES,
+                }
+            } else {
+                CorpusError::io(path, e)
+            }
+        })?,
+    };
     Ok(Message {
         bytes,
         source: Source::file(path),

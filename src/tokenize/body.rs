@@ -1,8 +1,10 @@
 //! The MIME walk: every part of a parsed message contributes tokens. Text parts give words;
 //! HTML parts give their visible text, link targets and tag names; attachments give only their
 //! type and file name; attached messages are walked like the outer one, to a bounded depth.
+//! The mail-parser decoders called here for second chances run under [`guard::parser`]: their
+//! panics mean "could not decode", not a bug in spamsort.
 
-use super::{Sink, headers, html, url, words};
+use super::{Sink, guard, headers, html, url, words};
 use mail_parser::decoders::{base64, charsets, quoted_printable};
 use mail_parser::{Encoding, Message, MessagePart, MimeHeaders, PartType};
 use std::borrow::Cow;
@@ -13,6 +15,8 @@ const MAX_MESSAGE_DEPTH: usize = 3;
 
 /// Emits the tokens of a parsed message.
 pub(crate) fn push_message(sink: &mut Sink<'_>, message: &Message<'_>, depth: usize) {
+    #[cfg(test)]
+    guard::injection_point();
     for (i, part) in message.parts.iter().enumerate() {
         if sink.is_full() {
             return;
@@ -70,18 +74,20 @@ fn redecode<'x>(part: &MessagePart<'_>, raw: &str) -> Option<PartType<'x>> {
                 .flat_map(|l| l.bytes())
                 .filter(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'='))
                 .collect();
-            base64::base64_decode(&clean)?
+            guard::parser(|| base64::base64_decode(&clean))?
         }
         "quoted-printable" => {
-            quoted_printable::quoted_printable_decode(body.join("\n").as_bytes())?
+            let body = body.join("\n");
+            guard::parser(|| quoted_printable::quoted_printable_decode(body.as_bytes()))?
         }
         _ => return None,
     };
     let charset = part.content_type().and_then(|ct| ct.attribute("charset"));
-    let text = match charset.and_then(|c| charsets::map::charset_decoder(c.as_bytes())) {
-        Some(decode) => decode(&bytes),
-        None => String::from_utf8_lossy(&bytes).into_owned(),
-    };
+    let text = charset
+        .and_then(|c| {
+            guard::parser(|| charsets::map::charset_decoder(c.as_bytes()).map(|d| d(&bytes)))
+        })
+        .unwrap_or_else(|| String::from_utf8_lossy(&bytes).into_owned());
     let is_html = part
         .content_type()
         .is_some_and(|ct| ct.subtype().is_some_and(|s| s.eq_ignore_ascii_case("html")));
@@ -108,14 +114,16 @@ fn meta_charset<'x>(message: &Message<'_>, part: &MessagePart<'_>) -> Option<Par
         .get(part.offset_body as usize..part.offset_end as usize)?;
     let bytes = match part.encoding {
         Encoding::None => raw.to_vec(),
-        Encoding::QuotedPrintable => quoted_printable::quoted_printable_decode(raw)?,
+        Encoding::QuotedPrintable => {
+            guard::parser(|| quoted_printable::quoted_printable_decode(raw))?
+        }
         Encoding::Base64 => {
             let clean: Vec<u8> = raw
                 .iter()
                 .copied()
                 .filter(|b| !b.is_ascii_whitespace())
                 .collect();
-            base64::base64_decode(&clean)?
+            guard::parser(|| base64::base64_decode(&clean))?
         }
     };
     let head = &bytes[..bytes.len().min(4096)];
@@ -129,6 +137,6 @@ fn meta_charset<'x>(message: &Message<'_>, part: &MessagePart<'_>) -> Option<Par
         .skip_while(|&b| b == b'"' || b == b'\'')
         .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':'))
         .collect();
-    let decode = charsets::map::charset_decoder(&name)?;
-    Some(PartType::Html(Cow::Owned(decode(&bytes))))
+    let text = guard::parser(|| charsets::map::charset_decoder(&name).map(|d| d(&bytes)))?;
+    Some(PartType::Html(Cow::Owned(text)))
 }

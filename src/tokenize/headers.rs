@@ -4,11 +4,18 @@
 //! named `X-Spam-*` are ignored: they hold verdicts (ours or another filter's) that a sender
 //! can forge and that would teach the model to trust them.
 
+use super::ngrams::floor_char_boundary;
 use super::{Sink, url, words};
 use mail_parser::{Address, ContentType, Header, HeaderValue, Host, MessagePart, MimeHeaders};
 
 /// Longest header text (bytes) that is tokenized; longer values are cut there.
 const MAX_HEADER_TEXT: usize = 8 * 1024;
+
+/// Longest field name (bytes) used in tokens; longer names are cut there. The name prefixes
+/// every word of its field, so an unbounded name would multiply the field's bytes (a 5 KB name
+/// over 3,000 two-letter words made 14 MB of tokens from 14 KB). Real names are shorter (the
+/// longest Exchange fields have about 50 bytes).
+const MAX_NAME_BYTES: usize = 64;
 
 /// Fields whose text is tokenized word by word.
 const TEXT_FIELDS: &[&str] = &[
@@ -50,7 +57,8 @@ pub(crate) fn push_headers(sink: &mut Sink<'_>, part: &MessagePart<'_>) {
         if sink.is_full() {
             return;
         }
-        let name = header.name.as_str().to_ascii_lowercase();
+        let name = header.name.as_str();
+        let name = name[..floor_char_boundary(name, MAX_NAME_BYTES)].to_ascii_lowercase();
         if name.starts_with("x-spam") {
             continue;
         }
@@ -149,7 +157,7 @@ fn push_addresses(sink: &mut Sink<'_>, prefix: &str, value: &HeaderValue<'_>) {
 }
 
 fn push_header_text(sink: &mut Sink<'_>, prefix: &str, text: &str) {
-    let end = super::ngrams::floor_char_boundary(text, MAX_HEADER_TEXT);
+    let end = floor_char_boundary(text, MAX_HEADER_TEXT);
     words::push_text(sink, prefix, &text[..end]);
 }
 

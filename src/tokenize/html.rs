@@ -3,6 +3,8 @@
 //! ...) vanish without a trace, so `V<b></b>iagra` and `via<!-- x -->gra` read as one word;
 //! block tags become a space. One linear pass, no DOM: cost is bounded by the input length.
 
+use std::collections::BTreeSet;
+
 /// What the tokenizer needs from an HTML part.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub(crate) struct HtmlText {
@@ -23,6 +25,9 @@ const URL_ATTRIBUTES: &[&str] = &["href", "src", "action", "background"];
 /// Converts HTML to text, URLs and tag names.
 pub(crate) fn html_to_text(html: &str) -> HtmlText {
     let mut out = HtmlText::default();
+    // A set, not `Vec::contains`: markup of many distinct made-up tags (`<t1><t2>...`) would
+    // otherwise cost time quadratic in its length.
+    let mut tags = BTreeSet::new();
     let mut raw = String::with_capacity(html.len() / 2);
     let bytes = html.as_bytes();
     let mut i = 0;
@@ -72,11 +77,9 @@ pub(crate) fn html_to_text(html: &str) -> HtmlText {
         if !INLINE_TAGS.contains(&name.as_str()) {
             raw.push(' ');
         }
-        if !out.tags.contains(&name) {
-            out.tags.push(name);
-        }
+        tags.insert(name);
     }
-    out.tags.sort();
+    out.tags = tags.into_iter().collect();
     out.text = html_escape::decode_html_entities(&raw).into_owned();
     out
 }
@@ -102,8 +105,11 @@ fn find_ascii_ci(haystack: &str, needle: &str) -> Option<usize> {
     h.windows(n.len()).position(|w| w.eq_ignore_ascii_case(n))
 }
 
-/// Pushes the values of URL-bearing attributes in the tag body `tag`.
+/// Pushes the values of URL-bearing attributes in the tag body `tag`. Each search for an
+/// attribute resumes after the value it found, so values never overlap: a tag of
+/// `href=href=href=...` costs time and URL bytes linear in its length, not quadratic.
 fn collect_urls(tag: &str, urls: &mut Vec<String>) {
+    // ASCII lowercasing keeps every byte offset, so offsets in `lower` are offsets in `tag`.
     let lower = tag.to_ascii_lowercase();
     for attr in URL_ATTRIBUTES {
         let mut from = 0;
@@ -115,15 +121,24 @@ fn collect_urls(tag: &str, urls: &mut Vec<String>) {
             if !boundary || !after.starts_with('=') {
                 continue;
             }
-            let value_start = tag.len() - after.len() + 1;
-            let value = tag[value_start..].trim_start();
-            let value = match value.as_bytes().first() {
-                Some(&q @ (b'"' | b'\'')) => value[1..].split(q as char).next().unwrap_or(""),
-                _ => value
-                    .split(|c: char| c.is_whitespace() || c == '>')
-                    .next()
-                    .unwrap_or(""),
+            let rest = &tag[tag.len() - after.len() + 1..];
+            let value = rest.trim_start();
+            let value_start = tag.len() - value.len();
+            let (value, value_end) = match value.as_bytes().first() {
+                Some(&q @ (b'"' | b'\'')) => {
+                    let inner = &value[1..];
+                    let len = inner.find(char::from(q)).unwrap_or(inner.len());
+                    // Past the closing quote, if there is one.
+                    (&inner[..len], (value_start + len + 2).min(tag.len()))
+                }
+                _ => {
+                    let len = value
+                        .find(|c: char| c.is_whitespace() || c == '>')
+                        .unwrap_or(value.len());
+                    (&value[..len], value_start + len)
+                }
             };
+            from = from.max(value_end);
             if !value.is_empty() {
                 urls.push(html_escape::decode_html_entities(value).into_owned());
             }
@@ -167,5 +182,19 @@ mod tests {
         assert_eq!(html_to_text("a < b and c<d").text, "a < b and c ");
         assert_eq!(html_to_text("x <!-- never closed").text, "x ");
         assert_eq!(html_to_text("<a href=").urls, Vec::<String>::new());
+    }
+
+    #[test]
+    fn attribute_values_never_overlap_so_url_bytes_stay_linear() {
+        assert_eq!(
+            html_to_text("<a href=\"http://x.example/?href=y\" href=href=href=z>").urls,
+            ["http://x.example/?href=y", "href=href=z"]
+        );
+        // Once each value was searched again for every attribute name inside it: 20 KB of
+        // `href=` took seconds and made a URL of every suffix, quadratic bytes.
+        let tag = format!("<a {}>", "href=".repeat(20_000));
+        let urls = html_to_text(&tag).urls;
+        assert!(urls.iter().map(String::len).sum::<usize>() <= tag.len());
+        assert_eq!(urls.len(), 1);
     }
 }

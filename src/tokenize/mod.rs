@@ -4,27 +4,37 @@
 //! then [`body`] walks its parts, [`headers`] tokenizes selected header fields with the field
 //! name as prefix, [`html`] turns HTML into text and link targets, [`url`] splits URLs into
 //! hosts and path words, [`normalize`] folds NFKC and strips invisible format characters, and
-//! [`words`] splits words by UAX #29. Every cost is bounded by [`TokenizerConfig`]: the input
-//! is cut at `max_input_bytes`, decoded text at `max_text_bytes`, output at `max_tokens`.
+//! [`words`] splits words by UAX #29. Every cost is bounded by [`TokenizerConfig`] and
+//! [`sink`]: the input is cut at `max_input_bytes` (and before the MIME structure that would
+//! cost mail-parser more than linear time or memory, see [`parser_input`]), decoded text at
+//! `max_text_bytes`, output at `max_tokens` tokens and at [`TOKEN_BYTES_PER_INPUT_BYTE`] times
+//! the input's bytes (plus [`TOKEN_BYTES_BASE`]).
 //!
 //! Where the header block ends is decided by [`crate::corpus::header_block`], as for every
 //! other reader of header fields; [`parser_input`] makes mail-parser see it the same way.
 //!
 //! Malformed mail is normal input: a message mail-parser rejects, or one that makes it panic,
-//! is tokenized as plain text instead, and [`Tokenized::fallback`] says so.
+//! is tokenized as plain text instead, and [`Tokenized::fallback`] says so. A panic in
+//! spamsort's own code is a bug: it is caught as well, but reported ([`Tokenized::own_panic`],
+//! [`own_panics`]); see [`guard`].
 
 mod body;
+mod guard;
 mod headers;
 mod html;
 pub mod ngrams;
 pub mod normalize;
 mod parser_input;
+mod sink;
 mod url;
 mod words;
 
+pub use guard::own_panics;
+pub use sink::{TOKEN_BYTES_BASE, TOKEN_BYTES_PER_INPUT_BYTE};
+
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use std::panic::{AssertUnwindSafe, catch_unwind};
+use sink::Sink;
 
 /// One feature string, e.g. `viagra`, `subject:free`, `url:example.com`.
 pub type Token = String;
@@ -78,15 +88,36 @@ impl Default for TokenizerConfig {
     }
 }
 
+/// Room left for an mbox `From ` envelope line in [`TokenizerConfig::head_bytes`].
+const ENVELOPE_ROOM: usize = 64 * 1024;
+
+impl TokenizerConfig {
+    /// How many leading bytes of a raw message decide its tokens: `max_input_bytes`, one more
+    /// (so [`Tokenized::truncated`] still tells), and room for an envelope line. A reader that
+    /// only tokenizes may cut messages here without changing their tokens (unless an envelope
+    /// line is longer than 64 KiB), and so hold a 100 MB message in a few MB.
+    pub fn head_bytes(&self) -> u64 {
+        let bytes = self
+            .max_input_bytes
+            .saturating_add(1)
+            .saturating_add(ENVELOPE_ROOM);
+        u64::try_from(bytes).unwrap_or(u64::MAX)
+    }
+}
+
 /// The tokens of one message and how they were obtained.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Tokenized {
     /// Tokens in the order they were found; repeats are kept (counts matter to some models).
     pub tokens: Vec<Token>,
-    /// A cap cut the message short (input bytes, text bytes or token count).
+    /// A cap cut the message short (input bytes, text bytes, token count or token bytes).
     pub truncated: bool,
-    /// The MIME parser failed or panicked; the raw bytes were tokenized as text.
+    /// The MIME parser failed or panicked, or spamsort's own walk of the parsed message
+    /// panicked; the raw bytes were tokenized as text.
     pub fallback: bool,
+    /// spamsort's own tokenizer code panicked (a bug; also counted by [`own_panics`]). The
+    /// tokens are then those of the plain-text fallback, or none if that panicked too.
+    pub own_panic: bool,
 }
 
 /// Turns raw messages into tokens. Cheap to clone; safe to share between threads.
@@ -115,22 +146,30 @@ impl Tokenizer {
             raw = &raw[..self.config.max_input_bytes];
             input_cut = true;
         }
-        let input = parser_input::parser_input(raw);
-        let raw: &[u8] = &input;
-        let parsed = catch_unwind(AssertUnwindSafe(|| {
-            let message = mail_parser::MessageParser::default().parse(raw)?;
-            let mut sink = Sink::new(&self.config);
-            body::push_message(&mut sink, &message, 0);
-            Some(sink)
-        }));
-        let (sink, fallback) = match parsed {
-            Ok(Some(sink)) => (sink, false),
-            Ok(None) | Err(_) => (self.tokenize_as_text(raw), true),
+        let (parsable, cut) = parser_input::parser_input(raw);
+        input_cut |= cut;
+        let message = guard::parser(|| mail_parser::MessageParser::default().parse(&*parsable));
+        let walked = message.map(|message| {
+            guard::own_code(|| {
+                let mut sink = Sink::new(&self.config, raw.len());
+                body::push_message(&mut sink, &message, 0);
+                sink
+            })
+        });
+        let (sink, fallback, own_panic) = match walked {
+            Some(Some(sink)) => (Some(sink), false, false),
+            // A bug in spamsort: reported, and the message still gets the fallback's tokens.
+            Some(None) => (self.tokenize_as_text(raw), true, true),
+            None => (self.tokenize_as_text(raw), true, false),
         };
+        // `None` here: the fallback, spamsort's own code too, panicked.
+        let own_panic = own_panic || sink.is_none();
+        let (tokens, truncated) = sink.map_or((Vec::new(), false), |s| (s.tokens, s.truncated));
         Tokenized {
-            tokens: sink.tokens,
-            truncated: sink.truncated || input_cut,
+            tokens,
+            truncated: truncated || input_cut,
             fallback,
+            own_panic,
         }
     }
 
@@ -142,81 +181,20 @@ impl Tokenizer {
         messages.into_par_iter().map(|m| self.tokenize(m)).collect()
     }
 
-    /// The fallback: the bytes read as (lossy) UTF-8 text, every word a body token.
-    fn tokenize_as_text(&self, raw: &[u8]) -> Sink<'_> {
-        let mut sink = Sink::new(&self.config);
-        let text = String::from_utf8_lossy(raw);
-        let text = sink.take_text(&text);
-        words::push_text(&mut sink, "", text);
-        sink
+    /// The fallback: the bytes read as (lossy) UTF-8 text, every word a body token. `None` if
+    /// this (spamsort's own code too) panicked.
+    fn tokenize_as_text(&self, raw: &[u8]) -> Option<Sink<'_>> {
+        guard::own_code(|| {
+            let mut sink = Sink::new(&self.config, raw.len());
+            let text = String::from_utf8_lossy(raw);
+            let text = sink.take_text(&text);
+            words::push_text(&mut sink, "", text);
+            sink
+        })
     }
 }
 
 /// Skips an mbox `From ` envelope line at the very start: it is not a header field.
 fn skip_envelope_line(raw: &[u8]) -> &[u8] {
     &raw[crate::corpus::header_block::envelope_len(raw)..]
-}
-
-/// Collects tokens and enforces the per-message caps.
-pub(crate) struct Sink<'c> {
-    config: &'c TokenizerConfig,
-    tokens: Vec<Token>,
-    text_left: usize,
-    truncated: bool,
-}
-
-impl<'c> Sink<'c> {
-    pub(crate) fn new(config: &'c TokenizerConfig) -> Self {
-        Sink {
-            config,
-            tokens: Vec::new(),
-            text_left: config.max_text_bytes,
-            truncated: false,
-        }
-    }
-
-    pub(crate) fn config(&self) -> &'c TokenizerConfig {
-        self.config
-    }
-
-    /// True once `max_tokens` tokens were collected.
-    pub(crate) fn is_full(&self) -> bool {
-        self.tokens.len() >= self.config.max_tokens
-    }
-
-    /// Charges `text` against the decoded-text budget and returns the part that fits.
-    pub(crate) fn take_text<'t>(&mut self, text: &'t str) -> &'t str {
-        let end = ngrams::floor_char_boundary(text, self.text_left);
-        if end < text.len() {
-            self.truncated = true;
-        }
-        self.text_left -= end;
-        &text[..end]
-    }
-
-    fn push(&mut self, token: Token) -> Option<&str> {
-        if self.is_full() {
-            self.truncated = true;
-            return None;
-        }
-        self.tokens.push(token);
-        self.tokens.last().map(String::as_str)
-    }
-
-    /// Pushes the concatenation of `parts` as one token.
-    pub(crate) fn push_joined(&mut self, parts: &[&str]) {
-        self.push(parts.concat());
-    }
-
-    /// Pushes `prefix` followed by `word` lowercased; returns the token pushed.
-    pub(crate) fn push_lower(&mut self, prefix: &str, word: &str) -> Option<&str> {
-        let mut token = String::with_capacity(prefix.len() + word.len());
-        token.push_str(prefix);
-        if word.is_ascii() {
-            token.extend(word.bytes().map(|b| char::from(b.to_ascii_lowercase())));
-        } else {
-            token.extend(word.chars().flat_map(char::to_lowercase));
-        }
-        self.push(token)
-    }
 }

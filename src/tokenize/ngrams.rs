@@ -55,7 +55,7 @@ mod tests {
     #[test]
     fn osb_pairs_carry_the_gap() {
         let cfg = TokenizerConfig::default();
-        let mut sink = Sink::new(&cfg);
+        let mut sink = Sink::new(&cfg, 1 << 20);
         let words: Vec<String> = ["a", "b", "c"].iter().map(|s| s.to_string()).collect();
         push_word_bigrams(&mut sink, &words);
         assert_eq!(sink.tokens, ["osb:a 0 b", "osb:a 1 c", "osb:b 0 c"]);
@@ -64,7 +64,7 @@ mod tests {
     #[test]
     fn char_ngrams_are_bounded_and_stable() {
         let cfg = TokenizerConfig::default();
-        let mut sink = Sink::new(&cfg);
+        let mut sink = Sink::new(&cfg, 1 << 20);
         push_char_ngrams(&mut sink, &"abcdefgh".repeat(1000));
         assert_eq!(sink.tokens.len(), CHAR_NGRAM_BYTES - 3);
         assert_eq!(sink.tokens[0], sink.tokens[8]);

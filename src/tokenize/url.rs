@@ -109,19 +109,53 @@ fn strip_port(host_port: &str) -> &str {
     }
 }
 
-/// Emits `{prefix}ip:ADDR` for an IP address, else the host and each parent domain.
+/// Longest host (bytes) that yields tokens: the longest name DNS allows. A longer host is
+/// cut to its last labels that fit, so its tokens stay within a small multiple of its length.
+const MAX_HOST_BYTES: usize = 253;
+
+/// Parent domains of at most this many labels yield a token. Real hosts have fewer (the
+/// longest seen in the sample corpus, reverse-DNS names of dial-up pools, have 8); without
+/// the cap a host of n labels would yield n tokens of up to n labels each, quadratic bytes.
+const MAX_PARENT_LABELS: usize = 9;
+
+/// Emits `{prefix}ip:ADDR` for an IP address, else the host and its parent domains of at most
+/// [`MAX_PARENT_LABELS`] labels, longest first. Output bytes are at most about
+/// `(MAX_PARENT_LABELS + 1) * (prefix + MAX_HOST_BYTES)` per host, whatever its length.
 pub(crate) fn push_host(sink: &mut Sink<'_>, prefix: &str, host: &str) {
     if host.parse::<IpAddr>().is_ok() {
         sink.push_joined(&[prefix, "ip:", host]);
         return;
     }
-    let mut rest = host;
-    loop {
-        sink.push_joined(&[prefix, rest]);
-        match rest.split_once('.') {
-            Some((_, parent)) if !parent.is_empty() => rest = parent,
-            _ => break,
+    let host = last_labels(host, MAX_HOST_BYTES);
+    sink.push_joined(&[prefix, host]);
+    let dots: Vec<usize> = host
+        .rmatch_indices('.')
+        .take(MAX_PARENT_LABELS)
+        .map(|(i, _)| i)
+        .collect();
+    for &dot in dots.iter().rev() {
+        let parent = &host[dot + 1..];
+        if !parent.is_empty() {
+            sink.push_joined(&[prefix, parent]);
         }
+    }
+}
+
+/// The longest tail of `host` made of whole labels and at most `max` bytes long; if even its
+/// last label is longer, that label's last `max` bytes (or fewer, on a char boundary).
+fn last_labels(host: &str, max: usize) -> &str {
+    if host.len() <= max {
+        return host;
+    }
+    let mut start = host.len() - max;
+    while !host.is_char_boundary(start) {
+        start += 1;
+    }
+    match host[start..].find('.') {
+        // The tail already begins a label, or starts after the next dot.
+        _ if host.as_bytes()[start - 1] == b'.' => &host[start..],
+        Some(dot) if start + dot + 1 < host.len() => &host[start + dot + 1..],
+        _ => &host[start..],
     }
 }
 
@@ -132,7 +166,7 @@ mod tests {
 
     fn url_tokens(url: &str) -> Vec<String> {
         let cfg = TokenizerConfig::default();
-        let mut sink = Sink::new(&cfg);
+        let mut sink = Sink::new(&cfg, 1 << 20);
         push_url(&mut sink, url);
         sink.tokens
     }

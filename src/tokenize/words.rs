@@ -80,7 +80,7 @@ mod tests {
 
     fn text_tokens(prefix: &str, text: &str) -> Vec<String> {
         let cfg = TokenizerConfig::default();
-        let mut sink = Sink::new(&cfg);
+        let mut sink = Sink::new(&cfg, 1 << 20);
         push_text(&mut sink, prefix, text);
         sink.tokens
     }

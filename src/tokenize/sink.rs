@@ -1,0 +1,216 @@
+//! The collector every token producer writes to, and the per-message caps it enforces: decoded
+//! text (`max_text_bytes`), token count (`max_tokens`) and total token bytes (a multiple of the
+//! input's length, [`TOKEN_BYTES_PER_INPUT_BYTE`] and [`TOKEN_BYTES_BASE`]). The byte budget is
+//! the backstop behind the producers' own bounds (host length and parent domains in `url`,
+//! header text in `headers`, word length in `words`): whatever a producer does, a message of
+//! N bytes yields at most `TOKEN_BYTES_PER_INPUT_BYTE * N + TOKEN_BYTES_BASE` bytes of tokens.
+
+use super::{Token, TokenizerConfig, ngrams};
+
+/// Token bytes allowed per byte of (capped) input. Ordinary mail yields about 1 to 3 (header
+/// prefixes, Chinese and Japanese character bigrams); with `word_bigrams` on, short words yield
+/// up to about 15, which this still allows.
+pub const TOKEN_BYTES_PER_INPUT_BYTE: usize = 16;
+
+/// Token bytes allowed whatever the input's length: a short message's header tokens can
+/// outweigh it, and `max_tokens` ordinary tokens (20,000 of about 10 bytes) fit in this.
+pub const TOKEN_BYTES_BASE: usize = 256 * 1024;
+
+/// Collects tokens and enforces the per-message caps.
+pub(crate) struct Sink<'c> {
+    config: &'c TokenizerConfig,
+    pub(crate) tokens: Vec<Token>,
+    text_left: usize,
+    bytes_left: usize,
+    pub(crate) truncated: bool,
+}
+
+impl<'c> Sink<'c> {
+    /// An empty sink for a message of `input_len` bytes (after the `max_input_bytes` cut).
+    pub(crate) fn new(config: &'c TokenizerConfig, input_len: usize) -> Self {
+        Sink {
+            config,
+            tokens: Vec::new(),
+            text_left: config.max_text_bytes,
+            bytes_left: input_len
+                .saturating_mul(TOKEN_BYTES_PER_INPUT_BYTE)
+                .saturating_add(TOKEN_BYTES_BASE),
+            truncated: false,
+        }
+    }
+
+    pub(crate) fn config(&self) -> &'c TokenizerConfig {
+        self.config
+    }
+
+    /// True once `max_tokens` tokens were collected or the token-bytes budget is spent.
+    pub(crate) fn is_full(&self) -> bool {
+        self.tokens.len() >= self.config.max_tokens || self.bytes_left == 0
+    }
+
+    /// Charges `text` against the decoded-text budget and returns the part that fits.
+    pub(crate) fn take_text<'t>(&mut self, text: &'t str) -> &'t str {
+        let end = ngrams::floor_char_boundary(text, self.text_left);
+        if end < text.len() {
+            self.truncated = true;
+        }
+        self.text_left -= end;
+        &text[..end]
+    }
+
+    /// Keeps `token` if the caps allow; a token over the bytes left ends the collection, as
+    /// the count cap does, so the tokens kept are always a prefix of the full list.
+    fn push(&mut self, token: Token) -> Option<&str> {
+        if self.is_full() || token.len() > self.bytes_left {
+            self.truncated = true;
+            self.bytes_left = 0;
+            return None;
+        }
+        self.bytes_left -= token.len();
+        self.tokens.push(token);
+        self.tokens.last().map(String::as_str)
+    }
+
+    /// Pushes the concatenation of `parts` as one token.
+    pub(crate) fn push_joined(&mut self, parts: &[&str]) {
+        if self.is_full() {
+            self.truncated = true;
+            return;
+        }
+        self.push(parts.concat());
+    }
+
+    /// Pushes `prefix` followed by `word` lowercased; returns the token pushed.
+    pub(crate) fn push_lower(&mut self, prefix: &str, word: &str) -> Option<&str> {
+        if self.is_full() {
+            self.truncated = true;
+            return None;
+        }
+        let mut token = String::with_capacity(prefix.len() + word.len());
+        token.push_str(prefix);
+        if word.is_ascii() {
+            token.extend(word.bytes().map(|b| char::from(b.to_ascii_lowercase())));
+        } else {
+            token.extend(word.chars().flat_map(char::to_lowercase));
+        }
+        self.push(token)
+    }
+
+    /// Total bytes of the tokens collected.
+    #[cfg(test)]
+    pub(crate) fn token_bytes(&self) -> usize {
+        self.tokens.iter().map(String::len).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tokenize::{Tokenized, Tokenizer};
+
+    /// Asserts that `bytes` of tokens are at most `k` times the bytes of `raw`.
+    fn assert_at_most(k: usize, bytes: usize, raw: &str) {
+        assert!(
+            bytes <= k * raw.len(),
+            "{bytes} token bytes from {}",
+            raw.len()
+        );
+    }
+
+    /// Tokenizes `raw` with the default settings; returns the result and its token bytes.
+    fn tokenize(raw: &str) -> (Tokenized, usize) {
+        let out = Tokenizer::new(TokenizerConfig::default()).tokenize(raw.as_bytes());
+        let bytes = out.tokens.iter().map(String::len).sum();
+        assert!(!out.own_panic);
+        assert!(bytes <= raw.len() * TOKEN_BYTES_PER_INPUT_BYTE + TOKEN_BYTES_BASE);
+        (out, bytes)
+    }
+
+    #[test]
+    fn url_host_of_32000_labels_yields_fewer_token_bytes_than_input_bytes() {
+        let raw = format!("Subject: hi\n\nhttp://{}com/xy\n", "a.".repeat(32_000));
+        let (out, bytes) = tokenize(&raw);
+        assert!(
+            bytes < raw.len() / 10,
+            "{bytes} token bytes from {}",
+            raw.len()
+        );
+        for t in [
+            "url:com",
+            "url:a.com",
+            "url:a.a.a.a.a.a.a.a.com",
+            "url-path:xy",
+        ] {
+            assert!(
+                out.tokens.iter().any(|x| x == t),
+                "missing {t}: {:?}",
+                out.tokens
+            );
+        }
+        assert!(out.tokens.iter().all(|t| t.len() <= "url:".len() + 253));
+    }
+
+    #[test]
+    fn hosts_in_received_and_addresses_are_bounded_like_urls() {
+        let host = format!("{}example.com", "a.".repeat(20_000));
+        let raw = format!(
+            "Received: from {host} (HELO {host}) by {host}; Mon, 1 Jan 2024 00:00:00 +0000\n\
+             From: Someone <x@{host}>\nSubject: hi\n\nbody\n"
+        );
+        let (_, bytes) = tokenize(&raw);
+        // The address itself is kept whole once (`from:addr:`); the hosts add little.
+        assert_at_most(1, bytes, &raw);
+    }
+
+    #[test]
+    fn long_field_name_is_cut_before_it_prefixes_every_word() {
+        let name = format!("X{}", "n".repeat(5000));
+        let raw = format!("Subject: hi\n{name}: {}\n\nbody\n", ["ab"; 3000].join(" "));
+        let (out, bytes) = tokenize(&raw);
+        assert!(out.tokens.iter().all(|t| t.len() <= "header:".len() + 64));
+        assert_at_most(16, bytes, &raw);
+        assert!(out.tokens.iter().any(|t| t == "body"));
+    }
+
+    #[test]
+    fn many_distinct_html_tags_yield_tokens_linear_in_input() {
+        let tags: String = (0..40_000).map(|i| format!("<t{i}>")).collect();
+        let raw = format!("Subject: hi\nContent-Type: text/html\n\n{tags}\n");
+        let (out, bytes) = tokenize(&raw);
+        assert!(out.truncated, "more tags than max_tokens");
+        assert_at_most(2, bytes, &raw);
+    }
+
+    #[test]
+    fn many_urls_of_ten_labels_stay_within_the_multiple() {
+        let raw = format!(
+            "Subject: hi\n\n{}\n",
+            "http://a.b.c.d.e.f.g.h.i.example/p ".repeat(2000)
+        );
+        let (_, bytes) = tokenize(&raw);
+        assert_at_most(8, bytes, &raw);
+    }
+
+    #[test]
+    fn token_bytes_stop_at_the_budget_of_the_input_length() {
+        let cfg = TokenizerConfig {
+            max_tokens: usize::MAX,
+            ..TokenizerConfig::default()
+        };
+        let input_len = 1000;
+        let budget = input_len * TOKEN_BYTES_PER_INPUT_BYTE + TOKEN_BYTES_BASE;
+        let mut sink = Sink::new(&cfg, input_len);
+        let word = "x".repeat(1000);
+        for _ in 0..budget {
+            sink.push_joined(&["p:", &word]);
+        }
+        assert!(sink.truncated);
+        assert!(sink.is_full());
+        assert!(sink.token_bytes() <= budget);
+        assert!(sink.token_bytes() > budget - 1002, "{}", sink.token_bytes());
+        // Once full, even a short token is refused: the kept tokens are a prefix.
+        let kept = sink.tokens.len();
+        sink.push_joined(&["a"]);
+        assert_eq!(sink.tokens.len(), kept);
+    }
+}

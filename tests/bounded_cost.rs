@@ -1,0 +1,231 @@
+//! The cost of hostile messages in `classify` and `serve`, each run as a child process under
+//! rlimits (util-linux `prlimit`): 64 MiB of address space and 1 s of CPU time, as the
+//! reliability issue asks, for a URL with 32,000 host labels (once about 950 MB), a 100 MB
+//! message and a MIME tree nested 3,000 levels. CPU time rather than wall-clock time keeps the
+//! bound independent of the machine's load; every wait on the child also has a generous
+//! wall-clock limit so nothing can hang. (`filter` has its own test with its streaming.)
+
+use crate::util::{Served, TestDir, limited_spamsort, peak_rss, sigterm_and_wait, trained_model};
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The memory bound: 64 MiB of address space (and so of resident memory).
+const MEMORY: u64 = 64 * 1024 * 1024;
+/// The time bound: one second of CPU time.
+const CPU_SECONDS: u64 = 1;
+/// Generous wall-clock limit for anything that waits on a child.
+const WALL: Duration = Duration::from_secs(120);
+
+/// A message whose body holds one URL of `labels` host labels (`http://a.a.a....com/`).
+fn url_with_host_labels(labels: usize) -> Vec<u8> {
+    format!(
+        "From: a@example.org\nTo: b@example.org\nSubject: one link\n\nhttp://{}com/\n",
+        "a.".repeat(labels - 1)
+    )
+    .into_bytes()
+}
+
+/// A plain-text message of `size` bytes.
+fn message_of_size(size: usize) -> Vec<u8> {
+    let mut m = b"From: a@example.org\nTo: b@example.org\nSubject: big\n\n".to_vec();
+    let line = b"lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod\n";
+    while m.len() + line.len() <= size {
+        m.extend_from_slice(line);
+    }
+    m.resize(size, b'.');
+    m
+}
+
+/// A message of multipart/mixed parts nested `levels` deep around one text part, every
+/// boundary closed.
+fn nested_mime(levels: usize) -> Vec<u8> {
+    let mut m = String::from("From: a@example.org\nSubject: nested\nMIME-Version: 1.0\n");
+    for i in 0..levels {
+        m.push_str(&format!(
+            "Content-Type: multipart/mixed; boundary=\"b{i}\"\n\n--b{i}\n"
+        ));
+    }
+    m.push_str("Content-Type: text/plain\n\ncheap pills deep inside\n");
+    for i in (0..levels).rev() {
+        m.push_str(&format!("--b{i}--\n"));
+    }
+    m.into_bytes()
+}
+
+/// A 2 MB message of multipart parts that each declare a new boundary that never comes:
+/// mail-parser scans to the end for every one (this once took minutes of CPU).
+fn unclosed_boundaries() -> Vec<u8> {
+    let mut m = String::from("Content-Type: multipart/mixed; boundary=b\n\n");
+    for i in 0..40_000 {
+        m.push_str(&format!(
+            "--b\nContent-Type: multipart/mixed; boundary=c{i}\n\n"
+        ));
+    }
+    m.into_bytes()
+}
+
+/// 2 MB of one-line header fields (300,000 of them): mail-parser keeps a record of each
+/// (this once peaked at 126 MB).
+fn header_flood() -> Vec<u8> {
+    let mut m = "X: a b\n".repeat(300_000);
+    m.push_str("\nbody\n");
+    m.into_bytes()
+}
+
+/// Runs `classify` on `message` (written to a file) under the rlimits; asserts it gave a
+/// verdict, and was neither out of memory nor killed.
+fn assert_classify_bounded(message: &[u8]) {
+    let t = TestDir::new();
+    let path = t.write("message.eml", message);
+    let mut cmd = assert_cmd::Command::from_std(limited_spamsort(MEMORY, CPU_SECONDS));
+    let out = cmd
+        .arg("classify")
+        .arg("--model")
+        .arg(trained_model())
+        .arg(&path)
+        .timeout(WALL)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // Exit 0 spam, 1 ham, 2 unsure; 3 or a signal (SIGXCPU, abort on allocation) fails.
+    assert!(
+        matches!(out.status.code(), Some(0..=2)),
+        "classify under {MEMORY} bytes / {CPU_SECONDS} s CPU: {:?}\n{stdout}\n{stderr}",
+        out.status
+    );
+    assert!(stdout.contains("P(spam)"), "{stdout}\n{stderr}");
+}
+
+#[test]
+fn classify_of_url_with_32000_host_labels_stays_under_64_mb_and_1_s() {
+    assert_classify_bounded(&url_with_host_labels(32_000));
+}
+
+#[test]
+fn classify_of_100_mb_message_stays_under_64_mb_and_1_s() {
+    assert_classify_bounded(&message_of_size(100 * 1024 * 1024));
+}
+
+#[test]
+fn classify_of_mime_tree_nested_3000_levels_stays_under_64_mb_and_1_s() {
+    assert_classify_bounded(&nested_mime(3000));
+}
+
+#[test]
+fn classify_of_40000_unclosed_boundary_declarations_stays_under_64_mb_and_1_s() {
+    assert_classify_bounded(&unclosed_boundaries());
+}
+
+#[test]
+fn classify_of_300000_header_fields_stays_under_64_mb_and_1_s() {
+    assert_classify_bounded(&header_flood());
+}
+
+/// `serve` with the sample model under the rlimits. Two workers: every worker thread reserves
+/// its stack (and the allocator its arenas) in the address space, and the default 16 do not
+/// fit in 64 MiB of it, however little memory they touch.
+fn limited_server() -> Served {
+    Served::start(
+        limited_spamsort(MEMORY, CPU_SECONDS),
+        trained_model(),
+        &["--max-connections", "2"],
+    )
+}
+
+/// Sends `command` with `message` on one connection while reading the answer (a server that
+/// echoes a large message cannot stall on a client that is still sending).
+fn spamd(served: &Served, command: &str, message: Arc<Vec<u8>>) -> Vec<u8> {
+    let mut stream =
+        TcpStream::connect(("127.0.0.1", served.port.parse::<u16>().unwrap())).unwrap();
+    stream.set_read_timeout(Some(WALL)).unwrap();
+    let mut writer = stream.try_clone().unwrap();
+    writer.set_write_timeout(Some(WALL)).unwrap();
+    let head = format!(
+        "{command} SPAMC/1.5\r\nContent-length: {}\r\nUser: tester\r\n\r\n",
+        message.len()
+    );
+    let sending = std::thread::spawn(move || {
+        // The server may answer and close before taking all of it.
+        let _ = writer.write_all(head.as_bytes());
+        let _ = writer.write_all(&message);
+        let _ = writer.shutdown(std::net::Shutdown::Write);
+    });
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).unwrap();
+    sending.join().unwrap();
+    answer
+}
+
+/// The head of a spamd answer (up to the blank line), as text.
+fn answer_head(answer: &[u8]) -> String {
+    let end = answer
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .map_or(answer.len(), |i| i + 4);
+    String::from_utf8_lossy(&answer[..end]).into_owned()
+}
+
+/// Stops the server with SIGTERM and checks it ran under the rlimits, stayed within the
+/// memory bound and was not killed (SIGXCPU past its CPU second, or an abort on a failed
+/// allocation).
+fn assert_server_bounded(mut served: Served) {
+    let limits = std::fs::read_to_string(format!("/proc/{}/limits", served.child.id())).unwrap();
+    for (name, value) in [("Max address space", MEMORY), ("Max cpu time", CPU_SECONDS)] {
+        let line = limits.lines().find(|l| l.starts_with(name)).unwrap();
+        let soft = line[name.len()..].split_whitespace().next().unwrap();
+        assert_eq!(soft, value.to_string(), "{line}");
+    }
+    let peak = peak_rss(served.child.id());
+    assert!(peak < MEMORY, "serve peaked at {peak} bytes resident");
+    sigterm_and_wait(&mut served.child);
+}
+
+#[test]
+fn serve_answers_100_mb_message_under_64_mb_and_1_s() {
+    let message = Arc::new(message_of_size(100 * 1024 * 1024));
+    let served = limited_server();
+    // Over the default --max-size: answered unclassified, never held whole.
+    let check = spamd(&served, "CHECK", Arc::clone(&message));
+    assert!(
+        answer_head(&check).starts_with("SPAMD/1.5 0 EX_OK\r\n"),
+        "{}",
+        answer_head(&check)
+    );
+    assert_server_bounded(served);
+    // PROCESS gives it back byte for byte.
+    let served = limited_server();
+    let process = spamd(&served, "PROCESS", Arc::clone(&message));
+    let head = answer_head(&process);
+    assert!(head.starts_with("SPAMD/1.5 0 EX_OK\r\n"), "{head}");
+    assert!(process[head.len()..] == message[..], "PROCESS echo differs");
+    assert_server_bounded(served);
+}
+
+/// Sends `message` with a classifying `command` to a server under the rlimits; asserts it was
+/// classified and the server stayed within the bounds.
+fn assert_serve_classifies_bounded(command: &str, message: Vec<u8>) {
+    let served = limited_server();
+    let answer = spamd(&served, command, Arc::new(message));
+    let head = answer_head(&answer);
+    assert!(head.contains("Spam: "), "{head}");
+    assert_server_bounded(served);
+}
+
+#[test]
+fn serve_classifies_9_mb_message_under_64_mb_and_1_s() {
+    // Under the default --max-size (10 MiB), so held and tokenized (its first 2 MiB).
+    assert_serve_classifies_bounded("CHECK", message_of_size(9 * 1024 * 1024));
+}
+
+#[test]
+fn serve_classifies_mime_tree_nested_3000_levels_under_64_mb_and_1_s() {
+    assert_serve_classifies_bounded("SYMBOLS", nested_mime(3000));
+}
+
+#[test]
+fn serve_classifies_url_with_32000_host_labels_under_64_mb_and_1_s() {
+    assert_serve_classifies_bounded("REPORT", url_with_host_labels(32_000));
+}
