@@ -77,9 +77,6 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitStatus> {
             allow_tell: args.allow_tell,
         },
     )?;
-    for a in server.addresses() {
-        tracing::info!("listening on {a}");
-    }
     let (reload, stop) = (server.handle(), server.handle());
     run_with_signals(
         move || match reload.reload() {
@@ -90,7 +87,14 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitStatus> {
             tracing::info!("stopping after the requests in progress");
             stop.shutdown();
         },
-        || server.run(),
+        || {
+            // Announced only once the signals are handled: whoever waits for this line (a
+            // service manager, a test) may send SIGHUP or SIGTERM at once.
+            for a in server.addresses() {
+                tracing::info!("listening on {a}");
+            }
+            server.run()
+        },
     )?;
     tracing::info!("stopped");
     Ok(ExitStatus::Success)
