@@ -168,9 +168,17 @@ imap() {
   timeout 30 python3 "$repo/tests/dovecot/imap_client.py" "$imap_port" tester secret "$@"
 }
 
-# spamsort info's "trained on: N spam, M ham", as "N M".
+# The messages learned per class, from spamsort info's "N spam, M ham", as "N M".
 counts() {
-  timeout 20 "$tmp/spamsort" info --model "$1" | sed -n 's/^trained on: *\([0-9]*\) spam, \([0-9]*\) ham$/\1 \2/p'
+  local info got
+  info="$(timeout 20 "$tmp/spamsort" info --model "$1")"
+  got="$(sed -n 's/.*[^0-9]\([0-9][0-9]*\) spam, \([0-9][0-9]*\) ham.*/\1 \2/p' <<<"$info" | head -n 1)"
+  if [ -z "$got" ]; then
+    echo "FAIL: no \"N spam, M ham\" line in spamsort info's output:" >&2
+    echo "$info" >&2
+    exit 1
+  fi
+  echo "$got"
 }
 
 expect_counts() { # MODEL SPAM HAM WHAT
@@ -202,7 +210,8 @@ round() { # MODE
   # The mail user owns the model and its lock file, as it would in production (the checkout,
   # where the corpus is, may be out of its reach, so it does not train).
   chown -R "$mail_uid:$mail_gid" "$tmp/model"
-  read -r spam0 ham0 <<<"$(counts "$model")"
+  start="$(counts "$model")"
+  read -r spam0 ham0 <<<"$start"
   echo "   model: $spam0 spam, $ham0 ham (trained on corpus/sample)"
 
   if [ "$mode" = spamc ]; then
