@@ -99,6 +99,21 @@ fn start_command(mut cmd: Command, log: &Path) -> Child {
     child
 }
 
+/// Stops the daemon with SIGTERM and waits until its log is complete: its last line, `stopped`,
+/// is in `log` (the log is copied by a thread that may lag behind the process's exit).
+fn stop(daemon: &mut Child, log: &Path) {
+    let stopped = || {
+        std::fs::read_to_string(log)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| l.ends_with("stopped"))
+            .count()
+    };
+    let before = stopped();
+    sigterm_and_wait(daemon);
+    wait_until("the daemon's last log line", || stopped() > before);
+}
+
 /// Delivers as an MTA does: written to tmp/, then renamed into new/.
 fn deliver(inbox: &Path, name: &str, bytes: &[u8]) {
     let tmp = inbox.join("tmp").join(name);
@@ -330,7 +345,7 @@ fn messages_delivered_while_it_runs_are_filed_once_as_classify_says() {
             .unwrap()
             .contains("model reloaded")
     });
-    sigterm_and_wait(&mut daemon);
+    stop(&mut daemon, &log_path);
     assert_filed_once(&dirs, &sent, |b| b.to_vec());
     let log = std::fs::read_to_string(t.path().join("log")).unwrap();
     assert!(
@@ -377,7 +392,7 @@ fn inbox_as_ham_survives_sigkill(spelling: &str) {
         files_in(&dirs.spam.join("new")).len() == spam
             && files_in(&dirs.inbox.join("new")).len() == sent.len() - spam
     });
-    sigterm_and_wait(&mut daemon);
+    stop(&mut daemon, &log);
     assert_filed_once(&dirs, &sent, |b| b.to_vec());
     // Ham is on record before it is reported: never reported twice, however the kills fell.
     let log = std::fs::read_to_string(&log).unwrap();
@@ -468,7 +483,7 @@ fn a_message_it_cannot_classify_is_filed_as_ham_untouched() {
     let mut daemon = start(trained_model(), &dirs, &["--add-headers"], &log);
     let filed = dirs.ham.join("new/1.big.test");
     wait_until("the message to be filed", || filed.exists());
-    sigterm_and_wait(&mut daemon);
+    stop(&mut daemon, &log);
     assert_eq!(std::fs::metadata(&filed).unwrap().len(), 65 * 1024 * 1024);
     let text = std::fs::read_to_string(&log).unwrap();
     assert!(
@@ -515,7 +530,7 @@ fn inbox_that_is_the_ham_folder_deletes_nothing_and_sorts_ham_once() {
         wait_until("the spam to be filed and the ham kept", || {
             files_in(&dirs.spam.join("new")).len() == 2 && kept(&log) == 3
         });
-        sigterm_and_wait(&mut daemon);
+        stop(&mut daemon, &log);
         assert_filed_once(&dirs, &sent, |b| b.to_vec());
     }
     let text = std::fs::read_to_string(&log).unwrap();
