@@ -31,6 +31,7 @@ pub mod eval;
 pub mod features;
 pub mod headers;
 pub mod label;
+pub mod learned;
 pub mod model_file;
 pub mod models;
 mod packed;
@@ -46,5 +47,7 @@ pub use features::{
     Dataset, FeatureConfig, FeatureId, SparseVector, Vocabulary, VocabularyParams, Weighting,
 };
 pub use label::{Label, SpamScore, Thresholds, Verdict};
-pub use spam_filter::{Classification, Explanation, SpamFilter, TrainParams, TrainingSummary};
+pub use spam_filter::{
+    Classification, Explanation, LearnOutcome, SpamFilter, TrainParams, TrainingSummary,
+};
 pub use tokenize::{Token, Tokenized, Tokenizer, TokenizerConfig};

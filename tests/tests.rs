@@ -11,6 +11,7 @@ mod cli_tokens;
 mod cli_train;
 mod corpus_readers;
 mod daemon;
+mod learning;
 mod line_endings;
 mod model_file;
 mod model_file_in_use;

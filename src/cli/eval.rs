@@ -78,7 +78,7 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitStatus> {
         Some(index) => {
             let corpus = online_corpus(&args, index.as_deref())?;
             let (tokens, labels) = tokenize(&corpus);
-            let results = online::run(&models, &tokens, &labels);
+            let results = online::run(&models, &TokenizerConfig::default(), &tokens, &labels)?;
             report = EvalReport::new(&results, Protocol::Online, 1, args.seed);
             results
         }
