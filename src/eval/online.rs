@@ -34,7 +34,7 @@ pub fn run(
             let kind = params.kind();
             let mut filter = SpamFilter::empty(&TrainParams {
                 tokenizer: tokenizer.clone(),
-                models: vec![params.clone()],
+                models: vec![*params],
                 active: Some(ActiveModel::Fixed(kind)),
                 ..TrainParams::default()
             })?;
