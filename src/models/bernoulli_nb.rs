@@ -143,7 +143,11 @@ impl BernoulliNb {
         let mut h = Vec::new();
         for (j, &n) in self.df(label).iter().enumerate() {
             if self.selected.get(j) == Some(&1) {
-                bump(&mut h, n as usize, 1);
+                let k = n as usize;
+                if h.len() <= k {
+                    h.resize(k + 1, 0);
+                }
+                h[k] += 1;
             }
         }
         h
@@ -160,8 +164,9 @@ impl BernoulliNb {
         if self.selected.get(j) != Some(&1) {
             return 0.0;
         }
-        self.presence_log_odds(self.df_spam[j], Label::Spam)
-            - self.presence_log_odds(self.df_ham[j], Label::Ham)
+        let count = |df: &[f64]| df.get(j).copied().unwrap_or(0.0);
+        self.presence_log_odds(count(&self.df_spam), Label::Spam)
+            - self.presence_log_odds(count(&self.df_ham), Label::Ham)
     }
 
     /// B_y = sum over modeled features of ln(1 - phi_jy), from the histogram.
@@ -261,16 +266,15 @@ impl BernoulliNb {
             ));
         }
         let added = width - self.df_ham.len();
-        if added > 0 {
-            self.df_ham.resize(width, 0.0);
-            self.df_spam.resize(width, 0.0);
-            if self.select_new {
-                self.selected.resize(width, 1);
-                for h in &mut self.histogram {
-                    bump(h, 0, added as i64);
-                }
-            } else {
-                self.selected.resize(width, 0);
+        // All three resized every time, so a malformed file's mismatched lengths cannot make
+        // an index below go out of bounds.
+        self.df_ham.resize(width, 0.0);
+        self.df_spam.resize(width, 0.0);
+        self.selected
+            .resize(width, if self.select_new { 1 } else { 0 });
+        if added > 0 && self.select_new {
+            for h in &mut self.histogram {
+                bump(h, 0, added as i64);
             }
         }
         let delta = if unlearn { -1.0 } else { 1.0 };
@@ -293,12 +297,15 @@ impl BernoulliNb {
     }
 }
 
-/// histogram[k] += by, growing it as needed.
+/// histogram[k] += by. A count changes by one at a time, so k is at most one past the
+/// histogram's end; a larger k (only from a malformed file) is ignored rather than grown to.
 fn bump(histogram: &mut Vec<u64>, k: usize, by: i64) {
-    if histogram.len() <= k {
-        histogram.resize(k + 1, 0);
+    if k == histogram.len() {
+        histogram.push(0);
     }
-    histogram[k] = histogram[k].saturating_add_signed(by);
+    if let Some(h) = histogram.get_mut(k) {
+        *h = h.saturating_add_signed(by);
+    }
 }
 
 #[cfg(test)]
