@@ -71,6 +71,9 @@ pub struct BernoulliNb {
     select_new: bool,
     /// Per class (ham, spam): histogram[y][k] = selected features with n_jy = k.
     histogram: [Vec<u64>; 2],
+    /// B_y per class (ham, spam), from the histogram: recomputed when the counts change, so
+    /// scoring from the counts costs O(|x|).
+    absent: [f64; 2],
 }
 
 impl BernoulliNbParams {
@@ -99,6 +102,7 @@ impl BernoulliNbParams {
             selected,
             select_new: self.max_features.is_none(),
             histogram: [Vec::new(), Vec::new()],
+            absent: [0.0; 2],
             function: LinearFunction {
                 transform: FeatureConfig::BINARY.fit(data),
                 weights: Vec::new(),
@@ -106,6 +110,7 @@ impl BernoulliNbParams {
             },
         };
         model.histogram = [Label::Ham, Label::Spam].map(|l| model.count_histogram(l));
+        model.absent = [Label::Ham, Label::Spam].map(|l| model.absent_term(l));
         model.refresh();
         Ok(model)
     }
@@ -122,6 +127,7 @@ impl BernoulliNbParams {
             selected: Vec::new(),
             select_new: true,
             histogram: [Vec::new(), Vec::new()],
+            absent: [0.0; 2],
             function: LinearFunction::zero(FeatureConfig::BINARY),
         })
     }
@@ -169,8 +175,8 @@ impl BernoulliNb {
             - self.presence_log_odds(count(&self.df_ham), Label::Ham)
     }
 
-    /// B_y = sum over modeled features of ln(1 - phi_jy), from the histogram.
-    fn absent(&self, label: Label) -> f64 {
+    /// B_y = sum over modeled features of ln(1 - phi_jy), from the histogram: O(N_y).
+    fn absent_term(&self, label: Label) -> f64 {
         self.histogram[label.index()]
             .iter()
             .enumerate()
@@ -183,7 +189,7 @@ impl BernoulliNb {
     /// + B_spam - B_ham.
     fn bias(&self) -> f64 {
         log_prior_ratio_so_far(self.class_counts)
-            + (self.absent(Label::Spam) - self.absent(Label::Ham))
+            + (self.absent[Label::Spam.index()] - self.absent[Label::Ham.index()])
     }
 
     /// Recomputes the cached decision function from the counts: O(|V|).
@@ -223,7 +229,7 @@ impl BernoulliNb {
         for label in Label::ALL {
             let prior = (self.class_counts[label.index()] / total).ln();
             jll[label.index()] = prior
-                + self.absent(label)
+                + self.absent[label.index()]
                 + counts
                     .iter()
                     .filter(|&(id, _)| self.selected.get(id as usize) == Some(&1))
@@ -293,6 +299,8 @@ impl BernoulliNb {
             }
         }
         self.class_counts[y] += delta;
+        // Both: new features change the other class's term too.
+        self.absent = [Label::Ham, Label::Spam].map(|l| self.absent_term(l));
         Ok(())
     }
 }
