@@ -29,20 +29,30 @@ pub fn digest(tokens: &[Token]) -> Digest {
     h.finish()
 }
 
+/// How a remembered message was learned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LearnedAs {
+    /// The label it was learned with.
+    pub label: Label,
+    /// Learned by `train`, so counted only in the tokens of the trained vocabulary (rarer ones
+    /// were left out), not by `learn`, which counts all of them.
+    pub in_training: bool,
+}
+
 /// The learned messages, oldest first, with an index by digest. Serialized as the list alone.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct LearnedMessages {
-    order: VecDeque<(Digest, Label)>,
-    index: HashMap<Digest, Label>,
+    order: VecDeque<(Digest, LearnedAs)>,
+    index: HashMap<Digest, LearnedAs>,
 }
 
 impl LearnedMessages {
-    /// At most this many messages are remembered (9 bytes each in the model file, so under
+    /// At most this many messages are remembered (10 bytes each in the model file, so about
     /// 1 MB); past it the oldest are dropped first.
     pub const CAPACITY: usize = 100_000;
 
-    /// The label `digest` was learned as, if it is remembered.
-    pub fn get(&self, digest: Digest) -> Option<Label> {
+    /// How `digest` was learned, if it is remembered.
+    pub fn get(&self, digest: Digest) -> Option<LearnedAs> {
         self.index.get(&digest).copied()
     }
 
@@ -58,7 +68,7 @@ impl LearnedMessages {
 
     /// Remembers `digest` as learned with `label`, as the newest entry (a relabeled message
     /// moves to the end), dropping the oldest past [`LearnedMessages::CAPACITY`].
-    pub fn insert(&mut self, digest: Digest, label: Label) {
+    pub fn insert(&mut self, digest: Digest, label: LearnedAs) {
         if self.index.insert(digest, label).is_some() {
             self.order.retain(|&(d, _)| d != digest);
         }
@@ -70,8 +80,8 @@ impl LearnedMessages {
         }
     }
 
-    /// Forgets `digest`; returns the label it was learned as.
-    pub fn remove(&mut self, digest: Digest) -> Option<Label> {
+    /// Forgets `digest`; returns how it was learned.
+    pub fn remove(&mut self, digest: Digest) -> Option<LearnedAs> {
         let label = self.index.remove(&digest)?;
         self.order.retain(|&(d, _)| d != digest);
         Some(label)
@@ -86,7 +96,7 @@ impl Serialize for LearnedMessages {
 
 impl<'de> Deserialize<'de> for LearnedMessages {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let list: Vec<(Digest, Label)> = Vec::deserialize(deserializer)?;
+        let list: Vec<(Digest, LearnedAs)> = Vec::deserialize(deserializer)?;
         let mut learned = LearnedMessages::default();
         // Through `insert`, so a malformed list (repeats, too long) still gives a valid record.
         for (d, l) in list {
@@ -100,21 +110,30 @@ impl<'de> Deserialize<'de> for LearnedMessages {
 mod tests {
     use super::*;
 
+    const SPAM: LearnedAs = LearnedAs {
+        label: Label::Spam,
+        in_training: false,
+    };
+    const HAM: LearnedAs = LearnedAs {
+        label: Label::Ham,
+        in_training: false,
+    };
+
     #[test]
     fn relabel_moves_to_the_end_and_the_oldest_is_dropped_past_capacity() {
         let mut r = LearnedMessages::default();
-        r.insert(1, Label::Spam);
-        r.insert(2, Label::Ham);
-        r.insert(1, Label::Ham);
-        assert_eq!(r.order, [(2, Label::Ham), (1, Label::Ham)]);
-        assert_eq!(r.remove(2), Some(Label::Ham));
+        r.insert(1, SPAM);
+        r.insert(2, HAM);
+        r.insert(1, HAM);
+        assert_eq!(r.order, [(2, HAM), (1, HAM)]);
+        assert_eq!(r.remove(2), Some(HAM));
         assert_eq!((r.get(2), r.len()), (None, 1));
         for d in 10..10 + LearnedMessages::CAPACITY as u64 {
-            r.insert(d, Label::Spam);
+            r.insert(d, SPAM);
         }
         assert_eq!(r.len(), LearnedMessages::CAPACITY);
         assert_eq!(r.get(1), None, "the oldest went first");
-        assert_eq!(r.get(10), Some(Label::Spam));
+        assert_eq!(r.get(10), Some(SPAM));
         let tokens = |s: &str| s.split(' ').map(String::from).collect::<Vec<Token>>();
         assert_ne!(digest(&tokens("ab c")), digest(&tokens("a bc")));
     }

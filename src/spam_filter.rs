@@ -11,7 +11,7 @@ use crate::features::{
     Dataset, FeatureId, SparseVector, TokenTable, Vocabulary, VocabularyParams, VocabularyView,
 };
 use crate::label::{Label, SpamScore, Thresholds, Verdict};
-use crate::learned::{LearnedMessages, digest};
+use crate::learned::{LearnedAs, LearnedMessages, digest};
 use crate::model_file::{self, ModelFileError, ModelFileReader};
 use crate::models::{Calibration, Classifier, FoldDecisions, ModelKind, ModelParams, TrainedModel};
 use crate::packed::Elements;
@@ -203,6 +203,7 @@ struct HeadRef<'a> {
     /// Then, so a scorer can borrow its lookup arrays (see `crate::scorer`) and stop there.
     vocabulary: &'a Vocabulary,
     learned: &'a LearnedMessages,
+    trained_features: u64,
 }
 
 /// Section 0 of a model file, as read.
@@ -215,6 +216,7 @@ struct Head {
     kinds: Vec<ModelKind>,
     vocabulary: Vocabulary,
     learned: LearnedMessages,
+    trained_features: u64,
 }
 
 /// Section 0 of a model file, as a scorer reads it: the vocabulary's lookup arrays borrowed,
@@ -261,6 +263,8 @@ pub struct SpamFilter {
     thresholds: Thresholds,
     summary: TrainingSummary,
     learned: LearnedMessages,
+    /// The vocabulary's size after `train`: the features training messages were counted in.
+    trained_features: u64,
 }
 
 impl SpamFilter {
@@ -297,6 +301,7 @@ impl SpamFilter {
             thresholds: Thresholds::default(),
             summary: TrainingSummary::default(),
             learned: LearnedMessages::default(),
+            trained_features: 0,
         })
     }
 
@@ -337,8 +342,13 @@ impl SpamFilter {
         // Training messages count as learned: learning one of them again is a no-op.
         let mut learned = LearnedMessages::default();
         for (t, label) in &tokenized {
-            learned.insert(digest(&t.tokens), *label);
+            let how = LearnedAs {
+                label: *label,
+                in_training: true,
+            };
+            learned.insert(digest(&t.tokens), how);
         }
+        let vocabulary_len = vocabulary.len() as u64;
         let data = Dataset {
             rows: tokenized
                 .par_iter()
@@ -392,6 +402,7 @@ impl SpamFilter {
             thresholds: Thresholds::default(),
             summary,
             learned,
+            trained_features: vocabulary_len,
         })
     }
 
@@ -476,15 +487,19 @@ impl SpamFilter {
     pub fn learn_tokens(&mut self, tokens: &[Token], label: Label) -> Result<LearnOutcome> {
         let id = digest(tokens);
         let outcome = match self.learned.get(id) {
-            Some(l) if l == label => return Ok(LearnOutcome::AlreadyLearned),
-            Some(other) => {
-                self.update(tokens, other, true)?;
+            Some(how) if how.label == label => return Ok(LearnOutcome::AlreadyLearned),
+            Some(how) => {
+                self.forget(tokens, how)?;
                 LearnOutcome::Relabeled
             }
             None => LearnOutcome::Learned,
         };
-        self.update(tokens, label, false)?;
-        self.learned.insert(id, label);
+        self.update(tokens, label, false, usize::MAX)?;
+        let how = LearnedAs {
+            label,
+            in_training: false,
+        };
+        self.learned.insert(id, how);
         Ok(outcome)
     }
 
@@ -497,17 +512,35 @@ impl SpamFilter {
     pub fn unlearn(&mut self, raw: &[u8]) -> Result<Option<Label>> {
         let tokens = Tokenizer::new(self.tokenizer.clone()).tokenize(raw).tokens;
         let id = digest(&tokens);
-        let Some(label) = self.learned.get(id) else {
+        let Some(how) = self.learned.get(id) else {
             return Ok(None);
         };
-        self.update(&tokens, label, true)?;
+        self.forget(&tokens, how)?;
         self.learned.remove(id);
-        Ok(Some(label))
+        Ok(Some(how.label))
     }
 
-    /// Adds (or with `unlearn` removes) one message in the vocabulary and every model.
-    fn update(&mut self, tokens: &[Token], label: Label, unlearn: bool) -> Result<()> {
-        let x = self.vocabulary.learn(tokens, label, unlearn);
+    /// Removes a remembered message from the vocabulary's and the models' counts: a training
+    /// message only from the features it was counted in.
+    fn forget(&mut self, tokens: &[Token], how: LearnedAs) -> Result<()> {
+        let known = if how.in_training {
+            usize::try_from(self.trained_features).unwrap_or(usize::MAX)
+        } else {
+            usize::MAX
+        };
+        self.update(tokens, how.label, true, known)
+    }
+
+    /// Adds (or with `unlearn` removes) one message in the vocabulary and every model (see
+    /// [`Vocabulary::learn`] for `known`).
+    fn update(
+        &mut self,
+        tokens: &[Token],
+        label: Label,
+        unlearn: bool,
+        known: usize,
+    ) -> Result<()> {
+        let x = self.vocabulary.learn(tokens, label, unlearn, known);
         for m in &mut self.models {
             m.model.learn(&x, label, unlearn)?;
         }
@@ -577,6 +610,7 @@ impl SpamFilter {
             thresholds: head.thresholds,
             summary: head.summary,
             learned: head.learned,
+            trained_features: head.trained_features,
         })
     }
 
@@ -595,6 +629,7 @@ impl SpamFilter {
             tokenizer: &self.tokenizer,
             vocabulary: &self.vocabulary,
             learned: &self.learned,
+            trained_features: self.trained_features,
             active: self.active,
             thresholds: self.thresholds,
             summary: &self.summary,

@@ -313,3 +313,40 @@ fn relabeling_a_message_moves_it_to_the_other_class() {
         assert_eq!((ham.get(id), spam.get(id)), (Some(&1.0), Some(&0.0)));
     }
 }
+
+#[test]
+fn relabeling_a_training_message_leaves_tokens_it_was_not_trained_on_alone() {
+    let t = TestDir::new();
+    let model = copy_of_trained_model(&t);
+    let ham_path = sorted_files("ham").pop().unwrap();
+    let ham = std::fs::read(&ham_path).unwrap();
+    let trained = SpamFilter::load(&model).unwrap();
+    // Tokens of this training ham too rare to be in the trained vocabulary.
+    let tokens = Tokenizer::new(TokenizerConfig::default())
+        .tokenize(&ham)
+        .tokens;
+    let rare: Vec<&String> = tokens
+        .iter()
+        .filter(|t| trained.vocabulary().id(t).is_none())
+        .collect();
+    assert!(!rare.is_empty());
+    // A copy with one more header field (after its mbox `From ` line) is another message:
+    // learning it brings the rare tokens in.
+    let line = ham.iter().position(|&b| b == b'\n').unwrap() + 1;
+    let mut copy = ham[..line].to_vec();
+    copy.extend_from_slice(b"Subject-Extra: one more field\n");
+    copy.extend_from_slice(&ham[line..]);
+    let copy = t.write("copy.eml", &copy);
+    let stderr = learn(&model, "--ham", &copy);
+    assert!(stderr.contains("learned 1 message(s)"), "{stderr}");
+    // The training ham relabeled: unlearned from the features it was trained on only.
+    learn(&model, "--spam", &ham_path);
+    let after = SpamFilter::load(&model).unwrap();
+    for token in rare {
+        let id = after.vocabulary().id(token).unwrap();
+        assert_eq!(after.vocabulary().df(id, Label::Ham), 1, "{token}");
+        assert_eq!(after.vocabulary().df(id, Label::Spam), 1, "{token}");
+        let (_, ham_counts, _) = nb_counts(&after, ModelKind::BernoulliNb);
+        assert_eq!(ham_counts[id as usize], 1.0, "{token}");
+    }
+}

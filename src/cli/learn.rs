@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 /// Arguments of `spamsort learn`.
 #[derive(Debug, clap::Args)]
-#[command(group(clap::ArgGroup::new("class").args(["spam", "ham", "unlearn"])))]
+#[command(group(clap::ArgGroup::new("class").args(["spam", "ham"])))]
 pub struct LearnArgs {
     /// The messages are spam.
     #[arg(long, required_unless_present_any = ["ham", "unlearn"])]
@@ -21,7 +21,8 @@ pub struct LearnArgs {
     #[arg(long)]
     ham: bool,
     /// Forget messages learned before, with whatever label they were learned (exact for the
-    /// Naive Bayes models; an opposite step for the others).
+    /// Naive Bayes models; an opposite step for the others). Needs no --spam/--ham (one given
+    /// is not needed: the record of learned messages has the label).
     #[arg(long)]
     unlearn: bool,
     /// Learn only messages the active model gets wrong or is unsure about (train on error).

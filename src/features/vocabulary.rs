@@ -201,13 +201,22 @@ impl Vocabulary {
 
     /// Counts one learned message's tokens (`unlearn`: forgets them) in the document
     /// frequencies of class `label`, giving a token not seen before the next id (only when
-    /// learning), and returns the message's count vector over the grown vocabulary. The hash
-    /// table doubles when it would pass half full, so lookups stay about one comparison.
-    pub fn learn(&mut self, tokens: &[Token], label: Label, unlearn: bool) -> SparseVector {
+    /// learning), and returns the message's count vector over the grown vocabulary. When
+    /// unlearning, only tokens with ids below `known` count: those the vocabulary had when the
+    /// message was learned. The hash table doubles when it would pass half full, so lookups
+    /// stay about one comparison.
+    pub fn learn(
+        &mut self,
+        tokens: &[Token],
+        label: Label,
+        unlearn: bool,
+        known: usize,
+    ) -> SparseVector {
         let mut ids = Vec::with_capacity(tokens.len());
         for t in tokens {
             match self.id(t) {
-                Some(id) => ids.push(id),
+                Some(id) if !unlearn || (id as usize) < known => ids.push(id),
+                Some(_) => {}
                 None if !unlearn => ids.push(self.push(t)),
                 None => {}
             }
@@ -386,7 +395,7 @@ mod tests {
         };
         let first = toks("old words");
         let mut v = params.fit([(&first[..], Label::Ham)]);
-        let x = v.learn(&toks("brand new old new"), Label::Spam, false);
+        let x = v.learn(&toks("brand new old new"), Label::Spam, false, usize::MAX);
         let (old, brand, new) = (v.id("old").unwrap(), v.id("brand").unwrap(), v.id("new"));
         assert_eq!((brand, new), (2, Some(3)));
         assert_eq!(
@@ -396,12 +405,12 @@ mod tests {
         assert_eq!((v.df(brand, Label::Spam), v.docs(Label::Spam)), (1, 1));
         // Many more tokens: the table grows and every token is still found.
         let many: Vec<Token> = (0..100).map(|i| format!("t{i}")).collect();
-        v.learn(&many, Label::Ham, false);
+        v.learn(&many, Label::Ham, false, usize::MAX);
         v.validate().unwrap();
         assert!(many.iter().all(|t| v.id(t).is_some()));
         // Unlearning adds no token and takes the counts back.
-        let y = v.learn(&toks("brand unknown"), Label::Spam, true);
-        assert_eq!(y.ids(), [brand]);
+        let y = v.learn(&toks("brand unknown t1"), Label::Spam, true, 3);
+        assert_eq!(y.ids(), [brand], "t1 came later");
         assert_eq!((v.df(brand, Label::Spam), v.id("unknown")), (0, None));
     }
 
