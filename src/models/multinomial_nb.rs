@@ -71,6 +71,10 @@ pub struct MultinomialNb {
     counts_spam: Vec<f64>,
     /// c_y = sum_k c_ky per class (ham, spam), kept as the counts change.
     totals: [f64; 2],
+    /// The counts changed since the cached function was last refreshed (never true in a
+    /// loaded or fitted model).
+    #[serde(skip)]
+    stale: bool,
 }
 
 impl MultinomialNbParams {
@@ -94,6 +98,7 @@ impl MultinomialNbParams {
             counts_ham,
             counts_spam,
             totals,
+            stale: false,
             function: LinearFunction {
                 transform,
                 weights: Vec::new(),
@@ -116,6 +121,7 @@ impl MultinomialNbParams {
             counts_ham: Vec::new(),
             counts_spam: Vec::new(),
             totals: [0.0; 2],
+            stale: false,
             function: LinearFunction::zero(self.features),
         })
     }
@@ -179,6 +185,7 @@ impl MultinomialNb {
                 self.function.bias = 0.0;
             }
         }
+        self.stale = false;
     }
 
     /// The decision function as last refreshed (at fit, load, or [`MultinomialNb::refresh`]).
@@ -186,9 +193,13 @@ impl MultinomialNb {
         &self.function
     }
 
-    /// The decision value (log-odds for the multinomial variant), from the counts in O(|x|);
-    /// equal to the refreshed [`MultinomialNb::function`]'s decision, bit for bit.
+    /// The decision value (log-odds for the multinomial variant) in O(|x|): by the cached
+    /// function while it is fresh, else from the counts, which give the refreshed function's
+    /// value bit for bit.
     pub fn decision(&self, counts: &SparseVector) -> f64 {
+        if !self.stale {
+            return self.function.decision(counts);
+        }
         let (terms, bias) = self.contributions(counts);
         bias + terms.iter().map(|&(_, t)| t).sum::<f64>()
     }
@@ -196,7 +207,7 @@ impl MultinomialNb {
     /// Each present feature's share of [`MultinomialNb::decision`], and its constant term.
     pub fn contributions(&self, counts: &SparseVector) -> (Vec<(FeatureId, f64)>, f64) {
         match self.variant {
-            NbVariant::Multinomial => {
+            NbVariant::Multinomial if self.stale => {
                 let d = self.denominators();
                 let terms = self
                     .function
@@ -207,7 +218,7 @@ impl MultinomialNb {
                     .collect();
                 (terms, log_prior_ratio_so_far(self.class_counts))
             }
-            NbVariant::Complement => (self.function.contributions(counts), self.function.bias),
+            _ => (self.function.contributions(counts), self.function.bias),
         }
     }
 
@@ -268,6 +279,7 @@ impl MultinomialNb {
             self.totals[y] += sign * v;
         }
         self.class_counts[y] += sign;
+        self.stale = true;
         if self.variant == NbVariant::Complement {
             self.refresh();
         }
@@ -300,11 +312,19 @@ mod tests {
             for (x, &label) in data.rows.iter().zip(&data.labels) {
                 online.learn(x, label, false).unwrap();
             }
-            for ids in [vec![], vec![0], vec![1, 1], vec![0, 2]] {
-                let x = SparseVector::from_ids(ids);
-                let (a, b) = (batch.decision(&x), online.decision(&x));
+            let xs: Vec<SparseVector> = [vec![], vec![0], vec![1, 1], vec![0, 2]]
+                .into_iter()
+                .map(SparseVector::from_ids)
+                .collect();
+            let live: Vec<f64> = xs.iter().map(|x| online.decision(x)).collect();
+            for (x, b) in xs.iter().zip(&live) {
+                let a = batch.decision(x);
                 assert!((a - b).abs() < 1e-9, "{a} vs {b}");
-                assert_eq!(batch.function().decision(&x), a);
+            }
+            // Scored from the counts, and by the refreshed function: the same bits.
+            online.refresh();
+            for (x, b) in xs.iter().zip(&live) {
+                assert_eq!(online.function().decision(x), *b);
             }
         }
     }
@@ -351,6 +371,7 @@ mod tests {
         model.learn(&x, Label::Ham, false).unwrap();
         assert!(model.decision(&x) < fitted.decision(&x));
         model.learn(&x, Label::Ham, true).unwrap();
+        model.refresh();
         assert_eq!(model, fitted);
     }
 
