@@ -336,27 +336,17 @@ mod tests {
 
     #[test]
     fn learning_from_empty_scores_as_the_batch_model() {
+        use crate::models::AnyModel;
         let data = three_messages();
         let batch = BernoulliNbParams::default().fit(&data).unwrap();
-        let mut online = BernoulliNbParams::default().empty().unwrap();
+        let online = BernoulliNbParams::default().empty().unwrap();
         assert_eq!(online.decision(&SparseVector::from_ids(vec![5])), 0.0);
-        for (x, &label) in data.rows.iter().zip(&data.labels) {
-            online.learn(x, label, false).unwrap();
-        }
-        let xs: Vec<SparseVector> = [vec![], vec![0], vec![1], vec![0, 2], vec![0, 1, 2]]
-            .into_iter()
-            .map(SparseVector::from_ids)
-            .collect();
-        let live: Vec<f64> = xs.iter().map(|x| online.decision(x)).collect();
-        for (x, b) in xs.iter().zip(&live) {
-            let a = batch.decision(x);
-            assert!((a - b).abs() < 1e-9, "{a} vs {b}");
-        }
-        // Scored from the counts, and by the refreshed function: the same bits.
-        online.refresh();
-        for (x, b) in xs.iter().zip(&live) {
-            assert_eq!(online.function().decision(x), *b);
-        }
+        crate::models::testutil::assert_learned_equals_fitted(
+            &data,
+            &AnyModel::BernoulliNb(batch),
+            AnyModel::BernoulliNb(online),
+            &[vec![], vec![0], vec![1], vec![0, 2], vec![0, 1, 2]],
+        );
     }
 
     /// Features: 0 free, 1 meeting, 2 money. Spam: {free, money}, {free}; ham: {meeting}.

@@ -308,24 +308,12 @@ mod tests {
                 ..MultinomialNbParams::default()
             };
             let batch = params.fit(&data).unwrap();
-            let mut online = params.empty().unwrap();
-            for (x, &label) in data.rows.iter().zip(&data.labels) {
-                online.learn(x, label, false).unwrap();
-            }
-            let xs: Vec<SparseVector> = [vec![], vec![0], vec![1, 1], vec![0, 2]]
-                .into_iter()
-                .map(SparseVector::from_ids)
-                .collect();
-            let live: Vec<f64> = xs.iter().map(|x| online.decision(x)).collect();
-            for (x, b) in xs.iter().zip(&live) {
-                let a = batch.decision(x);
-                assert!((a - b).abs() < 1e-9, "{a} vs {b}");
-            }
-            // Scored from the counts, and by the refreshed function: the same bits.
-            online.refresh();
-            for (x, b) in xs.iter().zip(&live) {
-                assert_eq!(online.function().decision(x), *b);
-            }
+            crate::models::testutil::assert_learned_equals_fitted(
+                &data,
+                &crate::models::AnyModel::MultinomialNb(batch),
+                crate::models::AnyModel::MultinomialNb(params.empty().unwrap()),
+                &[vec![], vec![0], vec![1, 1], vec![0, 2]],
+            );
         }
     }
 
