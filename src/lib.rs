@@ -12,7 +12,8 @@
 //! ```
 //!
 //! [`SpamFilter`] ties the stages together and is what the model file ([`model_file`]) holds;
-//! [`scorer`] scores with one model straight from the file's bytes (the pipe filter's fast path),
+//! it is also the one learner: the vocabulary and the models grow with every message learned,
+//! each once ([`learned`] keeps the record); [`scorer`] scores with one model straight from the file's bytes (the pipe filter's fast path),
 //! [`shared_filter`] serves the long-running front ends: the maildir [`daemon`] and the
 //! [`spamd`] protocol server. [`eval`] compares the models, cross-validated and online.
 //!

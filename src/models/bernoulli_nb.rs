@@ -199,7 +199,7 @@ impl BernoulliNb {
     }
 
     /// Recomputes the cached decision function from the counts: O(|V|).
-    pub(crate) fn refresh(&mut self) {
+    pub fn refresh(&mut self) {
         self.function.weights = (0..self.df_ham.len()).map(|j| self.weight(j)).collect();
         self.function.bias = self.bias();
         self.stale = false;

@@ -163,7 +163,7 @@ impl MultinomialNb {
     }
 
     /// Recomputes the cached decision function from the counts: O(|V|).
-    pub(crate) fn refresh(&mut self) {
+    pub fn refresh(&mut self) {
         match self.variant {
             NbVariant::Multinomial => {
                 let d = self.denominators();
