@@ -38,7 +38,7 @@ fn main() {
         .find_map(|a| a.parse().ok())
         .unwrap_or(5000);
     let (name, corpus) = common::corpus();
-    let filter = SpamFilter::train(&corpus, &TrainParams::default()).expect("train");
+    let mut filter = SpamFilter::train(&corpus, &TrainParams::default()).expect("train");
     let work = tempfile::tempdir().expect("temp dir");
     let model = work.path().join("model.spamsort");
     filter

@@ -14,7 +14,7 @@ use spamsort::{SpamFilter, TrainParams};
 
 fn model_load(c: &mut Criterion) {
     let (name, corpus) = common::corpus();
-    let filter = SpamFilter::train(&corpus, &TrainParams::default()).expect("train");
+    let mut filter = SpamFilter::train(&corpus, &TrainParams::default()).expect("train");
     let tmp = tempfile::tempdir().expect("temp dir");
     let path = tmp.path().join("model.spamsort");
     filter

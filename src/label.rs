@@ -25,6 +25,14 @@ impl Label {
         }
     }
 
+    /// The other class.
+    pub fn other(self) -> Label {
+        match self {
+            Label::Ham => Label::Spam,
+            Label::Spam => Label::Ham,
+        }
+    }
+
     /// Lowercase name, as used on the command line and in TREC index files.
     pub fn as_str(self) -> &'static str {
         match self {

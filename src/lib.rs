@@ -12,7 +12,8 @@
 //! ```
 //!
 //! [`SpamFilter`] ties the stages together and is what the model file ([`model_file`]) holds;
-//! [`scorer`] scores with one model straight from the file's bytes (the pipe filter's fast path),
+//! it is also the one learner: the vocabulary and the models grow with every message learned,
+//! each once ([`learned`] keeps the record); [`scorer`] scores with one model straight from the file's bytes (the pipe filter's fast path),
 //! [`shared_filter`] serves the long-running front ends: the maildir [`daemon`] and the
 //! [`spamd`] protocol server. [`eval`] compares the models, cross-validated and online.
 //!
@@ -31,6 +32,7 @@ pub mod eval;
 pub mod features;
 pub mod headers;
 pub mod label;
+pub mod learned;
 pub mod model_file;
 pub mod models;
 mod packed;
@@ -46,5 +48,7 @@ pub use features::{
     Dataset, FeatureConfig, FeatureId, SparseVector, Vocabulary, VocabularyParams, Weighting,
 };
 pub use label::{Label, SpamScore, Thresholds, Verdict};
-pub use spam_filter::{Classification, Explanation, SpamFilter, TrainParams, TrainingSummary};
+pub use spam_filter::{
+    Classification, Explanation, LearnOutcome, SpamFilter, TrainParams, TrainingSummary,
+};
 pub use tokenize::{Token, Tokenized, Tokenizer, TokenizerConfig};

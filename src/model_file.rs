@@ -29,8 +29,9 @@ use std::path::{Path, PathBuf};
 /// First bytes of every model file.
 pub const MAGIC: [u8; 8] = *b"SPAMSORT";
 /// Version of the layout and payload written by this build. Files with a higher version are
-/// refused with [`ModelFileError::OtherVersion`].
-pub const FORMAT_VERSION: u32 = 2;
+/// refused with [`ModelFileError::OtherVersion`]. 3: the record of learned messages, the
+/// Bernoulli model's histogram of counts and the multinomial model's class totals.
+pub const FORMAT_VERSION: u32 = 3;
 /// Most sections a file may declare.
 pub const MAX_SECTIONS: usize = 64;
 /// Largest section accepted, a guard against absurd length fields.

@@ -14,7 +14,7 @@
 //! [`SpamFilter::load`](crate::SpamFilter::load) validates everything.
 
 use crate::features::{SparseVector, VocabularyView};
-use crate::label::Thresholds;
+use crate::label::{Label, Thresholds};
 use crate::model_file::{self, ModelFileError, ModelFileReader};
 use crate::models::{Calibration, LinearFunctionView, ModelKind, TrainedModelView};
 use crate::spam_filter::{
@@ -58,6 +58,7 @@ impl ScorerFile {
         Ok(Scorer {
             tokenizer: head.tokenizer,
             thresholds: head.thresholds,
+            messages: head.summary.messages,
             vocabulary: head.vocabulary,
             kind: model.kind(),
             calibration: model.calibration,
@@ -72,6 +73,8 @@ impl ScorerFile {
 pub struct Scorer<'a> {
     tokenizer: TokenizerConfig,
     thresholds: Thresholds,
+    /// Messages learned per class, ham first: with a 0, every verdict is unsure.
+    messages: [u64; 2],
     vocabulary: VocabularyView<'a>,
     kind: ModelKind,
     calibration: Calibration,
@@ -99,6 +102,13 @@ impl Scorer<'_> {
         self.thresholds = thresholds;
     }
 
+    /// The class with no message learned, if there is one: then every verdict is unsure.
+    pub fn missing_class(&self) -> Option<Label> {
+        Label::ALL
+            .into_iter()
+            .find(|l| self.messages[l.index()] == 0)
+    }
+
     /// Classifies one raw message.
     pub fn classify(&self, raw: &[u8]) -> Classification {
         let (x, tokens) = count_vector(&self.tokenizer, self.vocabulary.tokens(), raw);
@@ -122,6 +132,7 @@ impl Scorer<'_> {
             self.function.decision(x),
             self.calibration,
             self.thresholds,
+            self.messages,
             self.kind,
             tokens,
         )

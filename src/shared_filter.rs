@@ -6,8 +6,7 @@
 use crate::error::Result;
 use crate::label::Label;
 use crate::model_file::{self, ModelFileError};
-use crate::models::ModelKind;
-use crate::spam_filter::SpamFilter;
+use crate::spam_filter::{LearnOutcome, SpamFilter};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
@@ -48,17 +47,38 @@ impl SharedFilter {
         Ok(())
     }
 
-    /// Learns (or unlearns) one message and saves the model file atomically, as `spamsort
-    /// learn` does: under the file's [`UpdateLock`](model_file::UpdateLock), starting from the
-    /// file as it is on disk, so no update by another writer is lost. Returns the models that
-    /// changed.
-    pub fn learn(&self, raw: &[u8], label: Label, unlearn: bool) -> Result<Vec<ModelKind>> {
+    /// Learns one message once (see [`SpamFilter::learn`]) and saves the model file
+    /// atomically, as `spamsort learn` does: under the file's
+    /// [`UpdateLock`](model_file::UpdateLock), starting from the file as it is on disk, so no
+    /// update by another writer is lost. A message already learned with this label saves
+    /// nothing.
+    pub fn learn(&self, raw: &[u8], label: Label) -> Result<LearnOutcome> {
+        self.update(|filter| {
+            let outcome = filter.learn(raw, label)?;
+            Ok((outcome, outcome != LearnOutcome::AlreadyLearned))
+        })
+    }
+
+    /// Forgets one message learned before (see [`SpamFilter::unlearn`]) and saves the model
+    /// file as [`SharedFilter::learn`] does; `None` (and no save) if it was not learned.
+    pub fn unlearn(&self, raw: &[u8]) -> Result<Option<Label>> {
+        self.update(|filter| {
+            let label = filter.unlearn(raw)?;
+            Ok((label, label.is_some()))
+        })
+    }
+
+    /// Under the update lock: loads the file, changes the filter, and if `change` says it
+    /// changed, saves and swaps it in.
+    fn update<T>(&self, change: impl FnOnce(&mut SpamFilter) -> Result<(T, bool)>) -> Result<T> {
         let lock = model_file::lock_for_update(&self.path)?;
         let mut filter = SpamFilter::load(&self.path)?;
-        let changed = filter.learn(raw, label, unlearn)?;
-        filter.save(&lock)?;
-        self.swap(filter);
-        Ok(changed)
+        let (answer, changed) = change(&mut filter)?;
+        if changed {
+            filter.save(&lock)?;
+            self.swap(filter);
+        }
+        Ok(answer)
     }
 
     fn swap(&self, filter: SpamFilter) {

@@ -1,6 +1,8 @@
-//! [`SpamFilter`]: tokenizer settings + vocabulary + (from the models issue on) the fitted
-//! models and thresholds. It is what `train` builds, what the model file holds, and what every
-//! front end asks for verdicts, so they can never disagree about a message.
+//! [`SpamFilter`]: tokenizer settings + vocabulary + the models + thresholds + the record of
+//! learned messages. It is what `train` builds (or [`SpamFilter::empty`] starts from nothing),
+//! what the model file holds, what every front end asks for verdicts, and the one learner every
+//! path uses (`learn`, spamd TELL, the daemon, `eval --online`), so they can never disagree
+//! about a message.
 
 use crate::corpus::LabeledCorpus;
 use crate::error::{Error, Result};
@@ -9,10 +11,11 @@ use crate::features::{
     Dataset, FeatureId, SparseVector, TokenTable, Vocabulary, VocabularyParams, VocabularyView,
 };
 use crate::label::{Label, SpamScore, Thresholds, Verdict};
+use crate::learned::{LearnedAs, LearnedMessages, digest};
 use crate::model_file::{self, ModelFileError, ModelFileReader};
 use crate::models::{Calibration, Classifier, FoldDecisions, ModelKind, ModelParams, TrainedModel};
 use crate::packed::Elements;
-use crate::tokenize::{Tokenized, Tokenizer, TokenizerConfig};
+use crate::tokenize::{Token, Tokenized, Tokenizer, TokenizerConfig};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -76,17 +79,23 @@ pub struct Classification {
 }
 
 impl Classification {
-    /// The verdict for a decision value.
+    /// The verdict for a decision value. A filter that has not learned both classes (`messages`
+    /// per class, ham first, has a 0) cannot tell them apart: its verdict is unsure.
     pub(crate) fn new(
         decision: f64,
         calibration: Calibration,
         thresholds: Thresholds,
+        messages: [u64; 2],
         model: ModelKind,
         tokens: usize,
     ) -> Self {
         let score = SpamScore::new(calibration.p_spam(decision));
         Classification {
-            verdict: thresholds.verdict(score),
+            verdict: if messages.contains(&0) {
+                Verdict::Unsure
+            } else {
+                thresholds.verdict(score)
+            },
             score,
             decision,
             log_odds: calibration.log_odds(decision),
@@ -106,10 +115,21 @@ pub(crate) fn count_vector(
     (vocabulary.count_vector(&tokens), tokens.len())
 }
 
+/// What [`SpamFilter::learn`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LearnOutcome {
+    /// The message was new to the filter and is learned.
+    Learned,
+    /// It was learned with this label before: nothing changed.
+    AlreadyLearned,
+    /// It was learned with the other label before: that was unlearned, this learned.
+    Relabeled,
+}
+
 /// What training saw, for `info` and the end-of-training summary.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TrainingSummary {
-    /// Messages per class, ham first.
+    /// Messages per class, ham first: trained, plus learned, minus unlearned.
     pub messages: [u64; 2],
     /// Tokens produced, all messages together.
     pub tokens: u64,
@@ -180,8 +200,10 @@ struct HeadRef<'a> {
     summary: &'a TrainingSummary,
     /// The model in each following section, in order.
     kinds: Vec<ModelKind>,
-    /// Last, so a scorer can borrow its lookup arrays (see `crate::scorer`).
+    /// Then, so a scorer can borrow its lookup arrays (see `crate::scorer`) and stop there.
     vocabulary: &'a Vocabulary,
+    learned: &'a LearnedMessages,
+    trained_features: u64,
 }
 
 /// Section 0 of a model file, as read.
@@ -193,6 +215,8 @@ struct Head {
     summary: TrainingSummary,
     kinds: Vec<ModelKind>,
     vocabulary: Vocabulary,
+    learned: LearnedMessages,
+    trained_features: u64,
 }
 
 /// Section 0 of a model file, as a scorer reads it: the vocabulary's lookup arrays borrowed,
@@ -202,7 +226,6 @@ pub(crate) struct HeadView<'a> {
     pub tokenizer: TokenizerConfig,
     pub active: ModelKind,
     pub thresholds: Thresholds,
-    #[allow(dead_code, reason = "read to reach the fields after it")]
     pub summary: TrainingSummary,
     pub kinds: Vec<ModelKind>,
     #[serde(borrow)]
@@ -239,9 +262,49 @@ pub struct SpamFilter {
     active: ModelKind,
     thresholds: Thresholds,
     summary: TrainingSummary,
+    learned: LearnedMessages,
+    /// The vocabulary's size after `train`: the features training messages were counted in.
+    trained_features: u64,
 }
 
 impl SpamFilter {
+    /// A filter that has learned nothing, with the tokenizer, vocabulary and model settings of
+    /// `params` (as `bogofilter -s` starts an empty database): every decision is 0 and every
+    /// verdict unsure until it has learned a message of each class. No model has Platt
+    /// calibration, so P(spam) is the logistic of the decision value. The active model is
+    /// `params.active` if fixed, else multinomial-nb if among the models (the best learning
+    /// from nothing: see the README), else the first. Fails on invalid model parameters.
+    pub fn empty(params: &TrainParams) -> Result<SpamFilter> {
+        let models: Vec<TrainedModel> = params
+            .models
+            .iter()
+            .map(ModelParams::empty)
+            .collect::<Result<_>>()?;
+        let kinds: Vec<ModelKind> = models.iter().map(|m| m.model.kind()).collect();
+        let active = match params.active {
+            Some(ActiveModel::Fixed(kind)) if kinds.contains(&kind) => kind,
+            Some(ActiveModel::Fixed(kind)) => {
+                return Err(Error::Config(format!(
+                    "active model {kind} is not among the models"
+                )));
+            }
+            _ if kinds.contains(&ModelKind::MultinomialNb) => ModelKind::MultinomialNb,
+            _ => *kinds
+                .first()
+                .ok_or_else(|| Error::Config("no model to learn".into()))?,
+        };
+        Ok(SpamFilter {
+            tokenizer: params.tokenizer.clone(),
+            vocabulary: Vocabulary::default(),
+            models,
+            active,
+            thresholds: Thresholds::default(),
+            summary: TrainingSummary::default(),
+            learned: LearnedMessages::default(),
+            trained_features: 0,
+        })
+    }
+
     /// Tokenizes the corpus (in parallel; the result does not depend on the thread count),
     /// builds the vocabulary and fits the models (in parallel). Fails on invalid model
     /// parameters, a missing class, or an active model that is not among those fitted.
@@ -276,6 +339,16 @@ impl SpamFilter {
         let vocabulary = params
             .vocabulary
             .fit(tokenized.iter().map(|(t, l)| (t.tokens.as_slice(), *l)));
+        // Training messages count as learned: learning one of them again is a no-op.
+        let mut learned = LearnedMessages::default();
+        for (t, label) in &tokenized {
+            let how = LearnedAs {
+                label: *label,
+                in_training: true,
+            };
+            learned.insert(digest(&t.tokens), how);
+        }
+        let vocabulary_len = vocabulary.len() as u64;
         let data = Dataset {
             rows: tokenized
                 .par_iter()
@@ -328,6 +401,8 @@ impl SpamFilter {
             active,
             thresholds: Thresholds::default(),
             summary,
+            learned,
+            trained_features: vocabulary_len,
         })
     }
 
@@ -342,6 +417,21 @@ impl SpamFilter {
         let model = self.model(kind)?;
         let (x, tokens) = self.count_vector(raw);
         Some(self.classify_vector(model, &x, tokens))
+    }
+
+    /// Classifies one tokenized message with the named model, if it was fitted (what
+    /// `eval --online` does before it learns the message).
+    pub fn classify_tokens(&self, tokens: &[Token], kind: ModelKind) -> Option<Classification> {
+        let model = self.model(kind)?;
+        let x = self.vocabulary.vectorize(tokens);
+        Some(self.classify_vector(model, &x, tokens.len()))
+    }
+
+    /// The class with no message learned, if there is one: then every verdict is unsure.
+    pub fn missing_class(&self) -> Option<Label> {
+        Label::ALL
+            .into_iter()
+            .find(|l| self.summary.messages[l.index()] == 0)
     }
 
     /// The message's count vector over the vocabulary, and how many tokens it yielded.
@@ -360,6 +450,7 @@ impl SpamFilter {
             model.decision(x),
             model.calibration,
             self.thresholds,
+            self.summary.messages,
             model.model.kind(),
             tokens,
         )
@@ -371,34 +462,96 @@ impl SpamFilter {
         let kind = kind.unwrap_or(self.active);
         let model = self.model(kind)?;
         let (x, tokens) = self.count_vector(raw);
+        let (contributions, bias) = model.model.contributions(&x);
         Some(Explanation::new(
             self.classify_vector(model, &x, tokens),
             model.calibration,
-            model.model.function().bias,
-            model.contributions(&x),
+            bias,
+            contributions,
             |id| self.vocabulary.token(id),
         ))
     }
 
-    /// Learns one message as `label` (or, with `unlearn`, forgets it) in every model. The Naive
-    /// Bayes models update their counts exactly; the SVM and logistic regression take one
-    /// online step and cannot unlearn (they are left unchanged then). Tokens outside the
-    /// vocabulary are not learned. Returns the models that changed.
-    pub fn learn(&mut self, raw: &[u8], label: Label, unlearn: bool) -> Result<Vec<ModelKind>> {
-        let (x, _) = self.count_vector(raw);
-        let mut changed = Vec::new();
-        for m in &mut self.models {
-            let kind = m.model.kind();
-            let exact = matches!(kind, ModelKind::BernoulliNb | ModelKind::MultinomialNb);
-            if unlearn && !exact {
-                continue;
+    /// Learns one raw message as `label`, once: see [`SpamFilter::learn_tokens`].
+    pub fn learn(&mut self, raw: &[u8], label: Label) -> Result<LearnOutcome> {
+        let tokens = Tokenizer::new(self.tokenizer.clone()).tokenize(raw).tokens;
+        self.learn_tokens(&tokens, label)
+    }
+
+    /// Learns one tokenized message as `label` in the vocabulary (a token not seen before
+    /// gets an id and counts from now on) and in every model (see [`AnyModel::learn`]), once:
+    /// a message in the record of learned messages with the same label is left alone, one
+    /// learned with the other label is unlearned first (as sa-learn does).
+    ///
+    /// [`AnyModel::learn`]: crate::models::AnyModel::learn
+    pub fn learn_tokens(&mut self, tokens: &[Token], label: Label) -> Result<LearnOutcome> {
+        let id = digest(tokens);
+        let outcome = match self.learned.get(id) {
+            Some(how) if how.label == label => return Ok(LearnOutcome::AlreadyLearned),
+            Some(how) => {
+                self.forget(tokens, how)?;
+                LearnOutcome::Relabeled
             }
+            None => LearnOutcome::Learned,
+        };
+        self.update(tokens, label, false, usize::MAX)?;
+        let how = LearnedAs {
+            label,
+            in_training: false,
+        };
+        self.learned.insert(id, how);
+        Ok(outcome)
+    }
+
+    /// Forgets one raw message learned before (no label needed: the record of learned
+    /// messages has it); returns the label it was learned as, or `None` (nothing changed) if
+    /// it is not in the record. The Naive Bayes models forget it exactly; the SVM and logistic
+    /// regression take the opposite step (see [`AnyModel::learn`]).
+    ///
+    /// [`AnyModel::learn`]: crate::models::AnyModel::learn
+    pub fn unlearn(&mut self, raw: &[u8]) -> Result<Option<Label>> {
+        let tokens = Tokenizer::new(self.tokenizer.clone()).tokenize(raw).tokens;
+        let id = digest(&tokens);
+        let Some(how) = self.learned.get(id) else {
+            return Ok(None);
+        };
+        self.forget(&tokens, how)?;
+        self.learned.remove(id);
+        Ok(Some(how.label))
+    }
+
+    /// Removes a remembered message from the vocabulary's and the models' counts: a training
+    /// message only from the features it was counted in.
+    fn forget(&mut self, tokens: &[Token], how: LearnedAs) -> Result<()> {
+        let known = if how.in_training {
+            usize::try_from(self.trained_features).unwrap_or(usize::MAX)
+        } else {
+            usize::MAX
+        };
+        self.update(tokens, how.label, true, known)
+    }
+
+    /// Adds (or with `unlearn` removes) one message in the vocabulary and every model (see
+    /// [`Vocabulary::learn`] for `known`).
+    fn update(
+        &mut self,
+        tokens: &[Token],
+        label: Label,
+        unlearn: bool,
+        known: usize,
+    ) -> Result<()> {
+        let x = self.vocabulary.learn(tokens, label, unlearn, known);
+        for m in &mut self.models {
             m.model.learn(&x, label, unlearn)?;
-            changed.push(kind);
         }
         let n = &mut self.summary.messages[label.index()];
         *n = if unlearn { n.saturating_sub(1) } else { *n + 1 };
-        Ok(changed)
+        Ok(())
+    }
+
+    /// The record of learned messages.
+    pub fn learned(&self) -> &LearnedMessages {
+        &self.learned
     }
 
     /// Replaces the verdict thresholds (from flags or the config file).
@@ -456,15 +609,27 @@ impl SpamFilter {
             active: head.active,
             thresholds: head.thresholds,
             summary: head.summary,
+            learned: head.learned,
+            trained_features: head.trained_features,
         })
     }
 
     /// Saves the filter atomically to the model file whose update lock is held: one section for
-    /// the settings and vocabulary, one per model (see [`model_file::save_bytes`]).
-    pub fn save(&self, lock: &model_file::UpdateLock) -> std::result::Result<(), ModelFileError> {
+    /// the settings, vocabulary and record of learned messages, one per model (see
+    /// [`model_file::save_bytes`]). Each model's cached decision function is brought up to
+    /// date first, so the file's scorer agrees with this filter.
+    pub fn save(
+        &mut self,
+        lock: &model_file::UpdateLock,
+    ) -> std::result::Result<(), ModelFileError> {
+        for m in &mut self.models {
+            m.model.refresh();
+        }
         let head = HeadRef {
             tokenizer: &self.tokenizer,
             vocabulary: &self.vocabulary,
+            learned: &self.learned,
+            trained_features: self.trained_features,
             active: self.active,
             thresholds: self.thresholds,
             summary: &self.summary,

@@ -2,7 +2,6 @@
 
 use crate::util::{TestDir, copy_of_trained_model, sample, sample_files, spamsort, trained_model};
 use spamsort::SpamFilter;
-use spamsort::models::ModelKind;
 
 #[test]
 fn classify_one_message_exit_codes() {
@@ -106,70 +105,6 @@ fn classify_mailbox_tsv_and_json() {
         .stderr(predicates::str::contains("unknown model"));
 }
 
-fn p_spam(model: &std::path::Path, message: &[u8], classifier: &str) -> f64 {
-    let out = spamsort()
-        .args([
-            "classify",
-            "--format",
-            "tsv",
-            "--classifier",
-            classifier,
-            "--model",
-        ])
-        .arg(model)
-        .write_stdin(message.to_vec())
-        .assert()
-        .get_output()
-        .stdout
-        .clone();
-    let line = String::from_utf8(out).unwrap();
-    line.split('\t').nth(3).unwrap().trim().parse().unwrap()
-}
-
-#[test]
-fn learn_moves_scores_and_unlearn_restores_exact_counts() {
-    let t = TestDir::new();
-    let model = copy_of_trained_model(&t);
-    let message = b"Subject: quarterly synergy webinar\n\nJoin our quarterly synergy webinar about the meeting notes\n";
-    let before = SpamFilter::load(&model).unwrap();
-    let score_before: Vec<f64> = ModelKind::ALL
-        .iter()
-        .map(|k| p_spam(&model, message, k.name()))
-        .collect();
-    for _ in 0..3 {
-        spamsort()
-            .args(["learn", "--spam", "--model"])
-            .arg(&model)
-            .write_stdin(message.to_vec())
-            .assert()
-            .success();
-    }
-    for (k, before) in ModelKind::ALL.iter().zip(&score_before) {
-        let after = p_spam(&model, message, k.name());
-        assert!(
-            after > *before,
-            "{k}: score {before} -> {after} after learning as spam"
-        );
-    }
-    for _ in 0..3 {
-        spamsort()
-            .args(["learn", "--spam", "--unlearn", "--model"])
-            .arg(&model)
-            .write_stdin(message.to_vec())
-            .assert()
-            .success();
-    }
-    let after = SpamFilter::load(&model).unwrap();
-    for kind in [ModelKind::BernoulliNb, ModelKind::MultinomialNb] {
-        assert_eq!(
-            after.model(kind),
-            before.model(kind),
-            "{kind} restored exactly"
-        );
-    }
-    assert_eq!(after.summary().messages, before.summary().messages);
-}
-
 #[test]
 fn learn_if_wrong_skips_messages_already_right() {
     let t = TestDir::new();
@@ -181,7 +116,7 @@ fn learn_if_wrong_skips_messages_already_right() {
         .assert()
         .success()
         .stderr(predicates::str::contains(
-            "learned 0 message(s) as spam, 1 already right",
+            "learned 0 message(s) as spam, 0 already learned as spam, 1 already right",
         ));
     // A usage error is exit code 3, never 2 (which means unsure).
     spamsort()
@@ -196,12 +131,18 @@ fn concurrent_learns_keep_every_update() {
     let t = TestDir::new();
     let model = copy_of_trained_model(&t);
     let before = SpamFilter::load(&model).unwrap().summary().messages;
+    // Messages not in the training set: each one is learned.
     let children: Vec<_> = (0..4)
         .map(|i| {
+            let fruit = ["apple", "banana", "cherry", "damson"][i];
+            let message = t.write(
+                &format!("new-{i}.eml"),
+                format!("Subject: {fruit}\n\nminutes of the {fruit} meeting\n").as_bytes(),
+            );
             let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("spamsort"));
             cmd.args(["learn", "--ham", "--model"])
                 .arg(&model)
-                .arg(&sample_files()[200 - i]);
+                .arg(&message);
             cmd.spawn().unwrap()
         })
         .collect();

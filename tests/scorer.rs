@@ -42,3 +42,32 @@ fn a_file_without_the_requested_model_is_refused() {
         .unwrap();
     assert!(err.to_string().contains("no bernoulli-nb model"), "{err}");
 }
+
+#[test]
+fn scorer_agrees_exactly_with_the_filter_that_learned_new_tokens_before_saving() {
+    let t = crate::util::TestDir::new();
+    let path = crate::util::copy_of_trained_model(&t);
+    let mut filter = SpamFilter::load(&path).unwrap();
+    let new = b"Subject: frobnicated quux\n\nfrobnicated quux offers, frobnicated\n";
+    filter.learn(new, spamsort::Label::Spam).unwrap();
+    filter
+        .learn(
+            &std::fs::read(&sample_files()[0]).unwrap(),
+            spamsort::Label::Ham,
+        )
+        .unwrap();
+    filter
+        .save(&spamsort::model_file::lock_for_update(&path).unwrap())
+        .unwrap();
+    let loaded = SpamFilter::load(&path).unwrap();
+    for kind in ModelKind::ALL {
+        let file = ScorerFile::open(&path, Some(kind)).unwrap();
+        let scorer = file.scorer().unwrap();
+        for m in [&new[..], b"Subject: frobnicated\n\nquux\n"] {
+            let c = scorer.classify(m);
+            assert_eq!(c, filter.classify_with(m, kind).unwrap(), "{kind}");
+            assert_eq!(c, loaded.classify_with(m, kind).unwrap(), "{kind}");
+            assert_eq!(scorer.explain(m), filter.explain(m, Some(kind)).unwrap());
+        }
+    }
+}

@@ -198,24 +198,24 @@ fn tell_learns_and_forgets_and_survives_a_restart() {
         assert!(p(&learned, kind) > p(&original, kind), "{kind}");
     }
     let server = start(&model, config);
+    // Forgetting needs no Message-class: the record of learned messages has it.
+    let answer = exchange(&server, &request("TELL", "Remove: local\r\n", &ham));
+    assert_eq!(header(&split(&answer).1, "DidRemove"), Some("local"));
+    // Learned as ham again, as in training: the class counts are the original ones (its tokens
+    // too rare to be in the trained vocabulary are known now, so scores differ a little).
     let answer = exchange(
         &server,
-        &request("TELL", "Message-class: spam\r\nRemove: local\r\n", &ham),
+        &request("TELL", "Message-class: ham\r\nSet: local\r\n", &ham),
     );
-    assert_eq!(header(&split(&answer).1, "DidRemove"), Some("local"));
-    // Forgetting needs the class it was learned as.
-    let answer = exchange(&server, &request("TELL", "Remove: local\r\n", &ham));
-    assert!(
-        answer.starts_with(b"SPAMD/1.5 65 "),
-        "{}",
-        String::from_utf8_lossy(&answer)
-    );
+    assert_eq!(header(&split(&answer).1, "DidSet"), Some("local"));
     drop(server);
-    let forgotten = SpamFilter::load(&model).unwrap();
+    let relearned = SpamFilter::load(&model).unwrap();
+    let d = |f: &SpamFilter, kind| f.classify_with(&ham, kind).unwrap().decision;
     for kind in [ModelKind::BernoulliNb, ModelKind::MultinomialNb] {
-        assert_eq!(p(&forgotten, kind), p(&original, kind), "{kind}");
+        assert!(d(&relearned, kind) < d(&learned, kind), "{kind}");
+        assert!(p(&relearned, kind) < 0.5, "{kind}");
     }
-    assert_eq!(forgotten.summary().messages, original.summary().messages);
+    assert_eq!(relearned.summary().messages, original.summary().messages);
 }
 
 #[test]
@@ -336,9 +336,8 @@ fn reload_picks_up_a_replaced_model() {
     };
     let before = score(&server);
     let mut filter = SpamFilter::load(&model).unwrap();
-    for _ in 0..20 {
-        filter.learn(&ham, Label::Spam, false).unwrap();
-    }
+    // A training ham relabeled as spam: unlearned as ham, learned as spam.
+    filter.learn(&ham, Label::Spam).unwrap();
     filter
         .save(&spamsort::model_file::lock_for_update(&model).unwrap())
         .unwrap();

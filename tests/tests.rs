@@ -12,6 +12,7 @@ mod cli_train;
 mod corpus_readers;
 mod daemon;
 mod dovecot;
+mod learning;
 mod line_endings;
 mod model_file;
 mod model_file_in_use;

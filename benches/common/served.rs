@@ -19,7 +19,7 @@ impl Served {
     /// Trains a model on `corpus`, saves it to a temporary directory and starts
     /// `target/release/spamsort serve` on it with `extra` arguments.
     pub fn start(corpus: &LabeledCorpus, extra: &[&str]) -> Served {
-        let filter = SpamFilter::train(corpus, &TrainParams::default()).expect("train");
+        let mut filter = SpamFilter::train(corpus, &TrainParams::default()).expect("train");
         let dir = tempfile::tempdir().expect("temp dir");
         let model = dir.path().join("model.spamsort");
         filter

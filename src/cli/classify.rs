@@ -38,6 +38,11 @@ pub fn run(args: ClassifyArgs) -> anyhow::Result<ExitStatus> {
     let verdicts = args.verdict.resolve(&config)?;
     let file = open_model(&args.model, &verdicts, &config)?;
     let scorer = verdicts.scorer(&file)?;
+    if let Some(class) = scorer.missing_class() {
+        eprintln!(
+            "note: the model has learned no {class} yet, so every verdict is unsure; learn some with `spamsort learn --{class}`"
+        );
+    }
     let paths = if args.paths.is_empty() {
         vec![PathBuf::from("-")]
     } else {

@@ -25,9 +25,10 @@ pub struct EvalArgs {
     /// Seed of the fold split (and of the message order of --online without an INDEX).
     #[arg(long, default_value_t = 42)]
     seed: u64,
-    /// TREC online protocol instead of cross-validation: each message is classified, then
-    /// learned with its label, in the order of the TREC index INDEX (`spam PATH` / `ham PATH`
-    /// lines), or without INDEX in a seeded random order of --spam and --ham.
+    /// TREC online protocol instead of cross-validation: starting from an empty filter, each
+    /// message is classified, then learned with its label (as `spamsort learn` does: each
+    /// message once), in the order of the TREC index INDEX (`spam PATH` / `ham PATH` lines), or
+    /// without INDEX in a seeded random order of --spam and --ham.
     #[arg(long, value_name = "INDEX", num_args = 0..=1)]
     online: Option<Option<std::path::PathBuf>>,
     /// Also draw every model's ROC curve (held-out decisions of all folds pooled) into this
@@ -78,7 +79,7 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitStatus> {
         Some(index) => {
             let corpus = online_corpus(&args, index.as_deref())?;
             let (tokens, labels) = tokenize(&corpus);
-            let results = online::run(&models, &tokens, &labels);
+            let results = online::run(&models, &TokenizerConfig::default(), &tokens, &labels)?;
             report = EvalReport::new(&results, Protocol::Online, 1, args.seed);
             results
         }

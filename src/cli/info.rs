@@ -28,6 +28,11 @@ pub fn run(args: InfoArgs) -> anyhow::Result<ExitStatus> {
         s.tokens, s.fallbacks, s.truncated
     );
     println!("vocabulary:      {} tokens", filter.vocabulary().len());
+    println!(
+        "learned record:  {} messages (learn once; the newest {} are kept)",
+        filter.learned().len(),
+        spamsort::learned::LearnedMessages::CAPACITY
+    );
     let kinds: Vec<&str> = filter.model_kinds().iter().map(|k| k.name()).collect();
     println!("models:          {}", kinds.join(", "));
     println!("active model:    {}", filter.active());

@@ -45,7 +45,7 @@ pub fn run(args: TrainArgs) -> anyhow::Result<ExitStatus> {
         ..TrainParams::default()
     };
     params.vocabulary.min_df = args.mail.min_df;
-    let filter = {
+    let mut filter = {
         let bar = if std::io::stderr().is_terminal() {
             indicatif::ProgressBar::new(corpus.messages.len() as u64)
         } else {

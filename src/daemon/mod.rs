@@ -365,7 +365,11 @@ impl Daemon {
     }
 
     fn learn(&self, path: &Path, bytes: &[u8], label: Label) {
-        match self.filter.learn(bytes, label, false) {
+        match self.filter.learn(bytes, label) {
+            Ok(crate::LearnOutcome::AlreadyLearned) => tracing::info!(
+                "{} moved by the user was learned as {label} before",
+                path.display()
+            ),
             Ok(_) => tracing::info!("learned {} as {label} (moved by the user)", path.display()),
             Err(e) => tracing::error!("learning {} as {label} failed: {e}", path.display()),
         }

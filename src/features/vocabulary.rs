@@ -1,6 +1,8 @@
-//! The vocabulary: token -> dense id, with per-class document frequencies.
+//! The vocabulary: token -> dense id, with per-class document frequencies. It grows: a token
+//! first seen when a message is learned gets the next id (see [`Vocabulary::learn`]).
 //!
-//! Tokens are stored sorted in one byte string with an end-offset table (a token's id is its
+//! Tokens are stored in one byte string (training's tokens sorted, learned ones after them in
+//! order of arrival) with an end-offset table (a token's id is its
 //! rank), plus an open-addressing hash table of ids. All three are flat arrays that load with a
 //! copy and are used as loaded: no hash map is built at start-up, which keeps the
 //! one-process-per-message filter fast, and a lookup is one hash and about one comparison.
@@ -34,7 +36,8 @@ impl Default for VocabularyParams {
     }
 }
 
-/// Token ids and document frequencies. Ids are `0..len()`, in byte order of the tokens.
+/// Token ids and document frequencies. Ids are `0..len()`: training's tokens in byte order, then
+/// tokens added by [`Vocabulary::learn`] in the order they arrived.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Vocabulary {
     #[serde(with = "serde_bytes")]
@@ -196,6 +199,67 @@ impl Vocabulary {
         self.ends.is_empty()
     }
 
+    /// Counts one learned message's tokens (`unlearn`: forgets them) in the document
+    /// frequencies of class `label`, giving a token not seen before the next id (only when
+    /// learning), and returns the message's count vector over the grown vocabulary. When
+    /// unlearning, only tokens with ids below `known` count: those the vocabulary had when the
+    /// message was learned. The hash table doubles when it would pass half full, so lookups
+    /// stay about one comparison.
+    pub fn learn(
+        &mut self,
+        tokens: &[Token],
+        label: Label,
+        unlearn: bool,
+        known: usize,
+    ) -> SparseVector {
+        let mut ids = Vec::with_capacity(tokens.len());
+        for t in tokens {
+            match self.id(t) {
+                Some(id) if !unlearn || (id as usize) < known => ids.push(id),
+                Some(_) => {}
+                None if !unlearn => ids.push(self.push(t)),
+                None => {}
+            }
+        }
+        let x = SparseVector::from_ids(ids);
+        let df = match label {
+            Label::Ham => &mut self.df_ham,
+            Label::Spam => &mut self.df_spam,
+        };
+        for &id in x.ids() {
+            let d = &mut df[id as usize];
+            *d = if unlearn { d.saturating_sub(1) } else { *d + 1 };
+        }
+        let docs = &mut self.docs[label.index()];
+        *docs = if unlearn {
+            docs.saturating_sub(1)
+        } else {
+            *docs + 1
+        };
+        x
+    }
+
+    /// Appends a token not in the vocabulary; returns its id.
+    fn push(&mut self, token: &str) -> FeatureId {
+        let id = self.len() as FeatureId;
+        self.blob.extend_from_slice(token.as_bytes());
+        self.ends
+            .push(u32::try_from(self.blob.len()).expect("vocabulary under 4 GiB"));
+        self.df_ham.push(0);
+        self.df_spam.push(0);
+        if 2 * self.len() > self.table.len() {
+            self.build_table();
+        } else {
+            let mask = self.table.len() - 1;
+            let mut slot = slot_hash(token.as_bytes()) as usize & mask;
+            while self.table[slot] != EMPTY {
+                slot = (slot + 1) & mask;
+            }
+            self.table[slot] = id;
+        }
+        id
+    }
+
     fn build_table(&mut self) {
         let size = (2 * self.len()).next_power_of_two().max(2);
         let mask = size - 1;
@@ -321,6 +385,33 @@ mod tests {
         assert_eq!((v.df(now, Label::Spam), v.df(now, Label::Ham)), (1, 1));
         assert_eq!((v.docs(Label::Ham), v.docs(Label::Spam)), (2, 1));
         v.validate().unwrap();
+    }
+
+    #[test]
+    fn learned_tokens_get_new_ids_and_counts() {
+        let params = VocabularyParams {
+            min_df: 1,
+            max_features: None,
+        };
+        let first = toks("old words");
+        let mut v = params.fit([(&first[..], Label::Ham)]);
+        let x = v.learn(&toks("brand new old new"), Label::Spam, false, usize::MAX);
+        let (old, brand, new) = (v.id("old").unwrap(), v.id("brand").unwrap(), v.id("new"));
+        assert_eq!((brand, new), (2, Some(3)));
+        assert_eq!(
+            (x.ids(), x.values()),
+            (&[old, 2, 3][..], &[1.0, 1.0, 2.0][..])
+        );
+        assert_eq!((v.df(brand, Label::Spam), v.docs(Label::Spam)), (1, 1));
+        // Many more tokens: the table grows and every token is still found.
+        let many: Vec<Token> = (0..100).map(|i| format!("t{i}")).collect();
+        v.learn(&many, Label::Ham, false, usize::MAX);
+        v.validate().unwrap();
+        assert!(many.iter().all(|t| v.id(t).is_some()));
+        // Unlearning adds no token and takes the counts back.
+        let y = v.learn(&toks("brand unknown t1"), Label::Spam, true, 3);
+        assert_eq!(y.ids(), [brand], "t1 came later");
+        assert_eq!((v.df(brand, Label::Spam), v.id("unknown")), (0, None));
     }
 
     #[test]

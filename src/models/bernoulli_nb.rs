@@ -6,9 +6,10 @@
 //! ln P(x, y) = ln P(y) + sum_{j present} ln phi_jy + sum_{j absent} ln(1 - phi_jy)
 //!            = ln P(y) + B_y + sum_{j present} [ln phi_jy - ln(1 - phi_jy)],
 //!
-//! where B_y = sum_j ln(1 - phi_jy) over the whole vocabulary is precomputed, so the absent-word
-//! factors are part of the model yet scoring costs O(tokens present). Learning and unlearning one
-//! message update the counts exactly. The model covers the `max_features` tokens of highest
+//! where B_y = sum_j ln(1 - phi_jy) over the whole vocabulary is kept up to date from a histogram
+//! of counts, so the absent-word factors are part of the model yet scoring costs O(tokens
+//! present). Learning and unlearning one message update the counts exactly; until both classes
+//! have messages the prior term is 0. The model covers the `max_features` tokens of highest
 //! information gain (see [`super::selection`]); the selection is fixed at fit time.
 
 use super::ModelKind;
@@ -17,7 +18,7 @@ use super::linear::LinearFunction;
 use super::math::log_prior_ratio_so_far;
 use super::selection::select_top;
 use crate::error::{Error, Result};
-use crate::features::{Dataset, FeatureConfig, SparseVector};
+use crate::features::{Dataset, FeatureConfig, FeatureId, SparseVector};
 use crate::label::Label;
 use serde::{Deserialize, Serialize};
 
@@ -42,7 +43,14 @@ impl Default for BernoulliNbParams {
     }
 }
 
-/// A fitted multivariate Bernoulli Naive Bayes model.
+/// A fitted multivariate Bernoulli Naive Bayes model, kept as counts so it learns and unlearns
+/// exactly and grows with the vocabulary.
+///
+/// The absent-feature term B_y = sum_j ln(1 - phi_jy) depends on each feature only through its
+/// count n_jy, so it is computed from a histogram of counts per class: scoring from the counts
+/// costs O(|x|) and learning O(|x| + N_y), never O(|V|). The cached [`LinearFunction`] (what a
+/// scorer borrows from the model file) is brought up to date by [`BernoulliNb::refresh`] (at
+/// fit time and before a save), with the same arithmetic, so it gives bit-identical decisions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BernoulliNb {
     /// The log-odds as a linear function of presence, cached from the counts. First, so a
@@ -56,11 +64,20 @@ pub struct BernoulliNb {
     df_ham: Vec<f64>,
     #[serde(with = "crate::packed::f64s")]
     df_spam: Vec<f64>,
-    /// 1 for the modeled (selected) features; others, and features added later, weigh 0.
+    /// 1 for the modeled (selected) features; others weigh 0.
     #[serde(with = "serde_bytes")]
     selected: Vec<u8>,
-    /// ln P(y) + B_y per class, cached from the counts.
-    base: [f64; 2],
+    /// Whether features added later are modeled: true unless fitted with `max_features`.
+    select_new: bool,
+    /// Per class (ham, spam): histogram[y][k] = selected features with n_jy = k.
+    histogram: [Vec<u64>; 2],
+    /// B_y per class (ham, spam), from the histogram: recomputed when the counts change, so
+    /// scoring from the counts costs O(|x|).
+    absent: [f64; 2],
+    /// The counts changed since the cached function was last refreshed (never true in a
+    /// loaded or fitted model).
+    #[serde(skip)]
+    stale: bool,
 }
 
 impl BernoulliNbParams {
@@ -87,15 +104,38 @@ impl BernoulliNbParams {
             df_ham,
             df_spam,
             selected,
-            base: [0.0; 2],
+            select_new: self.max_features.is_none(),
+            histogram: [Vec::new(), Vec::new()],
+            absent: [0.0; 2],
+            stale: false,
             function: LinearFunction {
                 transform: FeatureConfig::BINARY.fit(data),
                 weights: Vec::new(),
                 bias: 0.0,
             },
         };
+        model.histogram = [Label::Ham, Label::Spam].map(|l| model.count_histogram(l));
+        model.absent = [Label::Ham, Label::Spam].map(|l| model.absent_term(l));
         model.refresh();
         Ok(model)
+    }
+
+    /// A model that has learned nothing (every decision 0 until it learns), for a filter that
+    /// starts from nothing. Fails on invalid parameters; `max_features` does not apply.
+    pub fn empty(&self) -> Result<BernoulliNb> {
+        require_positive(ModelKind::BernoulliNb, "alpha", self.alpha)?;
+        Ok(BernoulliNb {
+            alpha: self.alpha,
+            class_counts: [0.0; 2],
+            df_ham: Vec::new(),
+            df_spam: Vec::new(),
+            selected: Vec::new(),
+            select_new: true,
+            histogram: [Vec::new(), Vec::new()],
+            absent: [0.0; 2],
+            stale: false,
+            function: LinearFunction::zero(FeatureConfig::BINARY),
+        })
     }
 }
 
@@ -104,175 +144,189 @@ impl BernoulliNb {
         (n_jy + self.alpha) / (self.class_counts[label.index()] + 2.0 * self.alpha)
     }
 
-    /// Recomputes the cached base terms and weights from the counts.
-    fn refresh(&mut self) {
-        let n = self.df_ham.len();
-        let mut base = [0.0; 2];
-        let mut weights = Vec::with_capacity(n);
-        for j in 0..n {
-            if self.selected.get(j) != Some(&1) {
-                weights.push(0.0);
-                continue;
-            }
-            let ps = self.phi(self.df_spam[j], Label::Spam);
-            let ph = self.phi(self.df_ham[j], Label::Ham);
-            let (ls, l1s) = (ps.ln(), (1.0 - ps).ln());
-            let (lh, l1h) = (ph.ln(), (1.0 - ph).ln());
-            base[Label::Spam.index()] += l1s;
-            base[Label::Ham.index()] += l1h;
-            weights.push((ls - l1s) - (lh - l1h));
+    fn df(&self, label: Label) -> &[f64] {
+        match label {
+            Label::Ham => &self.df_ham,
+            Label::Spam => &self.df_spam,
         }
-        let total = self.class_counts[0] + self.class_counts[1];
-        for label in Label::ALL {
-            base[label.index()] += (self.class_counts[label.index()] / total).ln();
-        }
-        self.base = base;
-        self.function.weights = weights;
-        self.function.bias = base[Label::Spam.index()] - base[Label::Ham.index()];
     }
 
-    /// The decision function: log-odds ln P(spam, x) - ln P(ham, x).
+    fn count_histogram(&self, label: Label) -> Vec<u64> {
+        let mut h = Vec::new();
+        for (j, &n) in self.df(label).iter().enumerate() {
+            if self.selected.get(j) == Some(&1) {
+                let k = n as usize;
+                if h.len() <= k {
+                    h.resize(k + 1, 0);
+                }
+                h[k] += 1;
+            }
+        }
+        h
+    }
+
+    /// ln phi - ln(1 - phi) of a feature with count `n_jy` in class `label`.
+    fn presence_log_odds(&self, n_jy: f64, label: Label) -> f64 {
+        let p = self.phi(n_jy, label);
+        p.ln() - (1.0 - p).ln()
+    }
+
+    /// Feature j's weight in the log-odds (0 if it is not modeled).
+    fn weight(&self, j: usize) -> f64 {
+        if self.selected.get(j) != Some(&1) {
+            return 0.0;
+        }
+        let count = |df: &[f64]| df.get(j).copied().unwrap_or(0.0);
+        self.presence_log_odds(count(&self.df_spam), Label::Spam)
+            - self.presence_log_odds(count(&self.df_ham), Label::Ham)
+    }
+
+    /// B_y = sum over modeled features of ln(1 - phi_jy), from the histogram: O(N_y).
+    fn absent_term(&self, label: Label) -> f64 {
+        self.histogram[label.index()]
+            .iter()
+            .enumerate()
+            .filter(|&(_, &c)| c > 0)
+            .map(|(k, &c)| c as f64 * (1.0 - self.phi(k as f64, label)).ln())
+            .sum()
+    }
+
+    /// The decision's constant term: ln P(spam)/P(ham) (0 until both classes have messages)
+    /// + B_spam - B_ham.
+    fn bias(&self) -> f64 {
+        log_prior_ratio_so_far(self.class_counts)
+            + (self.absent[Label::Spam.index()] - self.absent[Label::Ham.index()])
+    }
+
+    /// Recomputes the cached decision function from the counts: O(|V|).
+    pub fn refresh(&mut self) {
+        self.function.weights = (0..self.df_ham.len()).map(|j| self.weight(j)).collect();
+        self.function.bias = self.bias();
+        self.stale = false;
+    }
+
+    /// The decision function as last refreshed (at fit, load, or [`BernoulliNb::refresh`]).
     pub fn function(&self) -> &LinearFunction {
         &self.function
     }
 
+    /// The log-odds ln P(spam, x) - ln P(ham, x) in O(|x|): by the cached function while it is
+    /// fresh, else from the counts, which give the refreshed function's value bit for bit.
+    pub fn decision(&self, counts: &SparseVector) -> f64 {
+        if !self.stale {
+            return self.function.decision(counts);
+        }
+        let terms: f64 = counts
+            .iter()
+            .map(|(id, _)| self.weight(id as usize) * 1.0)
+            .sum();
+        self.bias() + terms
+    }
+
+    /// Each present feature's share of [`BernoulliNb::decision`], and its constant term.
+    pub fn contributions(&self, counts: &SparseVector) -> (Vec<(FeatureId, f64)>, f64) {
+        if !self.stale {
+            return (self.function.contributions(counts), self.function.bias);
+        }
+        let terms = counts
+            .iter()
+            .map(|(id, _)| (id, self.weight(id as usize) * 1.0))
+            .collect();
+        (terms, self.bias())
+    }
+
     /// ln P(x, y) for each class (ham, spam), computed from the formula directly.
     pub fn joint_log_likelihood(&self, counts: &SparseVector) -> [f64; 2] {
-        let mut jll = self.base;
-        for (id, _) in counts
-            .iter()
-            .filter(|&(id, _)| self.selected.get(id as usize) == Some(&1))
-        {
-            for label in Label::ALL {
-                let df = if label == Label::Spam {
-                    &self.df_spam
-                } else {
-                    &self.df_ham
-                };
-                let p = self.phi(df[id as usize], label);
-                jll[label.index()] += p.ln() - (1.0 - p).ln();
-            }
+        let total = self.class_counts[0] + self.class_counts[1];
+        let mut jll = [0.0; 2];
+        for label in Label::ALL {
+            let prior = (self.class_counts[label.index()] / total).ln();
+            jll[label.index()] = prior
+                + self.absent[label.index()]
+                + counts
+                    .iter()
+                    .filter(|&(id, _)| self.selected.get(id as usize) == Some(&1))
+                    .map(|(id, _)| self.presence_log_odds(self.df(label)[id as usize], label))
+                    .sum::<f64>();
         }
         jll
     }
 
-    /// Adds (`unlearn == false`) or removes one message's counts, exactly. Features beyond the
-    /// model's width grow it. Unlearning a message that was never learned is refused.
+    /// Counts per class, ham first, for checks that learning is exact.
+    pub fn counts(&self) -> ([f64; 2], &[f64], &[f64]) {
+        (self.class_counts, &self.df_ham, &self.df_spam)
+    }
+
+    /// Adds (`unlearn == false`) or removes one message's counts, exactly, in O(|x| + N_y).
+    /// Features beyond the model's width grow it (modeled unless fitted with `max_features`).
+    /// Unlearning a message that was never learned is refused. The cached function goes stale
+    /// until [`BernoulliNb::refresh`].
     pub fn learn(&mut self, counts: &SparseVector, label: Label, unlearn: bool) -> Result<()> {
-        let delta = if unlearn { -1.0 } else { 1.0 };
+        let y = label.index();
         let width = counts
             .ids()
             .last()
             .map_or(0, |&id| id as usize + 1)
             .max(self.df_ham.len());
-        self.df_ham.resize(width, 0.0);
-        self.df_spam.resize(width, 0.0);
         let df = if label == Label::Spam {
-            &mut self.df_spam
+            &self.df_spam
         } else {
-            &mut self.df_ham
+            &self.df_ham
         };
         if unlearn
-            && (self.class_counts[label.index()] < 2.0
-                || counts.ids().iter().any(|&id| df[id as usize] < 1.0))
+            && (self.class_counts[y] < 1.0
+                || counts
+                    .ids()
+                    .iter()
+                    .any(|&id| df.get(id as usize).is_none_or(|&n| n < 1.0)))
         {
             return Err(Error::Config(
                 "cannot unlearn a message that was not learned".into(),
             ));
         }
-        for &id in counts.ids() {
-            df[id as usize] += delta;
+        let added = width - self.df_ham.len();
+        // All three resized every time, so a malformed file's mismatched lengths cannot make
+        // an index below go out of bounds.
+        self.df_ham.resize(width, 0.0);
+        self.df_spam.resize(width, 0.0);
+        self.selected
+            .resize(width, if self.select_new { 1 } else { 0 });
+        if added > 0 && self.select_new {
+            for h in &mut self.histogram {
+                bump(h, 0, added as i64);
+            }
         }
-        self.class_counts[label.index()] += delta;
-        self.refresh();
+        let delta = if unlearn { -1.0 } else { 1.0 };
+        for &id in counts.ids() {
+            let j = id as usize;
+            let df = if label == Label::Spam {
+                &mut self.df_spam
+            } else {
+                &mut self.df_ham
+            };
+            let before = df[j];
+            df[j] += delta;
+            if self.selected[j] == 1 {
+                bump(&mut self.histogram[y], before as usize, -1);
+                bump(&mut self.histogram[y], df[j] as usize, 1);
+            }
+        }
+        self.class_counts[y] += delta;
+        // Both: new features change the other class's term too.
+        self.absent = [Label::Ham, Label::Spam].map(|l| self.absent_term(l));
+        self.stale = true;
         Ok(())
     }
 }
 
-/// The multivariate Bernoulli model kept as counts, for learning one message at a time from
-/// nothing (the TREC online protocol): the same formula as [`BernoulliNb`] over every feature
-/// seen so far, without the cached weights that make [`BernoulliNb::learn`] cost O(|V|).
-///
-/// The absent-feature term B_y = sum_j ln(1 - phi_jy) = sum_j ln(N_y + a - n_jy) - |V| ln(N_y + 2a)
-/// depends on each feature only through its count n_jy, so it is kept as a histogram of counts
-/// per class: scoring costs O(|x|), learning O(|x| + N_y). Until both classes have messages the
-/// prior term is 0.
-#[derive(Debug, Clone, Default)]
-pub struct OnlineBernoulliNb {
-    alpha: f64,
-    class_counts: [u32; 2],
-    /// n_jy per class.
-    df: [Vec<u32>; 2],
-    /// histogram[y][k]: features with n_jy = k.
-    histogram: [Vec<u64>; 2],
-    /// sum_j ln(N_y + a - n_jy) per class.
-    absent: [f64; 2],
-}
-
-impl OnlineBernoulliNb {
-    /// An empty model with these parameters (`max_features` does not apply online).
-    pub fn new(params: &BernoulliNbParams) -> Self {
-        OnlineBernoulliNb {
-            alpha: params.alpha,
-            ..OnlineBernoulliNb::default()
-        }
+/// histogram[k] += by. A count changes by one at a time, so k is at most one past the
+/// histogram's end; a larger k (only from a malformed file) is ignored rather than grown to.
+fn bump(histogram: &mut Vec<u64>, k: usize, by: i64) {
+    if k == histogram.len() {
+        histogram.push(0);
     }
-
-    fn width(&self) -> usize {
-        self.df[0].len()
-    }
-
-    /// ln P(spam, x) - ln P(ham, x) for the presence of `x`'s features; features not seen in
-    /// training yet are ignored.
-    pub fn decision(&self, x: &SparseVector) -> f64 {
-        let v = self.width() as f64;
-        let mut jll = [0.0; 2];
-        for label in Label::ALL {
-            let y = label.index();
-            let n = f64::from(self.class_counts[y]);
-            let mut sum = self.absent[y] - v * (n + 2.0 * self.alpha).ln();
-            for &id in x.ids().iter().filter(|&&id| (id as usize) < self.width()) {
-                let k = f64::from(self.df[y][id as usize]);
-                sum += (k + self.alpha).ln() - (n + self.alpha - k).ln();
-            }
-            jll[y] = sum;
-        }
-        let prior = log_prior_ratio_so_far(self.class_counts);
-        prior + jll[Label::Spam.index()] - jll[Label::Ham.index()]
-    }
-
-    /// Adds one message (its present features) to class `label`.
-    pub fn learn(&mut self, x: &SparseVector, label: Label) {
-        let width = x.ids().last().map_or(0, |&id| id as usize + 1);
-        while self.width() < width {
-            for y in 0..2 {
-                self.df[y].push(0);
-                if self.histogram[y].is_empty() {
-                    self.histogram[y].push(0);
-                }
-                self.histogram[y][0] += 1;
-            }
-        }
-        let y = label.index();
-        for &id in x.ids() {
-            let k = self.df[y][id as usize] as usize;
-            self.histogram[y][k] -= 1;
-            if self.histogram[y].len() == k + 1 {
-                self.histogram[y].push(0);
-            }
-            self.histogram[y][k + 1] += 1;
-            self.df[y][id as usize] += 1;
-        }
-        self.class_counts[y] += 1;
-        for y in 0..2 {
-            let n = f64::from(self.class_counts[y]) + self.alpha;
-            self.absent[y] = self.histogram[y]
-                .iter()
-                .enumerate()
-                .filter(|&(_, &c)| c > 0)
-                .map(|(k, &c)| c as f64 * (n - k as f64).ln())
-                .sum();
-        }
+    if let Some(h) = histogram.get_mut(k) {
+        *h = h.saturating_add_signed(by);
     }
 }
 
@@ -281,23 +335,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn online_counts_score_as_the_batch_model() {
+    fn learning_from_empty_scores_as_the_batch_model() {
+        use crate::models::AnyModel;
         let data = three_messages();
         let batch = BernoulliNbParams::default().fit(&data).unwrap();
-        let mut online = OnlineBernoulliNb::new(&BernoulliNbParams::default());
-        for (x, &label) in data.rows.iter().zip(&data.labels) {
-            online.learn(x, label);
-        }
-        for ids in [vec![], vec![0], vec![1], vec![0, 2], vec![0, 1, 2]] {
-            let x = SparseVector::from_ids(ids);
-            let (a, b) = (batch.function().decision(&x), online.decision(&x));
-            assert!((a - b).abs() < 1e-9, "{a} vs {b}");
-        }
-        // Before any ham the prior is left out; an unseen feature is ignored.
-        let mut fresh = OnlineBernoulliNb::new(&BernoulliNbParams::default());
-        assert_eq!(fresh.decision(&SparseVector::from_ids(vec![5])), 0.0);
-        fresh.learn(&SparseVector::from_ids(vec![0]), Label::Spam);
-        assert!(fresh.decision(&SparseVector::from_ids(vec![0])).is_finite());
+        let online = BernoulliNbParams::default().empty().unwrap();
+        assert_eq!(online.decision(&SparseVector::from_ids(vec![5])), 0.0);
+        crate::models::testutil::assert_learned_equals_fitted(
+            &data,
+            &AnyModel::BernoulliNb(batch),
+            AnyModel::BernoulliNb(online),
+            &[vec![], vec![0], vec![1], vec![0, 2], vec![0, 1, 2]],
+        );
     }
 
     /// Features: 0 free, 1 meeting, 2 money. Spam: {free, money}, {free}; ham: {meeting}.
@@ -341,10 +390,15 @@ mod tests {
         let fitted = BernoulliNbParams::default().fit(&three_messages()).unwrap();
         let mut model = fitted.clone();
         let x = SparseVector::from_ids(vec![1, 2]);
-        model.learn(&x, Label::Spam, false).unwrap();
-        assert!(model.function().decision(&x) > fitted.function().decision(&x));
-        model.learn(&x, Label::Spam, true).unwrap();
-        assert_eq!(model, fitted);
+        let grown = SparseVector::from_ids(vec![1, 2, 4]);
+        model.learn(&grown, Label::Spam, false).unwrap();
+        assert!(model.decision(&x) > fitted.decision(&x));
+        model.learn(&grown, Label::Spam, true).unwrap();
+        assert_eq!(model.counts().0, fitted.counts().0);
+        assert_eq!(&model.counts().1[..3], fitted.counts().1);
+        assert_eq!(&model.counts().2[..3], fitted.counts().2);
+        // The features the message added stay, with count 0.
+        assert_eq!(model.counts().2[3..], [0.0, 0.0]);
         assert!(
             model
                 .learn(&SparseVector::from_ids(vec![1]), Label::Spam, true)

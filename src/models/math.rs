@@ -49,10 +49,11 @@ pub fn log_prior_ratio(counts: [f64; 2]) -> f64 {
 
 /// [`log_prior_ratio`] of message counts for a model learning from nothing: 0 (even odds) until
 /// both classes have a message.
-pub fn log_prior_ratio_so_far(counts: [u32; 2]) -> f64 {
-    match counts {
-        [0, _] | [_, 0] => 0.0,
-        [h, s] => log_prior_ratio([f64::from(h), f64::from(s)]),
+pub fn log_prior_ratio_so_far(counts: [f64; 2]) -> f64 {
+    if counts.iter().any(|&n| n <= 0.0) {
+        0.0
+    } else {
+        log_prior_ratio(counts)
     }
 }
 

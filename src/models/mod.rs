@@ -17,13 +17,13 @@ pub mod selection;
 #[cfg(test)]
 mod testutil;
 
-pub use bernoulli_nb::{BernoulliNb, BernoulliNbParams, OnlineBernoulliNb};
+pub use bernoulli_nb::{BernoulliNb, BernoulliNbParams};
 pub use calibration::Calibration;
 pub use linear::LinearFunction;
 pub(crate) use linear::LinearFunctionView;
 pub use linear_svm::{LinearSvm, LinearSvmParams, SvmLoss};
 pub use logistic::{LogisticRegression, LogisticRegressionParams, LogisticSolver};
-pub use multinomial_nb::{MultinomialNb, MultinomialNbParams, NbVariant, OnlineMultinomialNb};
+pub use multinomial_nb::{MultinomialNb, MultinomialNbParams, NbVariant};
 
 use crate::error::{Error, Result};
 use crate::features::{Dataset, FeatureId, SparseVector, stratified_folds, training_indices};
@@ -177,6 +177,23 @@ impl ModelParams {
         }
     }
 
+    /// The model before it has learned anything (every decision 0), for a filter that starts
+    /// from nothing and learns one message at a time. It has no Platt calibration: P(spam) is
+    /// the logistic of the decision value (`Calibration::IDENTITY`). Fails on invalid
+    /// parameters.
+    pub fn empty(&self) -> Result<TrainedModel> {
+        let model = match self {
+            ModelParams::BernoulliNb(p) => AnyModel::BernoulliNb(p.empty()?),
+            ModelParams::MultinomialNb(p) => AnyModel::MultinomialNb(p.empty()?),
+            ModelParams::LinearSvm(p) => AnyModel::LinearSvm(p.untrained()),
+            ModelParams::LogisticRegression(p) => AnyModel::LogisticRegression(p.untrained()),
+        };
+        Ok(TrainedModel {
+            model,
+            calibration: Calibration::IDENTITY,
+        })
+    }
+
     /// Fits the model alone, without calibration.
     pub fn fit_uncalibrated(&self, data: &Dataset) -> Result<AnyModel> {
         Ok(match self {
@@ -283,7 +300,9 @@ impl AnyModel {
         }
     }
 
-    /// The fitted linear decision function.
+    /// The linear decision function as last refreshed: the Naive Bayes models learn into their
+    /// counts and bring it up to date in [`AnyModel::refresh`] (a save does), so read
+    /// [`AnyModel::decision`] and [`AnyModel::contributions`] for the current model.
     pub fn function(&self) -> &LinearFunction {
         match self {
             AnyModel::BernoulliNb(m) => m.function(),
@@ -293,30 +312,54 @@ impl AnyModel {
         }
     }
 
-    /// The decision value.
+    /// The decision value of the model as it is now (the Naive Bayes models from their counts,
+    /// in O(|x|)); after [`AnyModel::refresh`], equal bit for bit to `function().decision`.
     pub fn decision(&self, counts: &SparseVector) -> f64 {
-        self.function().decision(counts)
+        match self {
+            AnyModel::BernoulliNb(m) => m.decision(counts),
+            AnyModel::MultinomialNb(m) => m.decision(counts),
+            AnyModel::LinearSvm(m) => m.function().decision(counts),
+            AnyModel::LogisticRegression(m) => m.function().decision(counts),
+        }
     }
 
-    /// Learns (or, for the Naive Bayes models, with `unlearn`, exactly forgets) one message.
-    /// SVM and logistic regression take one online step and cannot unlearn.
-    pub fn learn(&mut self, counts: &SparseVector, label: Label, unlearn: bool) -> Result<()> {
+    /// Each present feature's share of [`AnyModel::decision`], and its constant term.
+    pub fn contributions(&self, counts: &SparseVector) -> (Vec<(FeatureId, f64)>, f64) {
         match self {
-            AnyModel::BernoulliNb(m) => m.learn(counts, label, unlearn),
-            AnyModel::MultinomialNb(m) => m.learn(counts, label, unlearn),
-            _ if unlearn => Err(Error::Config(format!(
-                "{} cannot unlearn; retrain instead",
-                self.kind()
-            ))),
-            AnyModel::LinearSvm(m) => {
-                m.learn(counts, label);
-                Ok(())
-            }
+            AnyModel::BernoulliNb(m) => m.contributions(counts),
+            AnyModel::MultinomialNb(m) => m.contributions(counts),
+            AnyModel::LinearSvm(m) => (m.function().contributions(counts), m.function().bias),
             AnyModel::LogisticRegression(m) => {
-                m.learn(counts, label);
-                Ok(())
+                (m.function().contributions(counts), m.function().bias)
             }
         }
+    }
+
+    /// Brings the cached [`AnyModel::function`] up to date with what the model learned:
+    /// O(|V|) for the Naive Bayes models, nothing to do for the others.
+    pub fn refresh(&mut self) {
+        match self {
+            AnyModel::BernoulliNb(m) => m.refresh(),
+            AnyModel::MultinomialNb(m) => m.refresh(),
+            AnyModel::LinearSvm(_) | AnyModel::LogisticRegression(_) => {}
+        }
+    }
+
+    /// Learns one message (`unlearn`: forgets it). The Naive Bayes models add or remove its
+    /// counts exactly (unlearning a message they never learned is refused). The SVM takes a
+    /// passive-aggressive step and logistic regression a stochastic-gradient step, on top of
+    /// their batch fit; their weight vectors grow for new features. They keep no per-message
+    /// state to undo, so unlearning is the opposite step: learning the message as the other
+    /// class, which moves its score back (not exactly to where it was).
+    pub fn learn(&mut self, counts: &SparseVector, label: Label, unlearn: bool) -> Result<()> {
+        let step = if unlearn { label.other() } else { label };
+        match self {
+            AnyModel::BernoulliNb(m) => m.learn(counts, label, unlearn)?,
+            AnyModel::MultinomialNb(m) => m.learn(counts, label, unlearn)?,
+            AnyModel::LinearSvm(m) => m.learn(counts, step),
+            AnyModel::LogisticRegression(m) => m.learn(counts, step),
+        }
+        Ok(())
     }
 }
 
@@ -387,6 +430,6 @@ impl Classifier for TrainedModel {
     }
 
     fn contributions(&self, counts: &SparseVector) -> Vec<(FeatureId, f64)> {
-        self.model.function().contributions(counts)
+        self.model.contributions(counts).0
     }
 }

@@ -11,9 +11,9 @@
 use super::ModelKind;
 use super::check::{require_both_classes, require_positive};
 use super::linear::LinearFunction;
-use super::math::{log_prior_ratio, log_prior_ratio_so_far};
+use super::math::log_prior_ratio_so_far;
 use crate::error::{Error, Result};
-use crate::features::{Dataset, FeatureConfig, FeatureTransform, SparseVector};
+use crate::features::{Dataset, FeatureConfig, FeatureId, SparseVector};
 use crate::label::Label;
 use serde::{Deserialize, Serialize};
 
@@ -50,7 +50,12 @@ impl Default for MultinomialNbParams {
     }
 }
 
-/// A fitted multinomial (or complement) Naive Bayes model.
+/// A fitted multinomial (or complement) Naive Bayes model, kept as counts so it learns and
+/// unlearns exactly and grows with the vocabulary. The multinomial variant scores from the
+/// counts in O(|x|) and learns in O(|x|); its cached [`LinearFunction`] (what a scorer borrows
+/// from the model file) is brought up to date by [`MultinomialNb::refresh`] (at fit time and
+/// before a save) with the same arithmetic, so it gives bit-identical decisions. The
+/// complement variant's weights all depend on global norms: it refreshes on every learn.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MultinomialNb {
     /// The log-odds as a linear function of the features, cached from the counts. First, so a
@@ -64,6 +69,12 @@ pub struct MultinomialNb {
     counts_ham: Vec<f64>,
     #[serde(with = "crate::packed::f64s")]
     counts_spam: Vec<f64>,
+    /// c_y = sum_k c_ky per class (ham, spam), kept as the counts change.
+    totals: [f64; 2],
+    /// The counts changed since the cached function was last refreshed (never true in a
+    /// loaded or fitted model).
+    #[serde(skip)]
+    stale: bool,
 }
 
 impl MultinomialNbParams {
@@ -78,6 +89,7 @@ impl MultinomialNbParams {
                 counts[label.index()][id as usize] += v;
             }
         }
+        let totals = [counts[0].iter().sum(), counts[1].iter().sum()];
         let [counts_ham, counts_spam] = counts;
         let mut model = MultinomialNb {
             alpha: self.alpha,
@@ -85,6 +97,8 @@ impl MultinomialNbParams {
             class_counts,
             counts_ham,
             counts_spam,
+            totals,
+            stale: false,
             function: LinearFunction {
                 transform,
                 weights: Vec::new(),
@@ -94,33 +108,72 @@ impl MultinomialNbParams {
         model.refresh();
         Ok(model)
     }
+
+    /// A model that has learned nothing (every decision 0 until it learns), for a filter that
+    /// starts from nothing; the feature weighting has no fitted statistics (idf 1). Fails on
+    /// invalid parameters.
+    pub fn empty(&self) -> Result<MultinomialNb> {
+        require_positive(ModelKind::MultinomialNb, "alpha", self.alpha)?;
+        Ok(MultinomialNb {
+            alpha: self.alpha,
+            variant: self.variant,
+            class_counts: [0.0; 2],
+            counts_ham: Vec::new(),
+            counts_spam: Vec::new(),
+            totals: [0.0; 2],
+            stale: false,
+            function: LinearFunction::zero(self.features),
+        })
+    }
 }
 
 impl MultinomialNb {
+    fn class(&self, label: Label) -> &[f64] {
+        match label {
+            Label::Ham => &self.counts_ham,
+            Label::Spam => &self.counts_spam,
+        }
+    }
+
+    /// ln(c_y + alpha |V|), the normalizer of phi_ky.
+    fn log_denominator(&self, label: Label) -> f64 {
+        (self.totals[label.index()] + self.alpha * self.counts_ham.len() as f64).ln()
+    }
+
     /// ln phi_ky for every k, for class `label`.
     fn log_phi(&self, label: Label) -> Vec<f64> {
-        let counts = if label == Label::Spam {
-            &self.counts_spam
-        } else {
-            &self.counts_ham
-        };
-        let v = counts.len() as f64;
-        let total: f64 = counts.iter().sum();
-        let denom = (total + self.alpha * v).ln();
-        counts
+        let denom = self.log_denominator(label);
+        self.class(label)
             .iter()
             .map(|&c| (c + self.alpha).ln() - denom)
             .collect()
     }
 
-    fn refresh(&mut self) {
-        let (spam, ham) = (self.log_phi(Label::Spam), self.log_phi(Label::Ham));
+    /// The multinomial variant's weight of feature k, given both classes' normalizers.
+    fn weight(&self, k: usize, denominators: [f64; 2]) -> Option<f64> {
+        let (s, h) = (self.counts_spam.get(k)?, self.counts_ham.get(k)?);
+        Some(
+            ((s + self.alpha).ln() - denominators[Label::Spam.index()])
+                - ((h + self.alpha).ln() - denominators[Label::Ham.index()]),
+        )
+    }
+
+    fn denominators(&self) -> [f64; 2] {
+        [Label::Ham, Label::Spam].map(|l| self.log_denominator(l))
+    }
+
+    /// Recomputes the cached decision function from the counts: O(|V|).
+    pub fn refresh(&mut self) {
         match self.variant {
             NbVariant::Multinomial => {
-                self.function.weights = spam.iter().zip(&ham).map(|(s, h)| s - h).collect();
-                self.function.bias = log_prior_ratio(self.class_counts);
+                let d = self.denominators();
+                self.function.weights = (0..self.counts_ham.len())
+                    .map(|k| self.weight(k, d).unwrap_or(0.0))
+                    .collect();
+                self.function.bias = log_prior_ratio_so_far(self.class_counts);
             }
             NbVariant::Complement => {
+                let (spam, ham) = (self.log_phi(Label::Spam), self.log_phi(Label::Ham));
                 // Class y is scored with its complement's parameters; for two classes the
                 // complement of spam is ham. Each is normalized by its total magnitude.
                 let (norm_s, norm_h) = (ham.iter().sum::<f64>(), spam.iter().sum::<f64>());
@@ -132,11 +185,41 @@ impl MultinomialNb {
                 self.function.bias = 0.0;
             }
         }
+        self.stale = false;
     }
 
-    /// The decision function (log-odds for the multinomial variant).
+    /// The decision function as last refreshed (at fit, load, or [`MultinomialNb::refresh`]).
     pub fn function(&self) -> &LinearFunction {
         &self.function
+    }
+
+    /// The decision value (log-odds for the multinomial variant) in O(|x|): by the cached
+    /// function while it is fresh, else from the counts, which give the refreshed function's
+    /// value bit for bit.
+    pub fn decision(&self, counts: &SparseVector) -> f64 {
+        if !self.stale {
+            return self.function.decision(counts);
+        }
+        let (terms, bias) = self.contributions(counts);
+        bias + terms.iter().map(|&(_, t)| t).sum::<f64>()
+    }
+
+    /// Each present feature's share of [`MultinomialNb::decision`], and its constant term.
+    pub fn contributions(&self, counts: &SparseVector) -> (Vec<(FeatureId, f64)>, f64) {
+        match self.variant {
+            NbVariant::Multinomial if self.stale => {
+                let d = self.denominators();
+                let terms = self
+                    .function
+                    .transform
+                    .apply(counts)
+                    .iter()
+                    .map(|(id, v)| (id, self.weight(id as usize, d).map_or(0.0, |w| w * v)))
+                    .collect();
+                (terms, log_prior_ratio_so_far(self.class_counts))
+            }
+            _ => (self.function.contributions(counts), self.function.bias),
+        }
     }
 
     /// ln P(x, y) for each class (ham, spam) of the multinomial variant, from the formula.
@@ -154,10 +237,30 @@ impl MultinomialNb {
         jll
     }
 
-    /// Adds (`unlearn == false`) or removes one message's counts, exactly. Unlearning a
-    /// message that was never learned is refused.
+    /// Counts per class, ham first, for checks that learning is exact.
+    pub fn counts(&self) -> ([f64; 2], &[f64], &[f64]) {
+        (self.class_counts, &self.counts_ham, &self.counts_spam)
+    }
+
+    /// Adds (`unlearn == false`) or removes one message's counts, exactly (for whole-number
+    /// feature values, as presence and raw counts are). Features beyond the model's width grow
+    /// it. Unlearning a message that was never learned is refused. The multinomial variant's
+    /// cached function goes stale until [`MultinomialNb::refresh`].
     pub fn learn(&mut self, counts: &SparseVector, label: Label, unlearn: bool) -> Result<()> {
         let x = self.function.transform.apply(counts);
+        let y = label.index();
+        if unlearn
+            && (self.class_counts[y] < 1.0
+                || x.iter().any(|(id, v)| {
+                    self.class(label)
+                        .get(id as usize)
+                        .is_none_or(|&c| c < v - 1e-9)
+                }))
+        {
+            return Err(Error::Config(
+                "cannot unlearn a message that was not learned".into(),
+            ));
+        }
         let width = x
             .ids()
             .last()
@@ -171,82 +274,16 @@ impl MultinomialNb {
         } else {
             &mut self.counts_ham
         };
-        if unlearn
-            && (self.class_counts[label.index()] < 2.0
-                || x.iter().any(|(id, v)| c[id as usize] < v - 1e-9))
-        {
-            return Err(Error::Config(
-                "cannot unlearn a message that was not learned".into(),
-            ));
-        }
         for (id, v) in x.iter() {
             c[id as usize] = (c[id as usize] + sign * v).max(0.0);
+            self.totals[y] += sign * v;
         }
-        self.class_counts[label.index()] += sign;
-        self.refresh();
+        self.class_counts[y] += sign;
+        self.stale = true;
+        if self.variant == NbVariant::Complement {
+            self.refresh();
+        }
         Ok(())
-    }
-}
-
-/// The multinomial event model kept as counts, for learning one message at a time from
-/// nothing (the TREC online protocol): [`MultinomialNb`]'s formula over every feature seen so
-/// far, scored straight from the counts (O(|x|)) instead of through cached weights, which would
-/// cost O(|V|) per message learned. The message's values (presence, by default) are the counts
-/// under the parameters' feature weighting without fitted statistics (no idf); only the
-/// multinomial variant is supported. Until both classes have messages the prior term is 0.
-#[derive(Debug, Clone)]
-pub struct OnlineMultinomialNb {
-    alpha: f64,
-    transform: FeatureTransform,
-    class_counts: [u32; 2],
-    /// c_ky per class, and their sums c_y.
-    counts: [Vec<f64>; 2],
-    totals: [f64; 2],
-}
-
-impl OnlineMultinomialNb {
-    /// An empty model with these parameters.
-    pub fn new(params: &MultinomialNbParams) -> Self {
-        OnlineMultinomialNb {
-            alpha: params.alpha,
-            transform: FeatureTransform::unfitted(params.features),
-            class_counts: [0; 2],
-            counts: [Vec::new(), Vec::new()],
-            totals: [0.0; 2],
-        }
-    }
-
-    /// ln P(spam, x) - ln P(ham, x); features not seen in training yet are ignored.
-    pub fn decision(&self, x: &SparseVector) -> f64 {
-        let v = self.counts[0].len();
-        let mut d = log_prior_ratio_so_far(self.class_counts);
-        let values = self.transform.apply(x);
-        for (id, value) in values.iter().filter(|&(id, _)| (id as usize) < v) {
-            for label in Label::ALL {
-                let y = label.index();
-                let sign = if label == Label::Spam { 1.0 } else { -1.0 };
-                let log_phi = (self.counts[y][id as usize] + self.alpha).ln()
-                    - (self.totals[y] + self.alpha * v as f64).ln();
-                d += sign * value * log_phi;
-            }
-        }
-        d
-    }
-
-    /// Adds one message to class `label`.
-    pub fn learn(&mut self, x: &SparseVector, label: Label) {
-        let width = x.ids().last().map_or(0, |&id| id as usize + 1);
-        for c in &mut self.counts {
-            if c.len() < width {
-                c.resize(width, 0.0);
-            }
-        }
-        let y = label.index();
-        for (id, value) in self.transform.apply(x).iter() {
-            self.counts[y][id as usize] += value;
-            self.totals[y] += value;
-        }
-        self.class_counts[y] += 1;
     }
 }
 
@@ -255,7 +292,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn online_counts_score_as_the_batch_model() {
+    fn learning_from_empty_scores_as_the_batch_model() {
         let data = Dataset {
             rows: vec![
                 SparseVector::from_ids(vec![0, 2]),
@@ -271,15 +308,12 @@ mod tests {
                 ..MultinomialNbParams::default()
             };
             let batch = params.fit(&data).unwrap();
-            let mut online = OnlineMultinomialNb::new(&params);
-            for (x, &label) in data.rows.iter().zip(&data.labels) {
-                online.learn(x, label);
-            }
-            for ids in [vec![], vec![0], vec![1, 1], vec![0, 2]] {
-                let x = SparseVector::from_ids(ids);
-                let (a, b) = (batch.function().decision(&x), online.decision(&x));
-                assert!((a - b).abs() < 1e-9, "{a} vs {b}");
-            }
+            crate::models::testutil::assert_learned_equals_fitted(
+                &data,
+                &crate::models::AnyModel::MultinomialNb(batch),
+                crate::models::AnyModel::MultinomialNb(params.empty().unwrap()),
+                &[vec![], vec![0], vec![1, 1], vec![0, 2]],
+            );
         }
     }
 
@@ -323,8 +357,9 @@ mod tests {
         let mut model = fitted.clone();
         let x = SparseVector::from_ids(vec![1, 1, 2]);
         model.learn(&x, Label::Ham, false).unwrap();
-        assert!(model.function().decision(&x) < fitted.function().decision(&x));
+        assert!(model.decision(&x) < fitted.decision(&x));
         model.learn(&x, Label::Ham, true).unwrap();
+        model.refresh();
         assert_eq!(model, fitted);
     }
 

@@ -85,3 +85,30 @@ fn every_model_keeps_the_classifier_contract() {
         );
     }
 }
+
+/// Checks a model that learned `data` one message at a time from nothing against the model
+/// fitted on it: the same decisions (to rounding) on `probes`, and, scored from its counts
+/// before a refresh and by its refreshed function after, the very same bits.
+pub fn assert_learned_equals_fitted(
+    data: &Dataset,
+    fitted: &super::AnyModel,
+    mut learned: super::AnyModel,
+    probes: &[Vec<crate::features::FeatureId>],
+) {
+    for (x, &label) in data.rows.iter().zip(&data.labels) {
+        learned.learn(x, label, false).unwrap();
+    }
+    let xs: Vec<SparseVector> = probes
+        .iter()
+        .map(|ids| SparseVector::from_ids(ids.clone()))
+        .collect();
+    let live: Vec<f64> = xs.iter().map(|x| learned.decision(x)).collect();
+    for (x, b) in xs.iter().zip(&live) {
+        let a = fitted.decision(x);
+        assert!((a - b).abs() < 1e-9, "{a} vs {b}");
+    }
+    learned.refresh();
+    for (x, b) in xs.iter().zip(&live) {
+        assert_eq!(learned.function().decision(x), *b);
+    }
+}

@@ -176,22 +176,29 @@ fn tell(
     }
     let mut header = String::new();
     let mut log = "nothing to do for the local database".to_string();
-    if set || remove {
+    let failed = |e: crate::Error| ProtocolError {
+        status: Status::IoErr,
+        message: format!("learning failed: {e}"),
+    };
+    if set {
         let label: Label = request.message_class.ok_or_else(|| ProtocolError {
             status: Status::DataErr,
-            message: "TELL needs a Message-class (spam or ham); spamsort keeps no record of \
-                      which class a message was learned as"
-                .into(),
+            message: "TELL with Set needs a Message-class (spam or ham)".into(),
         })?;
-        context
-            .filter
-            .learn(message, label, remove)
-            .map_err(|e| ProtocolError {
-                status: Status::IoErr,
-                message: format!("learning failed: {e}"),
-            })?;
-        header = format!("{}: local\r\n", if set { "DidSet" } else { "DidRemove" });
-        log = format!("{} as {label}", if set { "learned" } else { "forgot" });
+        let outcome = context.filter.learn(message, label).map_err(failed)?;
+        header = "DidSet: local\r\n".to_string();
+        log = match outcome {
+            crate::LearnOutcome::AlreadyLearned => format!("already learned as {label}"),
+            _ => format!("learned as {label}"),
+        };
+    } else if remove {
+        // The record of learned messages knows the label: Message-class is not needed.
+        let forgot = context.filter.unlearn(message).map_err(failed)?;
+        header = "DidRemove: local\r\n".to_string();
+        log = match forgot {
+            Some(label) => format!("forgot, learned as {label}"),
+            None => "not learned before: nothing to forget".to_string(),
+        };
     }
     out.extend(status_line(Status::Ok, Status::Ok.name()));
     out.extend(header.into_bytes());
