@@ -62,11 +62,11 @@
 //! A reader checks magic, version, the directory's checksum and that every section lies inside
 //! the file, then reads and checks (CRC) only the sections it asks for, and decodes them (no
 //! length field can make decoding allocate more than a small multiple of the section, see
-//! `decode_slice`). So a truncated, corrupted, foreign or other-version file, or one rewritten while
-//! it is read, gives a [`ModelFileError`] naming the file, never a panic or a huge allocation.
-//! Saving is atomic and happens under the model's [`UpdateLock`]: a temporary file in the same
-//! directory, fsync, rename, fsync of the directory; a crash leaves the old file or the new
-//! one, never a mix, and the next save removes the temporary file a crash left.
+//! `decode_slice`). So a truncated, corrupted, foreign or other-version file, or one
+//! rewritten while it is read, gives a [`ModelFileError`] naming the file, never a panic or a
+//! huge allocation. Saving is atomic and happens under the model's [`UpdateLock`]: a temporary
+//! file in the same directory, fsync, rename, fsync of the directory; a crash leaves the old
+//! file or the new one, never a mix, and the next save removes the temporary file a crash left.
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
