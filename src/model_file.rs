@@ -29,7 +29,7 @@
 //! its elements with no count.
 //!
 //! Numeric arrays (vocabulary offsets and hash table, idf tables, weights, Naive Bayes
-//! counts) are not sequences but byte strings ([`crate::packed`]): a varint byte count, then
+//! counts) are not sequences but byte strings (module `packed`): a varint byte count, then
 //! the elements as fixed-width little-endian `u32` or `f64`. So a reader can borrow them in
 //! place and read element `i` at byte `4 * i` or `8 * i` instead of decoding the array.
 //!
