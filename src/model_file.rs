@@ -1,25 +1,75 @@
 //! The model file container: what makes a file on disk trustworthy before its contents are
 //! used, and what lets the one-process-per-message filter read only what it needs.
 //!
-//! Layout (all integers little-endian):
+//! # Layout
+//!
+//! All fixed-size integers are little-endian.
 //!
 //! ```text
 //! offset      size    field
 //!      0         8    MAGIC "SPAMSORT"
 //!      8         4    FORMAT_VERSION (u32)
-//!     12         4    section count N (u32, at most MAX_SECTIONS)
+//!     12         4    section count N (u32, 1 to MAX_SECTIONS)
 //!     16    24 * N    directory: per section offset (u64), length (u64), CRC-32 (u32), zero (u32)
-//! 16+24N         4    CRC-32 of everything before it
-//!      -         -    the sections: bincode 2 (standard config) of the caller's serde types
+//! 16+24N         4    CRC-32 (IEEE, as zlib) of everything before it
+//!      -         -    the N sections, back to back in directory order, nothing after them
 //! ```
 //!
+//! # Encoding of a section
+//!
+//! Each section is one serde value in postcard 1 (the wire format specified at
+//! <https://postcard.jamesmunns.com/wire-format>): no field names, no padding, nothing
+//! self-describing. In short: a struct or tuple is its fields in declaration order; `u16` to
+//! `u128` and `usize` are LEB128 varints (7 bits a byte, least significant first, high bit
+//! set on all but the last byte), signed integers zigzag-encoded first; `u8` is one byte;
+//! `bool` one byte 0 or 1; `f32`/`f64` 4/8 bytes little-endian IEEE 754; a string or byte
+//! string is a varint byte count, then the bytes; a sequence or map a varint element count,
+//! then the elements; an `Option` one byte 0 (none) or 1 then the value; an enum a varint
+//! variant index (declaration order from 0), then the variant's fields; a fixed-size array
+//! its elements with no count.
+//!
+//! Numeric arrays (vocabulary offsets and hash table, idf tables, weights, Naive Bayes
+//! counts) are not sequences but byte strings (module `packed`): a varint byte count, then
+//! the elements as fixed-width little-endian `u32` or `f64`. So a reader can borrow them in
+//! place and read element `i` at byte `4 * i` or `8 * i` instead of decoding the array.
+//!
+//! # Sections of a spam filter
+//!
+//! `SpamFilter::save` writes section 0, the head, then one section per model, in the order
+//! the head lists them. Fields are in this order (the Rust types are the definition):
+//!
+//! - head: the tokenizer settings (`TokenizerConfig`), the active model (`ModelKind`, a
+//!   variant index: Bernoulli NB, multinomial NB, linear SVM, logistic regression), the
+//!   verdict thresholds (`Thresholds`), what training saw (`TrainingSummary`), the models of
+//!   the following sections (a sequence of `ModelKind`), and last the vocabulary
+//!   (`Vocabulary`): the tokens' bytes concatenated in byte order of the tokens (ids are
+//!   positions in that order), the packed `u32` end offset of each token, the packed `u32`
+//!   open-addressing hash table of ids (`u32::MAX` is a free slot), the packed `u32` document
+//!   frequencies per class (ham, then spam), and the message count per class (`[u32; 2]`);
+//!   then the record of learned messages (`LearnedMessages`, see `crate::learned`) and the
+//!   number of features the batch fit saw (`u64`).
+//! - a model (`TrainedModel`): its calibration (`Calibration`: slope and offset, two `f64`),
+//!   then the model (`AnyModel`: variant index in `ModelKind` order, then the model's struct),
+//!   whose first field is always its decision function (`LinearFunction`: the feature
+//!   transform, being its `FeatureConfig` and its packed `f64` idf table; the packed `f64`
+//!   weights; the `f64` bias), followed by the model's own state (Naive Bayes counts, packed,
+//!   with the Bernoulli model's histogram of counts and the multinomial model's class totals).
+//!
+//! The pipe filter's scorer decodes only the leading fields of the head and of the chosen
+//! model's section ([`decode_prefix`]) and borrows the vocabulary's first three arrays and the
+//! model's decision function where they lie; the fields after them are never decoded there.
+//!
+//! A file of another format version is refused with [`ModelFileError::OtherVersion`], whose
+//! message says to retrain: version 2 files (bincode 2 sections, same container) are not read.
+//!
 //! A reader checks magic, version, the directory's checksum and that every section lies inside
-//! the file, then reads and checks (CRC) only the sections it asks for, and decodes them with a
-//! size limit. So a truncated, corrupted, foreign or other-version file, or one rewritten while
-//! it is read, gives a [`ModelFileError`] naming the file, never a panic or a huge allocation.
-//! Saving is atomic and happens under the model's [`UpdateLock`]: a temporary file in the same
-//! directory, fsync, rename, fsync of the directory; a crash leaves the old file or the new
-//! one, never a mix, and the next save removes the temporary file a crash left.
+//! the file, then reads and checks (CRC) only the sections it asks for, and decodes them (no
+//! length field can make decoding allocate more than a small multiple of the section, see
+//! `decode_slice`). So a truncated, corrupted, foreign or other-version file, or one
+//! rewritten while it is read, gives a [`ModelFileError`] naming the file, never a panic or a
+//! huge allocation. Saving is atomic and happens under the model's [`UpdateLock`]: a temporary
+//! file in the same directory, fsync, rename, fsync of the directory; a crash leaves the old
+//! file or the new one, never a mix, and the next save removes the temporary file a crash left.
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -28,9 +78,10 @@ use std::path::{Path, PathBuf};
 
 /// First bytes of every model file.
 pub const MAGIC: [u8; 8] = *b"SPAMSORT";
-/// Version of the layout and payload written by this build. Files with a higher version are
-/// refused with [`ModelFileError::OtherVersion`]. 3: the record of learned messages, the
-/// Bernoulli model's histogram of counts and the multinomial model's class totals.
+/// Version of the layout and payload written by this build. Files of any other version are
+/// refused with [`ModelFileError::OtherVersion`]. 3: postcard sections (2 was bincode 2), the
+/// record of learned messages, the Bernoulli model's histogram of counts and the multinomial
+/// model's class totals.
 pub const FORMAT_VERSION: u32 = 3;
 /// Most sections a file may declare.
 pub const MAX_SECTIONS: usize = 64;
@@ -110,40 +161,22 @@ impl ModelFileError {
     }
 }
 
-fn bincode_config() -> impl bincode::config::Config {
-    bincode::config::standard().with_limit::<MAX_SECTION>()
+/// Decodes a `T` from the start of section bytes, returning it and the bytes it used.
+///
+/// No length field can make this allocate beyond a small multiple of `bytes`: postcard
+/// checks that a byte string or string it is told to read lies inside `bytes` before
+/// touching it (borrowed, or copied once it is known to be there), and serde preallocates
+/// at most 1 MiB for a sequence or map however many elements its length claims; every
+/// element decoded then consumes at least one byte of `bytes`. A field claiming 2^60
+/// elements in a 1 KiB section is refused, not reserved.
+fn decode_slice<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> Result<(T, usize), postcard::Error> {
+    let (value, rest) = postcard::take_from_bytes(bytes)?;
+    Ok((value, bytes.len() - rest.len()))
 }
 
-/// Decodes a `T` from the start of section bytes. bincode allocates what a length field
-/// claims (a byte string, a string) before it reads the bytes, up to its configured limit,
-/// so the limit scales with the section: at least 16 times its length (the most a valid
-/// section claims is 8 times: a one-byte varint read as a `u64`), at most [`MAX_SECTION`].
-/// A field claiming 2^60 elements in a 1 KiB section is refused before anything is
-/// allocated, instead of reserving gigabytes.
-fn decode_slice<'a, T: Deserialize<'a>>(
-    bytes: &'a [u8],
-) -> Result<(T, usize), bincode::error::DecodeError> {
-    fn with<'a, T: Deserialize<'a>, const LIMIT: usize>(
-        bytes: &'a [u8],
-    ) -> Result<(T, usize), bincode::error::DecodeError> {
-        bincode::serde::borrow_decode_from_slice(
-            bytes,
-            bincode::config::standard().with_limit::<LIMIT>(),
-        )
-    }
-    match bytes.len() {
-        0..=0xfff => with::<T, { 1 << 16 }>(bytes),
-        0x1000..=0xffff => with::<T, { 1 << 20 }>(bytes),
-        0x1_0000..=0xf_ffff => with::<T, { 1 << 24 }>(bytes),
-        0x10_0000..=0xff_ffff => with::<T, { 1 << 28 }>(bytes),
-        _ => with::<T, MAX_SECTION>(bytes),
-    }
-}
-
-/// Encodes one value as section bytes.
+/// Encodes one value as section bytes (postcard 1, see the module doc).
 pub fn encode_section<T: Serialize>(value: &T) -> Vec<u8> {
-    bincode::serde::encode_to_vec(value, bincode_config())
-        .expect("in-memory encoding of model types cannot fail")
+    postcard::to_stdvec(value).expect("in-memory encoding of model types cannot fail")
 }
 
 /// Lays sections out as a complete file.
@@ -601,16 +634,35 @@ mod tests {
 
     #[test]
     fn length_claims_beyond_the_section_are_refused_before_allocating() {
-        // A byte string claiming 1 GiB in a 5-byte section: bincode would reserve the whole
-        // claim before finding the bytes missing, had the limit not been scaled down.
-        let mut section = vec![0xfc];
-        section.extend_from_slice(&(1u32 << 30).to_le_bytes());
+        // A byte string claiming 1 GiB in a 5-byte section (varint length, then nothing):
+        // refused for want of input, nothing reserved for the claim.
+        let mut section = Vec::new();
+        let mut claim = 1u64 << 30;
+        while claim >= 0x80 {
+            section.push(claim as u8 | 0x80);
+            claim >>= 7;
+        }
+        section.push(claim as u8);
+        assert_eq!(section.len(), 5);
         let err = decode_slice::<serde_bytes::ByteBuf>(&section).unwrap_err();
         assert!(
-            matches!(err, bincode::error::DecodeError::LimitExceeded),
+            matches!(err, postcard::Error::DeserializeUnexpectedEnd),
             "{err:?}"
         );
-        // A valid section decodes under its scaled limit, varints and all.
+        let err = decode_slice::<String>(&section).unwrap_err();
+        assert!(
+            matches!(err, postcard::Error::DeserializeUnexpectedEnd),
+            "{err:?}"
+        );
+        // A sequence claiming 2^60 elements: serde preallocates at most 1 MiB, then the
+        // elements run out.
+        let section = [0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x10];
+        let err = decode_slice::<Vec<u64>>(&section).unwrap_err();
+        assert!(
+            matches!(err, postcard::Error::DeserializeUnexpectedEnd),
+            "{err:?}"
+        );
+        // A valid section decodes, varints and all.
         let counts: Vec<u64> = (0..5000).map(|i| i % 7).collect();
         let section = encode_section(&counts);
         assert!(section.len() < 4 * 5000, "one-byte varints");

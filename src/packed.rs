@@ -1,6 +1,8 @@
-//! Serde adapters that store numeric arrays as one little-endian byte string. bincode would
-//! otherwise encode (and, worse, decode) them element by element; as bytes they load in one
-//! bounds-checked pass, which keeps model loading cheap for the one-process-per-message filter.
+//! Serde adapters that store numeric arrays as one little-endian byte string (in the model
+//! file's postcard encoding: a varint byte count, then the elements, 4 or 8 bytes each).
+//! postcard would otherwise encode (and, worse, decode) them element by element, as varints;
+//! as bytes they load in one bounds-checked pass, or are borrowed in place ([`Packed`]),
+//! which keeps model loading cheap for the one-process-per-message filter.
 
 use serde::{Deserializer, Serializer};
 
@@ -155,9 +157,13 @@ mod tests {
             a: vec![1, u32::MAX, 0],
             b: vec![-0.5, f64::MAX, 1e-300],
         };
-        let cfg = bincode::config::standard();
-        let bytes = bincode::serde::encode_to_vec(&x, cfg).unwrap();
-        let (y, _): (Arrays, _) = bincode::serde::decode_from_slice(&bytes, cfg).unwrap();
+        let bytes = postcard::to_stdvec(&x).unwrap();
+        assert_eq!(
+            bytes.len(),
+            1 + 3 * 4 + 1 + 3 * 8,
+            "a length byte, then the elements"
+        );
+        let y: Arrays = postcard::from_bytes(&bytes).unwrap();
         assert_eq!(x, y);
     }
 
@@ -175,9 +181,8 @@ mod tests {
             a: vec![1, u32::MAX, 0],
             b: vec![-0.5, f64::MAX],
         };
-        let cfg = bincode::config::standard();
-        let bytes = bincode::serde::encode_to_vec(&x, cfg).unwrap();
-        let (v, _): (View, _) = bincode::serde::borrow_decode_from_slice(&bytes, cfg).unwrap();
+        let bytes = postcard::to_stdvec(&x).unwrap();
+        let v: View = postcard::from_bytes(&bytes).unwrap();
         assert_eq!((v.a.len(), v.b.len()), (3, 2));
         assert_eq!(
             (0..4).map(|i| v.a.at(i)).collect::<Vec<_>>(),
@@ -188,14 +193,11 @@ mod tests {
             (Some(-0.5), Some(f64::MAX), None)
         );
         // A length that is not a whole number of elements is refused.
-        let odd = bincode::serde::encode_to_vec(
-            (
-                serde_bytes::Bytes::new(&[1, 2, 3]),
-                serde_bytes::Bytes::new(&[]),
-            ),
-            cfg,
-        )
+        let odd = postcard::to_stdvec(&(
+            serde_bytes::Bytes::new(&[1, 2, 3]),
+            serde_bytes::Bytes::new(&[]),
+        ))
         .unwrap();
-        assert!(bincode::serde::borrow_decode_from_slice::<View, _>(&odd, cfg).is_err());
+        assert!(postcard::from_bytes::<View>(&odd).is_err());
     }
 }

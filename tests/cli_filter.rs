@@ -152,6 +152,26 @@ fn missing_truncated_or_corrupt_model_passes_the_message_unchanged() {
     }
 }
 
+#[test]
+fn format_2_bincode_model_passes_the_message_unchanged_and_says_to_retrain() {
+    // A file of the previous release (format version 2, bincode sections) is not read.
+    let t = TestDir::new();
+    let mut old = std::fs::read(trained_model()).unwrap();
+    old[8..12].copy_from_slice(&2u32.to_le_bytes());
+    let model = t.write("old.spamsort", &old);
+    let input = std::fs::read(&sample_files()[0]).unwrap();
+    let assert = filter(&model, &input).success();
+    let output = assert.get_output();
+    assert!(output.stdout == input, "the message was changed");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("format version 2")
+            && stderr.contains("retrain with `spamsort train`")
+            && stderr.contains("passed through unchanged"),
+        "{stderr}"
+    );
+}
+
 /// Offset and length of section `i` of a model file, from its directory.
 fn section_span(file: &[u8], i: usize) -> (usize, usize) {
     let at = 16 + 24 * i;
