@@ -27,6 +27,7 @@
 
 pub mod corpus;
 pub mod daemon;
+pub mod dump;
 pub mod error;
 pub mod eval;
 pub mod features;
