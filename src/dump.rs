@@ -7,7 +7,7 @@
 //! UTF-8 text, one record per line (`\n`), each line a keyword, one space, then its fields:
 //! ```text
 //! spamsort-dump 1
-//! settings {"tokenizer":{..},"active":"multinomial-nb","thresholds":{..},"summary":{..},"trained_features":N}
+//! settings {"tokenizer":{..},"active":"MultinomialNb","thresholds":{..},"summary":{..},"trained_features":N}
 //! docs HAM SPAM
 //! token DF_HAM DF_SPAM "TOKEN"
 //! model {"calibration":{..},"model":{..}}

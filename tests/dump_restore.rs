@@ -5,7 +5,7 @@
 use crate::util::{TestDir, copy_of_trained_model, message, sample, sample_files, spamsort};
 use spamsort::SpamFilter;
 use spamsort::models::ModelKind;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 fn dump(model: &Path, out: &Path) {
     spamsort()
@@ -22,6 +22,20 @@ fn restore(dump: &Path, model: &Path) -> assert_cmd::assert::Assert {
         .arg(model)
         .arg(dump)
         .assert()
+}
+
+/// A private copy of the trained sample model and its dump, in `dir`.
+fn dumped_copy(dir: &TestDir) -> (PathBuf, PathBuf) {
+    let model = copy_of_trained_model(dir);
+    let text = dir.path().join("model.dump");
+    dump(&model, &text);
+    (model, text)
+}
+
+/// Restores `dump` into `model`, expecting a failure; returns stderr.
+fn restore_fails(dump: &Path, model: &Path) -> String {
+    let out = restore(dump, model).failure();
+    String::from_utf8_lossy(&out.get_output().stderr).into_owned()
 }
 
 /// `classify --format tsv` of both sample folders: one line per message.
@@ -98,12 +112,9 @@ fn dump_restore_round_trip_is_exact_after_learning_new_tokens() {
 #[test]
 fn restore_keeps_an_existing_model_unless_forced() {
     let dir = TestDir::new();
-    let model = copy_of_trained_model(&dir);
-    let text = dir.path().join("model.dump");
-    dump(&model, &text);
+    let (model, text) = dumped_copy(&dir);
     let other = dir.write("other.spamsort", b"not a model");
-    let out = restore(&text, &other).failure();
-    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    let stderr = restore_fails(&text, &other);
     assert!(stderr.contains("--force"), "{stderr}");
     assert_eq!(std::fs::read(&other).unwrap(), b"not a model");
     spamsort()
@@ -118,9 +129,7 @@ fn restore_keeps_an_existing_model_unless_forced() {
 #[test]
 fn damaged_dump_is_refused_with_its_line_number_and_writes_no_model() {
     let dir = TestDir::new();
-    let model = copy_of_trained_model(&dir);
-    let text = dir.path().join("model.dump");
-    dump(&model, &text);
+    let (_, text) = dumped_copy(&dir);
     let good = std::fs::read_to_string(&text).unwrap();
     let lines: Vec<&str> = good.lines().collect();
     let mut bad_token = lines.clone();
@@ -132,8 +141,7 @@ fn damaged_dump_is_refused_with_its_line_number_and_writes_no_model() {
     ] {
         let file = dir.write("damaged.dump", damaged.as_bytes());
         let target = dir.path().join("target.spamsort");
-        let out = restore(&file, &target).failure();
-        let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+        let stderr = restore_fails(&file, &target);
         assert!(stderr.contains(line), "{line} not in {stderr}");
         assert!(!target.exists(), "a damaged dump wrote a model");
     }
