@@ -80,6 +80,11 @@ impl LearnedMessages {
         }
     }
 
+    /// The remembered messages, oldest first (the order [`LearnedMessages::insert`] keeps).
+    pub fn iter(&self) -> impl Iterator<Item = (Digest, LearnedAs)> + '_ {
+        self.order.iter().copied()
+    }
+
     /// Forgets `digest`; returns how it was learned.
     pub fn remove(&mut self, digest: Digest) -> Option<LearnedAs> {
         let label = self.index.remove(&digest)?;

@@ -16,6 +16,7 @@
 //! each once ([`learned`] keeps the record); [`scorer`] scores with one model straight from the file's bytes (the pipe filter's fast path),
 //! [`shared_filter`] serves the long-running front ends: the maildir [`daemon`] and the
 //! [`spamd`] protocol server. [`eval`] compares the models, cross-validated and online.
+//! [`dump`] writes a filter's whole learned state as text and rebuilds it exactly.
 //!
 //! ```
 //! use spamsort::{Tokenizer, TokenizerConfig};
@@ -27,6 +28,7 @@
 
 pub mod corpus;
 pub mod daemon;
+pub mod dump;
 pub mod error;
 pub mod eval;
 pub mod features;

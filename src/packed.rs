@@ -13,8 +13,12 @@ macro_rules! packed {
             use super::*;
             const SIZE: usize = std::mem::size_of::<$t>();
 
-            /// Writes the elements as one byte string.
+            /// Writes the elements as one byte string (as a list of numbers in a
+            /// human-readable format such as the JSON of `crate::dump`).
             pub fn serialize<S: Serializer>(values: &[$t], s: S) -> Result<S::Ok, S::Error> {
+                if s.is_human_readable() {
+                    return s.collect_seq(values);
+                }
                 let mut bytes = Vec::with_capacity(values.len() * SIZE);
                 for v in values {
                     bytes.extend_from_slice(&v.to_le_bytes());
@@ -25,6 +29,9 @@ macro_rules! packed {
             /// Reads a byte string back; its length must be a multiple of the element size.
             /// Converts straight from the decoder's buffer: one pass, no intermediate copy.
             pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<$t>, D::Error> {
+                if d.is_human_readable() {
+                    return <Vec<$t> as serde::Deserialize>::deserialize(d);
+                }
                 struct Elements;
                 impl<'de> serde::de::Visitor<'de> for Elements {
                     type Value = Vec<$t>;

@@ -256,15 +256,16 @@ pub(crate) fn wrong_model(path: &Path) -> ModelFileError {
 /// A trained filter: the unit that is saved, loaded and asked for verdicts.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SpamFilter {
-    tokenizer: TokenizerConfig,
-    vocabulary: Vocabulary,
-    models: Vec<TrainedModel>,
-    active: ModelKind,
-    thresholds: Thresholds,
-    summary: TrainingSummary,
-    learned: LearnedMessages,
+    // Crate-visible for `crate::dump`, which writes and rebuilds every field.
+    pub(crate) tokenizer: TokenizerConfig,
+    pub(crate) vocabulary: Vocabulary,
+    pub(crate) models: Vec<TrainedModel>,
+    pub(crate) active: ModelKind,
+    pub(crate) thresholds: Thresholds,
+    pub(crate) summary: TrainingSummary,
+    pub(crate) learned: LearnedMessages,
     /// The vocabulary's size after `train`: the features training messages were counted in.
-    trained_features: u64,
+    pub(crate) trained_features: u64,
 }
 
 impl SpamFilter {

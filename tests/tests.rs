@@ -12,6 +12,7 @@ mod cli_train;
 mod corpus_readers;
 mod daemon;
 mod dovecot;
+mod dump_restore;
 mod learning;
 mod line_endings;
 mod model_file;

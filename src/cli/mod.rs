@@ -5,6 +5,7 @@ mod args;
 mod classify;
 mod config;
 mod daemon;
+mod dump;
 mod eval;
 mod exit_code;
 mod explain;
@@ -13,6 +14,7 @@ mod info;
 mod input;
 mod learn;
 mod logging;
+mod restore;
 mod serve;
 mod signals;
 mod terminal;
@@ -51,6 +53,10 @@ enum Command {
     Daemon(daemon::DaemonArgs),
     /// Serve SpamAssassin's spamd protocol (spamc, milters, MTAs) in the foreground.
     Serve(serve::ServeArgs),
+    /// Write the model file's whole learned state as text (a backup: see `restore`).
+    Dump(dump::DumpArgs),
+    /// Rebuild a model file from the text of `dump`.
+    Restore(restore::RestoreArgs),
     /// Print the tokens the filter sees in a message, one per line.
     Tokens(tokens::TokensArgs),
     /// Print a shell completion script.
@@ -73,6 +79,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Serve(args) => serve::run(args),
         Command::Daemon(args) => daemon::run(args),
         Command::Tokens(args) => tokens::run(args),
+        Command::Dump(args) => dump::run(args),
+        Command::Restore(args) => restore::run(args),
         Command::Completions { shell } => {
             use clap::CommandFactory;
             clap_complete::generate(

@@ -239,6 +239,29 @@ impl Vocabulary {
         x
     }
 
+    /// A vocabulary of `tokens` in id order, each with its document frequencies (ham, spam),
+    /// and `docs` messages per class: what [`Vocabulary::df`] and [`Vocabulary::docs`] give
+    /// back. The hash table is built as learning builds it, so a vocabulary rebuilt from its
+    /// own tokens equals it. Fails on a repeated token.
+    pub fn from_tokens<T: AsRef<str>>(
+        tokens: impl IntoIterator<Item = (T, [u32; 2])>,
+        docs: [u32; 2],
+    ) -> Result<Vocabulary, String> {
+        let mut vocab = Vocabulary {
+            docs,
+            ..Vocabulary::default()
+        };
+        for (token, [ham, spam]) in tokens {
+            let token = token.as_ref();
+            if vocab.id(token).is_some() {
+                return Err(format!("token {token:?} is listed twice"));
+            }
+            let id = vocab.push(token) as usize;
+            (vocab.df_ham[id], vocab.df_spam[id]) = (ham, spam);
+        }
+        Ok(vocab)
+    }
+
     /// Appends a token not in the vocabulary; returns its id.
     fn push(&mut self, token: &str) -> FeatureId {
         let id = self.len() as FeatureId;

@@ -1,0 +1,48 @@
+//! `spamsort dump [OUTPUT]`: the model file's whole learned state as text (see
+//! [`spamsort::dump`]), to a file or stdout, for backup or inspection.
+
+use super::ExitStatus;
+use super::args::ModelArgs;
+use anyhow::Context;
+use spamsort::SpamFilter;
+use std::io::Write;
+use std::path::PathBuf;
+
+/// Arguments of `spamsort dump`.
+#[derive(Debug, clap::Args)]
+pub struct DumpArgs {
+    /// Where to write the dump; `-` or nothing: stdout.
+    #[arg(value_name = "OUTPUT|-")]
+    output: Option<PathBuf>,
+    #[command(flatten)]
+    model: ModelArgs,
+}
+
+pub fn run(args: DumpArgs) -> anyhow::Result<ExitStatus> {
+    let path = args.model.path(&super::config::Config::load()?)?;
+    let mut filter = SpamFilter::load(&path)?;
+    match args.output.filter(|o| o.as_os_str() != "-") {
+        Some(out) => {
+            // Written beside the target and renamed, so a failed dump never leaves a partial
+            // backup under the name of a good one.
+            let dir = out.parent().filter(|d| !d.as_os_str().is_empty());
+            let mut tmp = tempfile::NamedTempFile::new_in(dir.unwrap_or(".".as_ref()))
+                .with_context(|| format!("creating a file beside {}", out.display()))?;
+            let mut w = std::io::BufWriter::new(tmp.as_file_mut());
+            spamsort::dump::write_dump(&mut filter, &mut w)
+                .with_context(|| format!("writing {}", out.display()))?;
+            drop(w);
+            tmp.as_file()
+                .sync_all()
+                .with_context(|| format!("writing {}", out.display()))?;
+            tmp.persist(&out)
+                .with_context(|| format!("writing {}", out.display()))?;
+        }
+        None => {
+            let mut w = std::io::BufWriter::new(std::io::stdout().lock());
+            spamsort::dump::write_dump(&mut filter, &mut w).context("writing the dump")?;
+            w.flush().context("writing the dump")?;
+        }
+    }
+    Ok(ExitStatus::Success)
+}

@@ -1,0 +1,60 @@
+//! `spamsort restore [INPUT] [--force]`: rebuilds a model file from a `spamsort dump` (see
+//! [`spamsort::dump`]), saved atomically under the model's update lock. An existing model file
+//! is kept unless `--force` is given.
+
+use super::ExitStatus;
+use super::args::{ModelArgs, lock_model};
+use anyhow::{Context, bail};
+use std::io::BufReader;
+use std::path::PathBuf;
+
+/// Arguments of `spamsort restore`.
+#[derive(Debug, clap::Args)]
+pub struct RestoreArgs {
+    /// The dump to read; `-` or nothing: stdin.
+    #[arg(value_name = "INPUT|-")]
+    input: Option<PathBuf>,
+    /// Replace the model file if it exists.
+    #[arg(long)]
+    force: bool,
+    #[command(flatten)]
+    model: ModelArgs,
+}
+
+pub fn run(args: RestoreArgs) -> anyhow::Result<ExitStatus> {
+    let path = args.model.path(&super::config::Config::load()?)?;
+    let (mut filter, name) = match args.input.filter(|i| i.as_os_str() != "-") {
+        Some(input) => {
+            let file = std::fs::File::open(&input)
+                .with_context(|| format!("opening {}", input.display()))?;
+            let filter = spamsort::dump::read_dump(&mut BufReader::new(file))
+                .with_context(|| format!("reading {}", input.display()))?;
+            (filter, input.display().to_string())
+        }
+        None => {
+            let filter = spamsort::dump::read_dump(&mut std::io::stdin().lock())
+                .context("reading the dump on stdin")?;
+            (filter, "stdin".to_owned())
+        }
+    };
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    let lock = lock_model(&path)?;
+    // Checked under the lock, so a model written meanwhile is not overwritten either.
+    if path.exists() && !args.force {
+        bail!(
+            "{} exists: restore would replace it (give --force to do so)",
+            path.display()
+        );
+    }
+    filter.save(&lock)?;
+    eprintln!(
+        "restored {} tokens, {} models, {} learned messages from {name} -> {}",
+        filter.vocabulary().len(),
+        filter.model_kinds().len(),
+        filter.learned().len(),
+        path.display()
+    );
+    Ok(ExitStatus::Success)
+}

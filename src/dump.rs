@@ -1,0 +1,387 @@
+//! Backup and restore of a filter's whole learned state as text (`spamsort dump` /
+//! `spamsort restore`, as `bogoutil -d/-l` and `sa-learn --backup/--restore` do). The round
+//! trip is exact: [`read_dump`] of [`write_dump`]'s text gives a filter equal to the one dumped,
+//! which saves to the same model file bytes.
+//!
+//! # Format (version 1)
+//! UTF-8 text, one record per line (`\n`), each line a keyword, one space, then its fields:
+//! ```text
+//! spamsort-dump 1
+//! settings {"tokenizer":{..},"active":"MultinomialNb","thresholds":{..},"summary":{..},"trained_features":N}
+//! docs HAM SPAM
+//! token DF_HAM DF_SPAM "TOKEN"
+//! model {"calibration":{..},"model":{..}}
+//! learned DIGEST LABEL HOW
+//! end TOKENS MODELS LEARNED
+//! ```
+//! - `settings`: one JSON object, the tokenizer settings, active model, verdict thresholds,
+//!   training summary and the vocabulary's size after `train` (serde's names, so every setting
+//!   is written without a hand-written list).
+//! - `docs`: messages per class counted in the vocabulary, ham first.
+//! - `token`: one line per token in id order (the order the models' per-feature arrays use):
+//!   in how many ham and spam messages it occurred, then the token as a JSON string, so any
+//!   character (space, control, quote) survives.
+//! - `model`: one line per model, in the file's order, as JSON: its Platt calibration and its
+//!   state (Naive Bayes counts, or SVM / logistic regression weights), per-feature arrays as
+//!   lists indexed by token id. Numbers are written in shortest round-trip form, which parse
+//!   back to the same bits.
+//! - `learned`: the record of learned messages, oldest first: the digest (16 hex digits), the
+//!   label (`ham`/`spam`) and `trained` (learned by `train`) or `learned`.
+//! - `end`: the number of `token`, `model` and `learned` lines, so a cut-off dump is refused.
+//!
+//! The sections come in this order. [`read_dump`] refuses anything else with the line number.
+
+use crate::features::Vocabulary;
+use crate::label::{Label, Thresholds};
+use crate::learned::{LearnedAs, LearnedMessages};
+use crate::models::{ModelKind, TrainedModel};
+use crate::spam_filter::{SpamFilter, TrainingSummary};
+use crate::tokenize::TokenizerConfig;
+use serde::{Deserialize, Serialize};
+use std::io::{BufRead, Write};
+
+/// The first line of every dump this version writes.
+pub const HEADER: &str = "spamsort-dump 1";
+
+/// Why a dump could not be written or read.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DumpError {
+    /// Writing or reading the text failed.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    /// A line of the dump is malformed or out of place; `line` counts from 1.
+    #[error("line {line}: {reason} (is this a complete `spamsort dump` of version 1?)")]
+    Line {
+        /// The line number, from 1.
+        line: usize,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The dump's lines are each well formed but do not make a valid filter.
+    #[error("the dump does not make a valid filter: {0}")]
+    Invalid(String),
+}
+
+/// The `settings` line.
+#[derive(Serialize, Deserialize)]
+struct Settings {
+    tokenizer: TokenizerConfig,
+    active: ModelKind,
+    thresholds: Thresholds,
+    summary: TrainingSummary,
+    trained_features: u64,
+}
+
+/// Writes `filter`'s whole state as a dump (see the module doc). Each model's cached decision
+/// function is brought up to date first, as [`SpamFilter::save`] does, so a filter that learned
+/// since it was loaded dumps what it would save.
+pub fn write_dump(filter: &mut SpamFilter, out: &mut impl Write) -> Result<(), DumpError> {
+    for m in &mut filter.models {
+        m.model.refresh();
+    }
+    let f = &*filter;
+    writeln!(out, "{HEADER}")?;
+    let settings = Settings {
+        tokenizer: f.tokenizer.clone(),
+        active: f.active,
+        thresholds: f.thresholds,
+        summary: f.summary.clone(),
+        trained_features: f.trained_features,
+    };
+    writeln!(out, "settings {}", json(&settings)?)?;
+    let v = &f.vocabulary;
+    writeln!(out, "docs {} {}", v.docs(Label::Ham), v.docs(Label::Spam))?;
+    for id in 0..v.len() as u32 {
+        let (ham, spam) = (v.df(id, Label::Ham), v.df(id, Label::Spam));
+        writeln!(out, "token {ham} {spam} {}", json(v.token(id))?)?;
+    }
+    for m in &f.models {
+        writeln!(out, "model {}", json(m)?)?;
+    }
+    for (digest, how) in f.learned.iter() {
+        let source = if how.in_training {
+            "trained"
+        } else {
+            "learned"
+        };
+        writeln!(out, "learned {digest:016x} {} {source}", how.label)?;
+    }
+    writeln!(
+        out,
+        "end {} {} {}",
+        v.len(),
+        f.models.len(),
+        f.learned.len()
+    )?;
+    out.flush()?;
+    Ok(())
+}
+
+fn json(value: &(impl Serialize + ?Sized)) -> Result<String, DumpError> {
+    serde_json::to_string(value).map_err(|e| DumpError::Invalid(e.to_string()))
+}
+
+/// The sections of a dump, in the order they must come.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Section {
+    Header,
+    Settings,
+    Docs,
+    Token,
+    Model,
+    Learned,
+    End,
+}
+
+/// Rebuilds a filter from a dump written by [`write_dump`], checking every line (errors name
+/// the line) and the filter it makes (as [`SpamFilter::load`] checks a model file).
+pub fn read_dump(input: &mut impl BufRead) -> Result<SpamFilter, DumpError> {
+    let mut settings: Option<Settings> = None;
+    let mut docs = [0u32; 2];
+    let mut tokens: Vec<(String, [u32; 2])> = Vec::new();
+    let mut models: Vec<TrainedModel> = Vec::new();
+    let mut learned = LearnedMessages::default();
+    let mut at = None;
+    let mut buf = String::new();
+    let mut n = 0;
+    loop {
+        buf.clear();
+        n += 1;
+        let err = |reason: String| DumpError::Line { line: n, reason };
+        if input.read_line(&mut buf).map_err(|e| err(e.to_string()))? == 0 {
+            break;
+        }
+        if at == Some(Section::End) {
+            return Err(err("text after the end line".into()));
+        }
+        let line = buf
+            .strip_suffix('\n')
+            .ok_or_else(|| err("the last line is cut off".into()))?;
+        let (keyword, rest) = line.split_once(' ').unwrap_or((line, ""));
+        let section = match keyword {
+            "spamsort-dump" => Section::Header,
+            "settings" => Section::Settings,
+            "docs" => Section::Docs,
+            "token" => Section::Token,
+            "model" => Section::Model,
+            "learned" => Section::Learned,
+            "end" => Section::End,
+            _ => return Err(err(format!("unknown record {keyword:?}"))),
+        };
+        // Each section comes once, in order; tokens, models and learned lines repeat.
+        let repeats = matches!(section, Section::Token | Section::Model | Section::Learned);
+        let in_order = match at {
+            None => section == Section::Header,
+            Some(prev) => section > prev || (section == prev && repeats),
+        };
+        if !in_order {
+            return Err(err(format!("{keyword} record out of place")));
+        }
+        let fields: Vec<&str> = rest.split(' ').collect();
+        match section {
+            Section::Header if line != HEADER => {
+                return Err(err(format!("not a version 1 dump (expected {HEADER:?})")));
+            }
+            Section::Header => {}
+            Section::Settings => {
+                settings = Some(serde_json::from_str(rest).map_err(|e| err(e.to_string()))?);
+            }
+            Section::Docs => docs = counts(&fields).map_err(err)?,
+            Section::Token => {
+                let mut parts = rest.splitn(3, ' ');
+                let (Some(ham), Some(spam), Some(token)) =
+                    (parts.next(), parts.next(), parts.next())
+                else {
+                    return Err(err("expected: token DF_HAM DF_SPAM \"TOKEN\"".into()));
+                };
+                let df = counts(&[ham, spam]).map_err(err)?;
+                let token: String = serde_json::from_str(token).map_err(|e| err(e.to_string()))?;
+                tokens.push((token, df));
+            }
+            Section::Model => {
+                models.push(serde_json::from_str(rest).map_err(|e| err(e.to_string()))?);
+            }
+            Section::Learned => {
+                let [digest, label, source] = fields[..] else {
+                    return Err(err("expected: learned DIGEST LABEL trained|learned".into()));
+                };
+                let digest = u64::from_str_radix(digest, 16)
+                    .ok()
+                    .filter(|_| digest.len() == 16)
+                    .ok_or_else(|| err(format!("bad digest {digest:?}")))?;
+                let in_training = match source {
+                    "trained" => true,
+                    "learned" => false,
+                    other => {
+                        return Err(err(format!("expected trained or learned, not {other:?}")));
+                    }
+                };
+                let label: Label = label.parse().map_err(err)?;
+                if learned.get(digest).is_some() {
+                    return Err(err(format!("digest {digest:016x} is listed twice")));
+                }
+                learned.insert(digest, LearnedAs { label, in_training });
+            }
+            Section::End => {
+                let expected = [tokens.len(), models.len(), learned.len()];
+                let listed: Option<Vec<usize>> = fields.iter().map(|f| f.parse().ok()).collect();
+                if listed.as_deref() != Some(&expected[..]) {
+                    return Err(err(format!(
+                        "the end line does not match the {} tokens, {} models and {} learned \
+                         messages read",
+                        expected[0], expected[1], expected[2]
+                    )));
+                }
+            }
+        }
+        at = Some(section);
+    }
+    if at != Some(Section::End) {
+        return Err(DumpError::Line {
+            line: n,
+            reason: "the dump ends before its end line (cut off?)".into(),
+        });
+    }
+    let settings = settings.ok_or_else(|| DumpError::Invalid("no settings line".into()))?;
+    let vocabulary = Vocabulary::from_tokens(tokens, docs).map_err(DumpError::Invalid)?;
+    let kinds: Vec<ModelKind> = models.iter().map(|m| m.model.kind()).collect();
+    if !kinds.contains(&settings.active) {
+        return Err(DumpError::Invalid(format!(
+            "the active model {} is not among the models",
+            settings.active
+        )));
+    }
+    Ok(SpamFilter {
+        tokenizer: settings.tokenizer,
+        vocabulary,
+        models,
+        active: settings.active,
+        thresholds: settings.thresholds,
+        summary: settings.summary,
+        learned,
+        trained_features: settings.trained_features,
+    })
+}
+
+/// Two counts, ham first.
+fn counts(fields: &[&str]) -> Result<[u32; 2], String> {
+    match fields {
+        [ham, spam] => match (ham.parse(), spam.parse()) {
+            (Ok(h), Ok(s)) => Ok([h, s]),
+            _ => Err(format!("expected two counts, not {ham:?} {spam:?}")),
+        },
+        _ => Err("expected two counts (ham, spam)".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spam_filter::TrainParams;
+
+    /// An empty filter that learned two messages, with tokens that need escaping put in its
+    /// vocabulary.
+    fn filter() -> SpamFilter {
+        let mut f = SpamFilter::empty(&TrainParams::default()).unwrap();
+        f.learn(b"Subject: cheap pills\n\nbuy now\n", Label::Spam)
+            .unwrap();
+        f.learn(b"Subject: lunch\n\nsee you at noon\n", Label::Ham)
+            .unwrap();
+        let odd = [
+            "with space",
+            "new\nline",
+            "quote\"back\\slash",
+            "tab\t\u{e9}\u{2028}",
+            "",
+        ];
+        let mut tokens: Vec<(String, [u32; 2])> = (0..f.vocabulary.len() as u32)
+            .map(|id| {
+                let v = &f.vocabulary;
+                (
+                    v.token(id).to_owned(),
+                    [v.df(id, Label::Ham), v.df(id, Label::Spam)],
+                )
+            })
+            .collect();
+        tokens.extend(odd.iter().map(|t| (t.to_string(), [3, 4])));
+        let docs = [
+            f.vocabulary.docs(Label::Ham),
+            f.vocabulary.docs(Label::Spam),
+        ];
+        f.vocabulary = Vocabulary::from_tokens(tokens, docs).unwrap();
+        f
+    }
+
+    fn dump_of(f: &mut SpamFilter) -> String {
+        let mut out = Vec::new();
+        write_dump(f, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    fn read(text: &str) -> Result<SpamFilter, DumpError> {
+        read_dump(&mut text.as_bytes())
+    }
+
+    #[test]
+    fn tokens_with_spaces_newlines_and_quotes_round_trip() {
+        let mut f = filter();
+        let text = dump_of(&mut f);
+        let back = read(&text).unwrap();
+        assert_eq!(back, f);
+        assert_eq!(
+            back.vocabulary.id("new\nline"),
+            f.vocabulary.id("new\nline")
+        );
+        assert_eq!(dump_of(&mut back.clone()), text);
+    }
+
+    #[test]
+    fn malformed_lines_are_refused_with_their_line_number() {
+        let text = dump_of(&mut filter());
+        let lines: Vec<&str> = text.lines().collect();
+        let token = lines.iter().position(|l| l.starts_with("token ")).unwrap();
+        let learned = lines
+            .iter()
+            .position(|l| l.starts_with("learned "))
+            .unwrap();
+        let edit = |at: usize, with: &str| {
+            let mut l = lines.clone();
+            l[at] = with;
+            l.join("\n") + "\n"
+        };
+        let cases = [
+            (edit(0, "spamsort-dump 2"), 1, "not a version 1 dump"),
+            (edit(token, "token 1 2"), token + 1, "expected: token"),
+            (edit(token, "token 1 2 bare"), token + 1, "expected"),
+            (edit(token, "tokens 1 2 \"x\""), token + 1, "unknown record"),
+            (
+                edit(learned, "learned 12 spam learned"),
+                learned + 1,
+                "bad digest",
+            ),
+            (edit(learned, lines[1]), learned + 1, "out of place"),
+            (
+                edit(lines.len() - 1, "end 1 2 3"),
+                lines.len(),
+                "does not match",
+            ),
+            (
+                text.clone() + "docs 1 1\n",
+                lines.len() + 1,
+                "after the end line",
+            ),
+            (text[..text.len() - 1].to_owned(), lines.len(), "cut off"),
+        ];
+        for (bad, line, reason) in cases {
+            match read(&bad) {
+                Err(DumpError::Line { line: l, reason: r }) => {
+                    assert_eq!((l, r.contains(reason)), (line, true), "{r}");
+                }
+                other => panic!("expected a line error for {reason}, got {other:?}"),
+            }
+        }
+        let twice = edit(token + 1, lines[token]);
+        assert!(matches!(read(&twice), Err(DumpError::Invalid(r)) if r.contains("twice")));
+    }
+}

@@ -1,0 +1,148 @@
+//! `spamsort dump` / `spamsort restore`: the text backup of a model file rebuilds it exactly
+//! (same file bytes, same verdicts), refuses to overwrite a model without `--force`, and a
+//! damaged dump is refused with its line number, writing nothing.
+
+use crate::util::{TestDir, copy_of_trained_model, message, sample, sample_files, spamsort};
+use spamsort::SpamFilter;
+use spamsort::models::ModelKind;
+use std::path::{Path, PathBuf};
+
+fn dump(model: &Path, out: &Path) {
+    spamsort()
+        .args(["dump", "--model"])
+        .arg(model)
+        .arg(out)
+        .assert()
+        .success();
+}
+
+fn restore(dump: &Path, model: &Path) -> assert_cmd::assert::Assert {
+    spamsort()
+        .args(["restore", "--model"])
+        .arg(model)
+        .arg(dump)
+        .assert()
+}
+
+/// A private copy of the trained sample model and its dump, in `dir`.
+fn dumped_copy(dir: &TestDir) -> (PathBuf, PathBuf) {
+    let model = copy_of_trained_model(dir);
+    let text = dir.path().join("model.dump");
+    dump(&model, &text);
+    (model, text)
+}
+
+/// Restores `dump` into `model`, expecting a failure; returns stderr.
+fn restore_fails(dump: &Path, model: &Path) -> String {
+    let out = restore(dump, model).failure();
+    String::from_utf8_lossy(&out.get_output().stderr).into_owned()
+}
+
+/// `classify --format tsv` of both sample folders: one line per message.
+fn classify_sample(model: &Path) -> Vec<u8> {
+    let out = spamsort()
+        .args(["classify", "--format", "tsv", "--model"])
+        .arg(model)
+        .arg(sample("spam"))
+        .arg(sample("ham"))
+        .output()
+        .unwrap();
+    assert!(!out.stdout.is_empty());
+    out.stdout
+}
+
+#[test]
+fn dump_restore_round_trip_is_exact_after_learning_new_tokens() {
+    let dir = TestDir::new();
+    let model = copy_of_trained_model(&dir);
+    // Learned after training: tokens the trained vocabulary lacks, a relabel, and a ham.
+    let fresh = dir.write(
+        "fresh.eml",
+        &message(
+            "zorblax quuxify",
+            "zorblax frobnicate wibblewobble \"quoted\" caf\u{e9}",
+        ),
+    );
+    let ham = dir.write(
+        "ham.eml",
+        &message("lunch plans", "see you at noon, zorblax"),
+    );
+    let relabeled = &sample_files()[0];
+    for (label, file) in [("--spam", &fresh), ("--ham", &ham), ("--ham", relabeled)] {
+        spamsort()
+            .args(["learn", label, "--model"])
+            .arg(&model)
+            .arg(file)
+            .assert()
+            .success();
+    }
+    let first = dir.path().join("first.dump");
+    dump(&model, &first);
+    let restored = dir.path().join("restored.spamsort");
+    restore(&first, &restored).success();
+
+    assert!(
+        std::fs::read(&model).unwrap() == std::fs::read(&restored).unwrap(),
+        "the restored model file differs from the original"
+    );
+    let second = dir.path().join("second.dump");
+    dump(&restored, &second);
+    assert!(
+        std::fs::read(&first).unwrap() == std::fs::read(&second).unwrap(),
+        "dump(restore(dump)) differs from dump"
+    );
+    let text = std::fs::read_to_string(&first).unwrap();
+    assert!(text.starts_with("spamsort-dump 1\n"));
+    assert!(text.contains("\"zorblax\""), "a learned token is listed");
+
+    let (a, b) = (
+        SpamFilter::load(&model).unwrap(),
+        SpamFilter::load(&restored).unwrap(),
+    );
+    assert_eq!(a, b);
+    for file in sample_files().iter().chain([&fresh, &ham]) {
+        let raw = std::fs::read(file).unwrap();
+        for kind in ModelKind::ALL {
+            assert_eq!(a.classify_with(&raw, kind), b.classify_with(&raw, kind));
+        }
+    }
+    assert_eq!(classify_sample(&model), classify_sample(&restored));
+}
+
+#[test]
+fn restore_keeps_an_existing_model_unless_forced() {
+    let dir = TestDir::new();
+    let (model, text) = dumped_copy(&dir);
+    let other = dir.write("other.spamsort", b"not a model");
+    let stderr = restore_fails(&text, &other);
+    assert!(stderr.contains("--force"), "{stderr}");
+    assert_eq!(std::fs::read(&other).unwrap(), b"not a model");
+    spamsort()
+        .args(["restore", "--force", "--model"])
+        .arg(&other)
+        .arg(&text)
+        .assert()
+        .success();
+    assert!(std::fs::read(&other).unwrap() == std::fs::read(&model).unwrap());
+}
+
+#[test]
+fn damaged_dump_is_refused_with_its_line_number_and_writes_no_model() {
+    let dir = TestDir::new();
+    let (_, text) = dumped_copy(&dir);
+    let good = std::fs::read_to_string(&text).unwrap();
+    let lines: Vec<&str> = good.lines().collect();
+    let mut bad_token = lines.clone();
+    bad_token[5] = "token 1 x \"word\"";
+    let cut = &good[..good.len() / 2];
+    for (damaged, line) in [
+        (bad_token.join("\n") + "\n", "line 6:"),
+        (cut.to_owned(), &*format!("line {}:", cut.lines().count())),
+    ] {
+        let file = dir.write("damaged.dump", damaged.as_bytes());
+        let target = dir.path().join("target.spamsort");
+        let stderr = restore_fails(&file, &target);
+        assert!(stderr.contains(line), "{line} not in {stderr}");
+        assert!(!target.exists(), "a damaged dump wrote a model");
+    }
+}
