@@ -38,13 +38,15 @@ pub fn run(args: PruneArgs) -> anyhow::Result<ExitStatus> {
     let outcome = filter.prune(rule);
     filter.save(&lock)?;
     drop(lock);
+    // The save prunes further if the file would still be over its limit.
+    let by_size = outcome.kept.saturating_sub(filter.vocabulary().len());
     eprintln!(
-        "pruned {} token(s) in fewer than {} messages and not seen in the last {}; {} left (file limit {} bytes) -> {}",
+        "pruned {} token(s) in fewer than {} messages and not seen in the last {}, and {by_size} more to stay under {} bytes; {} left -> {}",
         outcome.removed,
         rule.min_count,
         rule.unseen_for,
-        filter.vocabulary().len(),
         filter.max_model_bytes(),
+        filter.vocabulary().len(),
         path.display()
     );
     Ok(ExitStatus::Success)
