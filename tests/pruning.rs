@@ -242,3 +242,29 @@ fn info_shows_messages_tokens_size_times_and_version() {
     );
     assert!(text.contains("last learned at: 20"), "{text}");
 }
+
+#[test]
+fn a_limit_below_what_cannot_be_pruned_empties_the_vocabulary_and_still_saves() {
+    let t = TestDir::new();
+    let path = t.path().join("tiny.spamsort");
+    let mut f = SpamFilter::empty(&TrainParams::default()).unwrap();
+    f.learn_tokens(&tokens("cheap pills now"), Label::Spam)
+        .unwrap();
+    f.learn_tokens(&tokens("meeting notes now"), Label::Ham)
+        .unwrap();
+    f.set_max_model_bytes(1);
+    f.save(&spamsort::model_file::lock_for_update(&path).unwrap())
+        .unwrap();
+    let loaded = SpamFilter::load(&path).unwrap();
+    assert_eq!(loaded.vocabulary().len(), 0);
+    assert_eq!(loaded.summary().messages, [1, 1]);
+    assert_eq!(
+        loaded.learned().len(),
+        2,
+        "the record of learned messages stays"
+    );
+    let c = loaded
+        .classify_tokens(&tokens("cheap pills"), ModelKind::MultinomialNb)
+        .unwrap();
+    assert!(c.decision.is_finite());
+}

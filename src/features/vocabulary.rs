@@ -522,6 +522,24 @@ mod tests {
     }
 
     #[test]
+    fn remap_keeps_lookups_counts_and_last_seen_aligned() {
+        let params = VocabularyParams {
+            min_df: 1,
+            max_features: None,
+        };
+        let first = toks("a b c d");
+        let mut v = params.fit([(&first[..], Label::Ham)]);
+        v.learn(&toks("d e"), Label::Spam, false, usize::MAX);
+        v.remap(&FeatureRemap::new(&[false, true, false, true, true]));
+        v.validate().unwrap();
+        let ids: Vec<Option<FeatureId>> = ["a", "b", "c", "d", "e"].map(|t| v.id(t)).to_vec();
+        assert_eq!(ids, [None, Some(0), None, Some(1), Some(2)]);
+        assert_eq!((v.df(1, Label::Spam), v.df(1, Label::Ham)), (1, 1));
+        assert_eq!((v.last_seen(0), v.last_seen(1), v.clock()), (1, 2, 2));
+        assert_eq!(v.docs(Label::Ham), 1, "message counts are not pruned");
+    }
+
+    #[test]
     fn min_df_and_max_features() {
         let a = toks("x y z");
         let b = toks("x y");
