@@ -7,20 +7,22 @@
 //! UTF-8 text, one record per line (`\n`), each line a keyword, one space, then its fields:
 //! ```text
 //! spamsort-dump 1
-//! settings {"tokenizer":{..},"active":"MultinomialNb","thresholds":{..},"summary":{..},"trained_features":N}
-//! docs HAM SPAM
-//! token DF_HAM DF_SPAM "TOKEN"
+//! settings {"tokenizer":{..},"active":"MultinomialNb","thresholds":{..},"summary":{..},"trained_features":N,"max_model_bytes":N}
+//! docs HAM SPAM CLOCK
+//! token DF_HAM DF_SPAM LAST_SEEN "TOKEN"
 //! model {"calibration":{..},"model":{..}}
 //! learned DIGEST LABEL HOW
 //! end TOKENS MODELS LEARNED
 //! ```
 //! - `settings`: one JSON object, the tokenizer settings, active model, verdict thresholds,
-//!   training summary and the vocabulary's size after `train` (serde's names, so every setting
-//!   is written without a hand-written list).
-//! - `docs`: messages per class counted in the vocabulary, ham first.
+//!   training summary, the vocabulary's size after `train` and the file-size limit that pruning
+//!   keeps (serde's names, so every setting is written without a hand-written list).
+//! - `docs`: messages per class counted in the vocabulary, ham first, then the number of the
+//!   newest message learned (the clock pruning's "not seen since" counts on).
 //! - `token`: one line per token in id order (the order the models' per-feature arrays use):
-//!   in how many ham and spam messages it occurred, then the token as a JSON string, so any
-//!   character (space, control, quote) survives.
+//!   in how many ham and spam messages it occurred, the number of the last message that
+//!   contained it, then the token as a JSON string, so any character (space, control, quote)
+//!   survives.
 //! - `model`: one line per model, in the file's order, as JSON: its Platt calibration and its
 //!   state (Naive Bayes counts, or SVM / logistic regression weights), per-feature arrays as
 //!   lists indexed by token id. Numbers are written in shortest round-trip form, which parse
@@ -71,6 +73,7 @@ struct Settings {
     thresholds: Thresholds,
     summary: TrainingSummary,
     trained_features: u64,
+    max_model_bytes: u64,
 }
 
 /// Writes `filter`'s whole state as a dump (see the module doc). Each model's cached decision
@@ -88,13 +91,15 @@ pub fn write_dump(filter: &mut SpamFilter, out: &mut impl Write) -> Result<(), D
         thresholds: f.thresholds,
         summary: f.summary.clone(),
         trained_features: f.trained_features,
+        max_model_bytes: f.max_model_bytes,
     };
     writeln!(out, "settings {}", json(&settings)?)?;
     let v = &f.vocabulary;
-    writeln!(out, "docs {} {}", v.docs(Label::Ham), v.docs(Label::Spam))?;
+    let (ham, spam) = (v.docs(Label::Ham), v.docs(Label::Spam));
+    writeln!(out, "docs {ham} {spam} {}", v.clock())?;
     for id in 0..v.len() as u32 {
-        let (ham, spam) = (v.df(id, Label::Ham), v.df(id, Label::Spam));
-        writeln!(out, "token {ham} {spam} {}", json(v.token(id))?)?;
+        let (ham, spam, seen) = (v.df(id, Label::Ham), v.df(id, Label::Spam), v.last_seen(id));
+        writeln!(out, "token {ham} {spam} {seen} {}", json(v.token(id))?)?;
     }
     for m in &f.models {
         writeln!(out, "model {}", json(m)?)?;
@@ -139,7 +144,8 @@ enum Section {
 pub fn read_dump(input: &mut impl BufRead) -> Result<SpamFilter, DumpError> {
     let mut settings: Option<Settings> = None;
     let mut docs = [0u32; 2];
-    let mut tokens: Vec<(String, [u32; 2])> = Vec::new();
+    let mut clock = 0u32;
+    let mut tokens: Vec<(String, [u32; 2], u32)> = Vec::new();
     let mut models: Vec<TrainedModel> = Vec::new();
     let mut learned = LearnedMessages::default();
     let mut at = None;
@@ -187,17 +193,26 @@ pub fn read_dump(input: &mut impl BufRead) -> Result<SpamFilter, DumpError> {
             Section::Settings => {
                 settings = Some(serde_json::from_str(rest).map_err(|e| err(e.to_string()))?);
             }
-            Section::Docs => docs = counts(&fields).map_err(err)?,
+            Section::Docs => {
+                let [ham, spam, newest] = fields[..] else {
+                    return Err(err("expected: docs HAM SPAM CLOCK".into()));
+                };
+                docs = counts(&[ham, spam]).map_err(err)?;
+                clock = count(newest).map_err(err)?;
+            }
             Section::Token => {
-                let mut parts = rest.splitn(3, ' ');
-                let (Some(ham), Some(spam), Some(token)) =
-                    (parts.next(), parts.next(), parts.next())
+                let mut parts = rest.splitn(4, ' ');
+                let (Some(ham), Some(spam), Some(seen), Some(token)) =
+                    (parts.next(), parts.next(), parts.next(), parts.next())
                 else {
-                    return Err(err("expected: token DF_HAM DF_SPAM \"TOKEN\"".into()));
+                    return Err(err(
+                        "expected: token DF_HAM DF_SPAM LAST_SEEN \"TOKEN\"".into()
+                    ));
                 };
                 let df = counts(&[ham, spam]).map_err(err)?;
+                let seen = count(seen).map_err(err)?;
                 let token: String = serde_json::from_str(token).map_err(|e| err(e.to_string()))?;
-                tokens.push((token, df));
+                tokens.push((token, df, seen));
             }
             Section::Model => {
                 models.push(serde_json::from_str(rest).map_err(|e| err(e.to_string()))?);
@@ -244,7 +259,7 @@ pub fn read_dump(input: &mut impl BufRead) -> Result<SpamFilter, DumpError> {
         });
     }
     let settings = settings.ok_or_else(|| DumpError::Invalid("no settings line".into()))?;
-    let vocabulary = Vocabulary::from_tokens(tokens, docs).map_err(DumpError::Invalid)?;
+    let vocabulary = Vocabulary::from_tokens(tokens, docs, clock).map_err(DumpError::Invalid)?;
     let kinds: Vec<ModelKind> = models.iter().map(|m| m.model.kind()).collect();
     if !kinds.contains(&settings.active) {
         return Err(DumpError::Invalid(format!(
@@ -261,18 +276,23 @@ pub fn read_dump(input: &mut impl BufRead) -> Result<SpamFilter, DumpError> {
         summary: settings.summary,
         learned,
         trained_features: settings.trained_features,
+        max_model_bytes: settings.max_model_bytes,
     })
 }
 
 /// Two counts, ham first.
 fn counts(fields: &[&str]) -> Result<[u32; 2], String> {
     match fields {
-        [ham, spam] => match (ham.parse(), spam.parse()) {
-            (Ok(h), Ok(s)) => Ok([h, s]),
-            _ => Err(format!("expected two counts, not {ham:?} {spam:?}")),
-        },
+        [ham, spam] => Ok([count(ham)?, count(spam)?]),
         _ => Err("expected two counts (ham, spam)".into()),
     }
+}
+
+/// One count.
+fn count(field: &str) -> Result<u32, String> {
+    field
+        .parse()
+        .map_err(|_| format!("expected a count, not {field:?}"))
 }
 
 #[cfg(test)]
@@ -295,21 +315,23 @@ mod tests {
             "tab\t\u{e9}\u{2028}",
             "",
         ];
-        let mut tokens: Vec<(String, [u32; 2])> = (0..f.vocabulary.len() as u32)
+        let mut tokens: Vec<(String, [u32; 2], u32)> = (0..f.vocabulary.len() as u32)
             .map(|id| {
                 let v = &f.vocabulary;
                 (
                     v.token(id).to_owned(),
                     [v.df(id, Label::Ham), v.df(id, Label::Spam)],
+                    v.last_seen(id),
                 )
             })
             .collect();
-        tokens.extend(odd.iter().map(|t| (t.to_string(), [3, 4])));
+        tokens.extend(odd.iter().map(|t| (t.to_string(), [3, 4], 1)));
         let docs = [
             f.vocabulary.docs(Label::Ham),
             f.vocabulary.docs(Label::Spam),
         ];
-        f.vocabulary = Vocabulary::from_tokens(tokens, docs).unwrap();
+        let clock = f.vocabulary.clock();
+        f.vocabulary = Vocabulary::from_tokens(tokens, docs, clock).unwrap();
         f
     }
 

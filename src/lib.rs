@@ -47,10 +47,12 @@ pub mod tokenize;
 pub use corpus::{LabeledCorpus, Mailbox, MailboxFormat, Message, Source};
 pub use error::{Error, Result};
 pub use features::{
-    Dataset, FeatureConfig, FeatureId, SparseVector, Vocabulary, VocabularyParams, Weighting,
+    Dataset, FeatureConfig, FeatureId, FeatureRemap, PruneRule, SparseVector, Vocabulary,
+    VocabularyParams, Weighting,
 };
 pub use label::{Label, SpamScore, Thresholds, Verdict};
 pub use spam_filter::{
-    Classification, Explanation, LearnOutcome, SpamFilter, TrainParams, TrainingSummary,
+    Classification, DEFAULT_MAX_MODEL_BYTES, Explanation, LearnOutcome, PruneOutcome, SpamFilter,
+    TrainParams, TrainingSummary,
 };
 pub use tokenize::{Token, Tokenized, Tokenizer, TokenizerConfig};

@@ -8,7 +8,8 @@ use crate::corpus::LabeledCorpus;
 use crate::error::{Error, Result};
 use crate::eval::metrics::auc;
 use crate::features::{
-    Dataset, FeatureId, SparseVector, TokenTable, Vocabulary, VocabularyParams, VocabularyView,
+    Dataset, FeatureId, FeatureRemap, PruneRule, SparseVector, TokenTable, Vocabulary,
+    VocabularyParams, VocabularyView,
 };
 use crate::label::{Label, SpamScore, Thresholds, Verdict};
 use crate::learned::{LearnedAs, LearnedMessages, digest};
@@ -137,6 +138,40 @@ pub struct TrainingSummary {
     pub fallbacks: u64,
     /// Messages cut short by the tokenizer's caps.
     pub truncated: u64,
+    /// When `train` built the filter, in seconds since 1970-01-01 UTC (`None`: it started
+    /// empty).
+    pub trained_at: Option<u64>,
+    /// When a message was last learned or unlearned, in seconds since 1970-01-01 UTC.
+    pub learned_at: Option<u64>,
+}
+
+/// Now, in seconds since 1970-01-01 UTC (0 if the clock is before it).
+fn now_utc() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// The default [`SpamFilter::max_model_bytes`]: 32 MiB, well above a model of the whole
+/// SpamAssassin corpus (about 7 MB), so pruning by size is for models fed for years.
+pub const DEFAULT_MAX_MODEL_BYTES: u64 = 32 << 20;
+
+/// A save that finds the file over its limit prunes to this share of the tokens the limit
+/// allows, so that it does not prune again at the next few messages learned.
+const PRUNE_HEADROOM: f64 = 0.9;
+
+/// Most rounds of pruning one save does: each shrinks the tokens in proportion to the
+/// excess; a file whose fixed part (settings, record of learned messages) alone is over the
+/// limit stops when no token is left.
+const MAX_PRUNE_ROUNDS: usize = 16;
+
+/// What a pruning did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PruneOutcome {
+    /// Tokens dropped.
+    pub removed: usize,
+    /// Tokens left.
+    pub kept: usize,
 }
 
 /// Mean ROC area over the internal folds that have both classes. The folds reuse the training
@@ -204,6 +239,7 @@ struct HeadRef<'a> {
     vocabulary: &'a Vocabulary,
     learned: &'a LearnedMessages,
     trained_features: u64,
+    max_model_bytes: u64,
 }
 
 /// Section 0 of a model file, as read.
@@ -217,6 +253,7 @@ struct Head {
     vocabulary: Vocabulary,
     learned: LearnedMessages,
     trained_features: u64,
+    max_model_bytes: u64,
 }
 
 /// Section 0 of a model file, as a scorer reads it: the vocabulary's lookup arrays borrowed,
@@ -266,6 +303,8 @@ pub struct SpamFilter {
     pub(crate) learned: LearnedMessages,
     /// The vocabulary's size after `train`: the features training messages were counted in.
     pub(crate) trained_features: u64,
+    /// A save prunes the least useful tokens while the file would be larger.
+    pub(crate) max_model_bytes: u64,
 }
 
 impl SpamFilter {
@@ -303,6 +342,7 @@ impl SpamFilter {
             summary: TrainingSummary::default(),
             learned: LearnedMessages::default(),
             trained_features: 0,
+            max_model_bytes: DEFAULT_MAX_MODEL_BYTES,
         })
     }
 
@@ -330,7 +370,10 @@ impl SpamFilter {
                 (t, *label)
             })
             .collect();
-        let mut summary = TrainingSummary::default();
+        let mut summary = TrainingSummary {
+            trained_at: Some(now_utc()),
+            ..TrainingSummary::default()
+        };
         for (t, label) in &tokenized {
             summary.messages[label.index()] += 1;
             summary.tokens += t.tokens.len() as u64;
@@ -404,6 +447,7 @@ impl SpamFilter {
             summary,
             learned,
             trained_features: vocabulary_len,
+            max_model_bytes: DEFAULT_MAX_MODEL_BYTES,
         })
     }
 
@@ -547,7 +591,54 @@ impl SpamFilter {
         }
         let n = &mut self.summary.messages[label.index()];
         *n = if unlearn { n.saturating_sub(1) } else { *n + 1 };
+        self.summary.learned_at = Some(now_utc());
         Ok(())
+    }
+
+    /// Drops the tokens `rule` says (see [`PruneRule`]) from the vocabulary and every model,
+    /// renumbering the rest (see [`SpamFilter::remap`]).
+    pub fn prune(&mut self, rule: PruneRule) -> PruneOutcome {
+        self.remap(&FeatureRemap::new(&self.vocabulary.prune_rule(rule)))
+    }
+
+    /// Keeps only the `keep` most useful tokens (see [`Vocabulary::keep_most_useful`]).
+    pub fn prune_to(&mut self, keep: usize) -> PruneOutcome {
+        self.remap(&FeatureRemap::new(&self.vocabulary.keep_most_useful(keep)))
+    }
+
+    /// Drops and renumbers tokens by `remap` in everything indexed by token id: the
+    /// vocabulary, every model (see [`AnyModel::remap`]: a message whose tokens were all kept
+    /// scores as before in the SVM and logistic regression, and as the kept counts say in the
+    /// Naive Bayes models), and the count of trained features. Message counts and the record
+    /// of learned messages are unchanged; unlearning a message later forgets it from the
+    /// tokens that remain.
+    ///
+    /// [`AnyModel::remap`]: crate::models::AnyModel::remap
+    pub fn remap(&mut self, remap: &FeatureRemap) -> PruneOutcome {
+        let outcome = PruneOutcome {
+            removed: remap.dropped(),
+            kept: remap.kept(),
+        };
+        if outcome.removed == 0 {
+            return outcome;
+        }
+        self.vocabulary.remap(remap);
+        for m in &mut self.models {
+            m.model.remap(remap);
+        }
+        let trained = usize::try_from(self.trained_features).unwrap_or(usize::MAX);
+        self.trained_features = remap.kept_below(trained) as u64;
+        outcome
+    }
+
+    /// The model file size past which a save prunes (see [`SpamFilter::save`]).
+    pub fn max_model_bytes(&self) -> u64 {
+        self.max_model_bytes
+    }
+
+    /// Sets the model file size past which a save prunes; it is saved in the model file.
+    pub fn set_max_model_bytes(&mut self, bytes: u64) {
+        self.max_model_bytes = bytes;
     }
 
     /// The record of learned messages.
@@ -612,17 +703,37 @@ impl SpamFilter {
             summary: head.summary,
             learned: head.learned,
             trained_features: head.trained_features,
+            max_model_bytes: head.max_model_bytes,
         })
     }
 
     /// Saves the filter atomically to the model file whose update lock is held: one section for
     /// the settings, vocabulary and record of learned messages, one per model (see
     /// [`model_file::save_bytes`]). Each model's cached decision function is brought up to
-    /// date first, so the file's scorer agrees with this filter.
+    /// date first, so the file's scorer agrees with this filter. A file that would be larger
+    /// than [`SpamFilter::max_model_bytes`] is pruned first: the least useful tokens go (see
+    /// [`Vocabulary::keep_most_useful`]) until it is under the limit with some room, or no
+    /// token is left (the settings and the record of learned messages are never pruned).
     pub fn save(
         &mut self,
         lock: &model_file::UpdateLock,
     ) -> std::result::Result<(), ModelFileError> {
+        let mut bytes = self.encode();
+        for _ in 0..MAX_PRUNE_ROUNDS {
+            let size = bytes.len() as u64;
+            if size <= self.max_model_bytes || self.vocabulary.is_empty() {
+                break;
+            }
+            let tokens = self.vocabulary.len();
+            let allowed = tokens as f64 * self.max_model_bytes as f64 / size as f64;
+            self.prune_to(((allowed * PRUNE_HEADROOM) as usize).min(tokens - 1));
+            bytes = self.encode();
+        }
+        model_file::save_bytes(&bytes, lock)
+    }
+
+    /// The model file's bytes, the models' cached functions refreshed first.
+    fn encode(&mut self) -> Vec<u8> {
         for m in &mut self.models {
             m.model.refresh();
         }
@@ -631,6 +742,7 @@ impl SpamFilter {
             vocabulary: &self.vocabulary,
             learned: &self.learned,
             trained_features: self.trained_features,
+            max_model_bytes: self.max_model_bytes,
             active: self.active,
             thresholds: self.thresholds,
             summary: &self.summary,
@@ -638,7 +750,7 @@ impl SpamFilter {
         };
         let mut sections = vec![model_file::encode_section(&head)];
         sections.extend(self.models.iter().map(model_file::encode_section));
-        model_file::save_bytes(&model_file::encode_sections(&sections), lock)
+        model_file::encode_sections(&sections)
     }
 
     /// The tokenizer settings used in training.

@@ -235,6 +235,7 @@ fn every_command_has_help() {
         "learn",
         "explain",
         "info",
+        "prune",
         "tokens",
         "eval",
         "completions",

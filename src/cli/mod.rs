@@ -14,6 +14,7 @@ mod info;
 mod input;
 mod learn;
 mod logging;
+mod prune;
 mod restore;
 mod serve;
 mod signals;
@@ -49,6 +50,8 @@ enum Command {
     Eval(eval::EvalArgs),
     /// Show what a model file holds.
     Info(info::InfoArgs),
+    /// Drop rare tokens not seen for a while from the model file (and set its size limit).
+    Prune(prune::PruneArgs),
     /// Watch an inbox maildir and file each new message into spam or ham maildirs.
     Daemon(daemon::DaemonArgs),
     /// Serve SpamAssassin's spamd protocol (spamc, milters, MTAs) in the foreground.
@@ -76,6 +79,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Explain(args) => explain::run(args),
         Command::Eval(args) => eval::run(args),
         Command::Info(args) => info::run(args),
+        Command::Prune(args) => prune::run(args),
         Command::Serve(args) => serve::run(args),
         Command::Daemon(args) => daemon::run(args),
         Command::Tokens(args) => tokens::run(args),

@@ -7,7 +7,7 @@
 //! copy and are used as loaded: no hash map is built at start-up, which keeps the
 //! one-process-per-message filter fast, and a lookup is one hash and about one comparison.
 
-use super::SparseVector;
+use super::{FeatureRemap, SparseVector};
 use crate::label::Label;
 use crate::packed::{Elements, Packed};
 use crate::tokenize::Token;
@@ -55,6 +55,33 @@ pub struct Vocabulary {
     #[serde(with = "crate::packed::u32s")]
     df_spam: Vec<u32>,
     docs: [u32; 2],
+    /// Per token, the number (on `clock`) of the last message learned that contained it: what
+    /// pruning's "not seen in the last N messages" reads.
+    #[serde(with = "crate::packed::u32s")]
+    last_seen: Vec<u32>,
+    /// Messages learned so far, training included (unlearning does not turn it back); the
+    /// newest message is number `clock`.
+    clock: u32,
+}
+
+/// Which tokens [`Vocabulary::prune_rule`] drops: those in fewer than `min_count` messages
+/// (both classes together) that no message among the last `unseen_for` learned contained, as
+/// bogoutil's maintenance drops rare tokens not seen for a while.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PruneRule {
+    /// Tokens in at least this many messages are kept. Default 2: tokens seen once.
+    pub min_count: u32,
+    /// Tokens seen in one of the last this many messages learned are kept. Default 10,000.
+    pub unseen_for: u32,
+}
+
+impl Default for PruneRule {
+    fn default() -> Self {
+        PruneRule {
+            min_count: 2,
+            unseen_for: 10_000,
+        }
+    }
 }
 
 /// A free slot of the hash table.
@@ -148,40 +175,48 @@ impl VocabularyParams {
     /// Builds the vocabulary of labeled token lists (each list one message; repeats within a
     /// message count once).
     pub fn fit<'a>(&self, messages: impl IntoIterator<Item = (&'a [Token], Label)>) -> Vocabulary {
-        let mut df: HashMap<&'a str, [u32; 2]> = HashMap::new();
+        // Per token: document frequency per class, and the number of the last message with it.
+        let mut df: HashMap<&'a str, ([u32; 2], u32)> = HashMap::new();
         let mut docs = [0u32; 2];
         let mut seen: HashSet<&'a str> = HashSet::new();
         for (tokens, label) in messages {
             docs[label.index()] += 1;
+            let clock = docs[0] + docs[1];
             seen.clear();
             for t in tokens {
                 if seen.insert(t.as_str()) {
-                    df.entry(t.as_str()).or_default()[label.index()] += 1;
+                    let entry = df.entry(t.as_str()).or_default();
+                    entry.0[label.index()] += 1;
+                    entry.1 = clock;
                 }
             }
         }
-        let mut kept: Vec<(&str, [u32; 2])> = df
+        let mut kept: Vec<(&str, ([u32; 2], u32))> = df
             .into_iter()
-            .filter(|(_, d)| d[0] + d[1] >= self.min_df)
+            .filter(|(_, (d, _))| d[0] + d[1] >= self.min_df)
             .collect();
         if let Some(max) = self.max_features.filter(|&m| m < kept.len()) {
             kept.sort_unstable_by(|a, b| {
-                (b.1[0] + b.1[1]).cmp(&(a.1[0] + a.1[1])).then(a.0.cmp(b.0))
+                (b.1.0[0] + b.1.0[1])
+                    .cmp(&(a.1.0[0] + a.1.0[1]))
+                    .then(a.0.cmp(b.0))
             });
             kept.truncate(max);
         }
         kept.sort_unstable_by(|a, b| a.0.cmp(b.0));
         let mut vocab = Vocabulary {
             docs,
+            clock: docs[0] + docs[1],
             ..Vocabulary::default()
         };
-        for (token, d) in kept {
+        for (token, (d, last)) in kept {
             vocab.blob.extend_from_slice(token.as_bytes());
             vocab
                 .ends
                 .push(u32::try_from(vocab.blob.len()).expect("vocabulary under 4 GiB"));
             vocab.df_ham.push(d[0]);
             vocab.df_spam.push(d[1]);
+            vocab.last_seen.push(last);
         }
         vocab.build_table();
         vocab
@@ -202,8 +237,9 @@ impl Vocabulary {
     /// Counts one learned message's tokens (`unlearn`: forgets them) in the document
     /// frequencies of class `label`, giving a token not seen before the next id (only when
     /// learning), and returns the message's count vector over the grown vocabulary. When
-    /// unlearning, only tokens with ids below `known` count: those the vocabulary had when the
-    /// message was learned. The hash table doubles when it would pass half full, so lookups
+    /// unlearning, only tokens with ids below `known` count (those the vocabulary had when the
+    /// message was learned), and only those counted in class `label` (a token pruned since and
+    /// seen again in the other class is not). The hash table doubles when it would pass half full, so lookups
     /// stay about one comparison.
     pub fn learn(
         &mut self,
@@ -215,13 +251,21 @@ impl Vocabulary {
         let mut ids = Vec::with_capacity(tokens.len());
         for t in tokens {
             match self.id(t) {
-                Some(id) if !unlearn || (id as usize) < known => ids.push(id),
+                Some(id) if !unlearn || ((id as usize) < known && self.df(id, label) > 0) => {
+                    ids.push(id)
+                }
                 Some(_) => {}
                 None if !unlearn => ids.push(self.push(t)),
                 None => {}
             }
         }
         let x = SparseVector::from_ids(ids);
+        if !unlearn {
+            self.clock = self.clock.saturating_add(1);
+            for &id in x.ids() {
+                self.last_seen[id as usize] = self.clock;
+            }
+        }
         let df = match label {
             Label::Ham => &mut self.df_ham,
             Label::Spam => &mut self.df_spam,
@@ -239,26 +283,37 @@ impl Vocabulary {
         x
     }
 
-    /// A vocabulary of `tokens` in id order, each with its document frequencies (ham, spam),
-    /// and `docs` messages per class: what [`Vocabulary::df`] and [`Vocabulary::docs`] give
-    /// back. The hash table is built as learning builds it, so a vocabulary rebuilt from its
-    /// own tokens equals it. Fails on a repeated token.
+    /// A vocabulary of `tokens` in id order, each with its document frequencies (ham, spam)
+    /// and the number of the last message that contained it, `docs` messages per class, and
+    /// `clock` the number of the newest message: what [`Vocabulary::df`],
+    /// [`Vocabulary::last_seen`], [`Vocabulary::docs`] and [`Vocabulary::clock`] give back. The
+    /// hash table is built as learning builds it, so a vocabulary rebuilt from its own tokens
+    /// equals it. Fails on a repeated token or a token seen after the newest message.
     pub fn from_tokens<T: AsRef<str>>(
-        tokens: impl IntoIterator<Item = (T, [u32; 2])>,
+        tokens: impl IntoIterator<Item = (T, [u32; 2], u32)>,
         docs: [u32; 2],
+        clock: u32,
     ) -> Result<Vocabulary, String> {
         let mut vocab = Vocabulary {
             docs,
             ..Vocabulary::default()
         };
-        for (token, [ham, spam]) in tokens {
+        for (token, [ham, spam], last_seen) in tokens {
             let token = token.as_ref();
             if vocab.id(token).is_some() {
                 return Err(format!("token {token:?} is listed twice"));
             }
+            if last_seen > clock {
+                return Err(format!(
+                    "token {token:?} was last seen at message {last_seen}, after the last \
+                     message ({clock})"
+                ));
+            }
             let id = vocab.push(token) as usize;
             (vocab.df_ham[id], vocab.df_spam[id]) = (ham, spam);
+            vocab.last_seen[id] = last_seen;
         }
+        vocab.clock = clock;
         Ok(vocab)
     }
 
@@ -270,6 +325,7 @@ impl Vocabulary {
             .push(u32::try_from(self.blob.len()).expect("vocabulary under 4 GiB"));
         self.df_ham.push(0);
         self.df_spam.push(0);
+        self.last_seen.push(self.clock);
         if 2 * self.len() > self.table.len() {
             self.build_table();
         } else {
@@ -338,6 +394,68 @@ impl Vocabulary {
         self.docs[label.index()]
     }
 
+    /// In how many messages (both classes) token `id` occurred.
+    fn count(&self, id: usize) -> u32 {
+        self.df_ham[id].saturating_add(self.df_spam[id])
+    }
+
+    /// The number of the last message learned that contained token `id` (messages are
+    /// numbered from 1 as they are learned, training first); 0 if it is not a token.
+    pub fn last_seen(&self, id: FeatureId) -> u32 {
+        self.last_seen.get(id as usize).copied().unwrap_or(0)
+    }
+
+    /// Messages learned so far (training included; unlearning does not turn it back).
+    pub fn clock(&self) -> u32 {
+        self.clock
+    }
+
+    /// Per token, whether `rule` keeps it.
+    pub fn prune_rule(&self, rule: PruneRule) -> Vec<bool> {
+        (0..self.len())
+            .map(|id| {
+                self.count(id) >= rule.min_count
+                    || self.clock.saturating_sub(self.last_seen[id]) < rule.unseen_for
+            })
+            .collect()
+    }
+
+    /// Per token, whether it is among the `keep` most useful: the least useful are those in
+    /// the fewest messages, then those seen least recently, then the newest ids.
+    pub fn keep_most_useful(&self, keep: usize) -> Vec<bool> {
+        let mut ids: Vec<usize> = (0..self.len()).collect();
+        ids.sort_unstable_by_key(|&id| {
+            (
+                std::cmp::Reverse(self.count(id)),
+                std::cmp::Reverse(self.last_seen[id]),
+                id,
+            )
+        });
+        let mut kept = vec![false; self.len()];
+        for &id in ids.iter().take(keep) {
+            kept[id] = true;
+        }
+        kept
+    }
+
+    /// Renumbers the tokens by `remap` (dropping those it drops) and rebuilds the hash table.
+    /// Message counts and the clock are unchanged.
+    pub fn remap(&mut self, remap: &FeatureRemap) {
+        let mut blob = Vec::with_capacity(self.blob.len());
+        let mut ends = Vec::with_capacity(remap.kept());
+        for id in 0..self.len() {
+            if remap.new_id(id as FeatureId).is_some() {
+                blob.extend_from_slice(self.token_bytes(id as FeatureId));
+                ends.push(u32::try_from(blob.len()).expect("vocabulary under 4 GiB"));
+            }
+        }
+        remap.apply(&mut self.df_ham);
+        remap.apply(&mut self.df_spam);
+        remap.apply(&mut self.last_seen);
+        (self.blob, self.ends) = (blob, ends);
+        self.build_table();
+    }
+
     /// Checks the invariants a loaded file must hold before it is trusted, so that no lookup
     /// can index out of bounds or loop: tables aligned, offsets increasing, inside the blob and
     /// on character boundaries, the blob valid UTF-8, the hash table a power of two with free
@@ -345,7 +463,7 @@ impl Vocabulary {
     /// covered by the file checksum.) The pipe filter pays this once per message.
     pub fn validate(&self) -> Result<(), String> {
         let n = self.ends.len();
-        if self.df_ham.len() != n || self.df_spam.len() != n {
+        if self.df_ham.len() != n || self.df_spam.len() != n || self.last_seen.len() != n {
             return Err("document frequency tables do not match the token table".into());
         }
         if self.ends.last().map_or(0, |&e| e as usize) != self.blob.len() {
@@ -435,6 +553,24 @@ mod tests {
         let y = v.learn(&toks("brand unknown t1"), Label::Spam, true, 3);
         assert_eq!(y.ids(), [brand], "t1 came later");
         assert_eq!((v.df(brand, Label::Spam), v.id("unknown")), (0, None));
+    }
+
+    #[test]
+    fn remap_keeps_lookups_counts_and_last_seen_aligned() {
+        let params = VocabularyParams {
+            min_df: 1,
+            max_features: None,
+        };
+        let first = toks("a b c d");
+        let mut v = params.fit([(&first[..], Label::Ham)]);
+        v.learn(&toks("d e"), Label::Spam, false, usize::MAX);
+        v.remap(&FeatureRemap::new(&[false, true, false, true, true]));
+        v.validate().unwrap();
+        let ids: Vec<Option<FeatureId>> = ["a", "b", "c", "d", "e"].map(|t| v.id(t)).to_vec();
+        assert_eq!(ids, [None, Some(0), None, Some(1), Some(2)]);
+        assert_eq!((v.df(1, Label::Spam), v.df(1, Label::Ham)), (1, 1));
+        assert_eq!((v.last_seen(0), v.last_seen(1), v.clock()), (1, 2, 2));
+        assert_eq!(v.docs(Label::Ham), 1, "message counts are not pruned");
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Feature weighting: how a message's token counts become the values a model sees.
 
-use super::{Dataset, SparseVector};
+use super::{Dataset, FeatureRemap, SparseVector};
 use crate::packed::{Elements, Packed};
 use serde::{Deserialize, Serialize};
 
@@ -93,6 +93,11 @@ impl FeatureTransform {
     /// table (added to the vocabulary after fitting) get idf 1.
     pub fn apply(&self, counts: &SparseVector) -> SparseVector {
         weigh(self.config, &self.idf, counts)
+    }
+
+    /// Renumbers the idf table by `remap` (see [`FeatureRemap::apply`]).
+    pub fn remap(&mut self, remap: &FeatureRemap) {
+        remap.apply(&mut self.idf);
     }
 }
 

@@ -18,7 +18,7 @@ use super::linear::LinearFunction;
 use super::math::log_prior_ratio_so_far;
 use super::selection::select_top;
 use crate::error::{Error, Result};
-use crate::features::{Dataset, FeatureConfig, FeatureId, SparseVector};
+use crate::features::{Dataset, FeatureConfig, FeatureId, FeatureRemap, SparseVector};
 use crate::label::Label;
 use serde::{Deserialize, Serialize};
 
@@ -316,6 +316,19 @@ impl BernoulliNb {
         self.absent = [Label::Ham, Label::Spam].map(|l| self.absent_term(l));
         self.stale = true;
         Ok(())
+    }
+
+    /// Drops and renumbers features by `remap`. The model is then exactly the one the kept
+    /// counts give: the absent-word terms cover the kept features only (histograms rebuilt),
+    /// the message counts are unchanged. Refreshes the cached function.
+    pub fn remap(&mut self, remap: &FeatureRemap) {
+        remap.apply(&mut self.df_ham);
+        remap.apply(&mut self.df_spam);
+        remap.apply(&mut self.selected);
+        self.function.remap(remap);
+        self.histogram = [Label::Ham, Label::Spam].map(|l| self.count_histogram(l));
+        self.absent = [Label::Ham, Label::Spam].map(|l| self.absent_term(l));
+        self.refresh();
     }
 }
 

@@ -4,7 +4,7 @@
 //! are one piece of code for every model.
 
 use crate::features::{
-    FeatureConfig, FeatureId, FeatureTransform, FeatureTransformView, SparseVector,
+    FeatureConfig, FeatureId, FeatureRemap, FeatureTransform, FeatureTransformView, SparseVector,
 };
 use crate::packed::{Elements, Packed};
 use serde::{Deserialize, Serialize};
@@ -39,6 +39,13 @@ impl LinearFunction {
     /// Each present feature's term w_j * t(x)_j of the decision (the bias is not included).
     pub fn contributions(&self, counts: &SparseVector) -> Vec<(FeatureId, f64)> {
         terms(&self.transform.apply(counts), &self.weights)
+    }
+
+    /// Renumbers the weights and the transform by `remap`: a count vector over kept features
+    /// gets the same decision, renumbered, as before.
+    pub fn remap(&mut self, remap: &FeatureRemap) {
+        remap.apply(&mut self.weights);
+        self.transform.remap(remap);
     }
 }
 

@@ -10,7 +10,7 @@ use super::check::{require_both_classes, require_positive, signed_rows};
 use super::linear::LinearFunction;
 use super::math::sign;
 use crate::error::Result;
-use crate::features::{Dataset, FeatureConfig, SparseVector};
+use crate::features::{Dataset, FeatureConfig, FeatureRemap, SparseVector};
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use serde::{Deserialize, Serialize};
@@ -154,6 +154,11 @@ impl LinearSvm {
         }
         let tau = (loss / (x.squared_norm() + 1.0)).min(self.c);
         grow_and_add(&mut self.function, &x, tau * y);
+    }
+
+    /// Renumbers the weights by `remap`: kept features score as before.
+    pub fn remap(&mut self, remap: &FeatureRemap) {
+        self.function.remap(remap);
     }
 }
 

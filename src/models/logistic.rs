@@ -11,7 +11,7 @@ use super::linear::LinearFunction;
 use super::linear_svm::grow_and_add;
 use super::math::{axpy, dot, log1p_exp, norm2, sigmoid};
 use crate::error::Result;
-use crate::features::{Dataset, FeatureConfig, SparseVector};
+use crate::features::{Dataset, FeatureConfig, FeatureRemap, SparseVector};
 use crate::label::Label;
 use serde::{Deserialize, Serialize};
 
@@ -257,6 +257,11 @@ impl LogisticRegression {
         let target = if label == Label::Spam { 1.0 } else { 0.0 };
         let p = sigmoid(x.dot(&self.function.weights) + self.function.bias);
         grow_and_add(&mut self.function, &x, self.online_rate * (target - p));
+    }
+
+    /// Renumbers the weights by `remap`: kept features score as before.
+    pub fn remap(&mut self, remap: &FeatureRemap) {
+        self.function.remap(remap);
     }
 }
 

@@ -335,6 +335,20 @@ impl AnyModel {
         }
     }
 
+    /// Drops and renumbers features by `remap` (see [`crate::features::FeatureRemap`]): the
+    /// linear models keep the weights of the kept features, so a message whose tokens were all
+    /// kept scores as before; the Naive Bayes models become exactly the models of the kept
+    /// counts (their normalizers and absent-word terms change). Leaves the cached function
+    /// fresh.
+    pub fn remap(&mut self, remap: &crate::features::FeatureRemap) {
+        match self {
+            AnyModel::BernoulliNb(m) => m.remap(remap),
+            AnyModel::MultinomialNb(m) => m.remap(remap),
+            AnyModel::LinearSvm(m) => m.remap(remap),
+            AnyModel::LogisticRegression(m) => m.remap(remap),
+        }
+    }
+
     /// Brings the cached [`AnyModel::function`] up to date with what the model learned:
     /// O(|V|) for the Naive Bayes models, nothing to do for the others.
     pub fn refresh(&mut self) {

@@ -13,7 +13,7 @@ use super::check::{require_both_classes, require_positive};
 use super::linear::LinearFunction;
 use super::math::log_prior_ratio_so_far;
 use crate::error::{Error, Result};
-use crate::features::{Dataset, FeatureConfig, FeatureId, SparseVector};
+use crate::features::{Dataset, FeatureConfig, FeatureId, FeatureRemap, SparseVector};
 use crate::label::Label;
 use serde::{Deserialize, Serialize};
 
@@ -284,6 +284,17 @@ impl MultinomialNb {
             self.refresh();
         }
         Ok(())
+    }
+
+    /// Drops and renumbers features by `remap`. The model is then exactly the one the kept
+    /// counts give: class totals are the kept counts' sums, |V| the kept features, the message
+    /// counts unchanged. Refreshes the cached function.
+    pub fn remap(&mut self, remap: &FeatureRemap) {
+        remap.apply(&mut self.counts_ham);
+        remap.apply(&mut self.counts_spam);
+        self.function.remap(remap);
+        self.totals = [self.counts_ham.iter().sum(), self.counts_spam.iter().sum()];
+        self.refresh();
     }
 }
 

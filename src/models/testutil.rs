@@ -112,3 +112,63 @@ pub fn assert_learned_equals_fitted(
         assert_eq!(learned.function().decision(x), *b);
     }
 }
+
+/// Drops features 3, 12, 25..40 and 49 of [`synthetic`] (every fifth message's features are
+/// all kept): the NB models, pruned, are the models fitted on the pruned data; the linear
+/// models score a message over kept features as before.
+#[test]
+fn pruned_nb_models_equal_models_fitted_on_the_kept_counts_and_linear_scores_stay() {
+    use super::multinomial_nb::{MultinomialNbParams, NbVariant};
+    use crate::features::FeatureRemap;
+    let data = synthetic();
+    let keep: Vec<bool> = (0..50)
+        .map(|j| ![3, 12, 49].contains(&j) && !(25..40).contains(&j))
+        .collect();
+    let remap = FeatureRemap::new(&keep);
+    let pruned_data = Dataset {
+        rows: data.rows.iter().map(|x| remap.vector(x)).collect(),
+        labels: data.labels.clone(),
+        n_features: remap.kept(),
+    };
+    let kept_rows: Vec<(&SparseVector, SparseVector)> = data
+        .rows
+        .iter()
+        .zip(&pruned_data.rows)
+        .filter(|(x, y)| x.nnz() == y.nnz())
+        .map(|(x, y)| (x, y.clone()))
+        .collect();
+    assert!(
+        kept_rows.len() > 20,
+        "enough messages with every feature kept"
+    );
+    let complement = ModelParams::MultinomialNb(MultinomialNbParams {
+        variant: NbVariant::Complement,
+        ..MultinomialNbParams::default()
+    });
+    let nb = [
+        ModelParams::default_for(ModelKind::BernoulliNb),
+        ModelParams::default_for(ModelKind::MultinomialNb),
+        complement,
+    ];
+    for params in nb {
+        let mut model = params.fit_uncalibrated(&data).unwrap();
+        model.remap(&remap);
+        let refit = params.fit_uncalibrated(&pruned_data).unwrap();
+        for x in &pruned_data.rows {
+            let (a, b) = (model.decision(x), refit.decision(x));
+            assert!(
+                (a - b).abs() <= 1e-12 * (1.0 + b.abs()),
+                "{params:?}: {a} vs {b}"
+            );
+        }
+    }
+    for kind in [ModelKind::LinearSvm, ModelKind::LogisticRegression] {
+        let mut model = ModelParams::default_for(kind)
+            .fit_uncalibrated(&data)
+            .unwrap();
+        let before: Vec<f64> = kept_rows.iter().map(|(x, _)| model.decision(x)).collect();
+        model.remap(&remap);
+        let after: Vec<f64> = kept_rows.iter().map(|(_, y)| model.decision(y)).collect();
+        assert_eq!(before, after, "{kind}");
+    }
+}

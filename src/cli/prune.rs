@@ -1,0 +1,53 @@
+//! `spamsort prune [--min-count N] [--unseen-for M] [--max-model-bytes BYTES]`: drops rare
+//! tokens not seen for a while from the model file (as `bogoutil -m` maintenance does), and
+//! optionally sets the size past which every save prunes by itself.
+
+use super::ExitStatus;
+use super::args::{ModelArgs, lock_model};
+use super::config::Config;
+use spamsort::{PruneRule, SpamFilter};
+
+/// Arguments of `spamsort prune`.
+#[derive(Debug, clap::Args)]
+pub struct PruneArgs {
+    /// Keep every token in at least this many messages (spam and ham together).
+    #[arg(long, value_name = "N", default_value_t = PruneRule::default().min_count)]
+    min_count: u32,
+    /// Keep every token seen in one of the last M messages learned.
+    #[arg(long, value_name = "M", default_value_t = PruneRule::default().unseen_for)]
+    unseen_for: u32,
+    /// Also set the model file's size limit, stored in it: from now on a save that would pass
+    /// it drops the least useful tokens first [default: unchanged; 32 MiB for a new model].
+    #[arg(long, value_name = "BYTES")]
+    max_model_bytes: Option<u64>,
+    #[command(flatten)]
+    model: ModelArgs,
+}
+
+pub fn run(args: PruneArgs) -> anyhow::Result<ExitStatus> {
+    let path = args.model.path(&Config::load()?)?;
+    let lock = lock_model(&path)?;
+    let mut filter = SpamFilter::load(&path)?;
+    if let Some(bytes) = args.max_model_bytes {
+        filter.set_max_model_bytes(bytes);
+    }
+    let rule = PruneRule {
+        min_count: args.min_count,
+        unseen_for: args.unseen_for,
+    };
+    let outcome = filter.prune(rule);
+    filter.save(&lock)?;
+    drop(lock);
+    // The save prunes further if the file would still be over its limit.
+    let by_size = outcome.kept.saturating_sub(filter.vocabulary().len());
+    eprintln!(
+        "pruned {} token(s) in fewer than {} messages and not seen in the last {}, and {by_size} more to stay under {} bytes; {} left -> {}",
+        outcome.removed,
+        rule.min_count,
+        rule.unseen_for,
+        filter.max_model_bytes(),
+        filter.vocabulary().len(),
+        path.display()
+    );
+    Ok(ExitStatus::Success)
+}
