@@ -6,7 +6,6 @@
 
 use crate::corpus::LabeledCorpus;
 use crate::error::{Error, Result};
-use crate::eval::metrics::auc;
 use crate::features::{
     Dataset, FeatureId, FeatureRemap, PruneRule, SparseVector, TokenTable, Vocabulary,
     VocabularyParams, VocabularyView,
@@ -14,6 +13,7 @@ use crate::features::{
 use crate::label::{Label, SpamScore, Thresholds, Verdict};
 use crate::learned::{LearnedAs, LearnedMessages, digest};
 use crate::model_file::{self, ModelFileError, ModelFileReader};
+use crate::models::auc::auc;
 use crate::models::{Calibration, Classifier, FoldDecisions, ModelKind, ModelParams, TrainedModel};
 use crate::packed::Elements;
 use crate::tokenize::{Token, Tokenized, Tokenizer, TokenizerConfig};

@@ -5,6 +5,7 @@
 //!
 //! [`AnyModel`] is a plain enum: it dispatches, and it is what the model file stores.
 
+pub mod auc;
 mod bernoulli_nb;
 mod calibration;
 mod check;
