@@ -4,9 +4,9 @@
 use super::config::Config;
 use anyhow::Context;
 use spamsort::Thresholds;
+use spamsort::filter::scorer::{Scorer, ScorerFile};
 use spamsort::model_file::UpdateLock;
 use spamsort::models::ModelKind;
-use spamsort::scorer::{Scorer, ScorerFile};
 use std::path::{Path, PathBuf};
 
 /// Where the model file lives.

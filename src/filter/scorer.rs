@@ -14,12 +14,12 @@
 //! [`SpamFilter::load`](crate::SpamFilter::load) validates everything.
 
 use crate::features::{SparseVector, VocabularyView};
+use crate::filter::{
+    Classification, Explanation, HeadView, check_directory, count_vector, wrong_model,
+};
 use crate::label::{Label, Thresholds};
 use crate::model_file::{self, ModelFileError, ModelFileReader};
 use crate::models::{Calibration, LinearFunctionView, ModelKind, TrainedModelView};
-use crate::spam_filter::{
-    Classification, Explanation, HeadView, check_directory, count_vector, wrong_model,
-};
 use crate::tokenize::TokenizerConfig;
 use std::path::Path;
 

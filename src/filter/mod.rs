@@ -3,6 +3,17 @@
 //! what the model file holds, what every front end asks for verdicts, and the one learner every
 //! path uses (`learn`, spamd TELL, the daemon, `eval --online`), so they can never disagree
 //! about a message.
+//!
+//! The folder is the filter tier: [`scorer`] scores with one model straight from the file's
+//! bytes (the pipe filter's fast path), [`shared`] is the filter shared by the long-running
+//! front ends, [`stamp`] inserts the X-Spam-* fields, [`learned`] keeps the record of learned
+//! messages and [`dump`] writes the whole learned state as text and rebuilds it.
+
+pub mod dump;
+pub mod learned;
+pub mod scorer;
+pub mod shared;
+pub mod stamp;
 
 use crate::corpus::LabeledCorpus;
 use crate::error::{Error, Result};
@@ -11,12 +22,12 @@ use crate::features::{
     VocabularyParams, VocabularyView,
 };
 use crate::label::{Label, SpamScore, Thresholds, Verdict};
-use crate::learned::{LearnedAs, LearnedMessages, digest};
+use crate::model_file::packed::Elements;
 use crate::model_file::{self, ModelFileError, ModelFileReader};
 use crate::models::auc::auc;
 use crate::models::{Calibration, Classifier, FoldDecisions, ModelKind, ModelParams, TrainedModel};
-use crate::packed::Elements;
 use crate::tokenize::{Token, Tokenized, Tokenizer, TokenizerConfig};
+use learned::{LearnedAs, LearnedMessages, digest};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -235,7 +246,7 @@ struct HeadRef<'a> {
     summary: &'a TrainingSummary,
     /// The model in each following section, in order.
     kinds: Vec<ModelKind>,
-    /// Then, so a scorer can borrow its lookup arrays (see `crate::scorer`) and stop there.
+    /// Then, so a scorer can borrow its lookup arrays (see `crate::filter::scorer`) and stop there.
     vocabulary: &'a Vocabulary,
     learned: &'a LearnedMessages,
     trained_features: u64,
@@ -293,7 +304,7 @@ pub(crate) fn wrong_model(path: &Path) -> ModelFileError {
 /// A trained filter: the unit that is saved, loaded and asked for verdicts.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SpamFilter {
-    // Crate-visible for `crate::dump`, which writes and rebuilds every field.
+    // Crate-visible for `crate::filter::dump`, which writes and rebuilds every field.
     pub(crate) tokenizer: TokenizerConfig,
     pub(crate) vocabulary: Vocabulary,
     pub(crate) models: Vec<TrainedModel>,
@@ -678,7 +689,7 @@ impl SpamFilter {
     }
 
     /// Loads a filter saved by [`SpamFilter::save`], every model in it, checking it before it
-    /// is trusted. (Scoring alone needs much less: see [`crate::scorer::ScorerFile`].)
+    /// is trusted. (Scoring alone needs much less: see [`crate::filter::scorer::ScorerFile`].)
     pub fn load(path: &Path) -> std::result::Result<SpamFilter, ModelFileError> {
         let reader = ModelFileReader::open(path)?;
         let head: Head = reader.read(0)?;

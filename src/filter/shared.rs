@@ -4,9 +4,9 @@
 //! filter without stopping them.
 
 use crate::error::Result;
+use crate::filter::{LearnOutcome, SpamFilter};
 use crate::label::Label;
 use crate::model_file::{self, ModelFileError};
-use crate::spam_filter::{LearnOutcome, SpamFilter};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
