@@ -7,13 +7,15 @@
 //! The folder is the filter tier: [`scorer`] scores with one model straight from the file's
 //! bytes (the pipe filter's fast path), [`shared`] is the filter shared by the long-running
 //! front ends, [`stamp`] inserts the X-Spam-* fields, [`learned`] keeps the record of learned
-//! messages and [`dump`] writes the whole learned state as text and rebuilds it.
+//! messages, [`dump`] writes the whole learned state as text and rebuilds it, and [`update`]
+//! is the one way a model file changes in place.
 
 pub mod dump;
 pub mod learned;
 pub mod scorer;
 pub mod shared;
 pub mod stamp;
+pub mod update;
 
 use crate::corpus::LabeledCorpus;
 use crate::error::{Error, Result};
