@@ -9,7 +9,7 @@
 mod common;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use spamsort::scorer::ScorerFile;
+use spamsort::filter::scorer::ScorerFile;
 use spamsort::{SpamFilter, TrainParams};
 
 fn model_load(c: &mut Criterion) {

@@ -13,10 +13,12 @@
 //!
 //! [`SpamFilter`] ties the stages together and is what the model file ([`model_file`]) holds;
 //! it is also the one learner: the vocabulary and the models grow with every message learned,
-//! each once ([`learned`] keeps the record); [`scorer`] scores with one model straight from the file's bytes (the pipe filter's fast path),
-//! [`shared_filter`] serves the long-running front ends: the maildir [`daemon`] and the
-//! [`spamd`] protocol server. [`eval`] compares the models, cross-validated and online.
-//! [`dump`] writes a filter's whole learned state as text and rebuilds it exactly.
+//! each once ([`filter::learned`] keeps the record). The [`filter`] folder is the filter tier:
+//! [`filter::scorer`] scores with one model straight from the file's bytes (the pipe filter's
+//! fast path), [`filter::shared`] serves the long-running front ends (the maildir [`daemon`]
+//! and the [`spamd`] protocol server), [`filter::stamp`] inserts the X-Spam-* fields and
+//! [`filter::dump`] writes a filter's whole learned state as text and rebuilds it exactly.
+//! [`eval`] compares the models, cross-validated and online.
 //!
 //! ```
 //! use spamsort::{Tokenizer, TokenizerConfig};
@@ -28,19 +30,13 @@
 
 pub mod corpus;
 pub mod daemon;
-pub mod dump;
 pub mod error;
 pub mod eval;
 pub mod features;
-pub mod headers;
+pub mod filter;
 pub mod label;
-pub mod learned;
 pub mod model_file;
 pub mod models;
-mod packed;
-pub mod scorer;
-pub mod shared_filter;
-pub mod spam_filter;
 pub mod spamd;
 pub mod tokenize;
 
@@ -50,9 +46,9 @@ pub use features::{
     Dataset, FeatureConfig, FeatureId, FeatureRemap, PruneRule, SparseVector, Vocabulary,
     VocabularyParams, Weighting,
 };
-pub use label::{Label, SpamScore, Thresholds, Verdict};
-pub use spam_filter::{
+pub use filter::{
     Classification, DEFAULT_MAX_MODEL_BYTES, Explanation, LearnOutcome, PruneOutcome, SpamFilter,
     TrainParams, TrainingSummary,
 };
+pub use label::{Label, SpamScore, Thresholds, Verdict};
 pub use tokenize::{Token, Tokenized, Tokenizer, TokenizerConfig};

@@ -2,7 +2,7 @@
 //! removed, and the message passed through unchanged whenever classification is impossible.
 
 use crate::util::{TestDir, sample_files, spamsort, to_crlf, trained_model};
-use spamsort::headers::strip_owned_fields;
+use spamsort::filter::stamp::strip_owned_fields;
 use std::io::{BufRead, Read, Write};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -17,7 +17,7 @@ fn filter(model: &std::path::Path, input: &[u8]) -> assert_cmd::assert::Assert {
 }
 
 fn count_fields(out: &[u8], name: &str) -> usize {
-    let end = spamsort::headers::header_block_len(out);
+    let end = spamsort::filter::stamp::header_block_len(out);
     out[..end]
         .split(|&b| b == b'\n')
         .filter(|l| {

@@ -8,7 +8,7 @@
 use crate::util::{TestDir, copy_of_trained_model, sample_files, sigterm_and_wait, trained_model};
 use rand::{Rng, SeedableRng};
 use spamsort::daemon::CRASH_POINT_VAR;
-use spamsort::headers::add_spam_headers;
+use spamsort::filter::stamp::add_spam_headers;
 use spamsort::{SpamFilter, Verdict};
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};

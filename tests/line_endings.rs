@@ -7,7 +7,7 @@
 use crate::util::{TestDir, sigterm_and_wait, spamsort, to_crlf, trained_model};
 use rand::{Rng, SeedableRng};
 use spamsort::corpus::header_block::{field_name, lines};
-use spamsort::headers::strip_owned_fields;
+use spamsort::filter::stamp::strip_owned_fields;
 use spamsort::{Tokenizer, TokenizerConfig};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -18,7 +18,7 @@ pub const CR_ONLY_FORGED_FLAG: &[u8] = b"X-Spam-Flag: NO\rFrom: a@b\rSubject: s\
 
 /// How many header fields of `message` are named `name`.
 pub fn count_fields(message: &[u8], name: &str) -> usize {
-    let end = spamsort::headers::header_block_len(message);
+    let end = spamsort::filter::stamp::header_block_len(message);
     lines(&message[..end])
         .filter(|l| field_name(l).is_some_and(|n| n.eq_ignore_ascii_case(name.as_bytes())))
         .count()

@@ -153,12 +153,12 @@ proptest! {
         let path = t.write("model.spamsort", &bad);
         prop_assert!(spamsort::SpamFilter::load(&path).is_err());
         let message = b"Subject: cheap meds now\n\nmeeting notes\n";
-        let expected = spamsort::scorer::ScorerFile::open(crate::util::trained_model(), None)
+        let expected = spamsort::filter::scorer::ScorerFile::open(crate::util::trained_model(), None)
             .unwrap()
             .scorer()
             .unwrap()
             .classify(message);
-        if let Ok(file) = spamsort::scorer::ScorerFile::open(&path, None)
+        if let Ok(file) = spamsort::filter::scorer::ScorerFile::open(&path, None)
             && let Ok(scorer) = file.scorer()
         {
             prop_assert_eq!(scorer.classify(message), expected);

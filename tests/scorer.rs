@@ -3,8 +3,8 @@
 
 use crate::util::{sample_files, trained_model};
 use spamsort::SpamFilter;
+use spamsort::filter::scorer::ScorerFile;
 use spamsort::models::ModelKind;
-use spamsort::scorer::ScorerFile;
 
 #[test]
 fn scorer_agrees_with_the_loaded_filter_for_every_model() {

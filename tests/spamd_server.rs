@@ -6,9 +6,9 @@ use crate::util::{
     TestDir, copy_of_trained_model, loopback_buffer_bytes, sample_files, spamd_exchange,
     spamd_request as request, to_crlf, trained_model,
 };
-use spamsort::headers::add_spam_headers;
+use spamsort::filter::shared::SharedFilter;
+use spamsort::filter::stamp::add_spam_headers;
 use spamsort::models::ModelKind;
-use spamsort::shared_filter::SharedFilter;
 use spamsort::spamd::protocol::spamd_score;
 use spamsort::spamd::{Address, Server, ServerConfig, ServerHandle};
 use spamsort::{Label, SpamFilter, Verdict};
@@ -138,7 +138,7 @@ fn every_command_answers_like_the_filter() {
                     "CHECK" => assert!(body.is_empty()),
                     "PROCESS" => assert_eq!(body, marked),
                     "HEADERS" => {
-                        let end = spamsort::headers::header_block_len(&marked);
+                        let end = spamsort::filter::stamp::header_block_len(&marked);
                         assert_eq!(body, &marked[..end]);
                     }
                     "SYMBOLS" => {

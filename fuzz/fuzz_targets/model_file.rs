@@ -14,7 +14,7 @@ use libfuzzer_sys::fuzz_target;
 use spamsort::SpamFilter;
 use spamsort::model_file;
 use spamsort::models::ModelKind;
-use spamsort::scorer::ScorerFile;
+use spamsort::filter::scorer::ScorerFile;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 

@@ -6,7 +6,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use spamsort::corpus::header_block::{envelope_len, field_name, lines};
-use spamsort::headers::{
+use spamsort::filter::stamp::{
     Unmarkable, add_header_lines, add_header_lines_to_head, header_block_len, strip_owned_fields,
 };
 

@@ -4,9 +4,9 @@
 use super::config::Config;
 use anyhow::Context;
 use spamsort::Thresholds;
+use spamsort::filter::scorer::{Scorer, ScorerFile};
 use spamsort::model_file::UpdateLock;
 use spamsort::models::ModelKind;
-use spamsort::scorer::{Scorer, ScorerFile};
 use std::path::{Path, PathBuf};
 
 /// Where the model file lives.
@@ -40,12 +40,20 @@ impl ModelArgs {
 /// Takes the update lock of the model file at `path` (which every save needs), saying on
 /// stderr when it has to wait for another writer first.
 pub fn lock_model(path: &Path) -> anyhow::Result<UpdateLock> {
-    Ok(spamsort::model_file::lock_for_update_with(path, || {
+    Ok(spamsort::model_file::lock_for_update_with(
+        path,
+        waiting(path),
+    )?)
+}
+
+/// What to do when another writer holds the model file's update lock: say so on stderr.
+pub fn waiting(path: &Path) -> impl FnOnce() + '_ {
+    move || {
         eprintln!(
             "spamsort: waiting for another writer of {} to finish ...",
             path.display()
         )
-    })?)
+    }
 }
 
 /// Which model answers and where its verdict cut-offs lie.

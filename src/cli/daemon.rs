@@ -7,7 +7,7 @@ use super::config::Config;
 use super::logging;
 use super::signals::run_with_signals;
 use spamsort::daemon::{Daemon, DaemonConfig};
-use spamsort::shared_filter::SharedFilter;
+use spamsort::filter::shared::SharedFilter;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;

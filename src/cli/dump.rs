@@ -1,5 +1,5 @@
 //! `spamsort dump [OUTPUT]`: the model file's whole learned state as text (see
-//! [`spamsort::dump`]), to a file or stdout, for backup or inspection.
+//! [`spamsort::filter::dump`]), to a file or stdout, for backup or inspection.
 
 use super::ExitStatus;
 use super::args::ModelArgs;
@@ -29,7 +29,7 @@ pub fn run(args: DumpArgs) -> anyhow::Result<ExitStatus> {
             let mut tmp = tempfile::NamedTempFile::new_in(dir.unwrap_or(".".as_ref()))
                 .with_context(|| format!("creating a file beside {}", out.display()))?;
             let mut w = std::io::BufWriter::new(tmp.as_file_mut());
-            spamsort::dump::write_dump(&mut filter, &mut w)
+            spamsort::filter::dump::write_dump(&mut filter, &mut w)
                 .with_context(|| format!("writing {}", out.display()))?;
             drop(w);
             tmp.as_file()
@@ -40,7 +40,7 @@ pub fn run(args: DumpArgs) -> anyhow::Result<ExitStatus> {
         }
         None => {
             let mut w = std::io::BufWriter::new(std::io::stdout().lock());
-            spamsort::dump::write_dump(&mut filter, &mut w).context("writing the dump")?;
+            spamsort::filter::dump::write_dump(&mut filter, &mut w).context("writing the dump")?;
             w.flush().context("writing the dump")?;
         }
     }

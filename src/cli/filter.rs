@@ -11,8 +11,8 @@ use super::args::{ModelArgs, VerdictArgs, open_model};
 use super::config::Config;
 use super::{ExitStatus, input};
 use spamsort::Verdict;
-use spamsort::headers::{add_header_lines_to_head, add_spam_headers, spam_header_lines};
-use spamsort::scorer::Scorer;
+use spamsort::filter::scorer::Scorer;
+use spamsort::filter::stamp::{add_header_lines_to_head, add_spam_headers, spam_header_lines};
 use std::io::{Read, Write};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
@@ -97,7 +97,7 @@ fn copy_rest(from: &mut impl Read, to: &mut impl Write) -> anyhow::Result<()> {
 /// The model file and the verdict settings, or why they cannot be had.
 fn open(
     args: &FilterArgs,
-) -> Result<(spamsort::scorer::ScorerFile, super::args::Verdicts), String> {
+) -> Result<(spamsort::filter::scorer::ScorerFile, super::args::Verdicts), String> {
     let config = Config::load().map_err(|e| format!("{e:#}"))?;
     let verdicts = args
         .verdict

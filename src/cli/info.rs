@@ -65,7 +65,7 @@ pub fn run(args: InfoArgs) -> anyhow::Result<ExitStatus> {
     println!(
         "learned record:  {} messages (learn once; the newest {} are kept)",
         filter.learned().len(),
-        spamsort::learned::LearnedMessages::CAPACITY
+        spamsort::filter::learned::LearnedMessages::CAPACITY
     );
     let kinds: Vec<&str> = filter.model_kinds().iter().map(|k| k.name()).collect();
     println!("models:          {}", kinds.join(", "));

@@ -3,11 +3,12 @@
 //! created empty first (default settings), as `bogofilter -s` does. A lock file beside the model
 //! serializes concurrent runs, so two `learn`s never lose each other's updates.
 
-use super::args::{ModelArgs, lock_model};
+use super::args::{ModelArgs, waiting};
 use super::config::Config;
 use super::{ExitStatus, input};
 use anyhow::Context;
-use spamsort::{Label, LearnOutcome, SpamFilter, TrainParams, Verdict};
+use spamsort::filter::update::{IfMissing, update};
+use spamsort::{Label, LearnOutcome, Verdict};
 use std::path::PathBuf;
 
 /// Arguments of `spamsort learn`.
@@ -35,6 +36,16 @@ pub struct LearnArgs {
     model: ModelArgs,
 }
 
+/// How many messages one run changed, found already learned (or not learned, for
+/// `--unlearn`), skipped as already right, and whether any could not be read.
+#[derive(Debug, Default)]
+struct Counts {
+    changed: usize,
+    unchanged: usize,
+    skipped: usize,
+    failed: bool,
+}
+
 pub fn run(args: LearnArgs) -> anyhow::Result<ExitStatus> {
     let label = if args.spam { Label::Spam } else { Label::Ham };
     let config = Config::load()?;
@@ -48,48 +59,50 @@ pub fn run(args: LearnArgs) -> anyhow::Result<ExitStatus> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
-    let lock = lock_model(&path)?;
-    let mut filter = if path.exists() {
-        SpamFilter::load(&path)?
-    } else {
+    let updated = update(&path, IfMissing::StartEmpty, waiting(&path), |filter| {
+        let mut counts = Counts::default();
+        for item in &messages {
+            let Some(message) = input::readable(item, &mut counts.failed) else {
+                continue;
+            };
+            if args.unlearn {
+                match filter.unlearn(&message.bytes)? {
+                    Some(_) => counts.changed += 1,
+                    None => counts.unchanged += 1,
+                }
+                continue;
+            }
+            if args.if_wrong {
+                let verdict = filter.classify(&message.bytes).verdict;
+                let right = matches!(
+                    (verdict, label),
+                    (Verdict::Spam, Label::Spam) | (Verdict::Ham, Label::Ham)
+                );
+                if right {
+                    counts.skipped += 1;
+                    continue;
+                }
+            }
+            match filter.learn(&message.bytes, label)? {
+                LearnOutcome::AlreadyLearned => counts.unchanged += 1,
+                LearnOutcome::Learned | LearnOutcome::Relabeled => counts.changed += 1,
+            }
+        }
+        let changed = counts.changed > 0;
+        Ok((counts, changed))
+    })?;
+    if updated.created {
         eprintln!(
             "{}: no model file yet, starting an empty one",
             path.display()
         );
-        SpamFilter::empty(&TrainParams::default())?
-    };
-    let (mut changed, mut unchanged, mut skipped, mut failed) = (0, 0, 0, false);
-    for item in &messages {
-        let Some(message) = input::readable(item, &mut failed) else {
-            continue;
-        };
-        if args.unlearn {
-            match filter.unlearn(&message.bytes)? {
-                Some(_) => changed += 1,
-                None => unchanged += 1,
-            }
-            continue;
-        }
-        if args.if_wrong {
-            let verdict = filter.classify(&message.bytes).verdict;
-            let right = matches!(
-                (verdict, label),
-                (Verdict::Spam, Label::Spam) | (Verdict::Ham, Label::Ham)
-            );
-            if right {
-                skipped += 1;
-                continue;
-            }
-        }
-        match filter.learn(&message.bytes, label)? {
-            LearnOutcome::AlreadyLearned => unchanged += 1,
-            LearnOutcome::Learned | LearnOutcome::Relabeled => changed += 1,
-        }
     }
-    if changed > 0 || !path.exists() {
-        filter.save(&lock)?;
-    }
-    drop(lock);
+    let Counts {
+        changed,
+        unchanged,
+        skipped,
+        failed,
+    } = updated.answer;
     if args.unlearn {
         eprintln!(
             "unlearned {changed} message(s), {unchanged} not learned before -> {}",

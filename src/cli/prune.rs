@@ -3,9 +3,10 @@
 //! optionally sets the size past which every save prunes by itself.
 
 use super::ExitStatus;
-use super::args::{ModelArgs, lock_model};
+use super::args::{ModelArgs, waiting};
 use super::config::Config;
-use spamsort::{PruneRule, SpamFilter};
+use spamsort::PruneRule;
+use spamsort::filter::update::{IfMissing, update};
 
 /// Arguments of `spamsort prune`.
 #[derive(Debug, clap::Args)]
@@ -26,18 +27,21 @@ pub struct PruneArgs {
 
 pub fn run(args: PruneArgs) -> anyhow::Result<ExitStatus> {
     let path = args.model.path(&Config::load()?)?;
-    let lock = lock_model(&path)?;
-    let mut filter = SpamFilter::load(&path)?;
-    if let Some(bytes) = args.max_model_bytes {
-        filter.set_max_model_bytes(bytes);
-    }
     let rule = PruneRule {
         min_count: args.min_count,
         unseen_for: args.unseen_for,
     };
-    let outcome = filter.prune(rule);
-    filter.save(&lock)?;
-    drop(lock);
+    let updated = update(&path, IfMissing::Fail, waiting(&path), |filter| {
+        if let Some(bytes) = args.max_model_bytes {
+            filter.set_max_model_bytes(bytes);
+        }
+        // Always saved: the save is what prunes to the (maybe new) size limit.
+        Ok((filter.prune(rule), true))
+    })?;
+    let outcome = updated.answer;
+    let Some(filter) = updated.saved else {
+        anyhow::bail!("{}: the pruned model was not saved", path.display());
+    };
     // The save prunes further if the file would still be over its limit.
     let by_size = outcome.kept.saturating_sub(filter.vocabulary().len());
     eprintln!(

@@ -1,5 +1,5 @@
 //! `spamsort restore [INPUT] [--force]`: rebuilds a model file from a `spamsort dump` (see
-//! [`spamsort::dump`]), saved atomically under the model's update lock. An existing model file
+//! [`spamsort::filter::dump`]), saved atomically under the model's update lock. An existing model file
 //! is kept unless `--force` is given.
 
 use super::ExitStatus;
@@ -27,12 +27,12 @@ pub fn run(args: RestoreArgs) -> anyhow::Result<ExitStatus> {
         Some(input) => {
             let file = std::fs::File::open(&input)
                 .with_context(|| format!("opening {}", input.display()))?;
-            let filter = spamsort::dump::read_dump(&mut BufReader::new(file))
+            let filter = spamsort::filter::dump::read_dump(&mut BufReader::new(file))
                 .with_context(|| format!("reading {}", input.display()))?;
             (filter, input.display().to_string())
         }
         None => {
-            let filter = spamsort::dump::read_dump(&mut std::io::stdin().lock())
+            let filter = spamsort::filter::dump::read_dump(&mut std::io::stdin().lock())
                 .context("reading the dump on stdin")?;
             (filter, "stdin".to_owned())
         }

@@ -6,7 +6,7 @@ use super::args::ModelArgs;
 use super::config::Config;
 use super::logging;
 use super::signals::run_with_signals;
-use spamsort::shared_filter::SharedFilter;
+use spamsort::filter::shared::SharedFilter;
 use spamsort::spamd::{Address, Server, ServerConfig, raise_open_file_limit};
 use std::net::SocketAddr;
 use std::path::PathBuf;

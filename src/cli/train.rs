@@ -4,8 +4,8 @@
 use super::ExitStatus;
 use super::args::{LabeledMailArgs, ModelArgs, lock_model};
 use anyhow::Context;
+use spamsort::filter::ActiveModel;
 use spamsort::models::{ModelKind, ModelParams};
-use spamsort::spam_filter::ActiveModel;
 use spamsort::{Label, SpamFilter, TrainParams};
 use std::io::IsTerminal;
 use std::time::Instant;

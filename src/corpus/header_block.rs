@@ -1,6 +1,6 @@
 //! The one header-block scanner: where a raw message's lines end, where its header fields
 //! stop and where its body starts. Every reader and writer of header fields goes through it
-//! (the tokenizer, X-Spam-* stamping in `headers.rs`, the daemon, the spamd server), so they
+//! (the tokenizer, X-Spam-* stamping in `filter/stamp.rs`, the daemon, the spamd server), so they
 //! never disagree about a message.
 //!
 //! LF, CRLF and a lone CR each end a line. An mbox `From ` envelope line may open the message.

@@ -22,10 +22,10 @@ pub use moves::{Place, fingerprint};
 pub use recover::{Recovery, recover};
 
 use crate::corpus::MAX_MESSAGE_BYTES;
-use crate::headers::add_spam_headers;
+use crate::filter::Classification;
+use crate::filter::shared::SharedFilter;
+use crate::filter::stamp::add_spam_headers;
 use crate::label::{Label, Verdict};
-use crate::shared_filter::SharedFilter;
-use crate::spam_filter::Classification;
 use deliver::{Move, file_batch};
 use kept::KeptRecord;
 use layout::Layout;

@@ -5,7 +5,7 @@
 //! since mail programs rename files when they move them; renames within a folder (read flags,
 //! `new/` to `cur/`) are not moves.
 
-use crate::headers::strip_owned_fields;
+use crate::filter::stamp::strip_owned_fields;
 use crate::label::Label;
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hasher};

@@ -11,7 +11,7 @@
 use super::deliver::{CLASH_MARK, TMP_PREFIX};
 use super::layout::same_folder;
 use crate::corpus::maildir::MaildirName;
-use crate::headers::strip_owned_fields;
+use crate::filter::stamp::strip_owned_fields;
 use std::collections::HashMap;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};

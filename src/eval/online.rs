@@ -10,9 +10,9 @@
 
 use super::FoldResult;
 use crate::error::Result;
+use crate::filter::{ActiveModel, SpamFilter, TrainParams};
 use crate::label::Label;
 use crate::models::ModelParams;
-use crate::spam_filter::{ActiveModel, SpamFilter, TrainParams};
 use crate::tokenize::{Token, TokenizerConfig};
 use rayon::prelude::*;
 use std::time::Instant;

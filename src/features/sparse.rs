@@ -1,7 +1,7 @@
 //! Sparse vectors: strictly increasing feature ids with their values.
 
 use super::FeatureId;
-use crate::packed::Elements;
+use crate::model_file::packed::Elements;
 
 /// A sparse row. Invariant: `ids` strictly increasing, `ids.len() == values.len()`.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -9,7 +9,7 @@
 
 use super::{FeatureRemap, SparseVector};
 use crate::label::Label;
-use crate::packed::{Elements, Packed};
+use crate::model_file::packed::{Elements, Packed};
 use crate::tokenize::Token;
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use serde::{Deserialize, Serialize};
@@ -42,22 +42,22 @@ impl Default for VocabularyParams {
 pub struct Vocabulary {
     #[serde(with = "serde_bytes")]
     blob: Vec<u8>,
-    #[serde(with = "crate::packed::u32s")]
+    #[serde(with = "crate::model_file::packed::u32s")]
     ends: Vec<u32>,
     /// Open-addressing hash table of ids (`EMPTY` marks a free slot), a power of two at least
     /// twice the token count; keyed by SipHash-1-3 with a fixed key, a specified algorithm, so
     /// a file reads the same in every build. The three lookup arrays come first, so a scorer
     /// can borrow them from a model file without decoding the rest.
-    #[serde(with = "crate::packed::u32s")]
+    #[serde(with = "crate::model_file::packed::u32s")]
     table: Vec<u32>,
-    #[serde(with = "crate::packed::u32s")]
+    #[serde(with = "crate::model_file::packed::u32s")]
     df_ham: Vec<u32>,
-    #[serde(with = "crate::packed::u32s")]
+    #[serde(with = "crate::model_file::packed::u32s")]
     df_spam: Vec<u32>,
     docs: [u32; 2],
     /// Per token, the number (on `clock`) of the last message learned that contained it: what
     /// pruning's "not seen in the last N messages" reads.
-    #[serde(with = "crate::packed::u32s")]
+    #[serde(with = "crate::model_file::packed::u32s")]
     last_seen: Vec<u32>,
     /// Messages learned so far, training included (unlearning does not turn it back); the
     /// newest message is number `clock`.

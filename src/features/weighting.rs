@@ -1,7 +1,7 @@
 //! Feature weighting: how a message's token counts become the values a model sees.
 
 use super::{Dataset, FeatureRemap, SparseVector};
-use crate::packed::{Elements, Packed};
+use crate::model_file::packed::{Elements, Packed};
 use serde::{Deserialize, Serialize};
 
 /// Per-feature value from the token's count `tf` in the message.
@@ -70,7 +70,7 @@ impl FeatureConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FeatureTransform {
     config: FeatureConfig,
-    #[serde(with = "crate::packed::f64s")]
+    #[serde(with = "crate::model_file::packed::f64s")]
     idf: Vec<f64>,
 }
 

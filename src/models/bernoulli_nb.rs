@@ -54,15 +54,15 @@ impl Default for BernoulliNbParams {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BernoulliNb {
     /// The log-odds as a linear function of presence, cached from the counts. First, so a
-    /// scorer can read it without decoding the rest (see `crate::scorer`).
+    /// scorer can read it without decoding the rest (see `crate::filter::scorer`).
     function: LinearFunction,
     alpha: f64,
     /// Messages per class, ham first.
     class_counts: [f64; 2],
     /// n_jy: per class (ham, spam), messages containing each feature.
-    #[serde(with = "crate::packed::f64s")]
+    #[serde(with = "crate::model_file::packed::f64s")]
     df_ham: Vec<f64>,
-    #[serde(with = "crate::packed::f64s")]
+    #[serde(with = "crate::model_file::packed::f64s")]
     df_spam: Vec<f64>,
     /// 1 for the modeled (selected) features; others weigh 0.
     #[serde(with = "serde_bytes")]

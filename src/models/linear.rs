@@ -6,7 +6,7 @@
 use crate::features::{
     FeatureConfig, FeatureId, FeatureRemap, FeatureTransform, FeatureTransformView, SparseVector,
 };
-use crate::packed::{Elements, Packed};
+use crate::model_file::packed::{Elements, Packed};
 use serde::{Deserialize, Serialize};
 
 /// A linear decision function. Features beyond `weights` (added to the vocabulary later) weigh 0.
@@ -15,7 +15,7 @@ pub struct LinearFunction {
     /// How counts become the model's input.
     pub transform: FeatureTransform,
     /// One weight per feature.
-    #[serde(with = "crate::packed::f64s")]
+    #[serde(with = "crate::model_file::packed::f64s")]
     pub weights: Vec<f64>,
     /// The constant term.
     pub bias: f64,

@@ -58,7 +58,7 @@ impl Default for LinearSvmParams {
 /// A fitted linear SVM: its decision value is the margin w . x + b.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LinearSvm {
-    /// First, so a scorer can read it without decoding the rest (see `crate::scorer`).
+    /// First, so a scorer can read it without decoding the rest (see `crate::filter::scorer`).
     function: LinearFunction,
     c: f64,
 }

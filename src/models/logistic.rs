@@ -63,7 +63,7 @@ impl Default for LogisticRegressionParams {
 /// A fitted logistic regression: its decision value is the log-odds w . x + b.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LogisticRegression {
-    /// First, so a scorer can read it without decoding the rest (see `crate::scorer`).
+    /// First, so a scorer can read it without decoding the rest (see `crate::filter::scorer`).
     function: LinearFunction,
     online_rate: f64,
 }

@@ -59,15 +59,15 @@ impl Default for MultinomialNbParams {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MultinomialNb {
     /// The log-odds as a linear function of the features, cached from the counts. First, so a
-    /// scorer can read it without decoding the rest (see `crate::scorer`).
+    /// scorer can read it without decoding the rest (see `crate::filter::scorer`).
     function: LinearFunction,
     alpha: f64,
     variant: NbVariant,
     class_counts: [f64; 2],
     /// c_ky per class (ham, spam).
-    #[serde(with = "crate::packed::f64s")]
+    #[serde(with = "crate::model_file::packed::f64s")]
     counts_ham: Vec<f64>,
-    #[serde(with = "crate::packed::f64s")]
+    #[serde(with = "crate::model_file::packed::f64s")]
     counts_spam: Vec<f64>,
     /// c_y = sum_k c_ky per class (ham, spam), kept as the counts change.
     totals: [f64; 2],

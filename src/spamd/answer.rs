@@ -8,9 +8,9 @@ use super::protocol::{
     symbol,
 };
 use super::server::ServerConfig;
-use crate::headers::{add_spam_headers, header_block_len};
+use crate::filter::shared::SharedFilter;
+use crate::filter::stamp::{add_spam_headers, header_block_len};
 use crate::label::{Label, Verdict};
-use crate::shared_filter::SharedFilter;
 
 /// What the workers share.
 pub(super) struct Context {

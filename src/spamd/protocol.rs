@@ -3,8 +3,8 @@
 //! score scale. No I/O policy lives here (see `server.rs`); everything is a pure function of
 //! bytes, which is what the fuzz target and the unit tests drive.
 
+use crate::filter::Classification;
 use crate::label::{Label, Thresholds};
-use crate::spam_filter::Classification;
 use std::io::BufRead;
 
 /// The protocol version this server speaks.

@@ -20,7 +20,7 @@
 
 use super::answer::{self, Context};
 use super::reactor::{Done, Job, Limits, Listener, Reactor, WAKER};
-use crate::shared_filter::SharedFilter;
+use crate::filter::shared::SharedFilter;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};

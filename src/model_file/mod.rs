@@ -46,7 +46,7 @@
 //!   positions in that order), the packed `u32` end offset of each token, the packed `u32`
 //!   open-addressing hash table of ids (`u32::MAX` is a free slot), the packed `u32` document
 //!   frequencies per class (ham, then spam), and the message count per class (`[u32; 2]`);
-//!   then the record of learned messages (`LearnedMessages`, see `crate::learned`) and the
+//!   then the record of learned messages (`LearnedMessages`, see `crate::filter::learned`) and the
 //!   number of features the batch fit saw (`u64`).
 //! - a model (`TrainedModel`): its calibration (`Calibration`: slope and offset, two `f64`),
 //!   then the model (`AnyModel`: variant index in `ModelKind` order, then the model's struct),
@@ -70,6 +70,8 @@
 //! huge allocation. Saving is atomic and happens under the model's [`UpdateLock`]: a temporary
 //! file in the same directory, fsync, rename, fsync of the directory; a crash leaves the old
 //! file or the new one, never a mix, and the next save removes the temporary file a crash left.
+
+pub(crate) mod packed;
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};

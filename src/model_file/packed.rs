@@ -14,7 +14,7 @@ macro_rules! packed {
             const SIZE: usize = std::mem::size_of::<$t>();
 
             /// Writes the elements as one byte string (as a list of numbers in a
-            /// human-readable format such as the JSON of `crate::dump`).
+            /// human-readable format such as the JSON of `crate::filter::dump`).
             pub fn serialize<S: Serializer>(values: &[$t], s: S) -> Result<S::Ok, S::Error> {
                 if s.is_human_readable() {
                     return s.collect_seq(values);

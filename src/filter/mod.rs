@@ -3,23 +3,36 @@
 //! what the model file holds, what every front end asks for verdicts, and the one learner every
 //! path uses (`learn`, spamd TELL, the daemon, `eval --online`), so they can never disagree
 //! about a message.
+//!
+//! The folder is the filter tier: `layout.rs` says how the filter lies in its model file
+//! (loading and saving), [`scorer`] scores with one model straight from the file's
+//! bytes (the pipe filter's fast path), [`shared`] is the filter shared by the long-running
+//! front ends, [`stamp`] inserts the X-Spam-* fields, [`learned`] keeps the record of learned
+//! messages, [`dump`] writes the whole learned state as text and rebuilds it, and [`update`]
+//! is the one way a model file changes in place.
+
+pub mod dump;
+mod layout;
+pub mod learned;
+pub mod scorer;
+pub mod shared;
+pub mod stamp;
+pub mod update;
 
 use crate::corpus::LabeledCorpus;
 use crate::error::{Error, Result};
 use crate::features::{
     Dataset, FeatureId, FeatureRemap, PruneRule, SparseVector, TokenTable, Vocabulary,
-    VocabularyParams, VocabularyView,
+    VocabularyParams,
 };
 use crate::label::{Label, SpamScore, Thresholds, Verdict};
-use crate::learned::{LearnedAs, LearnedMessages, digest};
-use crate::model_file::{self, ModelFileError, ModelFileReader};
+use crate::model_file::packed::Elements;
 use crate::models::auc::auc;
 use crate::models::{Calibration, Classifier, FoldDecisions, ModelKind, ModelParams, TrainedModel};
-use crate::packed::Elements;
 use crate::tokenize::{Token, Tokenized, Tokenizer, TokenizerConfig};
+use learned::{LearnedAs, LearnedMessages, digest};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use std::path::Path;
 
 /// How to train a filter.
 #[derive(Debug, Clone, PartialEq)]
@@ -156,15 +169,6 @@ fn now_utc() -> u64 {
 /// SpamAssassin corpus (about 7 MB), so pruning by size is for models fed for years.
 pub const DEFAULT_MAX_MODEL_BYTES: u64 = 32 << 20;
 
-/// A save that finds the file over its limit prunes to this share of the tokens the limit
-/// allows, so that it does not prune again at the next few messages learned.
-const PRUNE_HEADROOM: f64 = 0.9;
-
-/// Most rounds of pruning one save does: each shrinks the tokens in proportion to the
-/// excess; a file whose fixed part (settings, record of learned messages) alone is over the
-/// limit stops when no token is left.
-const MAX_PRUNE_ROUNDS: usize = 16;
-
 /// What a pruning did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PruneOutcome {
@@ -226,74 +230,10 @@ impl Explanation {
     }
 }
 
-/// Section 0 of a model file, as written.
-#[derive(Serialize)]
-struct HeadRef<'a> {
-    tokenizer: &'a TokenizerConfig,
-    active: ModelKind,
-    thresholds: Thresholds,
-    summary: &'a TrainingSummary,
-    /// The model in each following section, in order.
-    kinds: Vec<ModelKind>,
-    /// Then, so a scorer can borrow its lookup arrays (see `crate::scorer`) and stop there.
-    vocabulary: &'a Vocabulary,
-    learned: &'a LearnedMessages,
-    trained_features: u64,
-    max_model_bytes: u64,
-}
-
-/// Section 0 of a model file, as read.
-#[derive(Deserialize)]
-struct Head {
-    tokenizer: TokenizerConfig,
-    active: ModelKind,
-    thresholds: Thresholds,
-    summary: TrainingSummary,
-    kinds: Vec<ModelKind>,
-    vocabulary: Vocabulary,
-    learned: LearnedMessages,
-    trained_features: u64,
-    max_model_bytes: u64,
-}
-
-/// Section 0 of a model file, as a scorer reads it: the vocabulary's lookup arrays borrowed,
-/// its document frequencies not read at all.
-#[derive(Deserialize)]
-pub(crate) struct HeadView<'a> {
-    pub tokenizer: TokenizerConfig,
-    pub active: ModelKind,
-    pub thresholds: Thresholds,
-    pub summary: TrainingSummary,
-    pub kinds: Vec<ModelKind>,
-    #[serde(borrow)]
-    pub vocabulary: VocabularyView<'a>,
-}
-
-/// Checks that the head's model list matches the file's sections.
-pub(crate) fn check_directory(
-    path: &Path,
-    sections: usize,
-    kinds: &[ModelKind],
-    active: ModelKind,
-) -> std::result::Result<(), ModelFileError> {
-    if sections == kinds.len() + 1 && kinds.contains(&active) {
-        Ok(())
-    } else {
-        Err(ModelFileError::invalid(
-            path,
-            "the model directory does not match its sections",
-        ))
-    }
-}
-
-pub(crate) fn wrong_model(path: &Path) -> ModelFileError {
-    ModelFileError::invalid(path, "a model section holds the wrong model")
-}
-
 /// A trained filter: the unit that is saved, loaded and asked for verdicts.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SpamFilter {
-    // Crate-visible for `crate::dump`, which writes and rebuilds every field.
+    // Crate-visible for `crate::filter::dump`, which writes and rebuilds every field.
     pub(crate) tokenizer: TokenizerConfig,
     pub(crate) vocabulary: Vocabulary,
     pub(crate) models: Vec<TrainedModel>,
@@ -675,82 +615,6 @@ impl SpamFilter {
     /// The model whose verdicts count.
     pub fn active(&self) -> ModelKind {
         self.active
-    }
-
-    /// Loads a filter saved by [`SpamFilter::save`], every model in it, checking it before it
-    /// is trusted. (Scoring alone needs much less: see [`crate::scorer::ScorerFile`].)
-    pub fn load(path: &Path) -> std::result::Result<SpamFilter, ModelFileError> {
-        let reader = ModelFileReader::open(path)?;
-        let head: Head = reader.read(0)?;
-        head.vocabulary
-            .validate()
-            .map_err(|reason| ModelFileError::invalid(path, reason))?;
-        check_directory(path, reader.sections(), &head.kinds, head.active)?;
-        let mut models = Vec::with_capacity(head.kinds.len());
-        for (i, kind) in head.kinds.iter().enumerate() {
-            let model: TrainedModel = reader.read(i + 1)?;
-            if model.model.kind() != *kind {
-                return Err(wrong_model(path));
-            }
-            models.push(model);
-        }
-        Ok(SpamFilter {
-            tokenizer: head.tokenizer,
-            vocabulary: head.vocabulary,
-            models,
-            active: head.active,
-            thresholds: head.thresholds,
-            summary: head.summary,
-            learned: head.learned,
-            trained_features: head.trained_features,
-            max_model_bytes: head.max_model_bytes,
-        })
-    }
-
-    /// Saves the filter atomically to the model file whose update lock is held: one section for
-    /// the settings, vocabulary and record of learned messages, one per model (see
-    /// [`model_file::save_bytes`]). Each model's cached decision function is brought up to
-    /// date first, so the file's scorer agrees with this filter. A file that would be larger
-    /// than [`SpamFilter::max_model_bytes`] is pruned first: the least useful tokens go (see
-    /// [`Vocabulary::keep_most_useful`]) until it is under the limit with some room, or no
-    /// token is left (the settings and the record of learned messages are never pruned).
-    pub fn save(
-        &mut self,
-        lock: &model_file::UpdateLock,
-    ) -> std::result::Result<(), ModelFileError> {
-        let mut bytes = self.encode();
-        for _ in 0..MAX_PRUNE_ROUNDS {
-            let size = bytes.len() as u64;
-            if size <= self.max_model_bytes || self.vocabulary.is_empty() {
-                break;
-            }
-            let tokens = self.vocabulary.len();
-            let allowed = tokens as f64 * self.max_model_bytes as f64 / size as f64;
-            self.prune_to(((allowed * PRUNE_HEADROOM) as usize).min(tokens - 1));
-            bytes = self.encode();
-        }
-        model_file::save_bytes(&bytes, lock)
-    }
-
-    /// The model file's bytes, the models' cached functions refreshed first.
-    fn encode(&mut self) -> Vec<u8> {
-        for m in &mut self.models {
-            m.model.refresh();
-        }
-        let head = HeadRef {
-            tokenizer: &self.tokenizer,
-            vocabulary: &self.vocabulary,
-            learned: &self.learned,
-            trained_features: self.trained_features,
-            max_model_bytes: self.max_model_bytes,
-            active: self.active,
-            thresholds: self.thresholds,
-            summary: &self.summary,
-            kinds: self.model_kinds(),
-        };
-        let mut sections = vec![model_file::encode_section(&head)];
-        sections.extend(self.models.iter().map(model_file::encode_section));
-        model_file::encode_sections(&sections)
     }
 
     /// The tokenizer settings used in training.

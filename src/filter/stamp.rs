@@ -9,8 +9,8 @@
 //! is decided by the one scanner in [`crate::corpus::header_block`].
 
 use crate::corpus::header_block::{self, HeaderBlock, field_name, is_continuation};
+use crate::filter::Classification;
 use crate::label::Verdict;
-use crate::spam_filter::Classification;
 
 /// Header fields spamsort owns: removed from incoming mail before its own are added.
 pub const OWNED_FIELDS: [&str; 3] = ["x-spam-flag", "x-spam-status", "x-spam-level"];

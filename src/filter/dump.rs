@@ -34,10 +34,10 @@
 //! The sections come in this order. [`read_dump`] refuses anything else with the line number.
 
 use crate::features::Vocabulary;
+use crate::filter::learned::{LearnedAs, LearnedMessages};
+use crate::filter::{SpamFilter, TrainingSummary};
 use crate::label::{Label, Thresholds};
-use crate::learned::{LearnedAs, LearnedMessages};
 use crate::models::{ModelKind, TrainedModel};
-use crate::spam_filter::{SpamFilter, TrainingSummary};
 use crate::tokenize::TokenizerConfig;
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, Write};
@@ -298,7 +298,7 @@ fn count(field: &str) -> Result<u32, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spam_filter::TrainParams;
+    use crate::filter::TrainParams;
 
     /// An empty filter that learned two messages, with tokens that need escaping put in its
     /// vocabulary.

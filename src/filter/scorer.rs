@@ -13,13 +13,12 @@
 //! but whose contents are malformed gives wrong scores at worst, never a panic; the full
 //! [`SpamFilter::load`](crate::SpamFilter::load) validates everything.
 
+use super::layout::{HeadView, check_directory, wrong_model};
 use crate::features::{SparseVector, VocabularyView};
+use crate::filter::{Classification, Explanation, count_vector};
 use crate::label::{Label, Thresholds};
 use crate::model_file::{self, ModelFileError, ModelFileReader};
 use crate::models::{Calibration, LinearFunctionView, ModelKind, TrainedModelView};
-use crate::spam_filter::{
-    Classification, Explanation, HeadView, check_directory, count_vector, wrong_model,
-};
 use crate::tokenize::TokenizerConfig;
 use std::path::Path;
 

@@ -3,10 +3,11 @@
 //! reloading (on SIGHUP, after `train` or `learn` replaced the file) and learning swap in a new
 //! filter without stopping them.
 
+use super::update::{IfMissing, update};
+use super::{LearnOutcome, SpamFilter};
 use crate::error::Result;
 use crate::label::Label;
-use crate::model_file::{self, ModelFileError};
-use crate::spam_filter::{LearnOutcome, SpamFilter};
+use crate::model_file::ModelFileError;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
@@ -48,9 +49,9 @@ impl SharedFilter {
     }
 
     /// Learns one message once (see [`SpamFilter::learn`]) and saves the model file
-    /// atomically, as `spamsort learn` does: under the file's
-    /// [`UpdateLock`](model_file::UpdateLock), starting from the file as it is on disk, so no
-    /// update by another writer is lost. A message already learned with this label saves
+    /// atomically through [`update`], as `spamsort learn` does: under the file's
+    /// [`UpdateLock`](crate::model_file::UpdateLock), starting from the file as it is on disk,
+    /// so no update by another writer is lost. A message already learned with this label saves
     /// nothing.
     pub fn learn(&self, raw: &[u8], label: Label) -> Result<LearnOutcome> {
         self.update(|filter| {
@@ -68,17 +69,14 @@ impl SharedFilter {
         })
     }
 
-    /// Under the update lock: loads the file, changes the filter, and if `change` says it
-    /// changed, saves and swaps it in.
+    /// Changes the model file through [`update`] (a missing file is an error), then swaps the
+    /// saved filter in.
     fn update<T>(&self, change: impl FnOnce(&mut SpamFilter) -> Result<(T, bool)>) -> Result<T> {
-        let lock = model_file::lock_for_update(&self.path)?;
-        let mut filter = SpamFilter::load(&self.path)?;
-        let (answer, changed) = change(&mut filter)?;
-        if changed {
-            filter.save(&lock)?;
+        let updated = update(&self.path, IfMissing::Fail, || {}, change)?;
+        if let Some(filter) = updated.saved {
             self.swap(filter);
         }
-        Ok(answer)
+        Ok(updated.answer)
     }
 
     fn swap(&self, filter: SpamFilter) {

@@ -1,0 +1,101 @@
+//! [`update`]: the one way a model file changes in place (lock, load, change, save), used by
+//! `spamsort learn` and `prune`, spamd TELL and the daemon's learning from moves, so no writer
+//! can lose another's update.
+
+use super::{SpamFilter, TrainParams};
+use crate::error::Result;
+use crate::model_file;
+use std::path::Path;
+
+/// What [`update`] does when the model file does not exist.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IfMissing {
+    /// Start from an empty filter with default settings ([`SpamFilter::empty`]) and save it,
+    /// as `spamsort learn` does (and `bogofilter -s` on an empty database).
+    StartEmpty,
+    /// Fail with the load error (a long-running front end must not replace its model with an
+    /// empty one because the file went away).
+    Fail,
+}
+
+/// What [`update`] did.
+#[derive(Debug)]
+pub struct Updated<T> {
+    /// What the change returned.
+    pub answer: T,
+    /// The model file did not exist and was started empty ([`IfMissing::StartEmpty`]).
+    pub created: bool,
+    /// The filter as saved (after any pruning the save did), or `None` if nothing changed and
+    /// nothing was saved.
+    pub saved: Option<SpamFilter>,
+}
+
+/// Changes the model file at `path`: takes its [`UpdateLock`](model_file::UpdateLock)
+/// (calling `waiting` once if another writer holds it), loads the file as it is on disk (or,
+/// if it does not exist, what `if_missing` says), applies `change`, and saves atomically if
+/// `change` says it changed something or the file was just created. `change` returns its
+/// answer and whether it changed the filter. On any error the file on disk is left as it was.
+pub fn update<T>(
+    path: &Path,
+    if_missing: IfMissing,
+    waiting: impl FnOnce(),
+    change: impl FnOnce(&mut SpamFilter) -> Result<(T, bool)>,
+) -> Result<Updated<T>> {
+    let lock = model_file::lock_for_update_with(path, waiting)?;
+    // Checked under the lock, so a file another writer creates meanwhile is loaded, not lost.
+    let created = if_missing == IfMissing::StartEmpty && !path.exists();
+    let mut filter = if created {
+        SpamFilter::empty(&TrainParams::default())?
+    } else {
+        SpamFilter::load(path)?
+    };
+    let (answer, changed) = change(&mut filter)?;
+    let saved = if changed || created {
+        filter.save(&lock)?;
+        Some(filter)
+    } else {
+        None
+    };
+    Ok(Updated {
+        answer,
+        created,
+        saved,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::label::Label;
+
+    const SPAM: &[u8] = b"Subject: cheap meds\r\n\r\nbuy cheap meds now\r\n";
+
+    #[test]
+    fn a_missing_file_fails_without_being_created_unless_asked_to_start_empty() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.spamsort");
+        let err = update(&path, IfMissing::Fail, || {}, |_| Ok(((), true)));
+        assert!(err.is_err());
+        assert!(!path.exists());
+        let updated = update(&path, IfMissing::StartEmpty, || {}, |_| Ok(((), false))).unwrap();
+        assert!(updated.created && updated.saved.is_some());
+        assert!(SpamFilter::load(&path).is_ok());
+    }
+
+    #[test]
+    fn an_update_that_changes_nothing_leaves_the_file_untouched() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.spamsort");
+        let learn = |f: &mut SpamFilter| {
+            let outcome = f.learn(SPAM, Label::Spam)?;
+            Ok((outcome, outcome != crate::LearnOutcome::AlreadyLearned))
+        };
+        let first = update(&path, IfMissing::StartEmpty, || {}, learn).unwrap();
+        assert!(first.saved.is_some());
+        let before = std::fs::read(&path).unwrap();
+        let again = update(&path, IfMissing::Fail, || {}, learn).unwrap();
+        assert_eq!(again.answer, crate::LearnOutcome::AlreadyLearned);
+        assert!(!again.created && again.saved.is_none());
+        assert_eq!(std::fs::read(&path).unwrap(), before);
+    }
+}
