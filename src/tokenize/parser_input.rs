@@ -116,16 +116,9 @@ fn boundary_declarations(line: &[u8]) -> usize {
         .count()
 }
 
-/// A boundary line (`--...`) or a header field (a name of visible characters, then `:`).
+/// A boundary line (`--...`) or a header field (as the header-block scanner reads one).
 fn is_structure(line: &[u8]) -> bool {
-    if line.starts_with(b"--") {
-        return true;
-    }
-    let name_end = line
-        .iter()
-        .position(|&b| !(b.is_ascii_graphic() && b != b':'))
-        .unwrap_or(line.len());
-    name_end > 0 && line.get(name_end) == Some(&b':')
+    line.starts_with(b"--") || header_block::field_name(line).is_some()
 }
 
 #[cfg(test)]
