@@ -20,8 +20,8 @@ pub enum Error {
     /// A setting is out of range or inconsistent.
     #[error("invalid configuration: {0}")]
     Config(String),
-    /// Some other I/O failed on a named path.
-    #[error("{path}: {source}")]
+    /// Some other I/O failed on a named path (the failure is the [`source`](std::error::Error::source)).
+    #[error("{path}")]
     Io {
         /// The file or directory involved.
         path: PathBuf,
@@ -32,3 +32,42 @@ pub enum Error {
 
 /// `Result` with the library's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Shows an error and each of its causes once, `outer: inner: innermost`, as anyhow's `{:#}`
+/// does. This crate's errors keep their cause in [`source`](std::error::Error::source), not
+/// in their own text, so a log line or message built with plain `{}` would drop it: write
+/// `ErrorChain(&e)` there instead.
+pub struct ErrorChain<'a>(pub &'a (dyn std::error::Error + 'static));
+
+impl std::fmt::Display for ErrorChain<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)?;
+        let mut cause = self.0.source();
+        while let Some(e) = cause {
+            write!(f, ": {e}")?;
+            cause = e.source();
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn io_error_shows_its_cause_once_in_the_chain() {
+        let e = Error::Io {
+            path: "/no/such".into(),
+            source: std::io::Error::from(std::io::ErrorKind::NotFound),
+        };
+        let shown = ErrorChain(&e).to_string();
+        assert_eq!(
+            shown,
+            format!(
+                "/no/such: {}",
+                std::io::Error::from(std::io::ErrorKind::NotFound)
+            )
+        );
+    }
+}

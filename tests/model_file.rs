@@ -94,7 +94,7 @@ fn foreign_and_other_version_files() {
     let err = model_file::decode::<Payload>(&newer, "m".as_ref()).unwrap_err();
     assert!(err.to_string().contains("version 99"), "{err}");
     let missing = model_file::load::<Payload>(&t.path().join("absent.bin")).unwrap_err();
-    assert!(matches!(missing, ModelFileError::Io { .. }));
+    assert!(matches!(missing, ModelFileError::Missing { .. }));
 }
 
 #[test]

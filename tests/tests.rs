@@ -4,6 +4,7 @@ mod util;
 
 mod bounded_cost;
 mod cli_commands;
+mod cli_errors;
 mod cli_eval;
 mod cli_filter;
 mod cli_serve;

@@ -165,7 +165,7 @@ impl LabeledMailArgs {
             skipped += 1;
             eprintln!(
                 "spamsort: skipped: {}",
-                super::terminal::escape_for_terminal(&e.to_string())
+                super::terminal::escape_for_terminal(&spamsort::error::ErrorChain(e).to_string())
             );
         })
         .context("reading the labeled mail")?;

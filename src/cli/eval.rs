@@ -186,7 +186,7 @@ fn online_corpus(
     let corpus = LabeledCorpus::read_trec(index, |e| {
         eprintln!(
             "spamsort: skipped: {}",
-            super::terminal::escape_for_terminal(&e.to_string())
+            super::terminal::escape_for_terminal(&spamsort::error::ErrorChain(e).to_string())
         )
     })
     .with_context(|| format!("reading the TREC index {}", index.display()))?;

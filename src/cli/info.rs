@@ -3,7 +3,9 @@
 use super::ExitStatus;
 use super::args::ModelArgs;
 use anyhow::Context;
+use spamsort::model_file::ModelFileError;
 use spamsort::{Label, SpamFilter};
+use std::io::Write;
 
 /// Arguments of `spamsort info`.
 #[derive(Debug, clap::Args)]
@@ -37,40 +39,75 @@ fn utc(seconds: Option<u64>) -> String {
 }
 
 pub fn run(args: InfoArgs) -> anyhow::Result<ExitStatus> {
+    // Written with `?`, not println!: a closed pipe (`spamsort info | true`) is success.
     let path = args.model.path(&super::config::Config::load()?)?;
-    let filter = SpamFilter::load(&path)?;
-    let size = std::fs::metadata(&path)
-        .with_context(|| format!("reading the size of {}", path.display()))?
-        .len();
+    let mut out = std::io::stdout().lock();
+    let filter = match SpamFilter::load(&path) {
+        Ok(filter) => filter,
+        // A file of another version is still worth naming: say which version it is.
+        Err(e @ ModelFileError::OtherVersion { found, .. }) => {
+            writeln!(out, "model file:      {}", path.display())?;
+            writeln!(
+                out,
+                "format version:  {found} (this spamsort reads {})",
+                spamsort::model_file::FORMAT_VERSION
+            )?;
+            return Err(e.into());
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let meta = std::fs::metadata(&path)
+        .with_context(|| format!("reading the size of {}", path.display()))?;
+    let size = meta.len();
+    let modified = meta
+        .modified()
+        .ok()
+        .and_then(|m| m.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_secs());
     let s = filter.summary();
     let t = filter.thresholds();
-    println!("model file:      {}", path.display());
-    println!("format version:  {}", spamsort::model_file::FORMAT_VERSION);
-    println!(
+    writeln!(out, "model file:      {}", path.display())?;
+    // The loader reads only its own version, so this is the file's version as well.
+    writeln!(
+        out,
+        "format version:  {}",
+        spamsort::model_file::FORMAT_VERSION
+    )?;
+    writeln!(
+        out,
         "file size:       {size} bytes (pruned past {} bytes)",
         filter.max_model_bytes()
-    );
-    println!(
+    )?;
+    writeln!(
+        out,
         "messages:        {} spam, {} ham (trained and learned)",
         s.messages[Label::Spam.index()],
         s.messages[Label::Ham.index()]
-    );
-    println!("trained at:      {}", utc(s.trained_at));
-    println!("last learned at: {}", utc(s.learned_at));
-    println!(
+    )?;
+    writeln!(out, "trained at:      {}", utc(s.trained_at))?;
+    writeln!(out, "last learned at: {}", utc(s.learned_at))?;
+    writeln!(out, "file modified:   {}", utc(modified))?;
+    writeln!(
+        out,
         "tokens seen:     {} ({} parser fallbacks, {} truncated)",
         s.tokens, s.fallbacks, s.truncated
-    );
-    println!("vocabulary:      {} tokens", filter.vocabulary().len());
-    println!(
+    )?;
+    writeln!(out, "vocabulary:      {} tokens", filter.vocabulary().len())?;
+    writeln!(
+        out,
         "learned record:  {} messages (learn once; the newest {} are kept)",
         filter.learned().len(),
         spamsort::filter::learned::LearnedMessages::CAPACITY
-    );
+    )?;
     let kinds: Vec<&str> = filter.model_kinds().iter().map(|k| k.name()).collect();
-    println!("models:          {}", kinds.join(", "));
-    println!("active model:    {}", filter.active());
-    println!("thresholds:      spam >= {}, ham < {}", t.spam(), t.ham());
+    writeln!(out, "models:          {}", kinds.join(", "))?;
+    writeln!(out, "active model:    {}", filter.active())?;
+    writeln!(
+        out,
+        "thresholds:      spam >= {}, ham < {}",
+        t.spam(),
+        t.ham()
+    )?;
     Ok(ExitStatus::Success)
 }
 

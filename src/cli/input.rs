@@ -88,7 +88,7 @@ pub fn readable<'m>(
         Err(e) => {
             eprintln!(
                 "spamsort: {}",
-                super::terminal::escape_for_terminal(&e.to_string())
+                super::terminal::escape_for_terminal(&spamsort::error::ErrorChain(e).to_string())
             );
             *failed = true;
             None

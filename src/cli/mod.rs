@@ -87,12 +87,12 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Restore(args) => restore::run(args),
         Command::Completions { shell } => {
             use clap::CommandFactory;
-            clap_complete::generate(
-                shell,
-                &mut Cli::command(),
-                "spamsort",
-                &mut std::io::stdout(),
-            );
+            use std::io::Write;
+            // Generated into memory first: clap_complete panics on a failed write, and a
+            // closed pipe must end the command successfully.
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "spamsort", &mut script);
+            std::io::stdout().lock().write_all(&script)?;
             Ok(ExitStatus::Success)
         }
     }

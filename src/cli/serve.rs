@@ -81,7 +81,10 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitStatus> {
     run_with_signals(
         move || match reload.reload() {
             Ok(()) => tracing::info!("model reloaded"),
-            Err(e) => tracing::error!("reload failed, keeping the model in use: {e}"),
+            Err(e) => tracing::error!(
+                "reload failed, keeping the model in use: {}",
+                spamsort::error::ErrorChain(&e)
+            ),
         },
         move || {
             tracing::info!("stopping after the requests in progress");

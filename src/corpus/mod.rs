@@ -29,8 +29,8 @@ pub const MAX_MESSAGE_BYTES: u64 = 64 * 1024 * 1024;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum CorpusError {
-    /// A file or directory could not be read.
-    #[error("{path}: {source}")]
+    /// A file or directory could not be read (why is the [`source`](std::error::Error::source)).
+    #[error("{path}")]
     Io {
         /// What could not be read.
         path: PathBuf,

@@ -58,7 +58,7 @@ pub enum LayoutError {
     },
     /// A folder's path could not be resolved (a component is not a directory, a dangling
     /// symbolic link, no permission).
-    #[error("{path}: cannot tell which folder this is: {source}")]
+    #[error("{path}: cannot tell which folder this is")]
     Resolve {
         /// The folder as given.
         path: PathBuf,

@@ -22,6 +22,7 @@ pub use moves::{Place, fingerprint};
 pub use recover::{Recovery, recover};
 
 use crate::corpus::MAX_MESSAGE_BYTES;
+use crate::error::ErrorChain;
 use crate::filter::Classification;
 use crate::filter::shared::SharedFilter;
 use crate::filter::stamp::add_spam_headers;
@@ -213,7 +214,10 @@ impl Daemon {
             if reload {
                 match self.filter.reload() {
                     Ok(()) => tracing::info!("model reloaded"),
-                    Err(e) => tracing::error!("reload failed, keeping the model in use: {e}"),
+                    Err(e) => tracing::error!(
+                        "reload failed, keeping the model in use: {}",
+                        ErrorChain(&e)
+                    ),
                 }
             }
         }
@@ -314,7 +318,8 @@ impl Daemon {
             && let Err(e) = record.keep(kept)
         {
             tracing::error!(
-                "ham kept in the inbox, but it may be sorted again after a restart: {e}"
+                "ham kept in the inbox, but it may be sorted again after a restart: {}",
+                ErrorChain(&e)
             );
         }
         let mut count = 0;
@@ -371,7 +376,11 @@ impl Daemon {
                 path.display()
             ),
             Ok(_) => tracing::info!("learned {} as {label} (moved by the user)", path.display()),
-            Err(e) => tracing::error!("learning {} as {label} failed: {e}", path.display()),
+            Err(e) => tracing::error!(
+                "learning {} as {label} failed: {}",
+                path.display(),
+                ErrorChain(&e)
+            ),
         }
     }
 }

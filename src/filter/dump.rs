@@ -49,8 +49,8 @@ pub const HEADER: &str = "spamsort-dump 1";
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum DumpError {
-    /// Writing or reading the text failed.
-    #[error("{0}")]
+    /// Writing or reading the text failed (why is the [`source`](std::error::Error::source)).
+    #[error("reading or writing the dump")]
     Io(#[from] std::io::Error),
     /// A line of the dump is malformed or out of place; `line` counts from 1.
     #[error("line {line}: {reason} (is this a complete `spamsort dump` of version 1?)")]

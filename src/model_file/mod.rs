@@ -100,13 +100,21 @@ pub const fn header_len(sections: usize) -> usize {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ModelFileError {
-    /// The file could not be read or written.
-    #[error("model file {path}: {source}")]
+    /// The file could not be read or written (why is the [`source`](std::error::Error::source)).
+    #[error("model file {path}")]
     Io {
         /// The model file.
         path: PathBuf,
         /// The underlying failure.
         source: std::io::Error,
+    },
+    /// There is no file at the path to read: nothing was trained or learned there yet.
+    #[error(
+        "no model file at {path}: run `spamsort train` first (or `spamsort learn`, which starts an empty one)"
+    )]
+    Missing {
+        /// The path looked at.
+        path: PathBuf,
     },
     /// The file does not start with the spamsort magic bytes.
     #[error("{path} is not a spamsort model file (train one with `spamsort train`)")]
@@ -412,7 +420,12 @@ impl ModelFileReader {
     /// on) and reads and checks its header and directory.
     pub fn open(path: &Path) -> Result<Self, ModelFileError> {
         let io = |e| ModelFileError::io(path, e);
-        let mut file = crate::corpus::open_regular(path).map_err(io)?;
+        let mut file = crate::corpus::open_regular(path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => ModelFileError::Missing {
+                path: path.to_path_buf(),
+            },
+            _ => io(e),
+        })?;
         let len = file.metadata().map_err(io)?.len();
         let mut head = Vec::with_capacity(MAX_HEADER);
         (&mut file)

@@ -178,7 +178,7 @@ fn tell(
     let mut log = "nothing to do for the local database".to_string();
     let failed = |e: crate::Error| ProtocolError {
         status: Status::IoErr,
-        message: format!("learning failed: {e}"),
+        message: format!("learning failed: {}", crate::error::ErrorChain(&e)),
     };
     if set {
         let label: Label = request.message_class.ok_or_else(|| ProtocolError {

@@ -1,0 +1,135 @@
+//! How the command line fails: each cause printed once, hints where they help, and a closed
+//! standard output (`spamsort info | true`) taken as success by every command.
+
+use crate::util::{TestDir, sample, sample_files, spamsort_bin, trained_model};
+use std::process::{Command, Stdio};
+
+/// Runs `spamsort ARGS` with standard output a pipe whose reading end is already closed, so
+/// its first write fails with EPIPE however fast or slow it is. Returns the exit code and
+/// standard error.
+fn run_into_closed_pipe(args: &[&std::ffi::OsStr]) -> (Option<i32>, String) {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = Command::new(spamsort_bin())
+        .args(args)
+        .stdin(std::fs::File::open(&sample_files()[0]).unwrap())
+        .stdout(writer)
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+#[test]
+fn missing_model_says_so_once_and_hints_to_train() {
+    let t = TestDir::new();
+    let missing = t.path().join("none.spamsort");
+    let message = &sample_files()[0];
+    for (command, with_message) in [
+        ("info", false),
+        ("classify", true),
+        ("explain", true),
+        ("dump", false),
+    ] {
+        let mut cmd = Command::new(spamsort_bin());
+        cmd.arg(command).arg("--model").arg(&missing);
+        if with_message {
+            cmd.arg(message);
+        }
+        let out = cmd.output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{command}: {stderr}");
+        assert!(stderr.contains("none.spamsort"), "{command}: {stderr}");
+        assert!(
+            stderr.contains("run `spamsort train` first"),
+            "{command}: {stderr}"
+        );
+        assert!(!stderr.contains("os error"), "{command}: {stderr}");
+    }
+}
+
+#[test]
+fn unreadable_mailbox_error_prints_its_cause_once() {
+    let t = TestDir::new();
+    let out = Command::new(spamsort_bin())
+        .arg("train")
+        .arg("--spam")
+        .arg(t.path().join("nope"))
+        .arg("--ham")
+        .arg(sample("ham"))
+        .arg("--model")
+        .arg(t.path().join("m.spamsort"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert_eq!(stderr.matches("os error 2").count(), 1, "{stderr}");
+    assert!(stderr.contains("nope"), "{stderr}");
+}
+
+#[test]
+fn closed_standard_output_is_success_for_every_command() {
+    let t = TestDir::new();
+    let model = trained_model().as_os_str();
+    let message = sample_files()[0].clone();
+    let (spam, ham) = (sample("spam"), sample("ham"));
+    let copy = t.path().join("learn.spamsort");
+    std::fs::copy(trained_model(), &copy).unwrap();
+    let commands: Vec<Vec<&std::ffi::OsStr>> = vec![
+        vec!["info".as_ref(), "--model".as_ref(), model],
+        vec![
+            "classify".as_ref(),
+            "--model".as_ref(),
+            model,
+            spam.as_os_str(),
+        ],
+        vec![
+            "classify".as_ref(),
+            "--model".as_ref(),
+            model,
+            message.as_os_str(),
+        ],
+        vec![
+            "explain".as_ref(),
+            "--model".as_ref(),
+            model,
+            message.as_os_str(),
+        ],
+        vec!["filter".as_ref(), "--model".as_ref(), model],
+        vec!["tokens".as_ref(), message.as_os_str()],
+        vec!["dump".as_ref(), "--model".as_ref(), model],
+        vec!["completions".as_ref(), "bash".as_ref()],
+        vec![
+            "learn".as_ref(),
+            "--model".as_ref(),
+            copy.as_os_str(),
+            "--ham".as_ref(),
+            message.as_os_str(),
+        ],
+        vec![
+            "eval".as_ref(),
+            "--folds".as_ref(),
+            "2".as_ref(),
+            "--models".as_ref(),
+            "multinomial-nb".as_ref(),
+            "--spam".as_ref(),
+            spam.as_os_str(),
+            "--ham".as_ref(),
+            ham.as_os_str(),
+        ],
+    ];
+    for args in commands {
+        let (code, stderr) = run_into_closed_pipe(&args);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        // A single message's verdict is its exit code (bogofilter's); anything else is 0.
+        let single = args[0] == "classify" && args.last() == Some(&message.as_os_str());
+        if single {
+            assert!(matches!(code, Some(0..=2)), "{args:?}: {code:?} {stderr}");
+        } else {
+            assert_eq!(code, Some(0), "{args:?}: {stderr}");
+        }
+    }
+}
