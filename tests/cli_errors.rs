@@ -133,3 +133,24 @@ fn closed_standard_output_is_success_for_every_command() {
         }
     }
 }
+
+#[test]
+fn unknown_model_name_is_a_usage_error_listing_every_kind() {
+    for args in [
+        &["train", "--models", "linear-svm,nope"][..],
+        &["train", "--active", "nope"][..],
+        &["classify", "--classifier", "nope", "-"][..],
+        &["eval", "--models", "nope"][..],
+    ] {
+        let out = Command::new(spamsort_bin()).args(args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("invalid value 'nope'"),
+            "{args:?}: {stderr}"
+        );
+        for kind in spamsort::models::ModelKind::ALL {
+            assert!(stderr.contains(kind.name()), "{args:?}: {stderr}");
+        }
+    }
+}

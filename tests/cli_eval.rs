@@ -206,3 +206,20 @@ fn results_do_not_depend_on_the_thread_count() {
         assert_eq!(one, measures("4", extra), "{extra:?}");
     }
 }
+
+#[test]
+fn eval_with_more_folds_than_messages_of_a_class_is_refused() {
+    let out = with_sample(spamsort().arg("eval"))
+        .args(["--folds", "500", "--models", "multinomial-nb"])
+        .assert()
+        .code(3)
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("104 spam and 100 ham"), "{stderr}");
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}

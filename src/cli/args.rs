@@ -56,13 +56,20 @@ pub fn waiting(path: &Path) -> impl FnOnce() + '_ {
     }
 }
 
+/// Parses a model name on the command line: the names are [`ModelKind::ALL`]'s, so a new kind
+/// needs no edit here, and `--help`, completions and usage errors list them.
+pub fn model_kind() -> impl clap::builder::TypedValueParser<Value = ModelKind> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(ModelKind::ALL.map(ModelKind::name))
+        .try_map(|name| name.parse::<ModelKind>())
+}
+
 /// Which model answers and where its verdict cut-offs lie.
 #[derive(Debug, Clone, clap::Args)]
 pub struct VerdictArgs {
-    /// Use this trained model instead of the active one
-    /// (bernoulli-nb, multinomial-nb, linear-svm, logistic-regression).
-    #[arg(long, value_name = "NAME")]
-    pub classifier: Option<String>,
+    /// Use this trained model instead of the active one.
+    #[arg(long, value_name = "NAME", value_parser = model_kind())]
+    pub classifier: Option<ModelKind>,
     /// P(spam) at or above which a message is spam [default: from the model file, 0.9]
     #[arg(long, value_name = "P")]
     pub spam_threshold: Option<f64>,
@@ -81,8 +88,10 @@ pub struct Verdicts {
 impl VerdictArgs {
     /// Validates the flags (config file values fill what flags leave open).
     pub fn resolve(&self, config: &Config) -> anyhow::Result<Verdicts> {
-        let classifier = self.classifier.as_ref().or(config.classifier.as_ref());
-        let classifier = classifier.map(|c| c.parse::<ModelKind>()).transpose()?;
+        let classifier = match self.classifier {
+            Some(kind) => Some(kind),
+            None => config.classifier.as_deref().map(str::parse).transpose()?,
+        };
         let verdicts = Verdicts {
             classifier,
             spam: self.spam_threshold.or(config.spam_threshold),
@@ -132,26 +141,21 @@ pub struct LabeledMailArgs {
     /// Mailboxes of ham (wanted mail); repeatable; needed.
     #[arg(long, value_name = "PATH", num_args = 1..)]
     pub ham: Vec<PathBuf>,
-    /// Models, comma-separated [default: all four:
-    /// bernoulli-nb,multinomial-nb,linear-svm,logistic-regression].
-    #[arg(long, value_delimiter = ',', value_name = "LIST")]
-    pub models: Vec<String>,
+    /// Models, comma-separated [default: all].
+    #[arg(long, value_delimiter = ',', value_name = "LIST", value_parser = model_kind())]
+    pub models: Vec<ModelKind>,
     /// Drop tokens seen in fewer training messages than this.
     #[arg(long, default_value_t = 2, value_name = "N")]
     pub min_df: u32,
 }
 
 impl LabeledMailArgs {
-    /// The models named by `--models` (all four if none), checked before any I/O.
-    pub fn kinds(&self) -> anyhow::Result<Vec<ModelKind>> {
+    /// The models named by `--models` (all if none).
+    pub fn kinds(&self) -> Vec<ModelKind> {
         if self.models.is_empty() {
-            return Ok(ModelKind::ALL.to_vec());
+            return ModelKind::ALL.to_vec();
         }
-        Ok(self
-            .models
-            .iter()
-            .map(|m| m.parse())
-            .collect::<Result<_, _>>()?)
+        self.models.clone()
     }
 
     /// Reads the mail; unreadable messages are reported and skipped (and counted).

@@ -19,18 +19,14 @@ pub struct TrainArgs {
     model: ModelArgs,
     /// The model whose verdicts count [default: the best by 3-fold cross-validation on the
     /// training mail].
-    #[arg(long, value_name = "NAME")]
-    active: Option<String>,
+    #[arg(long, value_name = "NAME", value_parser = super::args::model_kind())]
+    active: Option<ModelKind>,
 }
 
 pub fn run(args: TrainArgs) -> anyhow::Result<ExitStatus> {
     let model_path = args.model.path(&super::config::Config::load()?)?;
-    let models = args.mail.kinds()?;
-    let active = args
-        .active
-        .as_deref()
-        .map(str::parse::<ModelKind>)
-        .transpose()?;
+    let models = args.mail.kinds();
+    let active = args.active;
     if let Some(kind) = active.filter(|k| !models.contains(k)) {
         anyhow::bail!("--active {kind} is not among --models");
     }

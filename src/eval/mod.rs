@@ -52,8 +52,22 @@ pub struct FoldResult {
 
 impl CrossValidation {
     /// Runs the folds on tokenized messages. Results are ordered by fold, then model.
+    ///
+    /// Refused with [`Error::Config`](crate::Error::Config) unless there are at least 2 folds
+    /// and at least as many messages of each class as folds: a fold without a spam or a ham
+    /// message has no ROC curve, and its measures would be NaN.
     pub fn run(&self, tokens: &[Vec<Token>], labels: &[Label]) -> Result<Vec<FoldResult>> {
-        let folds = stratified_folds(labels, self.folds.max(2), self.seed);
+        let [ham, spam] = Label::ALL.map(|l| labels.iter().filter(|&&x| x == l).count());
+        if self.folds < 2 || self.folds > ham.min(spam) {
+            return Err(crate::Error::Config(format!(
+                "cross-validation with {} folds needs at least 2 folds and at least as many \
+                 messages of each class as folds, but there are {spam} spam and {ham} ham: \
+                 use between 2 and {} folds",
+                self.folds,
+                ham.min(spam)
+            )));
+        }
+        let folds = stratified_folds(labels, self.folds, self.seed);
         let per_fold: Vec<Result<Vec<FoldResult>>> = folds
             .par_iter()
             .enumerate()
@@ -106,5 +120,29 @@ impl CrossValidation {
             });
         }
         Ok(results)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cross_validation(folds: usize) -> CrossValidation {
+        CrossValidation {
+            folds,
+            seed: 1,
+            vocabulary: VocabularyParams::default(),
+            models: vec![ModelParams::default_for(ModelKind::MultinomialNb)],
+        }
+    }
+
+    #[test]
+    fn more_folds_than_messages_of_a_class_is_refused() {
+        let labels = [Label::Spam, Label::Spam, Label::Ham, Label::Ham, Label::Ham];
+        let tokens: Vec<Vec<Token>> = labels.iter().map(|_| Vec::new()).collect();
+        let err = cross_validation(3).run(&tokens, &labels).unwrap_err();
+        assert!(err.to_string().contains("2 spam and 3 ham"), "{err}");
+        assert!(cross_validation(1).run(&tokens, &labels).is_err());
+        assert!(cross_validation(2).run(&tokens, &labels).is_ok());
     }
 }
