@@ -102,7 +102,7 @@ fn classify_mailbox_tsv_and_json() {
         .arg(trained_model())
         .assert()
         .code(3)
-        .stderr(predicates::str::contains("unknown model"));
+        .stderr(predicates::str::contains("invalid value 'naive'"));
 }
 
 #[test]
