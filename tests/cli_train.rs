@@ -124,3 +124,54 @@ fn train_refuses_overlapping_mailboxes_and_a_message_in_both() {
     // Separate folders train.
     train(&t, &[&t.path().join("all/spam")], &[&ham]).success();
 }
+
+#[test]
+fn trec_index_given_as_spam_that_lists_ham_is_refused_not_trained_as_spam() {
+    let t = TestDir::new();
+    let spam = std::fs::read_dir(sample("spam"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let ham = std::fs::read_dir(sample("ham"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let mixed = t.write(
+        "mixed.index",
+        format!("spam {}\nham {}\n", spam.display(), ham.display()).as_bytes(),
+    );
+    let model = t.path().join("m.spamsort");
+    spamsort()
+        .arg("train")
+        .arg("--spam")
+        .arg(&mixed)
+        .arg("--ham")
+        .arg(sample("ham"))
+        .arg("--model")
+        .arg(&model)
+        .assert()
+        .code(3)
+        .stderr(predicates::str::contains("lists"))
+        .stderr(predicates::str::contains("as ham"));
+    assert!(!model.exists());
+    // An index of the flag's own class is read as that class.
+    let spam_only = t.write(
+        "spam.index",
+        format!("spam {}\n", spam.display()).as_bytes(),
+    );
+    spamsort()
+        .arg("train")
+        .arg("--spam")
+        .arg(&spam_only)
+        .arg("--ham")
+        .arg(sample("ham"))
+        .arg("--model")
+        .arg(&model)
+        .assert()
+        .success()
+        .stderr(predicates::str::contains("trained on 1 spam + 100 ham"));
+}

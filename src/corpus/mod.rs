@@ -75,6 +75,20 @@ pub enum CorpusError {
         /// The same file as read for ham.
         ham: Source,
     },
+    /// A TREC index given as the mail of one class lists a message as the other class.
+    #[error(
+        "{index}: the TREC index lists {message} as {listed}, but the index was given as {given}: an index keeps its own labels, so give --{given} only an index of {given} (or the whole index to `spamsort eval --online`)"
+    )]
+    IndexLabelDisagrees {
+        /// The index file.
+        index: PathBuf,
+        /// The message it lists with the other label.
+        message: PathBuf,
+        /// The label the index gives it.
+        listed: Label,
+        /// The class the index was given as.
+        given: Label,
+    },
     /// The path is neither a mailbox directory nor a message file.
     #[error("{path}: not a maildir, message directory, mbox, TREC index or message file")]
     UnknownFormat {
@@ -289,6 +303,9 @@ impl LabeledCorpus {
     /// handed to `warn` and skipped; a mailbox that cannot be opened at all is an error, and
     /// so is mail given both as spam and as ham: the same mailbox ([`CorpusError::SameMailbox`],
     /// found before reading) or one file read in both classes ([`CorpusError::InBothClasses`]).
+    /// A TREC index keeps its own labels: one given as spam (or ham) that lists a message of
+    /// the other class is refused ([`CorpusError::IndexLabelDisagrees`]) before any message
+    /// is read from it.
     pub fn read(
         spam: &[PathBuf],
         ham: &[PathBuf],
@@ -307,6 +324,10 @@ impl LabeledCorpus {
         let mut corpus = LabeledCorpus::default();
         for (paths, label) in [(spam, Label::Spam), (ham, Label::Ham)] {
             for path in paths {
+                if MailboxFormat::detect(path)? == MailboxFormat::TrecIndex {
+                    corpus.read_index_of(path, label, &mut warn)?;
+                    continue;
+                }
                 for item in Mailbox::open(path)? {
                     match item {
                         Ok(message) => corpus.messages.push((message, label)),
@@ -317,6 +338,32 @@ impl LabeledCorpus {
         }
         corpus.refuse_files_in_both_classes()?;
         Ok(corpus)
+    }
+
+    /// Adds the messages of the TREC index `index`, given as mail of class `given`, refusing
+    /// the index if it lists any message with the other label.
+    fn read_index_of(
+        &mut self,
+        index: &Path,
+        given: Label,
+        warn: &mut impl FnMut(&CorpusError),
+    ) -> Result<(), CorpusError> {
+        let entries = trec::read_index(index)?;
+        if let Some(other) = entries.iter().flatten().find(|e| e.label != given) {
+            return Err(CorpusError::IndexLabelDisagrees {
+                index: index.to_path_buf(),
+                message: other.path.clone(),
+                listed: other.label,
+                given,
+            });
+        }
+        for entry in entries {
+            match entry.and_then(|e| read_message_file(&e.path)) {
+                Ok(message) => self.messages.push((message, given)),
+                Err(e) => warn(&e),
+            }
+        }
+        Ok(())
     }
 
     /// Refuses a corpus in which one file (by device and inode: links and other spellings of
