@@ -14,11 +14,11 @@
 //! NB_ALPHA, BNB_MAX_FEATURES, MNB_WEIGHTING (binary|counts|logtf|tfidf), MNB_L2, COMPLEMENT,
 //! SVM_C, SVM_SQUARED, LR_C, LR_TOL.
 
-use spamsort::eval::CrossValidation;
 use spamsort::eval::metrics::{Confusion, auc};
+use spamsort::eval::{CrossValidation, TokenizedMail};
 use spamsort::features::{FeatureConfig, Weighting};
 use spamsort::models::*;
-use spamsort::{LabeledCorpus, Tokenizer, TokenizerConfig, VocabularyParams};
+use spamsort::{LabeledCorpus, TokenizerConfig, VocabularyParams};
 use std::path::Path;
 
 fn var<T: std::str::FromStr>(name: &str, default: T) -> T {
@@ -48,17 +48,7 @@ fn main() {
         char_ngrams: flag("CHAR4", d.char_ngrams),
         ..d
     };
-    let bytes: Vec<&[u8]> = corpus
-        .messages
-        .iter()
-        .map(|(m, _)| m.bytes.as_slice())
-        .collect();
-    let tokens: Vec<_> = Tokenizer::new(config)
-        .tokenize_all(bytes)
-        .into_iter()
-        .map(|t| t.tokens)
-        .collect();
-    let labels: Vec<_> = corpus.messages.iter().map(|(_, l)| *l).collect();
+    let mail = TokenizedMail::of(&corpus, &config);
 
     let (bnb, mnb, svm, lr) = (
         BernoulliNbParams::default(),
@@ -116,7 +106,7 @@ fn main() {
         },
         models,
     };
-    let results = cv.run(&tokens, &labels).expect("cross-validation");
+    let results = cv.run(&mail).expect("cross-validation");
     for kind in ModelKind::ALL {
         let folds: Vec<_> = results.iter().filter(|r| r.model == kind).collect();
         let mean = |f: &dyn Fn(&spamsort::eval::FoldResult) -> f64| {

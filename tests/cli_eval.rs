@@ -53,7 +53,7 @@ fn json_report_has_every_model_and_sane_values() {
         for frac in ["precision", "recall", "f1"] {
             assert!((0.0..=1.0).contains(&f(frac)), "{frac}");
         }
-        assert!(f("train_seconds") >= 0.0 && f("messages_per_second") > 0.0);
+        assert!(f("train_seconds") >= 0.0 && f("classify_messages_per_second") > 0.0);
         let folds = m["folds"].as_array().unwrap();
         let ids: Vec<u64> = folds.iter().map(|x| x["fold"].as_u64().unwrap()).collect();
         assert_eq!(ids, [0, 1, 2]);
@@ -151,7 +151,7 @@ fn online_protocol_over_a_trec_index_and_over_a_seeded_order() {
         // Learning from nothing, on 204 messages: well above chance, below cross-validation.
         assert!(auc > 0.8 && auc <= 1.0, "{m}");
         assert_eq!(m["folds"].as_array().unwrap().len(), 1);
-        assert!(m["messages_per_second"].as_f64().unwrap() > 0.0);
+        assert!(m["classify_messages_per_second"].as_f64().unwrap() > 0.0);
     }
     // Without an index: a seeded order of --spam/--ham, the same for the same seed.
     let seeded = |seed: &str| {
@@ -185,7 +185,10 @@ fn results_do_not_depend_on_the_thread_count() {
         for m in report["models"].as_array().unwrap() {
             for f in m["folds"].as_array().unwrap() {
                 for (k, v) in f.as_object().unwrap() {
-                    if !matches!(k.as_str(), "train_seconds" | "messages_per_second" | "fold") {
+                    if !matches!(
+                        k.as_str(),
+                        "train_seconds" | "classify_messages_per_second" | "fold"
+                    ) {
                         let name = m["name"].as_str().unwrap().to_string();
                         out.push((
                             name,

@@ -3,9 +3,9 @@
 //! with `eval --online` (which is the same library code run over an index).
 
 use crate::util::{TestDir, copy_of_trained_model, sample, spamsort};
-use spamsort::eval::online;
+use spamsort::eval::{TokenizedMail, online};
 use spamsort::models::{AnyModel, ModelKind, ModelParams};
-use spamsort::{Label, SpamFilter, Tokenizer, TokenizerConfig};
+use spamsort::{Label, LabeledCorpus, SpamFilter, Tokenizer, TokenizerConfig};
 use std::path::{Path, PathBuf};
 
 /// `classify --format tsv` of one message file with one model: (verdict, P(spam), decision)
@@ -77,17 +77,13 @@ fn classify_then_learn_from_no_model_file_equals_eval_online_for_every_model() {
         .collect();
     t.write("index", index.as_bytes());
     // What `eval --online INDEX` computes for each message, in the index's order.
-    let tokenizer = Tokenizer::new(TokenizerConfig::default());
-    let tokens: Vec<Vec<String>> = order
-        .iter()
-        .map(|(_, p)| tokenizer.tokenize(&std::fs::read(p).unwrap()).tokens)
-        .collect();
-    let labels: Vec<Label> = order.iter().map(|(l, _)| *l).collect();
+    let corpus = LabeledCorpus::read_trec(&t.path().join("index"), |e| panic!("{e}")).unwrap();
+    let mail = TokenizedMail::of(&corpus, &TokenizerConfig::default());
     let params: Vec<ModelParams> = ModelKind::ALL
         .iter()
         .map(|&k| ModelParams::default_for(k))
         .collect();
-    let eval = online::run(&params, &TokenizerConfig::default(), &tokens, &labels).unwrap();
+    let eval = online::run(&params, &TokenizerConfig::default(), &mail).unwrap();
     // The same walk through the CLI, from no model file.
     let model = t.path().join("new/model.spamsort");
     for (i, (label, message)) in order.iter().enumerate() {

@@ -7,11 +7,11 @@ use super::args::LabeledMailArgs;
 use anyhow::Context;
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
-use spamsort::eval::report::{EvalReport, Protocol};
-use spamsort::eval::roc::{RocCurve, write_svg};
-use spamsort::eval::{CrossValidation, online};
+use spamsort::eval::report::{EvalReport, Protocol, pooled_roc_curves};
+use spamsort::eval::roc::write_svg;
+use spamsort::eval::{CrossValidation, TokenizedMail, online};
 use spamsort::models::ModelParams;
-use spamsort::{Label, LabeledCorpus, Token, Tokenizer, TokenizerConfig, VocabularyParams};
+use spamsort::{Label, LabeledCorpus, TokenizerConfig, VocabularyParams};
 use std::io::Write;
 
 /// Arguments of `spamsort eval`.
@@ -57,12 +57,11 @@ enum Format {
 pub fn run(args: EvalArgs) -> anyhow::Result<ExitStatus> {
     let kinds = args.mail.kinds();
     let models: Vec<ModelParams> = kinds.iter().map(|&k| ModelParams::default_for(k)).collect();
-    let report;
-    let results = match &args.online {
+    let tokenizer = TokenizerConfig::default();
+    let (results, report) = match &args.online {
         None => {
             anyhow::ensure!(args.folds >= 2, "--folds must be at least 2");
             let (corpus, _) = args.mail.read()?;
-            let (tokens, labels) = tokenize(&corpus);
             let cv = CrossValidation {
                 folds: args.folds,
                 seed: args.seed,
@@ -72,96 +71,28 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitStatus> {
                 },
                 models,
             };
-            let results = cv.run(&tokens, &labels)?;
-            report = EvalReport::new(&results, Protocol::CrossValidation, args.folds, args.seed);
-            results
+            let results = cv.run(&TokenizedMail::of(&corpus, &tokenizer))?;
+            let report =
+                EvalReport::new(&results, Protocol::CrossValidation, args.folds, args.seed);
+            (results, report)
         }
         Some(index) => {
             let corpus = online_corpus(&args, index.as_deref())?;
-            let (tokens, labels) = tokenize(&corpus);
-            let results = online::run(&models, &TokenizerConfig::default(), &tokens, &labels)?;
-            report = EvalReport::new(&results, Protocol::Online, 1, args.seed);
-            results
+            let mail = TokenizedMail::of(&corpus, &tokenizer);
+            let results = online::run(&models, &tokenizer, &mail)?;
+            let report = EvalReport::new(&results, Protocol::Online, 1, args.seed);
+            (results, report)
         }
     };
     if let Some(path) = &args.roc {
-        let curves: Vec<RocCurve> = kinds
-            .iter()
-            .map(|&kind| {
-                let folds = results.iter().filter(|r| r.model == kind);
-                let (scores, labels): (Vec<f64>, Vec<_>) = folds
-                    .flat_map(|r| r.decisions.iter().copied().zip(r.labels.iter().copied()))
-                    .unzip();
-                RocCurve::new(kind.name(), &scores, &labels)
-            })
-            .collect();
-        write_svg(&curves, path, args.roc_log)
+        write_svg(&pooled_roc_curves(&results), path, args.roc_log)
             .map_err(|e| anyhow::anyhow!("writing ROC chart {}: {e}", path.display()))?;
     }
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     match args.format {
-        Format::Json => writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?,
-        Format::Csv => {
-            writeln!(
-                out,
-                "model,one_minus_auc_pct,one_minus_auc_pct_sd,lam_pct,ham_miss_pct,spam_miss_pct,spam_miss_at_0_1pct_ham_pct,accuracy_pct,precision,recall,f1,train_seconds,messages_per_second"
-            )?;
-            for m in &report.models {
-                let (v, sd) = (m.mean, m.spread);
-                writeln!(
-                    out,
-                    "{},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.1}",
-                    m.name,
-                    v.one_minus_auc_pct,
-                    sd.one_minus_auc_pct,
-                    v.lam_pct,
-                    v.ham_miss_pct,
-                    v.spam_miss_pct,
-                    v.spam_miss_at_0_1pct_ham_pct,
-                    v.accuracy_pct,
-                    v.precision,
-                    v.recall,
-                    v.f1,
-                    v.train_seconds,
-                    v.messages_per_second
-                )?;
-            }
-        }
-        Format::Table => {
-            match report.protocol {
-                Protocol::CrossValidation => writeln!(
-                    out,
-                    "{} folds, seed {}, {} spam + {} ham; hm%/sm%/lam% at P(spam) >= 0.5; mean (sd) over folds",
-                    report.folds, report.seed, report.spam, report.ham
-                )?,
-                Protocol::Online => writeln!(
-                    out,
-                    "TREC online (immediate feedback), {} spam + {} ham in order; hm%/sm%/lam% at P(spam) >= 0.5; train s = learning, all messages",
-                    report.spam, report.ham
-                )?,
-            }
-            writeln!(
-                out,
-                "{:<20} {:>17} {:>8} {:>7} {:>7} {:>10} {:>8} {:>9}",
-                "model", "1-AUC%", "lam%", "hm%", "sm%", "sm%@.1hm", "train s", "msgs/s"
-            )?;
-            for m in &report.models {
-                let v = m.mean;
-                writeln!(
-                    out,
-                    "{:<20} {:>8.4} ({:.4}) {:>8.3} {:>7.3} {:>7.3} {:>10.3} {:>8.3} {:>9.0}",
-                    m.name,
-                    v.one_minus_auc_pct,
-                    m.spread.one_minus_auc_pct,
-                    v.lam_pct,
-                    v.ham_miss_pct,
-                    v.spam_miss_pct,
-                    v.spam_miss_at_0_1pct_ham_pct,
-                    v.train_seconds,
-                    v.messages_per_second
-                )?;
-            }
-        }
+        Format::Json => report.write_json(&mut out)?,
+        Format::Csv => report.write_csv(&mut out)?,
+        Format::Table => report.write_table(&mut out)?,
     }
     out.flush()?;
     Ok(ExitStatus::Success)
@@ -195,20 +126,4 @@ fn online_corpus(
         "the index needs at least one spam and one ham message"
     );
     Ok(corpus)
-}
-
-/// Every message's tokens (in parallel) and label, in corpus order.
-fn tokenize(corpus: &LabeledCorpus) -> (Vec<Vec<Token>>, Vec<Label>) {
-    let tokenizer = Tokenizer::new(TokenizerConfig::default());
-    let bytes: Vec<&[u8]> = corpus
-        .messages
-        .iter()
-        .map(|(m, _)| m.bytes.as_slice())
-        .collect();
-    let tokens = tokenizer
-        .tokenize_all(bytes)
-        .into_iter()
-        .map(|t| t.tokens)
-        .collect();
-    (tokens, corpus.messages.iter().map(|(_, l)| *l).collect())
 }

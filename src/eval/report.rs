@@ -1,9 +1,14 @@
 //! The measures of each held-out fold and their summary across folds, in the stable shape that
-//! `spamsort eval --format json` prints (field names are part of the interface).
+//! `spamsort eval --format json` prints (field names are part of the interface), and the
+//! report's renderings: JSON, CSV, an aligned table with a legend, and the pooled ROC curves
+//! (`spamsort eval` only picks one, as hyperfine's exporters do).
 
 use super::FoldResult;
 use super::metrics::{Confusion, auc, spam_miss_at_ham_pct};
+use super::roc::RocCurve;
+use crate::models::ModelKind;
 use serde::Serialize;
+use std::io::Write;
 
 /// P(spam) at or above which the binary measures (hm%, sm%, lam%, accuracy, precision, recall,
 /// F1) call a message spam: the models are calibrated, so 0.5 is each model's own cut.
@@ -34,8 +39,9 @@ pub struct Metrics {
     pub f1: f64,
     /// Seconds to fit (calibration included).
     pub train_seconds: f64,
-    /// Held-out messages scored per second (count vectors to P(spam), one thread).
-    pub messages_per_second: f64,
+    /// Held-out messages classified per second on one thread, as `spamsort classify` does
+    /// it: parse, tokenize, look up and score ([`FoldResult::classify_seconds`]).
+    pub classify_messages_per_second: f64,
 }
 
 const FIELDS: usize = 12;
@@ -57,7 +63,7 @@ impl Metrics {
             recall: c.recall(),
             f1: c.f1(),
             train_seconds: r.train_seconds,
-            messages_per_second: r.labels.len() as f64 / r.score_seconds.max(1e-9),
+            classify_messages_per_second: r.labels.len() as f64 / r.classify_seconds.max(1e-9),
         }
     }
 
@@ -74,7 +80,7 @@ impl Metrics {
             self.recall,
             self.f1,
             self.train_seconds,
-            self.messages_per_second,
+            self.classify_messages_per_second,
         ]
     }
 
@@ -91,7 +97,7 @@ impl Metrics {
             recall,
             f1,
             train_seconds,
-            messages_per_second,
+            classify_messages_per_second,
         ] = a;
         Metrics {
             auc,
@@ -105,7 +111,7 @@ impl Metrics {
             recall,
             f1,
             train_seconds,
-            messages_per_second,
+            classify_messages_per_second,
         }
     }
 
@@ -188,13 +194,7 @@ pub struct EvalReport {
 impl EvalReport {
     /// Summarizes the results of either protocol.
     pub fn new(results: &[FoldResult], protocol: Protocol, folds: usize, seed: u64) -> EvalReport {
-        let mut kinds = Vec::new();
-        for r in results {
-            if !kinds.contains(&r.model) {
-                kinds.push(r.model);
-            }
-        }
-        let models = kinds
+        let models = model_order(results)
             .into_iter()
             .map(|kind| {
                 let per_fold: Vec<FoldMetrics> = results
@@ -235,9 +235,215 @@ impl EvalReport {
     }
 }
 
+/// The models of `results`, each once, in the order they first appear.
+fn model_order(results: &[FoldResult]) -> Vec<ModelKind> {
+    let mut kinds = Vec::new();
+    for r in results {
+        if !kinds.contains(&r.model) {
+            kinds.push(r.model);
+        }
+    }
+    kinds
+}
+
+/// Each model's ROC curve over the held-out decisions of all its folds pooled, in the order
+/// the models appear in `results`.
+pub fn pooled_roc_curves(results: &[FoldResult]) -> Vec<RocCurve> {
+    model_order(results)
+        .into_iter()
+        .map(|kind| {
+            let (scores, labels): (Vec<f64>, Vec<_>) = results
+                .iter()
+                .filter(|r| r.model == kind)
+                .flat_map(|r| r.decisions.iter().copied().zip(r.labels.iter().copied()))
+                .unzip();
+            RocCurve::new(kind.name(), &scores, &labels)
+        })
+        .collect()
+}
+
+/// The CSV header: one column per field of a row of [`EvalReport::write_csv`].
+const CSV_HEADER: &str = "model,one_minus_auc_pct,one_minus_auc_pct_sd,lam_pct,ham_miss_pct,spam_miss_pct,spam_miss_at_0_1pct_ham_pct,accuracy_pct,precision,recall,f1,train_seconds,classify_messages_per_second";
+
+/// What each column of the table means, printed under it.
+const TABLE_LEGEND: &str = "\
+1-AUC %            100 (1 - area under the ROC curve), TREC's (1-ROCA)%: lower is better;
+                   (sd) its standard deviation over folds
+lam %              logistic average misclassification of ham and spam (TREC)
+ham miss %         ham called spam, at P(spam) >= 0.5
+spam miss %        spam called ham, at P(spam) >= 0.5
+spam miss % @0.1%  spam called ham at the cut that calls at most 0.1% of ham spam
+train s            seconds to fit each model (online: to learn every message, one by one)
+classified/s       messages classified a second on one thread as `spamsort classify` does:
+                   parse, tokenize, look up and score
+";
+
+impl EvalReport {
+    /// Writes the whole report as pretty-printed JSON (the stable interface for scripts).
+    pub fn write_json(&self, out: &mut impl Write) -> std::io::Result<()> {
+        serde_json::to_writer_pretty(&mut *out, self)?;
+        writeln!(out)
+    }
+
+    /// Writes a header row, then one row of means per model (`one_minus_auc_pct_sd` the one
+    /// spread given).
+    pub fn write_csv(&self, out: &mut impl Write) -> std::io::Result<()> {
+        writeln!(out, "{CSV_HEADER}")?;
+        for m in &self.models {
+            let (v, sd) = (m.mean, m.spread);
+            writeln!(
+                out,
+                "{},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.1}",
+                m.name,
+                v.one_minus_auc_pct,
+                sd.one_minus_auc_pct,
+                v.lam_pct,
+                v.ham_miss_pct,
+                v.spam_miss_pct,
+                v.spam_miss_at_0_1pct_ham_pct,
+                v.accuracy_pct,
+                v.precision,
+                v.recall,
+                v.f1,
+                v.train_seconds,
+                v.classify_messages_per_second
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Writes a line saying what was measured, an aligned table of means per model, and a
+    /// legend of the columns: for people.
+    pub fn write_table(&self, out: &mut impl Write) -> std::io::Result<()> {
+        match self.protocol {
+            Protocol::CrossValidation => writeln!(
+                out,
+                "{} folds, seed {}, {} spam + {} ham; mean over folds",
+                self.folds, self.seed, self.spam, self.ham
+            )?,
+            Protocol::Online => writeln!(
+                out,
+                "TREC online (immediate feedback), {} spam + {} ham in order",
+                self.spam, self.ham
+            )?,
+        }
+        writeln!(
+            out,
+            "{:<20} {:>17} {:>7} {:>10} {:>11} {:>18} {:>8} {:>12}",
+            "model",
+            "1-AUC % (sd)",
+            "lam %",
+            "ham miss %",
+            "spam miss %",
+            "spam miss % @0.1%",
+            "train s",
+            "classified/s"
+        )?;
+        for m in &self.models {
+            let v = m.mean;
+            writeln!(
+                out,
+                "{:<20} {:>8.4} ({:.4}) {:>7.3} {:>10.3} {:>11.3} {:>18.3} {:>8.3} {:>12.0}",
+                m.name,
+                v.one_minus_auc_pct,
+                m.spread.one_minus_auc_pct,
+                v.lam_pct,
+                v.ham_miss_pct,
+                v.spam_miss_pct,
+                v.spam_miss_at_0_1pct_ham_pct,
+                v.train_seconds,
+                v.classify_messages_per_second
+            )?;
+        }
+        writeln!(out)?;
+        write!(out, "{TABLE_LEGEND}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn result(model: ModelKind, fold: usize) -> FoldResult {
+        FoldResult {
+            model,
+            fold,
+            decisions: vec![1.0, -1.0],
+            p_spam: vec![0.9, 0.1],
+            labels: vec![crate::Label::Spam, crate::Label::Ham],
+            train_seconds: 0.5,
+            classify_seconds: 0.01,
+        }
+    }
+
+    fn report() -> EvalReport {
+        let results = [
+            result(ModelKind::LinearSvm, 0),
+            result(ModelKind::MultinomialNb, 0),
+        ];
+        EvalReport::new(&results, Protocol::Online, 1, 7)
+    }
+
+    #[test]
+    fn table_explains_every_column_in_its_legend() {
+        let mut out = Vec::new();
+        report().write_table(&mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let legend_keys: Vec<&str> = TABLE_LEGEND
+            .lines()
+            .filter(|l| !l.starts_with(' '))
+            .map(|l| l.split("  ").next().unwrap())
+            .collect();
+        for column in [
+            "1-AUC %",
+            "lam %",
+            "ham miss %",
+            "spam miss %",
+            "spam miss % @0.1%",
+            "train s",
+            "classified/s",
+        ] {
+            assert!(text.lines().nth(1).unwrap().contains(column), "{text}");
+            assert!(
+                legend_keys.contains(&column),
+                "{column} not in {legend_keys:?}"
+            );
+        }
+        assert!(
+            text.contains("linear-svm") && text.contains("multinomial-nb"),
+            "{text}"
+        );
+        // 2 messages in 0.01 s.
+        assert!(text.contains(" 200\n"), "{text}");
+    }
+
+    #[test]
+    fn csv_rows_have_as_many_fields_as_the_header() {
+        let mut out = Vec::new();
+        report().write_csv(&mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3, "{text}");
+        let fields = lines[0].split(',').count();
+        assert!(lines[0].ends_with("classify_messages_per_second"));
+        for row in &lines[1..] {
+            assert_eq!(row.split(',').count(), fields, "{row}");
+        }
+    }
+
+    #[test]
+    fn pooled_roc_curves_one_per_model_in_the_results_order() {
+        let results = [
+            result(ModelKind::LinearSvm, 0),
+            result(ModelKind::BernoulliNb, 0),
+            result(ModelKind::LinearSvm, 1),
+            result(ModelKind::BernoulliNb, 1),
+        ];
+        let curves = pooled_roc_curves(&results);
+        let names: Vec<&str> = curves.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["linear-svm", "bernoulli-nb"]);
+        assert!(pooled_roc_curves(&[]).is_empty());
+    }
 
     #[test]
     fn mean_and_sample_spread() {
