@@ -154,7 +154,7 @@ fn concurrent_learns_keep_every_update() {
 }
 
 #[test]
-fn explain_lists_tokens_strongest_first() {
+fn explain_lists_the_strongest_tokens_each_way_and_sums_the_rest() {
     let out = spamsort()
         .arg("explain")
         .arg("--model")
@@ -170,15 +170,25 @@ fn explain_lists_tokens_strongest_first() {
         "{text}"
     );
     assert!(lines[1].contains("(bias)"));
-    let weights: Vec<f64> = lines[2..]
+    let weight = |l: &str| -> f64 { l.split_whitespace().next().unwrap().parse().unwrap() };
+    let to_ham = lines
         .iter()
-        .map(|l| l.split_whitespace().next().unwrap().parse().unwrap())
-        .collect();
-    assert_eq!(weights.len(), 5);
-    assert!(
-        weights.windows(2).all(|w| w[0].abs() >= w[1].abs()),
-        "{weights:?}"
-    );
+        .position(|l| l.trim() == "toward ham:")
+        .expect("a ham side");
+    assert_eq!(lines[2].trim(), "toward spam:", "{text}");
+    let (spam, ham) = (&lines[3..to_ham], &lines[to_ham + 1..]);
+    for (side, sign) in [(spam, 1.0), (ham, -1.0)] {
+        // Five tokens strongest first, then the rest of the side summed on one line.
+        assert_eq!(side.len(), 6, "{text}");
+        assert!(side[5].contains("(the other "), "{text}");
+        let weights: Vec<f64> = side.iter().map(|l| weight(l)).collect();
+        assert!(weights.iter().all(|w| w * sign > 0.0), "{text}");
+        assert!(
+            weights[..5].windows(2).all(|w| w[0].abs() >= w[1].abs()),
+            "{weights:?}"
+        );
+    }
+    // That they add up to the decision value is pinned beside Explanation::sides.
 }
 
 #[test]

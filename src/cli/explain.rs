@@ -1,4 +1,5 @@
-//! `spamsort explain PATH|-`: the verdict and the tokens that pushed it, strongest first.
+//! `spamsort explain PATH|-`: the verdict and the tokens that pushed it, both ways: the
+//! strongest toward spam and toward ham, and what the rest of each side adds up to.
 
 use super::args::{ModelArgs, VerdictArgs, open_model};
 use super::config::Config;
@@ -17,8 +18,8 @@ pub struct ExplainArgs {
     model: ModelArgs,
     #[command(flatten)]
     verdict: VerdictArgs,
-    /// How many tokens to show.
-    #[arg(long, short = 'n', default_value_t = 25)]
+    /// How many tokens to show on each side (toward spam, toward ham).
+    #[arg(long, short = 'n', default_value_t = 15)]
     top: usize,
 }
 
@@ -45,13 +46,25 @@ pub fn run(args: ExplainArgs) -> anyhow::Result<ExitStatus> {
             c.tokens
         )?;
         writeln!(out, "  {:>10}  (bias)", format!("{:+.4}", e.bias))?;
-        for (token, weight) in e.contributions.iter().take(args.top) {
-            writeln!(
-                out,
-                "  {:>10}  {}",
-                format!("{weight:+.4}"),
-                escape_for_terminal(token)
-            )?;
+        for side in e.sides(args.top) {
+            writeln!(out, "  toward {}:", side.toward)?;
+            for (token, weight) in &side.strongest {
+                writeln!(
+                    out,
+                    "  {:>10}  {}",
+                    format!("{weight:+.4}"),
+                    escape_for_terminal(token)
+                )?;
+            }
+            if side.rest_count > 0 {
+                writeln!(
+                    out,
+                    "  {:>10}  (the other {} tokens toward {})",
+                    format!("{:+.4}", side.rest_sum),
+                    side.rest_count,
+                    side.toward
+                )?;
+            }
         }
     }
     out.flush()?;

@@ -228,6 +228,41 @@ impl Explanation {
             log_odds_per_unit: -calibration.a,
         }
     }
+
+    /// Both sides of the verdict: the `top` strongest tokens toward spam and toward ham, each
+    /// strongest first, and what the remaining tokens of each side add up to. The bias, both
+    /// sides' shown tokens and both rests sum to the decision value.
+    pub fn sides(&self, top: usize) -> [Side<'_>; 2] {
+        let side = |toward: Label| {
+            let pulls = |c: f64| match toward {
+                Label::Spam => c > 0.0,
+                Label::Ham => c < 0.0,
+            };
+            let all = self.contributions.iter().filter(|(_, c)| pulls(*c));
+            let strongest: Vec<&(String, f64)> = all.clone().take(top).collect();
+            let rest: Vec<f64> = all.skip(top).map(|(_, c)| *c).collect();
+            Side {
+                toward,
+                strongest,
+                rest_count: rest.len(),
+                rest_sum: rest.iter().sum(),
+            }
+        };
+        [side(Label::Spam), side(Label::Ham)]
+    }
+}
+
+/// One side of an [`Explanation`]: the tokens that pushed toward one class.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Side<'e> {
+    /// The class these tokens push toward.
+    pub toward: Label,
+    /// The strongest of them, strongest first: (token, share of the decision value).
+    pub strongest: Vec<&'e (String, f64)>,
+    /// How many more tokens push this way.
+    pub rest_count: usize,
+    /// Their shares summed (0 if none).
+    pub rest_sum: f64,
 }
 
 /// A trained filter: the unit that is saved, loaded and asked for verdicts.
@@ -635,5 +670,54 @@ impl SpamFilter {
     /// What training saw.
     pub fn summary(&self) -> &TrainingSummary {
         &self.summary
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn explanation_sides_show_the_strongest_each_way_and_sum_the_rest() {
+        let contributions: Vec<(String, f64)> = [
+            ("a", 3.0),
+            ("b", -2.0),
+            ("c", 1.5),
+            ("d", -1.0),
+            ("e", 0.5),
+            ("f", -0.25),
+        ]
+        .map(|(t, c)| (t.to_string(), c))
+        .to_vec();
+        let decision = 0.5 + contributions.iter().map(|(_, c)| c).sum::<f64>();
+        let e = Explanation {
+            classification: Classification {
+                verdict: Verdict::Spam,
+                score: SpamScore::new(0.9),
+                decision,
+                log_odds: decision,
+                model: ModelKind::LinearSvm,
+                tokens: 6,
+            },
+            bias: 0.5,
+            contributions,
+            log_odds_per_unit: 1.0,
+        };
+        let [spam, ham] = e.sides(1);
+        assert_eq!((spam.toward, ham.toward), (Label::Spam, Label::Ham));
+        assert_eq!(spam.strongest, [&("a".to_string(), 3.0)]);
+        assert_eq!(ham.strongest, [&("b".to_string(), -2.0)]);
+        assert_eq!((spam.rest_count, spam.rest_sum), (2, 2.0));
+        assert_eq!((ham.rest_count, ham.rest_sum), (2, -1.25));
+        let shown: f64 = [&spam, &ham]
+            .iter()
+            .map(|s| s.strongest.iter().map(|(_, c)| c).sum::<f64>() + s.rest_sum)
+            .sum();
+        assert_eq!(e.bias + shown, decision);
+        let [spam, _] = e.sides(10);
+        assert_eq!(
+            (spam.strongest.len(), spam.rest_count, spam.rest_sum),
+            (3, 0, 0.0)
+        );
     }
 }
