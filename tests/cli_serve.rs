@@ -169,3 +169,88 @@ fn spamc_oversize_process_over_max_size_comes_back_unchanged_without_deadlock() 
         );
     }
 }
+
+#[test]
+fn per_user_tells_land_in_each_users_model_file_and_path_tricks_are_refused() {
+    let Some(()) = spamc() else { return };
+    let t = TestDir::new();
+    let shared = copy_of_trained_model(&t);
+    let shared_before = std::fs::read(&shared).unwrap();
+    std::fs::create_dir(t.path().join("users")).unwrap();
+    let template = t.path().join("users/%u.spamsort");
+    let s = serve(
+        &shared,
+        &["--allow-tell", "--user-models", template.to_str().unwrap()],
+    );
+    let file = |user: &str| t.path().join(format!("users/{user}.spamsort"));
+    let (ham, spam) = (
+        std::fs::read(sample_files().last().unwrap()).unwrap(),
+        std::fs::read(&sample_files()[0]).unwrap(),
+    );
+    // Before any TELL, a user without a file is answered with the shared model.
+    let out = run_spamc(&s, &["-u", "alice", "-c"], &ham);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(!file("alice").exists());
+    // alice's TELL and bob's land in two files; the shared model is untouched.
+    let out = run_spamc(&s, &["-u", "alice", "-L", "spam"], &ham);
+    assert!(out.status.success(), "{out:?}");
+    let out = run_spamc(&s, &["-u", "bob", "-L", "ham"], &spam);
+    assert!(out.status.success(), "{out:?}");
+    let (alice, bob) = (
+        spamsort::SpamFilter::load(&file("alice")).unwrap(),
+        spamsort::SpamFilter::load(&file("bob")).unwrap(),
+    );
+    let label_of = |f: &spamsort::SpamFilter, m: &[u8]| {
+        let tokens = spamsort::Tokenizer::new(f.tokenizer_config().clone())
+            .tokenize(m)
+            .tokens;
+        let digest = spamsort::filter::learned::digest(&tokens);
+        f.learned().get(digest).map(|l| l.label)
+    };
+    assert_eq!(label_of(&alice, &ham), Some(spamsort::Label::Spam));
+    assert_eq!(label_of(&bob, &spam), Some(spamsort::Label::Ham));
+    // Each file holds only its own user's TELL: the other message is as the shared model has it.
+    let shared_model = spamsort::SpamFilter::load(&shared).unwrap();
+    assert_eq!(label_of(&alice, &spam), label_of(&shared_model, &spam));
+    assert_eq!(label_of(&bob, &ham), label_of(&shared_model, &ham));
+    assert_ne!(label_of(&shared_model, &ham), Some(spamsort::Label::Spam));
+    // Each user is now answered with the user's own file: alice taught that ham is spam.
+    let score = |user: &str| -> f64 {
+        let out = run_spamc(&s, &["-u", user, "-c"], &ham);
+        let text = String::from_utf8(out.stdout).unwrap();
+        text.trim().split('/').next().unwrap().parse().unwrap()
+    };
+    assert!(
+        score("alice") > score("bob"),
+        "{} {}",
+        score("alice"),
+        score("bob")
+    );
+    assert_eq!(std::fs::read(&shared).unwrap(), shared_before);
+    // A user name that is a path trick is refused, and no file appears outside users/.
+    for bad in ["../x", "a/b", ".."] {
+        let answer = crate::util::spamd_exchange(
+            std::net::TcpStream::connect(format!("127.0.0.1:{}", s.port)).unwrap(),
+            format!(
+                "TELL SPAMC/1.5\r\nContent-length: {}\r\nUser: {bad}\r\nMessage-class: spam\r\nSet: local\r\n\r\n",
+                ham.len()
+            )
+            .into_bytes()
+            .into_iter()
+            .chain(ham.iter().copied())
+            .collect::<Vec<u8>>()
+            .as_slice(),
+        );
+        let answer = String::from_utf8_lossy(&answer);
+        assert!(answer.starts_with("SPAMD/1.5 67 "), "{bad}: {answer}");
+        assert!(answer.contains("refused"), "{bad}: {answer}");
+    }
+    assert!(!t.path().join("x.spamsort").exists());
+    let mut names: Vec<String> = std::fs::read_dir(t.path().join("users"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.ends_with(".spamsort"))
+        .collect();
+    names.sort();
+    assert_eq!(names, ["alice.spamsort", "bob.spamsort"]);
+}

@@ -7,7 +7,7 @@ use super::config::Config;
 use super::logging;
 use super::signals::run_with_signals;
 use spamsort::filter::shared::SharedFilter;
-use spamsort::spamd::{Address, Server, ServerConfig, raise_open_file_limit};
+use spamsort::spamd::{Address, Server, ServerConfig, UserModels, raise_open_file_limit};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -45,6 +45,13 @@ pub struct ServeArgs {
     /// change the model, so only enable it where the clients are trusted.
     #[arg(long)]
     allow_tell: bool,
+    /// Per-user model files: a path in which %u stands for spamd's `User:` (spamc -u), such as
+    /// /var/lib/spamsort/%u.spamsort. A user's request is answered with the user's file once
+    /// it exists, else with --model; a user's TELL learns into the user's file, started from a
+    /// copy of --model. User names with '/', '..', control characters, a leading '.' or over
+    /// 64 bytes are refused.
+    #[arg(long, value_name = "TEMPLATE", value_parser = |s: &str| UserModels::new(s))]
+    user_models: Option<UserModels>,
 }
 
 pub fn run(args: ServeArgs) -> anyhow::Result<ExitStatus> {
@@ -75,6 +82,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitStatus> {
             max_open: args.max_open,
             timeout: Duration::from_secs(args.timeout),
             allow_tell: args.allow_tell,
+            user_models: args.user_models,
         },
     )?;
     let (reload, stop) = (server.handle(), server.handle());

@@ -3,7 +3,7 @@
 //! reloading (on SIGHUP, after `train` or `learn` replaced the file) and learning swap in a new
 //! filter without stopping them.
 
-use super::update::{IfMissing, update};
+use super::update::{self, IfMissing, Updated};
 use super::{LearnOutcome, SpamFilter};
 use crate::error::Result;
 use crate::label::Label;
@@ -54,29 +54,23 @@ impl SharedFilter {
     /// so no update by another writer is lost. A message already learned with this label saves
     /// nothing.
     pub fn learn(&self, raw: &[u8], label: Label) -> Result<LearnOutcome> {
-        self.update(|filter| {
-            let outcome = filter.learn(raw, label)?;
-            Ok((outcome, outcome != LearnOutcome::AlreadyLearned))
-        })
+        let updated = update::learn(&self.path, IfMissing::Fail, raw, label)?;
+        Ok(self.swap_in(updated))
     }
 
     /// Forgets one message learned before (see [`SpamFilter::unlearn`]) and saves the model
     /// file as [`SharedFilter::learn`] does; `None` (and no save) if it was not learned.
     pub fn unlearn(&self, raw: &[u8]) -> Result<Option<Label>> {
-        self.update(|filter| {
-            let label = filter.unlearn(raw)?;
-            Ok((label, label.is_some()))
-        })
+        let updated = update::unlearn(&self.path, IfMissing::Fail, raw)?;
+        Ok(self.swap_in(updated))
     }
 
-    /// Changes the model file through [`update`] (a missing file is an error), then swaps the
-    /// saved filter in.
-    fn update<T>(&self, change: impl FnOnce(&mut SpamFilter) -> Result<(T, bool)>) -> Result<T> {
-        let updated = update(&self.path, IfMissing::Fail, || {}, change)?;
+    /// Swaps in the filter an update saved (a missing file was an error), if it saved one.
+    fn swap_in<T>(&self, updated: Updated<T>) -> T {
         if let Some(filter) = updated.saved {
             self.swap(filter);
         }
-        Ok(updated.answer)
+        updated.answer
     }
 
     fn swap(&self, filter: SpamFilter) {

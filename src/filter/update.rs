@@ -2,17 +2,21 @@
 //! `spamsort learn` and `prune`, spamd TELL and the daemon's learning from moves, so no writer
 //! can lose another's update.
 
-use super::{SpamFilter, TrainParams};
+use super::{LearnOutcome, SpamFilter, TrainParams};
 use crate::error::Result;
+use crate::label::Label;
 use crate::model_file;
 use std::path::Path;
 
 /// What [`update`] does when the model file does not exist.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum IfMissing {
+#[derive(Debug, Clone, Copy)]
+pub enum IfMissing<'a> {
     /// Start from an empty filter with default settings ([`SpamFilter::empty`]) and save it,
     /// as `spamsort learn` does (and `bogofilter -s` on an empty database).
     StartEmpty,
+    /// Start from a copy of this filter and save it: a spamd user's first TELL starts the
+    /// user's model from the shared model that classified the user's mail until then.
+    StartFrom(&'a SpamFilter),
     /// Fail with the load error (a long-running front end must not replace its model with an
     /// empty one because the file went away).
     Fail,
@@ -37,17 +41,17 @@ pub struct Updated<T> {
 /// answer and whether it changed the filter. On any error the file on disk is left as it was.
 pub fn update<T>(
     path: &Path,
-    if_missing: IfMissing,
+    if_missing: IfMissing<'_>,
     waiting: impl FnOnce(),
     change: impl FnOnce(&mut SpamFilter) -> Result<(T, bool)>,
 ) -> Result<Updated<T>> {
     let lock = model_file::lock_for_update_with(path, waiting)?;
     // Checked under the lock, so a file another writer creates meanwhile is loaded, not lost.
-    let created = if_missing == IfMissing::StartEmpty && !path.exists();
-    let mut filter = if created {
-        SpamFilter::empty(&TrainParams::default())?
-    } else {
-        SpamFilter::load(path)?
+    let created = !matches!(if_missing, IfMissing::Fail) && !path.exists();
+    let mut filter = match if_missing {
+        IfMissing::StartEmpty if created => SpamFilter::empty(&TrainParams::default())?,
+        IfMissing::StartFrom(base) if created => base.clone(),
+        _ => SpamFilter::load(path)?,
     };
     let (answer, changed) = change(&mut filter)?;
     let saved = if changed || created {
@@ -63,10 +67,48 @@ pub fn update<T>(
     })
 }
 
+/// Learns one message once (see [`SpamFilter::learn`]) into the model file at `path` through
+/// [`update`]: saved only if it changed the filter (a message already learned with this label
+/// saves nothing) or the file was just created.
+pub fn learn(
+    path: &Path,
+    if_missing: IfMissing<'_>,
+    raw: &[u8],
+    label: Label,
+) -> Result<Updated<LearnOutcome>> {
+    update(
+        path,
+        if_missing,
+        || {},
+        |filter| {
+            let outcome = filter.learn(raw, label)?;
+            Ok((outcome, outcome != LearnOutcome::AlreadyLearned))
+        },
+    )
+}
+
+/// Forgets one message learned before (see [`SpamFilter::unlearn`]) in the model file at
+/// `path` through [`update`]; the answer is the label it was learned as, `None` (and no save
+/// unless the file was just created) if it was not learned.
+pub fn unlearn(
+    path: &Path,
+    if_missing: IfMissing<'_>,
+    raw: &[u8],
+) -> Result<Updated<Option<Label>>> {
+    update(
+        path,
+        if_missing,
+        || {},
+        |filter| {
+            let label = filter.unlearn(raw)?;
+            Ok((label, label.is_some()))
+        },
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::label::Label;
 
     const SPAM: &[u8] = b"Subject: cheap meds\r\n\r\nbuy cheap meds now\r\n";
 

@@ -8,14 +8,51 @@ use super::protocol::{
     symbol,
 };
 use super::server::ServerConfig;
+use super::users::UserModels;
+use crate::SpamFilter;
 use crate::filter::shared::SharedFilter;
 use crate::filter::stamp::{add_spam_headers, header_block_len};
+use crate::filter::update::{self, IfMissing};
 use crate::label::{Label, Verdict};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// What the workers share.
 pub(super) struct Context {
-    /// The model in use.
-    pub(super) filter: std::sync::Arc<SharedFilter>,
+    /// The shared model: for every request without per-user models.
+    pub(super) filter: Arc<SharedFilter>,
+    /// Per-user model files, if configured.
+    pub(super) users: Option<UserModels>,
+}
+
+impl Context {
+    /// The model file of the request's user, if per-user models are on and the request names
+    /// a user; a name that could be a path trick is refused.
+    fn user_model(&self, request: &Request) -> Result<Option<PathBuf>, ProtocolError> {
+        let (Some(users), Some(user)) = (&self.users, &request.user) else {
+            return Ok(None);
+        };
+        users.path(user).map(Some).map_err(|e| ProtocolError {
+            status: Status::NoUser,
+            message: e.to_string(),
+        })
+    }
+
+    /// The filter that classifies for a user's model file `user` (its own once it exists,
+    /// else the shared one).
+    fn filter(&self, user: Option<&Path>) -> Result<Arc<SpamFilter>, ProtocolError> {
+        match user {
+            Some(path) if path.exists() => {
+                SpamFilter::load(path)
+                    .map(Arc::new)
+                    .map_err(|e| ProtocolError {
+                        status: Status::Unavailable,
+                        message: crate::error::ErrorChain(&e).to_string(),
+                    })
+            }
+            _ => Ok(self.filter.current()),
+        }
+    }
 }
 
 /// What to do once a request head is in.
@@ -72,11 +109,19 @@ pub(super) fn plan(request: &Request, config: &ServerConfig) -> Result<Plan, Pro
 /// Answers a request whose whole message is in: the answer's bytes and the log text.
 pub(super) fn answer(request: &Request, message: &[u8], context: &Context) -> (Vec<u8>, String) {
     let mut response = Vec::new();
-    let result = if request.command == Command::Tell {
-        tell(request, message, &mut response, context)
-    } else {
-        Ok(classify(request.command, message, &mut response, context))
-    };
+    let result = context.user_model(request).and_then(|user| {
+        if request.command == Command::Tell {
+            tell(request, message, &mut response, context, user.as_deref())
+        } else {
+            classify(
+                request.command,
+                message,
+                &mut response,
+                context,
+                user.as_deref(),
+            )
+        }
+    });
     match result {
         Ok(log) => (response, log),
         Err(e) => failure(&e),
@@ -88,9 +133,16 @@ pub(super) fn failure(e: &ProtocolError) -> (Vec<u8>, String) {
     (e.response(), format!("{} {}", e.status.name(), e.message))
 }
 
-/// Answers a classifying command; returns the log text.
-fn classify(command: Command, message: &[u8], out: &mut Vec<u8>, context: &Context) -> String {
-    let filter = context.filter.current();
+/// Answers a classifying command with the model of `user` (see [`Context::filter`]); returns
+/// the log text.
+fn classify(
+    command: Command,
+    message: &[u8],
+    out: &mut Vec<u8>,
+    context: &Context,
+    user: Option<&Path>,
+) -> Result<String, ProtocolError> {
+    let filter = context.filter(user)?;
     let thresholds = filter.thresholds();
     let explanation = match command {
         Command::Symbols | Command::Report | Command::ReportIfSpam => filter.explain(message, None),
@@ -127,13 +179,13 @@ fn classify(command: Command, message: &[u8], out: &mut Vec<u8>, context: &Conte
     let length = (command != Command::Check).then_some(body.len() as u64);
     out.extend(result_head(length, is_spam, score));
     out.extend(body);
-    format!(
+    Ok(format!(
         "{} P(spam) {:.4} score {score:.1} by {} ({} bytes)",
         c.verdict,
         c.score.p_spam(),
         c.model,
         message.len()
-    )
+    ))
 }
 
 /// The REPORT body: the verdict and the strongest tokens with their points.
@@ -160,12 +212,14 @@ fn report(explanation: Option<&crate::Explanation>, score: f64) -> Vec<u8> {
     text.into_bytes()
 }
 
-/// Answers TELL: learns or forgets the message in the local (only) database.
+/// Answers TELL: learns or forgets the message in the local (only) database: the model file
+/// of `user` if given (a missing one starts as a copy of the shared model), else the shared one.
 fn tell(
     request: &Request,
     message: &[u8],
     out: &mut Vec<u8>,
     context: &Context,
+    user: Option<&Path>,
 ) -> Result<String, ProtocolError> {
     let local = |dbs: &[String]| dbs.iter().any(|d| d == "local");
     let (set, remove) = (local(&request.set), local(&request.remove));
@@ -185,7 +239,14 @@ fn tell(
             status: Status::DataErr,
             message: "TELL with Set needs a Message-class (spam or ham)".into(),
         })?;
-        let outcome = context.filter.learn(message, label).map_err(failed)?;
+        let outcome = match user {
+            Some(path) => {
+                let shared = context.filter.current();
+                update::learn(path, IfMissing::StartFrom(&shared), message, label).map(|u| u.answer)
+            }
+            None => context.filter.learn(message, label),
+        }
+        .map_err(failed)?;
         header = "DidSet: local\r\n".to_string();
         log = match outcome {
             crate::LearnOutcome::AlreadyLearned => format!("already learned as {label}"),
@@ -193,7 +254,14 @@ fn tell(
         };
     } else if remove {
         // The record of learned messages knows the label: Message-class is not needed.
-        let forgot = context.filter.unlearn(message).map_err(failed)?;
+        let forgot = match user {
+            Some(path) => {
+                let shared = context.filter.current();
+                update::unlearn(path, IfMissing::StartFrom(&shared), message).map(|u| u.answer)
+            }
+            None => context.filter.unlearn(message),
+        }
+        .map_err(failed)?;
         header = "DidRemove: local\r\n".to_string();
         log = match forgot {
             Some(label) => format!("forgot, learned as {label}"),

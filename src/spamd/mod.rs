@@ -2,12 +2,14 @@
 //! `spamd_address`, Haraka and Postfix content filters can use spamsort unchanged.
 //! `protocol.rs` parses and formats; `server.rs` binds and runs the worker threads;
 //! `reactor.rs` moves the bytes and keeps the deadlines; `incoming.rs` assembles requests as
-//! they arrive; `answer.rs` answers them.
+//! they arrive; `answer.rs` answers them; `users.rs` maps spamd's `User:` to a model file.
 
 mod answer;
 mod incoming;
 pub mod protocol;
 mod reactor;
 mod server;
+pub mod users;
 
 pub use server::{Address, Server, ServerConfig, ServerHandle, raise_open_file_limit};
+pub use users::UserModels;

@@ -89,7 +89,8 @@ pub struct Request {
     pub remove: Vec<String>,
     /// `Compress` (zlib in spamd 4), which spamsort does not support.
     pub compress: Option<String>,
-    /// `User`, accepted and ignored: one model serves every user.
+    /// `User`: with per-user models (`ServerConfig::user_models`) it picks the model file;
+    /// otherwise it is ignored and one model serves every user.
     pub user: Option<String>,
 }
 
@@ -100,6 +101,8 @@ pub enum Status {
     Ok = 0,
     /// 65: the data was malformed (e.g. a TELL without a usable Message-class).
     DataErr = 65,
+    /// 67: the user named by `User:` cannot have a model (a name that is not a plain name).
+    NoUser = 67,
     /// 69: service unavailable (TELL not enabled, compression, no model).
     Unavailable = 69,
     /// 70: internal error.
@@ -118,6 +121,7 @@ impl Status {
         match self {
             Status::Ok => "EX_OK",
             Status::DataErr => "EX_DATAERR",
+            Status::NoUser => "EX_NOUSER",
             Status::Unavailable => "EX_UNAVAILABLE",
             Status::Software => "EX_SOFTWARE",
             Status::IoErr => "EX_IOERR",

@@ -45,6 +45,12 @@ pub struct ServerConfig {
     /// Accept TELL (learning). Off by default: anyone who can reach the server could otherwise
     /// teach it to pass their spam.
     pub allow_tell: bool,
+    /// Per-user model files, picked by a request's `User:` header. A request without one, or
+    /// whose user has no model file yet, is answered with the shared model; a user's TELL
+    /// learns into the user's file, started from a copy of the shared model if missing. Each
+    /// request of a user with a file loads it (so `spamsort learn` on it counts at once).
+    /// `None` (the default): one shared model for every user, `User:` ignored.
+    pub user_models: Option<super::UserModels>,
 }
 
 impl Default for ServerConfig {
@@ -55,6 +61,7 @@ impl Default for ServerConfig {
             max_open: 4096,
             timeout: Duration::from_secs(30),
             allow_tell: false,
+            user_models: None,
         }
     }
 }
@@ -208,6 +215,7 @@ impl Server {
         };
         let context = Context {
             filter: handle.filter.clone(),
+            users: config.user_models.clone(),
         };
         let (job_tx, job_rx) = mpsc::channel::<Job>();
         let (done_tx, done_rx) = mpsc::channel::<Done>();
