@@ -559,6 +559,9 @@ pub fn save_bytes(bytes: &[u8], lock: &UpdateLock) -> Result<(), ModelFileError>
     }
     // NamedTempFile removes the temporary file if anything below fails.
     let mut tmp = temp_file(dir, name).map_err(io)?;
+    if let Ok(old) = std::fs::metadata(path) {
+        keep_access(tmp.as_file(), &old);
+    }
     tmp.write_all(bytes).map_err(io)?;
     tmp.as_file().sync_all().map_err(io)?;
     tmp.persist(path).map_err(|e| io(e.error))?;
@@ -566,6 +569,21 @@ pub fn save_bytes(bytes: &[u8], lock: &UpdateLock) -> Result<(), ModelFileError>
         .and_then(|d| d.sync_all())
         .map_err(io)?;
     Ok(())
+}
+
+/// Gives the new file of a save the group and permission bits of the file it replaces, so a
+/// model shared through a group (a spamd server running as one user, `spamsort learn` run by
+/// another) stays shared; a new file stays readable by its owner only (the temporary file's
+/// 0600). Best effort: if the group cannot be given (the saver is not in it), the group and
+/// other bits are dropped rather than handed to the saver's own group.
+fn keep_access(file: &std::fs::File, old: &std::fs::Metadata) {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let mut mode = old.mode() & 0o777;
+    let same_group = file.metadata().is_ok_and(|m| m.gid() == old.gid());
+    if !same_group && std::os::unix::fs::fchown(file, None, Some(old.gid())).is_err() {
+        mode &= 0o700;
+    }
+    let _ = file.set_permissions(std::fs::Permissions::from_mode(mode));
 }
 
 /// Random characters ending a temporary file name.
