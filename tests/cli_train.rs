@@ -145,15 +145,18 @@ fn trec_index_given_as_spam_that_lists_ham_is_refused_not_trained_as_spam() {
         format!("spam {}\nham {}\n", spam.display(), ham.display()).as_bytes(),
     );
     let model = t.path().join("m.spamsort");
-    spamsort()
-        .arg("train")
-        .arg("--spam")
-        .arg(&mixed)
-        .arg("--ham")
-        .arg(sample("ham"))
-        .arg("--model")
-        .arg(&model)
-        .assert()
+    let train = |spam_index: &std::path::Path| {
+        spamsort()
+            .arg("train")
+            .arg("--spam")
+            .arg(spam_index)
+            .arg("--ham")
+            .arg(sample("ham"))
+            .arg("--model")
+            .arg(&model)
+            .assert()
+    };
+    train(&mixed)
         .code(3)
         .stderr(predicates::str::contains("lists"))
         .stderr(predicates::str::contains("as ham"));
@@ -163,15 +166,7 @@ fn trec_index_given_as_spam_that_lists_ham_is_refused_not_trained_as_spam() {
         "spam.index",
         format!("spam {}\n", spam.display()).as_bytes(),
     );
-    spamsort()
-        .arg("train")
-        .arg("--spam")
-        .arg(&spam_only)
-        .arg("--ham")
-        .arg(sample("ham"))
-        .arg("--model")
-        .arg(&model)
-        .assert()
+    train(&spam_only)
         .success()
         .stderr(predicates::str::contains("trained on 1 spam + 100 ham"));
 }

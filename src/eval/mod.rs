@@ -196,7 +196,7 @@ mod tests {
 
     #[test]
     fn classify_seconds_count_each_held_out_message_tokenizing_time() {
-        let labels = vec![Label::Spam, Label::Ham].repeat(3);
+        let labels = [Label::Spam, Label::Ham].repeat(3);
         let mail = TokenizedMail {
             tokens: labels.iter().map(|_| vec!["a".to_string()]).collect(),
             // Far more than looking up and scoring one token could take.
