@@ -19,12 +19,39 @@ fn train_then_info_on_the_sample() {
         .success();
     let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
     assert!(text.contains("104 spam, 100 ham"), "{text}");
+    assert!(
+        text.contains("by train:        104 spam, 100 ham"),
+        "{text}"
+    );
+    assert!(text.contains("by learn:        0 spam, 0 ham"), "{text}");
+    let version = spamsort::model_file::FORMAT_VERSION;
+    assert!(
+        text.contains(&format!("format version:  {version}\n")),
+        "{text}"
+    );
+    assert!(text.contains("file modified:   20"), "{text}");
     let vocab: usize = text
         .lines()
         .find_map(|l| l.strip_prefix("vocabulary:"))
         .and_then(|v| v.split_whitespace().next()?.parse().ok())
         .unwrap();
     assert!(vocab > 1000, "vocabulary of {vocab} tokens");
+}
+
+#[test]
+fn info_names_the_format_version_of_a_file_of_another_version() {
+    let t = TestDir::new();
+    let old = t.write("old.spamsort", b"SPAMSORT\x02\x00\x00\x00\x01\x00\x00\x00");
+    spamsort()
+        .args(["info", "--model"])
+        .arg(&old)
+        .assert()
+        .code(3)
+        .stdout(predicates::str::contains(format!(
+            "format version:  2 (this spamsort reads {})",
+            spamsort::model_file::FORMAT_VERSION
+        )))
+        .stderr(predicates::str::contains("retrain"));
 }
 
 #[test]

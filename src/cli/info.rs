@@ -99,6 +99,14 @@ pub fn run(args: InfoArgs) -> anyhow::Result<ExitStatus> {
         filter.learned().len(),
         spamsort::filter::learned::LearnedMessages::CAPACITY
     )?;
+    // [by train, by learn] x [ham, spam], as Label::index orders classes.
+    let mut by = [[0usize; 2]; 2];
+    for (_, l) in filter.learned().iter() {
+        by[usize::from(!l.in_training)][l.label.index()] += 1;
+    }
+    for (how, [ham, spam]) in ["by train", "by learn"].iter().zip(by) {
+        writeln!(out, "  {how}:        {spam} spam, {ham} ham")?;
+    }
     let kinds: Vec<&str> = filter.model_kinds().iter().map(|k| k.name()).collect();
     writeln!(out, "models:          {}", kinds.join(", "))?;
     writeln!(out, "active model:    {}", filter.active())?;
