@@ -120,7 +120,7 @@ fn online_corpus(
             super::terminal::escape_for_terminal(&spamsort::error::ErrorChain(e).to_string())
         )
     })
-    .with_context(|| format!("reading the TREC index {}", index.display()))?;
+    .context("reading the TREC index")?;
     anyhow::ensure!(
         corpus.count(Label::Spam) > 0 && corpus.count(Label::Ham) > 0,
         "the index needs at least one spam and one ham message"
