@@ -37,7 +37,7 @@ fn utc(seconds: Option<u64>) -> String {
 }
 
 pub fn run(args: InfoArgs) -> anyhow::Result<ExitStatus> {
-    let path = args.model.path(&super::config::Config::load()?)?;
+    let path = args.model.path(&args.model.config()?)?;
     let filter = SpamFilter::load(&path)?;
     let size = std::fs::metadata(&path)
         .with_context(|| format!("reading the size of {}", path.display()))?

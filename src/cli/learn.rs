@@ -3,8 +3,7 @@
 //! created empty first (default settings), as `bogofilter -s` does. A lock file beside the model
 //! serializes concurrent runs, so two `learn`s never lose each other's updates.
 
-use super::args::{ModelArgs, waiting};
-use super::config::Config;
+use super::args::{ModelArgs, VerdictArgs, waiting};
 use super::{ExitStatus, input};
 use anyhow::Context;
 use spamsort::filter::update::{IfMissing, update};
@@ -26,7 +25,8 @@ pub struct LearnArgs {
     /// is not needed: the record of learned messages has the label).
     #[arg(long)]
     unlearn: bool,
-    /// Learn only messages the active model gets wrong or is unsure about (train on error).
+    /// Learn only messages the classifier gets wrong or is unsure about (train on error),
+    /// judged as `classify` would with the same config file and flags.
     #[arg(long, conflicts_with = "unlearn")]
     if_wrong: bool,
     /// Message files or mailboxes; `-` or nothing: one message on stdin.
@@ -34,6 +34,9 @@ pub struct LearnArgs {
     paths: Vec<PathBuf>,
     #[command(flatten)]
     model: ModelArgs,
+    /// The verdict settings `--if-wrong` judges by (those of `classify` and `filter`).
+    #[command(flatten)]
+    verdict: VerdictArgs,
 }
 
 /// How many messages one run changed, found already learned (or not learned, for
@@ -48,7 +51,8 @@ struct Counts {
 
 pub fn run(args: LearnArgs) -> anyhow::Result<ExitStatus> {
     let label = if args.spam { Label::Spam } else { Label::Ham };
-    let config = Config::load()?;
+    let config = args.model.config()?;
+    let policy = args.verdict.policy(&config, None)?;
     let path = args.model.path(&config)?;
     let paths = if args.paths.is_empty() {
         vec![PathBuf::from("-")]
@@ -73,7 +77,7 @@ pub fn run(args: LearnArgs) -> anyhow::Result<ExitStatus> {
                 continue;
             }
             if args.if_wrong {
-                let verdict = filter.classify(&message.bytes).verdict;
+                let verdict = policy.classify(filter, &message.bytes)?.verdict;
                 let right = matches!(
                     (verdict, label),
                     (Verdict::Spam, Label::Spam) | (Verdict::Ham, Label::Ham)

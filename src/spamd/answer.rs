@@ -4,12 +4,12 @@
 //! shared filter, run on the worker threads (`server.rs`); `reactor.rs` moves the bytes.
 
 use super::protocol::{
-    Command, ProtocolError, REQUIRED_SCORE, Request, Status, result_head, spamd_score, status_line,
-    symbol,
+    Command, ProtocolError, REQUIRED_SCORE, Request, Status, result_head, status_line, symbol,
 };
 use super::server::ServerConfig;
+use crate::filter::policy::score;
 use crate::filter::shared::SharedFilter;
-use crate::filter::stamp::{add_spam_headers, header_block_len};
+use crate::filter::stamp::header_block_len;
 use crate::label::{Label, Verdict};
 
 /// What the workers share.
@@ -100,14 +100,16 @@ fn classify(command: Command, message: &[u8], out: &mut Vec<u8>, context: &Conte
         Some(e) => e.classification,
         None => filter.classify(message),
     };
-    let score = spamd_score(&c, thresholds);
+    let score = score(&c, thresholds.spam());
     let is_spam = c.verdict == Verdict::Spam;
+    let style = &context.filter.policy().headers;
     let body: Vec<u8> = match command {
-        Command::Process => {
-            add_spam_headers(message, &c, thresholds.spam()).unwrap_or_else(|_| message.to_vec())
-        }
+        Command::Process => style
+            .mark(message, &c, thresholds)
+            .unwrap_or_else(|_| message.to_vec()),
         Command::Headers => {
-            let marked = add_spam_headers(message, &c, thresholds.spam())
+            let marked = style
+                .mark(message, &c, thresholds)
                 .unwrap_or_else(|_| message.to_vec());
             marked[..header_block_len(&marked)].to_vec()
         }
@@ -128,7 +130,7 @@ fn classify(command: Command, message: &[u8], out: &mut Vec<u8>, context: &Conte
     out.extend(result_head(length, is_spam, score));
     out.extend(body);
     format!(
-        "{} P(spam) {:.4} score {score:.1} by {} ({} bytes)",
+        "{} probability {:.4} score {score:.1} by {} ({} bytes)",
         c.verdict,
         c.score.p_spam(),
         c.model,
@@ -143,7 +145,7 @@ fn report(explanation: Option<&crate::Explanation>, score: f64) -> Vec<u8> {
     };
     let c = &e.classification;
     let mut text = format!(
-        "spamsort verdict: {} (P(spam) {:.4} by {}, {} tokens)\r\n\r\n\
+        "spamsort verdict: {} (probability {:.4} by {}, {} tokens)\r\n\r\n\
          Content analysis details:   ({score:.1} points, {:.1} required)\r\n\r\n\
          \x20pts token (its share of ln(P(spam) / P(ham)))\r\n\
          ---- --------------------------------------------------\r\n",
