@@ -537,3 +537,59 @@ fn learn_if_wrong_judges_by_the_config_file_thresholds() {
     let configured = learn(&["--config", config.to_str().unwrap()]);
     assert!(configured.contains("learned 1 message(s)"), "{configured}");
 }
+
+#[test]
+fn a_message_marked_with_a_subject_tag_and_x_bogosity_is_learned_as_the_original() {
+    let t = TestDir::new();
+    let model = copy_of_trained_model(&t);
+    let original = std::fs::read(fixture("spam.eml")).unwrap();
+    let flags = ["--subject-tag", "--bogosity"];
+    let marked = filter(&original, &flags);
+    assert_ne!(marked, original);
+    let learn = |message: &[u8], extra: &[&str]| {
+        let out = isolated(&mut Command::new(crate::util::spamsort_bin()))
+            .args(["learn", "--spam", "--model"])
+            .arg(&model)
+            .args(extra)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .and_then(|mut child| {
+                use std::io::Write;
+                child.stdin.take().unwrap().write_all(message)?;
+                child.wait_with_output()
+            })
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stderr).unwrap()
+    };
+    assert!(learn(&original, &[]).contains("learned 1 message(s)"));
+    // The same message once its marks are set aside: learn once.
+    let again = learn(&marked, &flags);
+    assert!(
+        again.contains("learned 0 message(s) as spam, 1 already learned"),
+        "{again}"
+    );
+    // The tokens the model sees are the original's but for the tag's own words.
+    let tokens = |message: &[u8]| {
+        let out = isolated(&mut Command::new(crate::util::spamsort_bin()))
+            .args(["tokens", "-"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .and_then(|mut child| {
+                use std::io::Write;
+                child.stdin.take().unwrap().write_all(message)?;
+                child.wait_with_output()
+            })
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let untagged = filter(&original, &["--bogosity"]);
+    assert_eq!(
+        tokens(&untagged),
+        tokens(&original),
+        "X-Bogosity is not tokenized"
+    );
+}

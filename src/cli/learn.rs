@@ -3,7 +3,7 @@
 //! created empty first (default settings), as `bogofilter -s` does. A lock file beside the model
 //! serializes concurrent runs, so two `learn`s never lose each other's updates.
 
-use super::args::{ModelArgs, VerdictArgs, waiting};
+use super::args::{HeaderArgs, ModelArgs, VerdictArgs, waiting};
 use super::{ExitStatus, input};
 use anyhow::Context;
 use spamsort::filter::update::{IfMissing, update};
@@ -37,6 +37,9 @@ pub struct LearnArgs {
     /// The verdict settings `--if-wrong` judges by (those of `classify` and `filter`).
     #[command(flatten)]
     verdict: VerdictArgs,
+    /// How `filter` marked the messages: its marks (a subject tag) are taken off first.
+    #[command(flatten)]
+    headers: HeaderArgs,
 }
 
 /// How many messages one run changed, found already learned (or not learned, for
@@ -52,7 +55,7 @@ struct Counts {
 pub fn run(args: LearnArgs) -> anyhow::Result<ExitStatus> {
     let label = if args.spam { Label::Spam } else { Label::Ham };
     let config = args.model.config()?;
-    let policy = args.verdict.policy(&config, None)?;
+    let policy = args.verdict.policy(&config, Some(&args.headers))?;
     let path = args.model.path(&config)?;
     let paths = if args.paths.is_empty() {
         vec![PathBuf::from("-")]
@@ -69,15 +72,17 @@ pub fn run(args: LearnArgs) -> anyhow::Result<ExitStatus> {
             let Some(message) = input::readable(item, &mut counts.failed) else {
                 continue;
             };
+            // A message as it was before `filter` marked it: a subject tag is no evidence.
+            let bytes = policy.headers.unmarked(&message.bytes);
             if args.unlearn {
-                match filter.unlearn(&message.bytes)? {
+                match filter.unlearn(&bytes)? {
                     Some(_) => counts.changed += 1,
                     None => counts.unchanged += 1,
                 }
                 continue;
             }
             if args.if_wrong {
-                let verdict = policy.classify(filter, &message.bytes)?.verdict;
+                let verdict = policy.classify(filter, &bytes)?.verdict;
                 let right = matches!(
                     (verdict, label),
                     (Verdict::Spam, Label::Spam) | (Verdict::Ham, Label::Ham)
@@ -87,7 +92,7 @@ pub fn run(args: LearnArgs) -> anyhow::Result<ExitStatus> {
                     continue;
                 }
             }
-            match filter.learn(&message.bytes, label)? {
+            match filter.learn(&bytes, label)? {
                 LearnOutcome::AlreadyLearned => counts.unchanged += 1,
                 LearnOutcome::Learned | LearnOutcome::Relabeled => counts.changed += 1,
             }

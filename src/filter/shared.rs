@@ -68,14 +68,18 @@ impl SharedFilter {
         Ok(())
     }
 
-    /// Learns one message once (see [`SpamFilter::learn`]) and saves the model file
+    /// Learns one message once (see [`SpamFilter::learn`]), as it was before the policy's
+    /// header style marked it ([`HeaderStyle::unmarked`](super::policy::HeaderStyle::unmarked)),
+    /// and saves the model file
     /// atomically through [`update`], as `spamsort learn` does: under the file's
     /// [`UpdateLock`](crate::model_file::UpdateLock), starting from the file as it is on disk,
     /// so no update by another writer is lost. A message already learned with this label saves
     /// nothing.
     pub fn learn(&self, raw: &[u8], label: Label) -> Result<LearnOutcome> {
+        // The policy's own marks (a subject tag) are not part of the message.
+        let raw = self.policy.headers.unmarked(raw);
         self.update(|filter| {
-            let outcome = filter.learn(raw, label)?;
+            let outcome = filter.learn(&raw, label)?;
             Ok((outcome, outcome != LearnOutcome::AlreadyLearned))
         })
     }
@@ -83,8 +87,9 @@ impl SharedFilter {
     /// Forgets one message learned before (see [`SpamFilter::unlearn`]) and saves the model
     /// file as [`SharedFilter::learn`] does; `None` (and no save) if it was not learned.
     pub fn unlearn(&self, raw: &[u8]) -> Result<Option<Label>> {
+        let raw = self.policy.headers.unmarked(raw);
         self.update(|filter| {
-            let label = filter.unlearn(raw)?;
+            let label = filter.unlearn(&raw)?;
             Ok((label, label.is_some()))
         })
     }
