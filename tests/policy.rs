@@ -103,22 +103,27 @@ fn classify_json(files: &[PathBuf], extra: &[&str]) -> Vec<(String, f64)> {
         .collect()
 }
 
-/// `filter` of one message with `extra` flags: its output.
-fn filter(message: &[u8], extra: &[&str]) -> Vec<u8> {
-    let out = isolated(&mut Command::new(crate::util::spamsort_bin()))
-        .args(["filter", "--model"])
-        .arg(trained_model())
-        .args(extra)
+/// Runs `cmd` with `message` on its standard input: its output and error output.
+fn with_stdin(cmd: &mut Command, message: &[u8]) -> std::process::Output {
+    use std::io::Write;
+    let mut child = cmd
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .and_then(|mut child| {
-            use std::io::Write;
-            child.stdin.take().unwrap().write_all(message)?;
-            child.wait_with_output()
-        })
         .unwrap();
+    child.stdin.take().unwrap().write_all(message).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// `filter` of one message with `extra` flags: its output.
+fn filter(message: &[u8], extra: &[&str]) -> Vec<u8> {
+    let mut cmd = Command::new(crate::util::spamsort_bin());
+    let out = isolated(&mut cmd)
+        .args(["filter", "--model"])
+        .arg(trained_model())
+        .args(extra);
+    let out = with_stdin(out, message);
     assert!(out.status.success() && out.stderr.is_empty(), "{out:?}");
     out.stdout
 }
@@ -547,20 +552,12 @@ fn a_message_marked_with_a_subject_tag_and_x_bogosity_is_learned_as_the_original
     let marked = filter(&original, &flags);
     assert_ne!(marked, original);
     let learn = |message: &[u8], extra: &[&str]| {
-        let out = isolated(&mut Command::new(crate::util::spamsort_bin()))
+        let mut cmd = Command::new(crate::util::spamsort_bin());
+        isolated(&mut cmd)
             .args(["learn", "--spam", "--model"])
             .arg(&model)
-            .args(extra)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .and_then(|mut child| {
-                use std::io::Write;
-                child.stdin.take().unwrap().write_all(message)?;
-                child.wait_with_output()
-            })
-            .unwrap();
+            .args(extra);
+        let out = with_stdin(&mut cmd, message);
         assert!(out.status.success(), "{out:?}");
         String::from_utf8(out.stderr).unwrap()
     };
@@ -573,17 +570,8 @@ fn a_message_marked_with_a_subject_tag_and_x_bogosity_is_learned_as_the_original
     );
     // The tokens the model sees are the original's but for the tag's own words.
     let tokens = |message: &[u8]| {
-        let out = isolated(&mut Command::new(crate::util::spamsort_bin()))
-            .args(["tokens", "-"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .and_then(|mut child| {
-                use std::io::Write;
-                child.stdin.take().unwrap().write_all(message)?;
-                child.wait_with_output()
-            })
-            .unwrap();
+        let mut cmd = Command::new(crate::util::spamsort_bin());
+        let out = with_stdin(isolated(&mut cmd).args(["tokens", "-"]), message);
         String::from_utf8(out.stdout).unwrap()
     };
     let untagged = filter(&original, &["--bogosity"]);
