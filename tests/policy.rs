@@ -136,27 +136,66 @@ fn some_messages() -> Vec<PathBuf> {
     chosen
 }
 
+/// A config file that picks a model other than the file's active one and other thresholds,
+/// the messages, and what `classify` says of each under it: (verdict, score).
+struct UnderConfig {
+    t: TestDir,
+    config: PathBuf,
+    files: Vec<PathBuf>,
+    expected: Vec<(String, f64)>,
+}
+
+impl UnderConfig {
+    fn new() -> UnderConfig {
+        let t = TestDir::new();
+        let config = t.write(
+            "config.toml",
+            b"classifier = \"logistic-regression\"\nspam_threshold = 0.95\nham_threshold = 0.3\n",
+        );
+        let files = some_messages();
+        let mut under = UnderConfig {
+            t,
+            config,
+            files,
+            expected: Vec::new(),
+        };
+        under.expected = classify_json(&under.files, &under.flags());
+        assert_eq!(under.expected.len(), under.files.len());
+        under
+    }
+
+    /// `--config FILE`.
+    fn flags(&self) -> [&str; 2] {
+        ["--config", self.config.to_str().unwrap()]
+    }
+}
+
 #[test]
-fn config_file_classifier_and_thresholds_give_one_verdict_and_score_in_every_front_end() {
-    let t = TestDir::new();
-    let config = t.write(
-        "config.toml",
-        b"classifier = \"logistic-regression\"\nspam_threshold = 0.95\nham_threshold = 0.3\n",
-    );
-    let with_config = ["--config", config.to_str().unwrap()];
-    let files = some_messages();
-    let expected = classify_json(&files, &with_config);
-    assert_eq!(expected.len(), files.len());
+fn classify_follows_the_config_file_classifier_and_thresholds() {
+    let under = UnderConfig::new();
     // The config file matters: without it some score or verdict differs.
-    assert_ne!(expected, classify_json(&files, &[]));
-    let verdicts: Vec<&str> = expected.iter().map(|(v, _)| v.as_str()).collect();
+    assert_ne!(under.expected, classify_json(&under.files, &[]));
+    let verdicts: Vec<&str> = under.expected.iter().map(|(v, _)| v.as_str()).collect();
     for v in ["spam", "ham", "unsure"] {
         assert!(verdicts.contains(&v), "no {v} among {verdicts:?}");
     }
+    // The same verdict and score from the config file as from flags.
+    let flags = [
+        "--classifier",
+        "logistic-regression",
+        "--spam-threshold",
+        "0.95",
+        "--ham-threshold",
+        "0.3",
+    ];
+    assert_eq!(under.expected, classify_json(&under.files, &flags));
+}
 
-    // filter
-    for (file, want) in files.iter().zip(&expected) {
-        let marked = filter(&std::fs::read(file).unwrap(), &with_config);
+#[test]
+fn filter_gives_the_verdict_and_score_classify_gives_under_a_config_file() {
+    let under = UnderConfig::new();
+    for (file, want) in under.files.iter().zip(&under.expected) {
+        let marked = filter(&std::fs::read(file).unwrap(), &under.flags());
         assert_eq!(
             &verdict_in_headers(&marked),
             want,
@@ -164,57 +203,60 @@ fn config_file_classifier_and_thresholds_give_one_verdict_and_score_in_every_fro
             file.display()
         );
     }
+}
 
-    // serve, through the real spamc: CHECK's score and exit code, PROCESS's headers.
-    if let Some(()) = spamc() {
-        let mut cmd = Command::new(crate::util::spamsort_bin());
-        isolated(&mut cmd);
-        let served = crate::util::Served::start(cmd, trained_model(), &with_config);
-        for (file, (verdict, score)) in files.iter().zip(&expected) {
-            let message = std::fs::read(file).unwrap();
-            let check = run_spamc(&served, &["-c"], &message);
-            let text = String::from_utf8(check.stdout).unwrap();
-            assert_eq!(text.trim(), format!("{score:.1}/5.0"), "{}", file.display());
-            let spam_code = if verdict == "spam" { 1 } else { 0 };
-            assert_eq!(check.status.code(), Some(spam_code), "{}", file.display());
-            let process = run_spamc(&served, &[], &message);
-            assert_eq!(
-                verdict_in_headers(&process.stdout),
-                (verdict.clone(), *score),
-                "spamc PROCESS {}",
-                file.display()
-            );
-        }
+#[test]
+fn serve_gives_spamc_the_verdict_and_score_classify_gives_under_a_config_file() {
+    let Some(()) = spamc() else { return };
+    let under = UnderConfig::new();
+    let mut cmd = Command::new(crate::util::spamsort_bin());
+    isolated(&mut cmd);
+    let served = crate::util::Served::start(cmd, trained_model(), &under.flags());
+    for (file, (verdict, score)) in under.files.iter().zip(&under.expected) {
+        let message = std::fs::read(file).unwrap();
+        // CHECK: the score, and exit code 1 for spam.
+        let check = run_spamc(&served, &["-c"], &message);
+        let text = String::from_utf8(check.stdout).unwrap();
+        assert_eq!(text.trim(), format!("{score:.1}/5.0"), "{}", file.display());
+        let spam_code = if verdict == "spam" { 1 } else { 0 };
+        assert_eq!(check.status.code(), Some(spam_code), "{}", file.display());
+        // PROCESS: the headers, unsure included.
+        let process = run_spamc(&served, &[], &message);
+        assert_eq!(
+            verdict_in_headers(&process.stdout),
+            (verdict.clone(), *score),
+            "spamc PROCESS {}",
+            file.display()
+        );
     }
+}
 
-    // daemon: each message filed where its verdict says, its copy's headers saying the same.
+#[test]
+fn daemon_files_and_marks_each_message_as_classify_says_under_a_config_file() {
+    let under = UnderConfig::new();
+    let t = &under.t;
     let inbox = t.maildir("inbox");
-    let (spam_dir, ham_dir, unsure_dir) = (
-        t.path().join("spam"),
-        t.path().join("ham"),
-        t.path().join("unsure"),
-    );
-    for (i, file) in files.iter().enumerate() {
+    let folders = ["spam", "ham", "unsure"].map(|f| (f, t.path().join(f)));
+    for (i, file) in under.files.iter().enumerate() {
         std::fs::copy(file, inbox.join(format!("new/{i:03}.test"))).unwrap();
     }
-    let mut daemon = isolated(&mut Command::new(crate::util::spamsort_bin()))
+    let mut cmd = Command::new(crate::util::spamsort_bin());
+    isolated(&mut cmd)
         .args(["daemon", "--add-headers", "--model"])
         .arg(trained_model())
-        .args(with_config)
+        .args(under.flags())
         .arg("--inbox")
-        .arg(&inbox)
-        .arg("--spam")
-        .arg(&spam_dir)
-        .arg("--ham")
-        .arg(&ham_dir)
-        .arg("--unsure")
-        .arg(&unsure_dir)
+        .arg(&inbox);
+    for (name, dir) in &folders {
+        cmd.arg(format!("--{name}")).arg(dir);
+    }
+    let mut daemon = cmd
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
     let start = Instant::now();
-    // A generous bound: the daemon sorts what is in new/ at start.
+    // The daemon sorts what is in new/ when it starts; a generous bound for a loaded machine.
     while std::fs::read_dir(inbox.join("new")).unwrap().count() > 0 {
         assert!(
             start.elapsed() < Duration::from_secs(120),
@@ -223,23 +265,20 @@ fn config_file_classifier_and_thresholds_give_one_verdict_and_score_in_every_fro
         std::thread::sleep(Duration::from_millis(50));
     }
     sigterm_and_wait(&mut daemon);
-    for (i, want) in expected.iter().enumerate() {
+    for (i, want) in under.expected.iter().enumerate() {
         let name = format!("{i:03}.test");
-        let folder = [
-            ("spam", &spam_dir),
-            ("ham", &ham_dir),
-            ("unsure", &unsure_dir),
-        ]
-        .into_iter()
-        .find(|(_, d)| d.join("new").join(&name).exists())
-        .unwrap_or_else(|| panic!("{name} filed nowhere"));
-        let marked = std::fs::read(folder.1.join("new").join(&name)).unwrap();
-        assert_eq!(folder.0, want.0, "daemon folder of {}", files[i].display());
+        let (folder, dir) = folders
+            .iter()
+            .find(|(_, d)| d.join("new").join(&name).exists())
+            .unwrap_or_else(|| panic!("{name} filed nowhere"));
+        let file = &under.files[i];
+        assert_eq!(*folder, want.0, "daemon folder of {}", file.display());
+        let marked = std::fs::read(dir.join("new").join(&name)).unwrap();
         assert_eq!(
             &verdict_in_headers(&marked),
             want,
             "daemon {}",
-            files[i].display()
+            file.display()
         );
     }
 }
