@@ -391,9 +391,19 @@ fn inbox_as_ham_survives_sigkill(spelling: &str) {
     sent.extend(crashes);
     let spam = spam_count(&sent);
     let mut daemon = start(trained_model(), &dirs, &[], &log);
-    wait_until("the spam to be filed", || {
+    // Ham never moves, and a kill may have come after the last spam moved but before its
+    // batch's ham was recorded: then the counts are right at once, so wait for the record
+    // too (a SIGTERM before the first batch would rightly leave that ham for the next start).
+    let recorded = || {
+        std::fs::read_to_string(dirs.inbox.join(spamsort::daemon::RECORD_NAME))
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+    wait_until("the spam to be filed and the ham recorded", || {
         files_in(&dirs.spam.join("new")).len() == spam
             && files_in(&dirs.inbox.join("new")).len() == sent.len() - spam
+            && recorded() == sent.len() - spam
     });
     stop(&mut daemon, &log);
     assert_filed_once(&dirs, &sent, |b| b.to_vec());
