@@ -38,7 +38,7 @@ for ((k = 0; k < folds; k++)); do
     --model "$work/ss$k/model" 2>/dev/null
   t1=$(now)
   xargs -a "$f.test.paths" ./target/release/spamsort classify --format tsv --model "$work/ss$k/model" \
-    | cut -f4 > "$work/ss$k.scores"
+    | cut -f5 > "$work/ss$k.scores"
   t2=$(now)
   echo "spamsort $k $(echo "$t1 - $t0" | bc) $(echo "$t2 - $t1" | bc)" >> "$work/times"
 

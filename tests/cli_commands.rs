@@ -70,11 +70,13 @@ fn classify_mailbox_tsv_and_json() {
     assert_eq!(rows.len(), 204);
     let mut right = 0;
     for (i, row) in rows.iter().enumerate() {
-        assert_eq!(row.len(), 4, "{row:?}");
+        assert_eq!(row.len(), 5, "{row:?}");
         assert!(["spam", "ham", "unsure"].contains(&row[1]));
         let p: f64 = row[2].parse().unwrap();
         let score: f64 = row[3].parse().unwrap();
-        assert!((0.0..=1.0).contains(&p) && score.is_finite());
+        let decision: f64 = row[4].parse().unwrap();
+        assert!((0.0..=1.0).contains(&p) && (-20.0..=30.0).contains(&score));
+        assert!(decision.is_finite());
         let is_spam = i < 104;
         right += usize::from((row[1] == "spam") == is_spam);
     }
@@ -96,7 +98,7 @@ fn classify_mailbox_tsv_and_json() {
         .clone();
     let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(v["model"], "bernoulli-nb");
-    assert!(v["p_spam"].as_f64().unwrap() >= 0.0 && v["tokens"].as_u64().unwrap() > 10);
+    assert!(v["probability"].as_f64().unwrap() >= 0.0 && v["tokens"].as_u64().unwrap() > 10);
     spamsort()
         .args(["classify", "--classifier", "naive", "--model"])
         .arg(trained_model())

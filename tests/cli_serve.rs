@@ -12,7 +12,7 @@ use crate::util::{
 use std::process::Command;
 
 /// spamc, or `None` (after a loud warning) when the environment says to skip.
-fn spamc() -> Option<()> {
+pub(crate) fn spamc() -> Option<()> {
     let found = Command::new("spamc").arg("-V").output().is_ok();
     if found {
         return Some(());
@@ -28,7 +28,7 @@ fn spamc() -> Option<()> {
 }
 
 /// Runs spamc against the server with `args`, the message on stdin.
-fn run_spamc(s: &Served, args: &[&str], message: &[u8]) -> std::process::Output {
+pub(crate) fn run_spamc(s: &Served, args: &[&str], message: &[u8]) -> std::process::Output {
     let mut cmd = assert_cmd::Command::new("spamc");
     cmd.args(["-d", "127.0.0.1", "-p", &s.port])
         .args(args)

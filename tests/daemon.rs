@@ -8,7 +8,7 @@
 use crate::util::{TestDir, copy_of_trained_model, sample_files, sigterm_and_wait, trained_model};
 use rand::{Rng, SeedableRng};
 use spamsort::daemon::CRASH_POINT_VAR;
-use spamsort::filter::stamp::add_spam_headers;
+use spamsort::filter::policy::HeaderStyle;
 use spamsort::{SpamFilter, Verdict};
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
@@ -361,8 +361,11 @@ fn sigkill_at_random_moments_and_crashes_mid_move_lose_and_duplicate_nothing() {
     let mut sent = messages(1000);
     let crashes = crash_messages(6);
     let filter = SpamFilter::load(trained_model()).unwrap();
-    let marked =
-        |b: &[u8]| add_spam_headers(b, &filter.classify(b), filter.thresholds().spam()).unwrap();
+    let marked = |b: &[u8]| {
+        HeaderStyle::default()
+            .mark(b, &filter.classify(b), filter.thresholds())
+            .unwrap()
+    };
     let log = t.path().join("log");
     // A backlog, so kills land inside batches, and a trickle while the kills go on.
     let extra = ["--add-headers"];
@@ -388,9 +391,19 @@ fn inbox_as_ham_survives_sigkill(spelling: &str) {
     sent.extend(crashes);
     let spam = spam_count(&sent);
     let mut daemon = start(trained_model(), &dirs, &[], &log);
-    wait_until("the spam to be filed", || {
+    // Ham never moves, and a kill may have come after the last spam moved but before its
+    // batch's ham was recorded: then the counts are right at once, so wait for the record
+    // too (a SIGTERM before the first batch would rightly leave that ham for the next start).
+    let recorded = || {
+        std::fs::read_to_string(dirs.inbox.join(spamsort::daemon::RECORD_NAME))
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+    wait_until("the spam to be filed and the ham recorded", || {
         files_in(&dirs.spam.join("new")).len() == spam
             && files_in(&dirs.inbox.join("new")).len() == sent.len() - spam
+            && recorded() == sent.len() - spam
     });
     stop(&mut daemon, &log);
     assert_filed_once(&dirs, &sent, |b| b.to_vec());

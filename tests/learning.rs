@@ -8,8 +8,8 @@ use spamsort::models::{AnyModel, ModelKind, ModelParams};
 use spamsort::{Label, LabeledCorpus, SpamFilter, Tokenizer, TokenizerConfig};
 use std::path::{Path, PathBuf};
 
-/// `classify --format tsv` of one message file with one model: (verdict, P(spam), decision)
-/// as printed.
+/// `classify --format tsv` of one message file with one model: (verdict, probability,
+/// decision) as printed.
 fn classify(model: &Path, message: &Path, kind: ModelKind) -> (String, String, String) {
     let out = spamsort()
         .args([
@@ -28,11 +28,11 @@ fn classify(model: &Path, message: &Path, kind: ModelKind) -> (String, String, S
     let f: Vec<&str> = line.trim_end().split('\t').collect();
     assert_eq!(
         f.len(),
-        4,
+        5,
         "{line:?} {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    (f[1].to_string(), f[2].to_string(), f[3].to_string())
+    (f[1].to_string(), f[2].to_string(), f[4].to_string())
 }
 
 fn learn(model: &Path, label: &str, message: &Path) -> String {

@@ -6,10 +6,9 @@ use crate::util::{
     TestDir, copy_of_trained_model, loopback_buffer_bytes, sample_files, spamd_exchange,
     spamd_request as request, to_crlf, trained_model,
 };
+use spamsort::filter::policy::{HeaderStyle, Policy, score};
 use spamsort::filter::shared::SharedFilter;
-use spamsort::filter::stamp::add_spam_headers;
 use spamsort::models::ModelKind;
-use spamsort::spamd::protocol::spamd_score;
 use spamsort::spamd::{Address, Server, ServerConfig, ServerHandle};
 use spamsort::{Label, SpamFilter, Verdict};
 use std::io::{Read, Write};
@@ -35,7 +34,7 @@ impl Drop for Running {
 }
 
 fn start_at(model: &Path, address: Address, config: ServerConfig) -> Running {
-    let filter = Arc::new(SharedFilter::load(model).unwrap());
+    let filter = Arc::new(SharedFilter::load(model, Policy::default()).unwrap());
     let server = Server::bind(&[address], filter, config).unwrap();
     let address = server.addresses()[0].clone();
     let handle = server.handle();
@@ -110,9 +109,11 @@ fn every_command_answers_like_the_filter() {
                 } else {
                     "False"
                 },
-                spamd_score(&c, filter.thresholds())
+                score(&c, filter.thresholds().spam())
             );
-            let marked = add_spam_headers(&message, &c, filter.thresholds().spam()).unwrap();
+            let marked = HeaderStyle::default()
+                .mark(&message, &c, filter.thresholds())
+                .unwrap();
             for command in [
                 "CHECK",
                 "SYMBOLS",

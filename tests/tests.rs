@@ -20,6 +20,7 @@ mod model_file;
 mod model_file_in_use;
 mod models_oracle;
 mod non_regular_files;
+mod policy;
 mod pruning;
 mod scorer;
 mod spamd_server;

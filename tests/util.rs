@@ -248,15 +248,16 @@ pub fn copy_in_place(src: &[u8], dst: &Path) {
     }
 }
 
-/// True if `out` is `message` with nothing but whole `X-Spam-*` header lines put before it:
-/// what `filter` and spamd's PROCESS give for a message without an mbox `From ` line.
+/// True if `out` is `message` with nothing but whole `X-Spam-*` header fields (and their
+/// folded lines) put before it: what `filter` and spamd's PROCESS give for a message without an
+/// mbox `From ` line.
 pub fn is_message_marked_or_unchanged(out: &[u8], message: &[u8]) -> bool {
     let Some(added) = out.strip_suffix(message) else {
         return false;
     };
-    added
-        .split_inclusive(|&b| b == b'\n')
-        .all(|line| line.starts_with(b"X-Spam-") && line.ends_with(b"\n"))
+    added.split_inclusive(|&b| b == b'\n').all(|line| {
+        (line.starts_with(b"X-Spam-") || line.starts_with(b"\t")) && line.ends_with(b"\n")
+    })
 }
 
 /// A spamd request: `command`, a content length, a user, `extra_headers` (each ending in

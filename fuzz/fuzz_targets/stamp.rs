@@ -1,13 +1,16 @@
 //! X-Spam-* stamping on arbitrary bytes: the output minus the two added lines is the input
 //! minus spamsort's owned fields, byte for byte; each added field is in the header block
 //! exactly once; the body starts at the same bytes; and stamping a head (as the streaming
-//! `filter` does) then appending the rest gives the same bytes as stamping the whole.
+//! `filter` does) then appending the rest gives the same bytes as stamping the whole. The same
+//! with a header prefix and a subject tag (`stamp::mark`): setting the marks aside gives the
+//! input with them set aside, the body is unchanged, and head-then-rest is the whole.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use spamsort::corpus::header_block::{envelope_len, field_name, lines};
 use spamsort::filter::stamp::{
-    Unmarkable, add_header_lines, add_header_lines_to_head, header_block_len, strip_owned_fields,
+    Extent, Stamp, Unmarkable, add_header_lines, add_header_lines_to_head, header_block_len,
+    mark, strip_owned_fields, unmarked,
 };
 
 const FLAG: &[u8] = b"X-Spam-Flag: YES";
@@ -53,4 +56,29 @@ fuzz_target!(|data: &[u8]| {
         Err(Unmarkable::HeaderBlockTooLong { head }) => assert_eq!(head, k),
         Err(why) => assert_eq!(Err(why), whole),
     }
+    tagged(message, k);
 });
+
+/// The prefix-and-tag stamp on `message`, and on its first `k` bytes.
+fn tagged(message: &[u8], k: usize) {
+    let owned = vec!["X-Spamsort-Flag".to_string(), "X-Bogosity".to_string()];
+    let stamp = Stamp {
+        lines: vec!["X-Spamsort-Flag: YES".into(), "X-Bogosity: Spam,\n\ttests=x".into()],
+        owned: owned.clone(),
+        subject_tag: Some("***SPAM***".into()),
+    };
+    let whole = mark(message, &stamp, Extent::WholeMessage);
+    if let Ok(out) = &whole {
+        let tag = Some("***SPAM***");
+        assert_eq!(unmarked(out, &owned, tag), unmarked(message, &owned, tag));
+        assert_eq!(
+            &out[header_block_len(out)..],
+            &message[header_block_len(message)..]
+        );
+    }
+    match mark(&message[..k], &stamp, Extent::Head) {
+        Ok(head) => assert_eq!(Ok([&head[..], &message[k..]].concat()), whole),
+        Err(Unmarkable::HeaderBlockTooLong { head }) => assert_eq!(head, k),
+        Err(why) => assert_eq!(Err(why), whole),
+    }
+}

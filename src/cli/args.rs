@@ -3,21 +3,30 @@
 
 use super::config::Config;
 use anyhow::Context;
-use spamsort::Thresholds;
-use spamsort::filter::scorer::{Scorer, ScorerFile};
+use spamsort::filter::policy::{self, HeaderStyle, Policy};
+use spamsort::filter::scorer::ScorerFile;
 use spamsort::model_file::UpdateLock;
 use spamsort::models::ModelKind;
 use std::path::{Path, PathBuf};
 
-/// Where the model file lives.
+/// Where the model file lives, and which config file to read over the system's and the user's.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ModelArgs {
     /// Model file [default: config `model`, else $XDG_DATA_HOME/spamsort/model.spamsort]
     #[arg(long, short = 'm', value_name = "FILE", env = "SPAMSORT_MODEL")]
     pub model: Option<PathBuf>,
+    /// Config file read over /etc/spamsort/config.toml and the user's config file (flags
+    /// still win over it).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
 }
 
 impl ModelArgs {
+    /// The merged config files (see `config.rs`), `--config FILE` the top layer.
+    pub fn config(&self) -> anyhow::Result<Config> {
+        Config::load(self.config.as_deref())
+    }
+
     /// The model path: flag or environment variable, then the config file, then the XDG data
     /// location.
     pub fn path(&self, config: &Config) -> anyhow::Result<PathBuf> {
@@ -78,58 +87,62 @@ pub struct VerdictArgs {
     pub ham_threshold: Option<f64>,
 }
 
-/// Settings checked before any I/O: usage errors surface first.
-pub struct Verdicts {
-    pub classifier: Option<ModelKind>,
-    spam: Option<f64>,
-    ham: Option<f64>,
+/// How verdicts are written into headers (`filter`, `daemon --add-headers`, `serve`).
+#[derive(Debug, Clone, clap::Args)]
+pub struct HeaderArgs {
+    /// Start every field name with this instead of `X-Spam-` (such as `X-Spamsort-`, to run
+    /// behind SpamAssassin and leave its fields alone) [default: config `header_prefix`, else
+    /// X-Spam-]
+    #[arg(long, value_name = "PREFIX")]
+    pub header_prefix: Option<String>,
+    /// Put TAG (without a value: ***SPAM***; "" for none) before the subject of spam
+    /// [default: config `subject_tag`, else none]
+    #[arg(long, value_name = "TAG", num_args = 0..=1,
+          default_missing_value = policy::DEFAULT_SUBJECT_TAG)]
+    pub subject_tag: Option<String>,
+    /// Also write a bogofilter-style `X-Bogosity: Spam|Ham|Unsure, tests=bogofilter, ...`
+    /// field (`--bogosity=false`: not even when the config file asks) [default: config
+    /// `bogosity`, else false]
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    pub bogosity: Option<bool>,
 }
 
 impl VerdictArgs {
-    /// Validates the flags (config file values fill what flags leave open).
-    pub fn resolve(&self, config: &Config) -> anyhow::Result<Verdicts> {
+    /// The scoring policy: these flags over the config file's keys, with `headers` (the
+    /// header flags of commands that write headers) likewise; checked before any I/O.
+    pub fn policy(&self, config: &Config, headers: Option<&HeaderArgs>) -> anyhow::Result<Policy> {
         let classifier = match self.classifier {
             Some(kind) => Some(kind),
             None => config.classifier.as_deref().map(str::parse).transpose()?,
         };
-        let verdicts = Verdicts {
+        let prefix = headers.and_then(|h| h.header_prefix.as_ref());
+        let tag = headers.and_then(|h| h.subject_tag.as_ref());
+        let style = HeaderStyle::new(
+            prefix
+                .or(config.header_prefix.as_ref())
+                .map_or(policy::DEFAULT_PREFIX, String::as_str),
+            tag.or(config.subject_tag.as_ref()).map(String::as_str),
+            headers
+                .and_then(|h| h.bogosity)
+                .or(config.bogosity)
+                .unwrap_or(false),
+        )?;
+        Ok(Policy::new(
             classifier,
-            spam: self.spam_threshold.or(config.spam_threshold),
-            ham: self.ham_threshold.or(config.ham_threshold),
-        };
-        if verdicts.spam.is_some() || verdicts.ham.is_some() {
-            let d = Thresholds::default();
-            Thresholds::new(
-                verdicts.spam.unwrap_or(d.spam()),
-                verdicts.ham.unwrap_or(d.ham()),
-            )?;
-        }
-        Ok(verdicts)
+            self.spam_threshold.or(config.spam_threshold),
+            self.ham_threshold.or(config.ham_threshold),
+            style,
+        )?)
     }
 }
 
-impl Verdicts {
-    /// The scorer over `file` with the threshold choices applied.
-    pub fn scorer<'a>(&self, file: &'a ScorerFile) -> anyhow::Result<Scorer<'a>> {
-        let mut scorer = file.scorer()?;
-        if self.spam.is_some() || self.ham.is_some() {
-            let t = scorer.thresholds();
-            scorer.set_thresholds(Thresholds::new(
-                self.spam.unwrap_or(t.spam()),
-                self.ham.unwrap_or(t.ham()),
-            )?);
-        }
-        Ok(scorer)
-    }
-}
-
-/// Reads what scoring needs from the model file: the head and the chosen model.
+/// Reads what scoring needs from the model file: the head and the policy's model.
 pub fn open_model(
     model: &ModelArgs,
-    verdicts: &Verdicts,
+    policy: &Policy,
     config: &Config,
 ) -> anyhow::Result<ScorerFile> {
-    Ok(ScorerFile::open(&model.path(config)?, verdicts.classifier)?)
+    Ok(ScorerFile::open(&model.path(config)?, policy.classifier())?)
 }
 
 /// Labeled mail and what to fit on it: shared by `train` and `eval`.

@@ -1,20 +1,21 @@
 //! `spamsort classify [PATH|-]...`: one result per message, in input order.
 
 use super::args::{ModelArgs, VerdictArgs, open_model};
-use super::config::Config;
 use super::terminal::escape_for_terminal;
 use super::{ExitStatus, input};
+use spamsort::filter::policy::score;
 use std::io::Write;
 use std::path::PathBuf;
 
 /// Output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
-    /// `SOURCE: VERDICT (P(spam) 0.987, model)`, for people.
+    /// `SOURCE: VERDICT (score 7.3, probability 0.987, model)`, for people.
     Text,
-    /// `SOURCE<TAB>VERDICT<TAB>P_SPAM<TAB>SCORE`, stable, for scripts.
+    /// `SOURCE<TAB>VERDICT<TAB>PROBABILITY<TAB>SCORE<TAB>DECISION`, stable, for scripts:
+    /// P(spam), the spamd-style score (5.0 required) and the model's raw decision value.
     Tsv,
-    /// One JSON object per line: source, verdict, p_spam, score, model, tokens.
+    /// One JSON object per line: source, verdict, probability, score, decision, model, tokens.
     Json,
 }
 
@@ -34,10 +35,11 @@ pub struct ClassifyArgs {
 }
 
 pub fn run(args: ClassifyArgs) -> anyhow::Result<ExitStatus> {
-    let config = Config::load()?;
-    let verdicts = args.verdict.resolve(&config)?;
-    let file = open_model(&args.model, &verdicts, &config)?;
-    let scorer = verdicts.scorer(&file)?;
+    let config = args.model.config()?;
+    let policy = args.verdict.policy(&config, None)?;
+    let file = open_model(&args.model, &policy, &config)?;
+    let scorer = policy.scorer(&file)?;
+    let required = scorer.thresholds().spam();
     if let Some(class) = scorer.missing_class() {
         eprintln!(
             "note: the model has learned no {class} yet, so every verdict is unsure; learn some with `spamsort learn --{class}`"
@@ -60,11 +62,12 @@ pub fn run(args: ClassifyArgs) -> anyhow::Result<ExitStatus> {
             continue;
         };
         let r = scorer.classify(&message.bytes);
+        let score = score(&r, required);
         let source = message.source.to_string();
         match args.format {
             Format::Text => writeln!(
                 out,
-                "{}: {} (P(spam) {:.3}, {})",
+                "{}: {} (score {score:.1}, probability {:.3}, {})",
                 escape_for_terminal(&source),
                 r.verdict,
                 r.score.p_spam(),
@@ -72,7 +75,7 @@ pub fn run(args: ClassifyArgs) -> anyhow::Result<ExitStatus> {
             )?,
             Format::Tsv => writeln!(
                 out,
-                "{}\t{}\t{:.6}\t{:.6}",
+                "{}\t{}\t{:.6}\t{score:.1}\t{:.6}",
                 source.replace(['\t', '\n', '\r'], " "),
                 r.verdict,
                 r.score.p_spam(),
@@ -84,8 +87,9 @@ pub fn run(args: ClassifyArgs) -> anyhow::Result<ExitStatus> {
                 serde_json::json!({
                     "source": source,
                     "verdict": r.verdict.as_str(),
-                    "p_spam": r.score.p_spam(),
-                    "score": r.decision,
+                    "probability": r.score.p_spam(),
+                    "score": score,
+                    "decision": r.decision,
                     "model": r.model.name(),
                     "tokens": r.tokens,
                 })

@@ -1,19 +1,28 @@
-//! The optional TOML config file, `$XDG_CONFIG_HOME/spamsort/config.toml`
-//! (`~/.config/spamsort/config.toml`). Settings given as flags or environment variables win
-//! over it; it wins over the built-in defaults. Keys:
+//! The optional TOML config files, in layers: the system's (`/etc/spamsort/config.toml`, or
+//! `$SPAMSORT_SYSTEM_CONFIG`), under the user's (`$SPAMSORT_CONFIG`, else
+//! `$XDG_CONFIG_HOME/spamsort/config.toml`, `~/.config/spamsort/config.toml`), under the file
+//! given with `--config FILE`; flags and environment variables win over all three. A missing
+//! system or user file is an empty layer; a missing `--config` file is an error. Keys (all
+//! optional):
 //!
 //! ```toml
 //! model = "/home/me/.local/share/spamsort/model.spamsort"
 //! classifier = "linear-svm"     # which trained model gives verdicts
 //! spam_threshold = 0.9           # P(spam) at or above: spam
 //! ham_threshold = 0.5            # P(spam) below: ham; between: unsure
+//! header_prefix = "X-Spam-"      # field names: X-Spam-Flag, X-Spam-Status, ...
+//! subject_tag = "***SPAM***"     # put before spam subjects ("" for none, the default)
+//! bogosity = false               # also write a bogofilter-style X-Bogosity field
 //! ```
 
 use anyhow::Context;
 use serde::Deserialize;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-/// The config file's contents; every key is optional.
+/// The system-wide config file, under every user's.
+const SYSTEM_CONFIG: &str = "/etc/spamsort/config.toml";
+
+/// The config files' contents, merged; every key is optional.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
@@ -21,9 +30,12 @@ pub struct Config {
     pub classifier: Option<String>,
     pub spam_threshold: Option<f64>,
     pub ham_threshold: Option<f64>,
+    pub header_prefix: Option<String>,
+    pub subject_tag: Option<String>,
+    pub bogosity: Option<bool>,
 }
 
-/// Where the config file lives: `SPAMSORT_CONFIG`, else the XDG config directory.
+/// Where the user's config file lives: `SPAMSORT_CONFIG`, else the XDG config directory.
 pub fn config_path() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("SPAMSORT_CONFIG").filter(|v| !v.is_empty()) {
         return Some(PathBuf::from(p));
@@ -35,18 +47,51 @@ pub fn config_path() -> Option<PathBuf> {
     Some(base.join("spamsort").join("config.toml"))
 }
 
+/// Where the system's config file lives: `SPAMSORT_SYSTEM_CONFIG` (for tests and unusual
+/// installs), else `/etc/spamsort/config.toml`.
+fn system_config_path() -> PathBuf {
+    std::env::var_os("SPAMSORT_SYSTEM_CONFIG")
+        .filter(|v| !v.is_empty())
+        .map_or_else(|| PathBuf::from(SYSTEM_CONFIG), PathBuf::from)
+}
+
 impl Config {
-    /// Reads the config file; a missing file is an empty config, a malformed one an error.
-    pub fn load() -> anyhow::Result<Config> {
-        let Some(path) = config_path() else {
-            return Ok(Config::default());
-        };
-        match std::fs::read_to_string(&path) {
+    /// Reads and merges the layers: system, user, then `explicit` (`--config FILE`), each
+    /// key taken from the last layer that sets it. A malformed file is an error.
+    pub fn load(explicit: Option<&Path>) -> anyhow::Result<Config> {
+        let mut config = Config::read(&system_config_path(), false)?;
+        if let Some(user) = config_path() {
+            config = Config::read(&user, false)?.over(config);
+        }
+        if let Some(path) = explicit {
+            config = Config::read(path, true)?.over(config);
+        }
+        Ok(config)
+    }
+
+    /// One file; a missing one is an empty config unless it is `required`.
+    fn read(path: &Path, required: bool) -> anyhow::Result<Config> {
+        match std::fs::read_to_string(path) {
             Ok(text) => {
                 toml::from_str(&text).with_context(|| format!("config file {}", path.display()))
             }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => {
+                Ok(Config::default())
+            }
             Err(e) => Err(e).with_context(|| format!("reading config file {}", path.display())),
+        }
+    }
+
+    /// This layer over `lower`: each key from here if set, else from there.
+    fn over(self, lower: Config) -> Config {
+        Config {
+            model: self.model.or(lower.model),
+            classifier: self.classifier.or(lower.classifier),
+            spam_threshold: self.spam_threshold.or(lower.spam_threshold),
+            ham_threshold: self.ham_threshold.or(lower.ham_threshold),
+            header_prefix: self.header_prefix.or(lower.header_prefix),
+            subject_tag: self.subject_tag.or(lower.subject_tag),
+            bogosity: self.bogosity.or(lower.bogosity),
         }
     }
 }

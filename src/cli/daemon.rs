@@ -2,8 +2,7 @@
 //! SIGTERM and SIGINT stop it after the batch at hand; SIGHUP reloads the model file.
 
 use super::ExitStatus;
-use super::args::ModelArgs;
-use super::config::Config;
+use super::args::{HeaderArgs, ModelArgs, VerdictArgs};
 use super::logging;
 use super::signals::run_with_signals;
 use spamsort::daemon::{Daemon, DaemonConfig};
@@ -29,6 +28,10 @@ pub struct DaemonArgs {
     unsure: Option<PathBuf>,
     #[command(flatten)]
     model: ModelArgs,
+    #[command(flatten)]
+    verdict: VerdictArgs,
+    #[command(flatten)]
+    headers: HeaderArgs,
     /// Add the X-Spam-* headers of `spamsort filter` to every filed message.
     #[arg(long)]
     add_headers: bool,
@@ -42,9 +45,10 @@ pub struct DaemonArgs {
 
 pub fn run(args: DaemonArgs) -> anyhow::Result<ExitStatus> {
     logging::init();
-    let config = Config::load()?;
+    let config = args.model.config()?;
+    let policy = args.verdict.policy(&config, Some(&args.headers))?;
     let path = args.model.path(&config)?;
-    let filter = Arc::new(SharedFilter::load(&path)?);
+    let filter = Arc::new(SharedFilter::load(&path, policy)?);
     let daemon = Daemon::new(
         DaemonConfig {
             inbox: args.inbox,

@@ -19,7 +19,7 @@ pub struct DumpArgs {
 }
 
 pub fn run(args: DumpArgs) -> anyhow::Result<ExitStatus> {
-    let path = args.model.path(&super::config::Config::load()?)?;
+    let path = args.model.path(&args.model.config()?)?;
     let mut filter = SpamFilter::load(&path)?;
     match args.output.filter(|o| o.as_os_str() != "-") {
         Some(out) => {

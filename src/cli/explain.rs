@@ -2,9 +2,9 @@
 //! strongest toward spam and toward ham, and what the rest of each side adds up to.
 
 use super::args::{ModelArgs, VerdictArgs, open_model};
-use super::config::Config;
 use super::terminal::escape_for_terminal;
 use super::{ExitStatus, input};
+use spamsort::filter::policy::score;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -24,10 +24,10 @@ pub struct ExplainArgs {
 }
 
 pub fn run(args: ExplainArgs) -> anyhow::Result<ExitStatus> {
-    let config = Config::load()?;
-    let verdicts = args.verdict.resolve(&config)?;
-    let file = open_model(&args.model, &verdicts, &config)?;
-    let scorer = verdicts.scorer(&file)?;
+    let config = args.model.config()?;
+    let policy = args.verdict.policy(&config, None)?;
+    let file = open_model(&args.model, &policy, &config)?;
+    let scorer = policy.scorer(&file)?;
     let head = scorer.tokenizer_config().head_bytes();
     let messages = input::message_heads(std::slice::from_ref(&args.path), head)?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
@@ -37,9 +37,10 @@ pub fn run(args: ExplainArgs) -> anyhow::Result<ExitStatus> {
         let c = e.classification;
         writeln!(
             out,
-            "{}: {} (P(spam) {:.3}, score {:.3}, {}, {} tokens)",
+            "{}: {} (score {:.1}, probability {:.3}, decision {:.3}, {}, {} tokens)",
             escape_for_terminal(&message.source.to_string()),
             c.verdict,
+            score(&c, scorer.thresholds().spam()),
             c.score.p_spam(),
             c.decision,
             c.model,

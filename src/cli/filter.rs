@@ -7,12 +7,11 @@
 //! holds the header block of any sane message), classified and written marked; the rest is
 //! copied through in small chunks, so a message of any size costs the same time and memory.
 
-use super::args::{ModelArgs, VerdictArgs, open_model};
-use super::config::Config;
+use super::args::{HeaderArgs, ModelArgs, VerdictArgs, open_model};
 use super::{ExitStatus, input};
 use spamsort::Verdict;
-use spamsort::filter::scorer::Scorer;
-use spamsort::filter::stamp::{add_header_lines_to_head, add_spam_headers, spam_header_lines};
+use spamsort::filter::policy::{HeaderStyle, Policy};
+use spamsort::filter::scorer::{Scorer, ScorerFile};
 use std::io::{Read, Write};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
@@ -23,6 +22,8 @@ pub struct FilterArgs {
     model: ModelArgs,
     #[command(flatten)]
     verdict: VerdictArgs,
+    #[command(flatten)]
+    headers: HeaderArgs,
     /// Exit 0 for spam, 1 ham, 2 unsure, 3 error (bogofilter's codes) instead of always 0.
     #[arg(long)]
     exit_code: bool,
@@ -37,13 +38,16 @@ pub fn run(args: FilterArgs) -> anyhow::Result<ExitStatus> {
     let mut stdout = std::io::stdout().lock();
     let opened = open(&args);
     let scorer = match &opened {
-        Ok((file, verdicts)) => verdicts.scorer(file).map_err(|e| format!("{e:#}")),
+        Ok((file, policy)) => policy
+            .scorer(file)
+            .map(|s| (s, &policy.headers))
+            .map_err(|e| format!("{e:#}")),
         Err(reason) => Err(reason.clone()),
     };
     let mut head = Vec::new();
     let outcome = match scorer {
         Err(reason) => Err(reason),
-        Ok(scorer) => {
+        Ok((scorer, style)) => {
             let head_bytes = scorer.tokenizer_config().head_bytes();
             let limit =
                 usize::try_from(args.max_size.map_or(head_bytes, |max| head_bytes.max(max)))
@@ -57,7 +61,7 @@ pub fn run(args: FilterArgs) -> anyhow::Result<ExitStatus> {
                     "message larger than {} bytes",
                     args.max_size.unwrap_or(0)
                 )),
-                Ok(whole) => classify_and_mark(&scorer, &head, whole),
+                Ok(whole) => classify_and_mark(&scorer, style, &head, whole),
             }
         }
     };
@@ -94,34 +98,33 @@ fn copy_rest(from: &mut impl Read, to: &mut impl Write) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The model file and the verdict settings, or why they cannot be had.
-fn open(
-    args: &FilterArgs,
-) -> Result<(spamsort::filter::scorer::ScorerFile, super::args::Verdicts), String> {
-    let config = Config::load().map_err(|e| format!("{e:#}"))?;
-    let verdicts = args
+/// The model file and the policy, or why they cannot be had.
+fn open(args: &FilterArgs) -> Result<(ScorerFile, Policy), String> {
+    let config = args.model.config().map_err(|e| format!("{e:#}"))?;
+    let policy = args
         .verdict
-        .resolve(&config)
+        .policy(&config, Some(&args.headers))
         .map_err(|e| format!("{e:#}"))?;
-    let file = open_model(&args.model, &verdicts, &config).map_err(|e| format!("{e:#}"))?;
-    Ok((file, verdicts))
+    let file = open_model(&args.model, &policy, &config).map_err(|e| format!("{e:#}"))?;
+    Ok((file, policy))
 }
 
 /// The marked head and the verdict, or why the message cannot be marked. `whole`: `head` is
 /// the entire message; otherwise the rest follows it unchanged.
 fn classify_and_mark(
     scorer: &Scorer<'_>,
+    style: &HeaderStyle,
     head: &[u8],
     whole: bool,
 ) -> Result<(Vec<u8>, Verdict), String> {
     // The tokenizer already contains parser panics; this guards everything else.
     let (marked, verdict) = catch_unwind(AssertUnwindSafe(|| {
         let result = scorer.classify(head);
-        let required = scorer.thresholds().spam();
+        let thresholds = scorer.thresholds();
         let marked = if whole {
-            add_spam_headers(head, &result, required)
+            style.mark(head, &result, thresholds)
         } else {
-            add_header_lines_to_head(head, &spam_header_lines(&result, required))
+            style.mark_head(head, &result, thresholds)
         };
         (marked, result.verdict)
     }))

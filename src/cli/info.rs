@@ -40,7 +40,7 @@ fn utc(seconds: Option<u64>) -> String {
 
 pub fn run(args: InfoArgs) -> anyhow::Result<ExitStatus> {
     // Written with `?`, not println!: a closed pipe (`spamsort info | true`) is success.
-    let path = args.model.path(&super::config::Config::load()?)?;
+    let path = args.model.path(&args.model.config()?)?;
     let mut out = std::io::stdout().lock();
     let filter = match SpamFilter::load(&path) {
         Ok(filter) => filter,

@@ -3,8 +3,7 @@
 //! created empty first (default settings), as `bogofilter -s` does. A lock file beside the model
 //! serializes concurrent runs, so two `learn`s never lose each other's updates.
 
-use super::args::{ModelArgs, waiting};
-use super::config::Config;
+use super::args::{HeaderArgs, ModelArgs, VerdictArgs, waiting};
 use super::{ExitStatus, input};
 use anyhow::Context;
 use spamsort::filter::update::{IfMissing, update};
@@ -26,7 +25,8 @@ pub struct LearnArgs {
     /// is not needed: the record of learned messages has the label).
     #[arg(long)]
     unlearn: bool,
-    /// Learn only messages the active model gets wrong or is unsure about (train on error).
+    /// Learn only messages the classifier gets wrong or is unsure about (train on error),
+    /// judged as `classify` would with the same config file and flags.
     #[arg(long, conflicts_with = "unlearn")]
     if_wrong: bool,
     /// Message files or mailboxes; `-` or nothing: one message on stdin.
@@ -34,6 +34,12 @@ pub struct LearnArgs {
     paths: Vec<PathBuf>,
     #[command(flatten)]
     model: ModelArgs,
+    /// The verdict settings `--if-wrong` judges by (those of `classify` and `filter`).
+    #[command(flatten)]
+    verdict: VerdictArgs,
+    /// How `filter` marked the messages: its marks (a subject tag) are taken off first.
+    #[command(flatten)]
+    headers: HeaderArgs,
 }
 
 /// How many messages one run changed, found already learned (or not learned, for
@@ -48,7 +54,8 @@ struct Counts {
 
 pub fn run(args: LearnArgs) -> anyhow::Result<ExitStatus> {
     let label = if args.spam { Label::Spam } else { Label::Ham };
-    let config = Config::load()?;
+    let config = args.model.config()?;
+    let policy = args.verdict.policy(&config, Some(&args.headers))?;
     let path = args.model.path(&config)?;
     let paths = if args.paths.is_empty() {
         vec![PathBuf::from("-")]
@@ -65,15 +72,17 @@ pub fn run(args: LearnArgs) -> anyhow::Result<ExitStatus> {
             let Some(message) = input::readable(item, &mut counts.failed) else {
                 continue;
             };
+            // A message as it was before `filter` marked it: a subject tag is no evidence.
+            let bytes = policy.headers.unmarked(&message.bytes);
             if args.unlearn {
-                match filter.unlearn(&message.bytes)? {
+                match filter.unlearn(&bytes)? {
                     Some(_) => counts.changed += 1,
                     None => counts.unchanged += 1,
                 }
                 continue;
             }
             if args.if_wrong {
-                let verdict = filter.classify(&message.bytes).verdict;
+                let verdict = policy.classify(filter, &bytes)?.verdict;
                 let right = matches!(
                     (verdict, label),
                     (Verdict::Spam, Label::Spam) | (Verdict::Ham, Label::Ham)
@@ -83,7 +92,7 @@ pub fn run(args: LearnArgs) -> anyhow::Result<ExitStatus> {
                     continue;
                 }
             }
-            match filter.learn(&message.bytes, label)? {
+            match filter.learn(&bytes, label)? {
                 LearnOutcome::AlreadyLearned => counts.unchanged += 1,
                 LearnOutcome::Learned | LearnOutcome::Relabeled => counts.changed += 1,
             }

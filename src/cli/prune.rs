@@ -4,7 +4,6 @@
 
 use super::ExitStatus;
 use super::args::{ModelArgs, waiting};
-use super::config::Config;
 use spamsort::PruneRule;
 use spamsort::filter::update::{IfMissing, update};
 
@@ -26,7 +25,7 @@ pub struct PruneArgs {
 }
 
 pub fn run(args: PruneArgs) -> anyhow::Result<ExitStatus> {
-    let path = args.model.path(&Config::load()?)?;
+    let path = args.model.path(&args.model.config()?)?;
     let rule = PruneRule {
         min_count: args.min_count,
         unseen_for: args.unseen_for,

@@ -22,7 +22,7 @@ pub struct RestoreArgs {
 }
 
 pub fn run(args: RestoreArgs) -> anyhow::Result<ExitStatus> {
-    let path = args.model.path(&super::config::Config::load()?)?;
+    let path = args.model.path(&args.model.config()?)?;
     let (mut filter, name) = match args.input.filter(|i| i.as_os_str() != "-") {
         Some(input) => {
             let file = std::fs::File::open(&input)

@@ -2,8 +2,7 @@
 //! after the requests in progress; SIGHUP reloads the model file.
 
 use super::ExitStatus;
-use super::args::ModelArgs;
-use super::config::Config;
+use super::args::{HeaderArgs, ModelArgs, VerdictArgs};
 use super::logging;
 use super::signals::run_with_signals;
 use spamsort::filter::shared::SharedFilter;
@@ -25,6 +24,10 @@ pub struct ServeArgs {
     socket: Option<PathBuf>,
     #[command(flatten)]
     model: ModelArgs,
+    #[command(flatten)]
+    verdict: VerdictArgs,
+    #[command(flatten)]
+    headers: HeaderArgs,
     /// Messages larger than this are answered unclassified, never held in memory.
     #[arg(long, value_name = "BYTES", default_value_t = ServerConfig::default().max_size)]
     max_size: u64,
@@ -56,7 +59,8 @@ pub struct ServeArgs {
 
 pub fn run(args: ServeArgs) -> anyhow::Result<ExitStatus> {
     logging::init();
-    let config = Config::load()?;
+    let config = args.model.config()?;
+    let policy = args.verdict.policy(&config, Some(&args.headers))?;
     let path = args.model.path(&config)?;
     let mut addresses: Vec<Address> = args.listen.iter().copied().map(Address::Tcp).collect();
     addresses.extend(args.socket.clone().map(Address::Unix));
@@ -72,7 +76,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitStatus> {
     if let Err(e) = raise_open_file_limit() {
         tracing::warn!("cannot raise the open-file limit: {e}");
     }
-    let filter = Arc::new(SharedFilter::load(&path)?);
+    let filter = Arc::new(SharedFilter::load(&path, policy)?);
     let server = Server::bind(
         &addresses,
         filter,

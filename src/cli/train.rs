@@ -24,7 +24,7 @@ pub struct TrainArgs {
 }
 
 pub fn run(args: TrainArgs) -> anyhow::Result<ExitStatus> {
-    let model_path = args.model.path(&super::config::Config::load()?)?;
+    let model_path = args.model.path(&args.model.config()?)?;
     let models = args.mail.kinds();
     let active = args.active;
     if let Some(kind) = active.filter(|k| !models.contains(k)) {

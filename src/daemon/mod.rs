@@ -18,14 +18,13 @@ mod recover;
 pub use deliver::{CRASH_POINT_VAR, CrashPoint, create_maildir};
 pub use kept::{MAX_RECORD_BYTES, RECORD_NAME};
 pub use layout::LayoutError;
-pub use moves::{Place, fingerprint};
+pub use moves::Place;
 pub use recover::{Recovery, recover};
 
 use crate::corpus::MAX_MESSAGE_BYTES;
 use crate::error::ErrorChain;
 use crate::filter::Classification;
 use crate::filter::shared::SharedFilter;
-use crate::filter::stamp::add_spam_headers;
 use crate::label::{Label, Verdict};
 use deliver::{Move, file_batch};
 use kept::KeptRecord;
@@ -130,7 +129,9 @@ impl Daemon {
         for dir in std::iter::once(&layout.inbox).chain(&layout.targets) {
             create_maildir(dir).map_err(io(dir))?;
         }
-        let recovered = recover(&layout.inbox, &layout.targets).map_err(io(&config.inbox))?;
+        let style = &filter.policy().headers;
+        let recovered =
+            recover(&layout.inbox, &layout.targets, style).map_err(io(&config.inbox))?;
         if recovered != Recovery::default() {
             tracing::info!(
                 "recovered from an interruption: {} moves finished, {} rolled back",
@@ -145,7 +146,7 @@ impl Daemon {
             .map_err(io(&layout.inbox.join(kept::RECORD_NAME)))?;
         let tracker = config
             .learn_from_moves
-            .then(|| MoveTracker::new(&layout.tracked));
+            .then(|| MoveTracker::new(&layout.tracked, style.clone()));
         let (tx, rx) = mpsc::channel();
         Ok(Daemon {
             config,
@@ -284,7 +285,7 @@ impl Daemon {
             }
             let content = match (&p.verdict, &p.bytes) {
                 (Ok(c), Some(b)) if self.config.add_headers => {
-                    match add_spam_headers(b, c, thresholds.spam()) {
+                    match self.filter.policy().headers.mark(b, c, thresholds) {
                         Ok(marked) => Some(marked),
                         Err(why) => {
                             tracing::warn!("{} filed without X-Spam-* fields: {why}", p.name);
@@ -333,7 +334,8 @@ impl Daemon {
             };
             let how = if index.is_some() { "->" } else { "kept in" };
             if let (Some(t), Some(bytes), Ok(dest)) = (&mut self.tracker, &p.bytes, &result) {
-                t.filed(dest.clone(), fingerprint(bytes), place);
+                let fp = t.fingerprint(bytes);
+                t.filed(dest.clone(), fp, place);
             }
             match (&p.verdict, result) {
                 (Ok(c), Ok(_)) => {

@@ -5,7 +5,7 @@
 //! since mail programs rename files when they move them; renames within a folder (read flags,
 //! `new/` to `cur/`) are not moves.
 
-use crate::filter::stamp::strip_owned_fields;
+use crate::filter::policy::HeaderStyle;
 use crate::label::Label;
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hasher};
@@ -33,13 +33,8 @@ pub struct MoveTracker {
     place_of: HashMap<u64, Place>,
     /// Files already looked at, with their fingerprints.
     known: HashMap<PathBuf, u64>,
-}
-
-/// A message's fingerprint: its bytes without spamsort's header fields.
-pub fn fingerprint(message: &[u8]) -> u64 {
-    let mut h = foldhash::fast::FixedState::with_seed(0x7370_616d).build_hasher();
-    h.write(&strip_owned_fields(message));
-    h.finish()
+    /// The header style of the copies the daemon files, set aside in fingerprints.
+    style: HeaderStyle,
 }
 
 /// A correction: learn `message` as `label`.
@@ -54,7 +49,8 @@ pub struct Correction {
 impl MoveTracker {
     /// Watches the maildirs (their `new/` and `cur/`; the inbox's `cur/` only) and records
     /// where every message already is, learning nothing from them.
-    pub fn new(folders: &[(PathBuf, Place)]) -> MoveTracker {
+    /// `style` is how the daemon marks the copies it files: what fingerprints set aside.
+    pub fn new(folders: &[(PathBuf, Place)], style: HeaderStyle) -> MoveTracker {
         let mut dirs = Vec::new();
         for (root, place) in folders {
             if *place != Place::Inbox {
@@ -66,10 +62,19 @@ impl MoveTracker {
             dirs,
             place_of: HashMap::new(),
             known: HashMap::new(),
+            style,
         };
         // What is already there was put there before we watched: nothing to learn.
         let _ = tracker.scan();
         tracker
+    }
+
+    /// A message's fingerprint: its bytes as they were before the daemon marked them (see
+    /// [`HeaderStyle::unmarked`]).
+    pub fn fingerprint(&self, message: &[u8]) -> u64 {
+        let mut h = foldhash::fast::FixedState::with_seed(0x7370_616d).build_hasher();
+        h.write(&self.style.unmarked(message));
+        h.finish()
     }
 
     /// The directories to watch for changes.
@@ -101,7 +106,7 @@ impl MoveTracker {
                 let Ok(bytes) = std::fs::read(&path) else {
                     continue;
                 };
-                let fp = fingerprint(&bytes);
+                let fp = self.fingerprint(&bytes);
                 self.known.insert(path.clone(), fp);
                 let before = self.place_of.insert(fp, *place);
                 let label = match (before, place) {

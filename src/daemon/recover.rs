@@ -11,7 +11,7 @@
 use super::deliver::{CLASH_MARK, TMP_PREFIX};
 use super::layout::same_folder;
 use crate::corpus::maildir::MaildirName;
-use crate::filter::stamp::strip_owned_fields;
+use crate::filter::policy::HeaderStyle;
 use std::collections::HashMap;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -26,8 +26,13 @@ pub struct Recovery {
 }
 
 /// Finishes or rolls back every interrupted move from `inbox` into `targets` (those that are
-/// the inbox itself are skipped).
-pub fn recover(inbox: &Path, targets: &[PathBuf]) -> std::io::Result<Recovery> {
+/// the inbox itself are skipped). `style` is how the daemon marks the copies it files (see
+/// [`HeaderStyle::unmarked`]): a copy is the inbox message's if they agree once it is set aside.
+pub fn recover(
+    inbox: &Path,
+    targets: &[PathBuf],
+    style: &HeaderStyle,
+) -> std::io::Result<Recovery> {
     let targets: Vec<&PathBuf> = targets.iter().filter(|t| !same_folder(t, inbox)).collect();
     let mut done = Recovery::default();
     for t in &targets {
@@ -60,7 +65,7 @@ pub fn recover(inbox: &Path, targets: &[PathBuf]) -> std::io::Result<Recovery> {
         let copies = filed
             .get(&unique_of(name))
             .map_or(&[][..], |v| v.as_slice());
-        if copies.iter().any(|c| same_message(&path, c)) {
+        if copies.iter().any(|c| same_message(&path, c, style)) {
             std::fs::remove_file(&path)?;
             done.finished += 1;
         }
@@ -81,8 +86,8 @@ fn unique_of(name: &str) -> String {
 }
 
 /// True if `filed` is `inbox`'s message: the same file, or the same bytes once spamsort's own
-/// header fields are set aside on both sides.
-fn same_message(inbox: &Path, filed: &Path) -> bool {
+/// marks (its fields, its subject tag) are set aside on both sides.
+fn same_message(inbox: &Path, filed: &Path, style: &HeaderStyle) -> bool {
     let (Ok(a), Ok(b)) = (std::fs::metadata(inbox), std::fs::metadata(filed)) else {
         return false;
     };
@@ -90,7 +95,7 @@ fn same_message(inbox: &Path, filed: &Path) -> bool {
         return true;
     }
     match (std::fs::read(inbox), std::fs::read(filed)) {
-        (Ok(a), Ok(b)) => strip_owned_fields(&a) == strip_owned_fields(&b),
+        (Ok(a), Ok(b)) => style.unmarked(&a) == style.unmarked(&b),
         _ => false,
     }
 }
@@ -129,7 +134,12 @@ mod tests {
         write(ham.join("new/4.x"), "Subject: not d\n\n4\n");
         // Someone else's delivery in progress is not touched.
         write(spam.join("tmp/99.other"), "partial");
-        let r = recover(&inbox, &[spam.clone(), ham.clone()]).unwrap();
+        let r = recover(
+            &inbox,
+            &[spam.clone(), ham.clone()],
+            &HeaderStyle::default(),
+        )
+        .unwrap();
         assert_eq!(
             r,
             Recovery {
@@ -146,6 +156,36 @@ mod tests {
         assert!(spam.join("tmp/99.other").exists());
         assert_eq!(unique_of("5.y.dup3:2,S"), "5.y");
         assert_eq!(unique_of("5.y.dupe"), "5.y.dupe");
+    }
+
+    #[test]
+    fn copy_marked_with_a_header_prefix_and_subject_tag_is_known_as_the_inbox_message() {
+        let dir = tempfile::tempdir().unwrap();
+        let (inbox, spam) = (dir.path().join("in"), dir.path().join("spam"));
+        for m in [&inbox, &spam] {
+            create_maildir(m).unwrap();
+        }
+        let style = HeaderStyle::new("X-Spamsort-", Some("[spam]"), true).unwrap();
+        // An upstream SpamAssassin's fields are part of the message, on both sides.
+        let original = "X-Spam-Flag: NO\nSubject: cheap\n\n1\n";
+        std::fs::write(inbox.join("new/1.x"), original).unwrap();
+        std::fs::write(
+            spam.join("new/1.x"),
+            "X-Spamsort-Flag: YES\nX-Bogosity: Spam, tests=bogofilter\nX-Spam-Flag: NO\n\
+             Subject: [spam] cheap\n\n1\n",
+        )
+        .unwrap();
+        // Not the same message: the upstream verdict differs.
+        std::fs::write(inbox.join("new/2.x"), original).unwrap();
+        std::fs::write(
+            spam.join("new/2.x"),
+            "X-Spamsort-Flag: YES\nX-Spam-Flag: YES\nSubject: [spam] cheap\n\n1\n",
+        )
+        .unwrap();
+        let targets = [spam.clone()];
+        let r = recover(&inbox, &targets, &style).unwrap();
+        assert_eq!(r.finished, 1);
+        assert!(!inbox.join("new/1.x").exists() && inbox.join("new/2.x").exists());
     }
 
     #[test]
@@ -166,7 +206,7 @@ mod tests {
         let spellings = ["M", "M/", "./M/.", "link", "link/", "shared"];
         let mut targets: Vec<PathBuf> = spellings.iter().map(|s| dir.path().join(s)).collect();
         targets.push(junk);
-        let r = recover(&inbox, &targets).unwrap();
+        let r = recover(&inbox, &targets, &HeaderStyle::default()).unwrap();
         assert_eq!(r, Recovery::default());
         assert_eq!(std::fs::read_dir(inbox.join("new")).unwrap().count(), 3);
     }

@@ -7,13 +7,15 @@
 //! The folder is the filter tier: `layout.rs` says how the filter lies in its model file
 //! (loading and saving), [`scorer`] scores with one model straight from the file's
 //! bytes (the pipe filter's fast path), [`shared`] is the filter shared by the long-running
-//! front ends, [`stamp`] inserts the X-Spam-* fields, [`learned`] keeps the record of learned
+//! front ends, [`policy`] is the model, thresholds, score scale and header settings every
+//! front end applies the same way, [`stamp`] inserts the X-Spam-* fields, [`learned`] keeps the record of learned
 //! messages, [`dump`] writes the whole learned state as text and rebuilds it, and [`update`]
 //! is the one way a model file changes in place.
 
 pub mod dump;
 mod layout;
 pub mod learned;
+pub mod policy;
 pub mod scorer;
 pub mod shared;
 pub mod stamp;
@@ -105,16 +107,26 @@ impl Classification {
     ) -> Self {
         let score = SpamScore::new(calibration.p_spam(decision));
         Classification {
-            verdict: if messages.contains(&0) {
-                Verdict::Unsure
-            } else {
-                thresholds.verdict(score)
-            },
+            verdict: Verdict::Unsure,
             score,
             decision,
             log_odds: calibration.log_odds(decision),
             model,
             tokens,
+        }
+        .judged(thresholds, messages)
+    }
+
+    /// The same result with its verdict under `thresholds`, for a filter that has learned
+    /// `messages` per class (ham first; with a 0 the verdict is unsure).
+    pub(crate) fn judged(self, thresholds: Thresholds, messages: [u64; 2]) -> Self {
+        Classification {
+            verdict: if messages.contains(&0) {
+                Verdict::Unsure
+            } else {
+                thresholds.verdict(self.score)
+            },
+            ..self
         }
     }
 }

@@ -1,13 +1,15 @@
 //! [`SharedFilter`]: the filter of one model file, shared by the threads of a long-running
 //! front end (the spamd server, the maildir daemon). Scoring threads take a cheap snapshot;
 //! reloading (on SIGHUP, after `train` or `learn` replaced the file) and learning swap in a new
-//! filter without stopping them.
+//! filter without stopping them. Every filter it holds answers as its [`Policy`] says (the
+//! model and thresholds chosen by the config file and flags, applied in memory; the file keeps
+//! its own).
 
+use super::policy::Policy;
 use super::update::{self, IfMissing, Updated};
 use super::{LearnOutcome, SpamFilter};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::label::Label;
-use crate::model_file::ModelFileError;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
@@ -15,16 +17,33 @@ use std::sync::{Arc, RwLock};
 #[derive(Debug)]
 pub struct SharedFilter {
     path: PathBuf,
+    policy: Policy,
     current: RwLock<Arc<SpamFilter>>,
 }
 
 impl SharedFilter {
-    /// Loads the model file (every model: learning needs them all).
-    pub fn load(path: &Path) -> Result<SharedFilter, ModelFileError> {
+    /// Loads the model file (every model: learning needs them all) and applies `policy` to
+    /// it; fails if the file lacks the policy's model or its thresholds do not fit the file's.
+    pub fn load(path: &Path, policy: Policy) -> Result<SharedFilter> {
+        let filter = Self::load_under(path, &policy)?;
         Ok(SharedFilter {
             path: path.to_path_buf(),
-            current: RwLock::new(Arc::new(SpamFilter::load(path)?)),
+            policy,
+            current: RwLock::new(Arc::new(filter)),
         })
+    }
+
+    fn load_under(path: &Path, policy: &Policy) -> Result<SpamFilter> {
+        let mut filter = SpamFilter::load(path)?;
+        policy
+            .apply(&mut filter)
+            .map_err(|e| Error::Config(format!("{}: {e}", path.display())))?;
+        Ok(filter)
+    }
+
+    /// The policy every verdict follows (its header style included).
+    pub fn policy(&self) -> &Policy {
+        &self.policy
     }
 
     /// The model file.
@@ -32,7 +51,7 @@ impl SharedFilter {
         &self.path
     }
 
-    /// The filter as it is now; later reloads and learning do not change it.
+    /// The filter as it is now, under the policy; later reloads and learning do not change it.
     pub fn current(&self) -> Arc<SpamFilter> {
         // A writer that panicked left a whole filter behind (swaps are one assignment).
         self.current
@@ -41,34 +60,44 @@ impl SharedFilter {
             .clone()
     }
 
-    /// Loads the model file again. On failure the filter in use stays.
-    pub fn reload(&self) -> Result<(), ModelFileError> {
-        let filter = SpamFilter::load(&self.path)?;
+    /// Loads the model file again. On failure (the policy's model gone from it included) the
+    /// filter in use stays.
+    pub fn reload(&self) -> Result<()> {
+        let filter = Self::load_under(&self.path, &self.policy)?;
         self.swap(filter);
         Ok(())
     }
 
-    /// Learns one message once (see [`SpamFilter::learn`]) and saves the model file
+    /// Learns one message once (see [`SpamFilter::learn`]), as it was before the policy's
+    /// header style marked it ([`HeaderStyle::unmarked`](super::policy::HeaderStyle::unmarked)),
+    /// and saves the model file
     /// atomically through [`update`], as `spamsort learn` does: under the file's
     /// [`UpdateLock`](crate::model_file::UpdateLock), starting from the file as it is on disk,
     /// so no update by another writer is lost. A message already learned with this label saves
     /// nothing.
     pub fn learn(&self, raw: &[u8], label: Label) -> Result<LearnOutcome> {
-        let updated = update::learn(&self.path, IfMissing::Fail, raw, label)?;
+        // The policy's own marks (a subject tag) are not part of the message.
+        let raw = self.policy.headers.unmarked(raw);
+        let updated = update::learn(&self.path, IfMissing::Fail, &raw, label)?;
         Ok(self.swap_in(updated))
     }
 
     /// Forgets one message learned before (see [`SpamFilter::unlearn`]) and saves the model
     /// file as [`SharedFilter::learn`] does; `None` (and no save) if it was not learned.
     pub fn unlearn(&self, raw: &[u8]) -> Result<Option<Label>> {
-        let updated = update::unlearn(&self.path, IfMissing::Fail, raw)?;
+        let raw = self.policy.headers.unmarked(raw);
+        let updated = update::unlearn(&self.path, IfMissing::Fail, &raw)?;
         Ok(self.swap_in(updated))
     }
 
     /// Swaps in the filter an update saved (a missing file was an error), if it saved one.
     fn swap_in<T>(&self, updated: Updated<T>) -> T {
-        if let Some(filter) = updated.saved {
-            self.swap(filter);
+        if let Some(mut filter) = updated.saved {
+            // The saved file has the same models, so the policy applied at load fits it; if it
+            // somehow does not, the filter in use stays until a reload says why.
+            if self.policy.apply(&mut filter).is_ok() {
+                self.swap(filter);
+            }
         }
         updated.answer
     }

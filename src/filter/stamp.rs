@@ -1,34 +1,47 @@
-//! X-Spam-* header insertion that leaves every other byte of a message as it was.
+//! Verdict header insertion that leaves every other byte of a message as it was.
 //!
-//! [`add_spam_headers`] removes the `X-Spam-Flag`, `X-Spam-Status` and `X-Spam-Level` fields
-//! already in the header block (with their folded continuation lines), so a sender cannot
-//! forge a verdict for later Sieve or procmail rules, and inserts fresh `X-Spam-Flag` and
-//! `X-Spam-Status` fields at the top of the header block (after an mbox `From ` envelope line
-//! if there is one), in the message's own line ending. Everything else is copied unchanged.
-//! Where the header block ends, and which line ending a message uses (LF, CRLF or a lone CR),
-//! is decided by the one scanner in [`crate::corpus::header_block`].
+//! [`mark`] removes the fields a [`Stamp`] owns (by default `X-Spam-Flag`, `X-Spam-Level`,
+//! `X-Spam-Status` and `X-Spam-Unsure`, see [`OWNED_FIELDS`]) already in the header block,
+//! with their folded continuation lines, so a sender cannot forge a verdict for later Sieve or
+//! procmail rules; inserts the stamp's fields at the top of the header block (after an mbox
+//! `From ` envelope line if there is one), in the message's own line ending; and, for a stamp
+//! with a subject tag, puts the tag before the first `Subject` field's text (keeping that text,
+//! its folds and encoded words as they were; a subject that already starts with the tag, and a
+//! message without a `Subject`, are left alone). Everything else is copied unchanged. Which
+//! fields a front end writes is [`crate::filter::policy::HeaderStyle`]'s business. Where the
+//! header block ends, and which line ending a message uses (LF, CRLF or a lone CR), is decided
+//! by the one scanner in [`crate::corpus::header_block`].
 
 use crate::corpus::header_block::{self, HeaderBlock, field_name, is_continuation};
-use crate::filter::Classification;
-use crate::label::Verdict;
 
-/// Header fields spamsort owns: removed from incoming mail before its own are added.
-pub const OWNED_FIELDS: [&str; 3] = ["x-spam-flag", "x-spam-status", "x-spam-level"];
+/// Header fields spamsort owns with the default header style: removed from incoming mail
+/// before its own are added.
+pub const OWNED_FIELDS: [&str; 4] = [
+    "x-spam-flag",
+    "x-spam-status",
+    "x-spam-level",
+    "x-spam-unsure",
+];
 
-/// The two header lines for a result, without line endings.
-pub fn spam_header_lines(result: &Classification, required: f64) -> [String; 2] {
-    let yes = result.verdict == Verdict::Spam;
-    [
-        format!("X-Spam-Flag: {}", if yes { "YES" } else { "NO" }),
-        format!(
-            "X-Spam-Status: {}, score={:.3} required={:.3} model={} tokens={}",
-            if yes { "Yes" } else { "No" },
-            result.score.p_spam(),
-            required,
-            result.model,
-            result.tokens
-        ),
-    ]
+/// What to put into a message's header.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stamp {
+    /// The fields to insert, in order, without line endings; `\n` inside one starts a folded
+    /// continuation line (written in the message's line ending).
+    pub lines: Vec<String>,
+    /// Names of the fields removed first (ASCII case ignored).
+    pub owned: Vec<String>,
+    /// Put before the text of the message's first `Subject` field.
+    pub subject_tag: Option<String>,
+}
+
+/// How much of the message [`mark`] is given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Extent {
+    /// All of it.
+    WholeMessage,
+    /// Its start; the rest follows unchanged. The header block must end inside it.
+    Head,
 }
 
 /// Length of the header block: up to and including the blank line that ends it; without one,
@@ -37,25 +50,90 @@ pub fn header_block_len(message: &[u8]) -> usize {
     HeaderBlock::scan(message).body_start
 }
 
-/// True if `line` starts a header field named one of [`OWNED_FIELDS`].
-fn is_owned_field(line: &[u8]) -> bool {
+/// True if `line` starts a header field named one of `owned`.
+fn is_owned_field(line: &[u8], owned: &[impl AsRef<str>]) -> bool {
     field_name(line).is_some_and(|name| {
-        OWNED_FIELDS
+        owned
             .iter()
-            .any(|f| name.eq_ignore_ascii_case(f.as_bytes()))
+            .any(|f| name.eq_ignore_ascii_case(f.as_ref().as_bytes()))
     })
 }
 
-/// Removes the owned fields (and their continuation lines) from the header block and
-/// returns the rest of the message, byte for byte.
+/// Removes the default owned fields ([`OWNED_FIELDS`], with their continuation lines) from
+/// the header block and returns the rest of the message, byte for byte.
 pub fn strip_owned_fields(message: &[u8]) -> Vec<u8> {
-    strip_block(message, &HeaderBlock::scan(message)).0
+    strip_block(
+        message,
+        &HeaderBlock::scan(message),
+        &OWNED_FIELDS,
+        Subject::Keep,
+    )
+    .0
 }
 
-/// [`strip_owned_fields`] for a scanned message; the flag is set when a removal brought a line
-/// ending in a lone CR next to one starting with LF ([`Unmarkable::MergedLineEndings`]).
-fn strip_block(message: &[u8], block: &HeaderBlock) -> (Vec<u8>, bool) {
-    let mut out = Vec::with_capacity(message.len());
+/// The message with the fields named `owned` removed and a subject tag `tag` taken off its
+/// first `Subject` (with the white space around it: see
+/// [`HeaderStyle::unmarked`](crate::filter::policy::HeaderStyle::unmarked)), for comparing
+/// messages before and after marking.
+pub fn unmarked(message: &[u8], owned: &[String], tag: Option<&str>) -> Vec<u8> {
+    let subject = tag.map_or(Subject::Keep, Subject::Untag);
+    strip_block(message, &HeaderBlock::scan(message), owned, subject).0
+}
+
+/// What to do with the first `Subject` field while stripping.
+#[derive(Clone, Copy)]
+enum Subject<'a> {
+    Keep,
+    /// Put this tag before its text, unless the text starts with it.
+    Tag(&'a str),
+    /// Take this tag (and the white space around it) off the start of its text, and the white
+    /// space before the text.
+    Untag(&'a str),
+}
+
+/// Spaces and tabs at the start of `bytes`.
+fn blank_len(bytes: &[u8]) -> usize {
+    bytes
+        .iter()
+        .take_while(|&&b| b == b' ' || b == b'\t')
+        .count()
+}
+
+/// The first line of a `Subject` field edited as `edit` says, or `None` to keep it.
+fn edit_subject(line: &[u8], edit: Subject<'_>) -> Option<Vec<u8>> {
+    // field_name found a name and a colon, so there is one.
+    let colon = memchr::memchr(b':', line)?;
+    let (name, after) = line.split_at(colon + 1);
+    let text = &after[blank_len(after)..];
+    match edit {
+        Subject::Keep => None,
+        Subject::Tag(tag) if text.starts_with(tag.as_bytes()) => None,
+        Subject::Tag(tag) => {
+            // A space keeps the tag apart from the text (and an encoded word after it valid).
+            let glued = after
+                .first()
+                .is_some_and(|b| !matches!(b, b' ' | b'\t' | b'\r' | b'\n'));
+            let sep: &[u8] = if glued { b" " } else { b"" };
+            Some([name, b" ", tag.as_bytes(), sep, after].concat())
+        }
+        Subject::Untag(tag) => {
+            let rest = text.strip_prefix(tag.as_bytes()).unwrap_or(text);
+            Some([name, &rest[blank_len(rest)..]].concat())
+        }
+    }
+}
+
+/// The owned fields (and their continuation lines) removed from the header block, the first
+/// `Subject` edited, the rest of the message byte for byte. The flag is set when a removal
+/// brought a line ending in a lone CR next to one starting with LF
+/// ([`Unmarkable::MergedLineEndings`]).
+fn strip_block(
+    message: &[u8],
+    block: &HeaderBlock,
+    owned: &[impl AsRef<str>],
+    subject: Subject<'_>,
+) -> (Vec<u8>, bool) {
+    let mut out = Vec::with_capacity(message.len() + 64);
     out.extend_from_slice(&message[..block.envelope_end]);
     let mut joined = false;
     let mut keep = |out: &mut Vec<u8>, bytes: &[u8]| {
@@ -64,9 +142,18 @@ fn strip_block(message: &[u8], block: &HeaderBlock) -> (Vec<u8>, bool) {
         out.extend_from_slice(bytes);
     };
     let mut skipping = false;
+    let mut subject_seen = false;
     for line in header_block::lines(&message[block.envelope_end..block.fields_end]) {
         if !is_continuation(line) {
-            skipping = is_owned_field(line);
+            skipping = is_owned_field(line, owned);
+            let is_subject = field_name(line).is_some_and(|n| n.eq_ignore_ascii_case(b"subject"));
+            if !skipping && is_subject && !subject_seen {
+                subject_seen = true;
+                if let Some(edited) = edit_subject(line, subject) {
+                    keep(&mut out, &edited);
+                    continue;
+                }
+            }
         }
         if !skipping {
             keep(&mut out, line);
@@ -99,25 +186,49 @@ pub enum Unmarkable {
     },
 }
 
-/// The message with owned fields removed and `lines` inserted at the top of the header block,
-/// or why that cannot be done without changing the rest ([`Unmarkable`]).
+/// The message (or its head, see [`Extent`]) marked with `stamp` (see the module docs), or why
+/// that cannot be done without changing the rest ([`Unmarkable`]).
+pub fn mark(message: &[u8], stamp: &Stamp, extent: Extent) -> Result<Vec<u8>, Unmarkable> {
+    let block = HeaderBlock::scan(message);
+    if extent == Extent::Head && !block.terminated {
+        return Err(Unmarkable::HeaderBlockTooLong {
+            head: message.len(),
+        });
+    }
+    let subject = stamp
+        .subject_tag
+        .as_deref()
+        .map_or(Subject::Keep, Subject::Tag);
+    insert(message, &block, &stamp.owned, subject, &stamp.lines)
+}
+
+/// The message with the default owned fields removed and `lines` inserted at the top of the
+/// header block, or why that cannot be done without changing the rest ([`Unmarkable`]).
 pub fn add_header_lines(message: &[u8], lines: &[String]) -> Result<Vec<u8>, Unmarkable> {
-    insert(message, &HeaderBlock::scan(message), lines)
+    let block = HeaderBlock::scan(message);
+    insert(message, &block, &OWNED_FIELDS, Subject::Keep, lines)
 }
 
 /// [`add_header_lines`] for `head`, the start of a longer message whose other bytes follow
 /// unchanged: the marked head followed by them is the marked message. Fails also when the
 /// header block does not certainly end inside `head`.
 pub fn add_header_lines_to_head(head: &[u8], lines: &[String]) -> Result<Vec<u8>, Unmarkable> {
-    let block = HeaderBlock::scan(head);
-    if !block.terminated {
-        return Err(Unmarkable::HeaderBlockTooLong { head: head.len() });
-    }
-    insert(head, &block, lines)
+    let stamp = Stamp {
+        lines: lines.to_vec(),
+        owned: OWNED_FIELDS.map(String::from).to_vec(),
+        subject_tag: None,
+    };
+    mark(head, &stamp, Extent::Head)
 }
 
-fn insert(message: &[u8], block: &HeaderBlock, lines: &[String]) -> Result<Vec<u8>, Unmarkable> {
-    let (stripped, joined) = strip_block(message, block);
+fn insert(
+    message: &[u8],
+    block: &HeaderBlock,
+    owned: &[impl AsRef<str>],
+    subject: Subject<'_>,
+    lines: &[String],
+) -> Result<Vec<u8>, Unmarkable> {
+    let (stripped, joined) = strip_block(message, block, owned, subject);
     let insert_at = block.envelope_end;
     let rest = &stripped[insert_at..];
     if joined {
@@ -133,24 +244,19 @@ fn insert(message: &[u8], block: &HeaderBlock, lines: &[String]) -> Result<Vec<u
     } else {
         header_block::line_ending(message)
     };
-    let mut out = Vec::with_capacity(stripped.len() + 160);
+    let mut out = Vec::with_capacity(stripped.len() + 320);
     out.extend_from_slice(&stripped[..insert_at]);
     for line in lines {
-        out.extend_from_slice(line.as_bytes());
+        for (i, part) in line.split('\n').enumerate() {
+            if i > 0 {
+                out.extend_from_slice(eol);
+            }
+            out.extend_from_slice(part.as_bytes());
+        }
         out.extend_from_slice(eol);
     }
     out.extend_from_slice(rest);
     Ok(out)
-}
-
-/// The message with spamsort's verdict headers for `result` (see the module docs), or why it
-/// cannot be marked safely (see [`add_header_lines`]).
-pub fn add_spam_headers(
-    message: &[u8],
-    result: &Classification,
-    required: f64,
-) -> Result<Vec<u8>, Unmarkable> {
-    add_header_lines(message, &spam_header_lines(result, required))
 }
 
 #[cfg(test)]
@@ -222,7 +328,7 @@ mod tests {
                 // Refused only when a folded line opens the header block or a removal would
                 // merge a lone CR with an LF.
                 let block = HeaderBlock::scan(&input);
-                let (stripped, joined) = strip_block(&input, &block);
+                let (stripped, joined) = strip_block(&input, &block, &OWNED_FIELDS, Subject::Keep);
                 proptest::prop_assert!(
                     joined || is_continuation(&stripped[block.envelope_end..])
                 );
@@ -325,5 +431,142 @@ mod tests {
         assert_eq!(header_block_len(b"A: b\n\nbody"), 6);
         assert_eq!(header_block_len(b"A: b\nno blank line"), 5);
         assert_eq!(header_block_len(b"A: b"), 4);
+    }
+
+    fn tag_stamp(owned: &[&str]) -> Stamp {
+        Stamp {
+            lines: vec!["X-Spam-Flag: YES".into()],
+            owned: owned.iter().map(|s| s.to_string()).collect(),
+            subject_tag: Some("***SPAM***".into()),
+        }
+    }
+
+    #[test]
+    fn subject_tag_keeps_folded_encoded_and_cr_only_subjects_byte_for_byte() {
+        let stamp = tag_stamp(&OWNED_FIELDS);
+        let cases: [(&[u8], &[u8]); 7] = [
+            (
+                b"Subject: cheap pills\nTo: a\n\nbody\n",
+                b"X-Spam-Flag: YES\nSubject: ***SPAM*** cheap pills\nTo: a\n\nbody\n",
+            ),
+            // Folded, CRLF: the continuation line stays as it was.
+            (
+                b"Subject: cheap\r\n\tpills\r\n\r\nbody\r\n",
+                b"X-Spam-Flag: YES\r\nSubject: ***SPAM*** cheap\r\n\tpills\r\n\r\nbody\r\n",
+            ),
+            // An encoded word stays an encoded word, apart from the tag.
+            (
+                b"Subject: =?UTF-8?B?w6lk?=\n\nb",
+                b"X-Spam-Flag: YES\nSubject: ***SPAM*** =?UTF-8?B?w6lk?=\n\nb",
+            ),
+            // CR-only line endings, no space after the colon.
+            (
+                b"Subject:x\rTo: a\r\rbody\r",
+                b"X-Spam-Flag: YES\rSubject: ***SPAM*** x\rTo: a\r\rbody\r",
+            ),
+            // An empty subject whose text is all on the folded line.
+            (
+                b"Subject:\n cheap\n\nb",
+                b"X-Spam-Flag: YES\nSubject: ***SPAM***\n cheap\n\nb",
+            ),
+            // Tagged already (filtered twice): left alone; only the first Subject is tagged.
+            (
+                b"Subject:  ***SPAM*** x\nSubject: y\n\nb",
+                b"X-Spam-Flag: YES\nSubject:  ***SPAM*** x\nSubject: y\n\nb",
+            ),
+            // No Subject: none is made up; a Subject line in the body is body.
+            (
+                b"To: a\n\nSubject: body\n",
+                b"X-Spam-Flag: YES\nTo: a\n\nSubject: body\n",
+            ),
+        ];
+        for (input, expected) in cases {
+            let out = mark(input, &stamp, Extent::WholeMessage).unwrap();
+            assert_eq!(
+                out,
+                expected,
+                "{}",
+                String::from_utf8_lossy(&out).escape_debug()
+            );
+            let owned = OWNED_FIELDS.map(String::from);
+            assert_eq!(
+                unmarked(&out, &owned, Some("***SPAM***")),
+                unmarked(input, &owned, Some("***SPAM***"))
+            );
+        }
+    }
+
+    #[test]
+    fn a_header_prefix_leaves_upstream_spamassassin_fields_alone() {
+        let stamp = Stamp {
+            lines: vec!["X-Spamsort-Flag: YES".into()],
+            owned: vec!["X-Spamsort-Flag".into(), "X-Spamsort-Status".into()],
+            subject_tag: None,
+        };
+        let msg = b"X-Spam-Flag: NO\nX-Spamsort-Status: forged\n\tfolded\nX-Spam-Status: No, score=1.0\n\nb";
+        assert_eq!(
+            mark(msg, &stamp, Extent::WholeMessage).unwrap(),
+            b"X-Spamsort-Flag: YES\nX-Spam-Flag: NO\nX-Spam-Status: No, score=1.0\n\nb"
+        );
+    }
+
+    #[test]
+    fn folded_stamp_lines_take_the_message_line_ending() {
+        let stamp = Stamp {
+            lines: vec!["X-Spam-Status: Yes\n\tautolearn=no".into()],
+            owned: OWNED_FIELDS.map(String::from).to_vec(),
+            subject_tag: None,
+        };
+        assert_eq!(
+            mark(b"A: b\r\rc", &stamp, Extent::WholeMessage).unwrap(),
+            b"X-Spam-Status: Yes\r\tautolearn=no\rA: b\r\rc"
+        );
+    }
+
+    proptest::proptest! {
+        /// With a subject tag, marking changes nothing but the added fields and the subject's
+        /// start: setting the marks aside gives the input with them set aside, the body is
+        /// the same bytes, and marking a head then appending the rest is marking the whole.
+        #[test]
+        fn subject_tag_changes_only_the_subject_start(
+            parts in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::strategy::Just(b"Subject: s\n".to_vec()),
+                    proptest::strategy::Just(b"subject:s\r".to_vec()),
+                    proptest::strategy::Just(b"Subject:\r\n".to_vec()),
+                    proptest::strategy::Just(b"Subject: ***SPAM***\n".to_vec()),
+                    proptest::strategy::Just(b" folded\n".to_vec()),
+                    proptest::strategy::Just(b"\tfolded\r\n".to_vec()),
+                    proptest::strategy::Just(b"X-Spam-Flag: NO\r".to_vec()),
+                    proptest::strategy::Just(b"To: a\n".to_vec()),
+                    proptest::strategy::Just(b"\n".to_vec()),
+                    proptest::strategy::Just(b"\r\n".to_vec()),
+                    proptest::collection::vec(proptest::prelude::any::<u8>(), 0..8),
+                ],
+                0..10,
+            ),
+            split in 0usize..100,
+        ) {
+            let input: Vec<u8> = parts.concat();
+            let stamp = tag_stamp(&OWNED_FIELDS);
+            let owned = OWNED_FIELDS.map(String::from);
+            let whole = mark(&input, &stamp, Extent::WholeMessage);
+            if let Ok(out) = &whole {
+                proptest::prop_assert_eq!(
+                    unmarked(out, &owned, Some("***SPAM***")),
+                    unmarked(&input, &owned, Some("***SPAM***"))
+                );
+                proptest::prop_assert_eq!(
+                    &out[header_block_len(out)..],
+                    &input[header_block_len(&input)..]
+                );
+            }
+            let k = input.len() * split / 100;
+            match mark(&input[..k], &stamp, Extent::Head) {
+                Ok(head) => proptest::prop_assert_eq!(Ok([&head[..], &input[k..]].concat()), whole),
+                Err(Unmarkable::HeaderBlockTooLong { head }) => proptest::prop_assert_eq!(head, k),
+                Err(why) => proptest::prop_assert_eq!(Err(why), whole),
+            }
+        }
     }
 }

@@ -4,14 +4,14 @@
 //! shared filter, run on the worker threads (`server.rs`); `reactor.rs` moves the bytes.
 
 use super::protocol::{
-    Command, ProtocolError, REQUIRED_SCORE, Request, Status, result_head, spamd_score, status_line,
-    symbol,
+    Command, ProtocolError, REQUIRED_SCORE, Request, Status, result_head, status_line, symbol,
 };
 use super::server::ServerConfig;
 use super::users::UserModels;
 use crate::SpamFilter;
+use crate::filter::policy::score;
 use crate::filter::shared::SharedFilter;
-use crate::filter::stamp::{add_spam_headers, header_block_len};
+use crate::filter::stamp::header_block_len;
 use crate::filter::update::{self, IfMissing};
 use crate::label::{Label, Verdict};
 use std::path::{Path, PathBuf};
@@ -43,12 +43,17 @@ impl Context {
     fn filter(&self, user: Option<&Path>) -> Result<Arc<SpamFilter>, ProtocolError> {
         match user {
             Some(path) if path.exists() => {
-                SpamFilter::load(path)
-                    .map(Arc::new)
-                    .map_err(|e| ProtocolError {
-                        status: Status::Unavailable,
-                        message: crate::error::ErrorChain(&e).to_string(),
-                    })
+                // A user's model answers under the server's policy, as the shared one does.
+                let unavailable = |e: crate::Error| ProtocolError {
+                    status: Status::Unavailable,
+                    message: crate::error::ErrorChain(&e).to_string(),
+                };
+                let mut filter = SpamFilter::load(path).map_err(|e| unavailable(e.into()))?;
+                self.filter
+                    .policy()
+                    .apply(&mut filter)
+                    .map_err(unavailable)?;
+                Ok(Arc::new(filter))
             }
             _ => Ok(self.filter.current()),
         }
@@ -152,14 +157,16 @@ fn classify(
         Some(e) => e.classification,
         None => filter.classify(message),
     };
-    let score = spamd_score(&c, thresholds);
+    let score = score(&c, thresholds.spam());
     let is_spam = c.verdict == Verdict::Spam;
+    let style = &context.filter.policy().headers;
     let body: Vec<u8> = match command {
-        Command::Process => {
-            add_spam_headers(message, &c, thresholds.spam()).unwrap_or_else(|_| message.to_vec())
-        }
+        Command::Process => style
+            .mark(message, &c, thresholds)
+            .unwrap_or_else(|_| message.to_vec()),
         Command::Headers => {
-            let marked = add_spam_headers(message, &c, thresholds.spam())
+            let marked = style
+                .mark(message, &c, thresholds)
                 .unwrap_or_else(|_| message.to_vec());
             marked[..header_block_len(&marked)].to_vec()
         }
@@ -180,7 +187,7 @@ fn classify(
     out.extend(result_head(length, is_spam, score));
     out.extend(body);
     Ok(format!(
-        "{} P(spam) {:.4} score {score:.1} by {} ({} bytes)",
+        "{} probability {:.4} score {score:.1} by {} ({} bytes)",
         c.verdict,
         c.score.p_spam(),
         c.model,
@@ -195,7 +202,7 @@ fn report(explanation: Option<&crate::Explanation>, score: f64) -> Vec<u8> {
     };
     let c = &e.classification;
     let mut text = format!(
-        "spamsort verdict: {} (P(spam) {:.4} by {}, {} tokens)\r\n\r\n\
+        "spamsort verdict: {} (probability {:.4} by {}, {} tokens)\r\n\r\n\
          Content analysis details:   ({score:.1} points, {:.1} required)\r\n\r\n\
          \x20pts token (its share of ln(P(spam) / P(ham)))\r\n\
          ---- --------------------------------------------------\r\n",
@@ -242,7 +249,8 @@ fn tell(
         let outcome = match user {
             Some(path) => {
                 let shared = context.filter.current();
-                update::learn(path, IfMissing::StartFrom(&shared), message, label).map(|u| u.answer)
+                let raw = context.filter.policy().headers.unmarked(message);
+                update::learn(path, IfMissing::StartFrom(&shared), &raw, label).map(|u| u.answer)
             }
             None => context.filter.learn(message, label),
         }
@@ -257,7 +265,8 @@ fn tell(
         let forgot = match user {
             Some(path) => {
                 let shared = context.filter.current();
-                update::unlearn(path, IfMissing::StartFrom(&shared), message).map(|u| u.answer)
+                let raw = context.filter.policy().headers.unmarked(message);
+                update::unlearn(path, IfMissing::StartFrom(&shared), &raw).map(|u| u.answer)
             }
             None => context.filter.unlearn(message),
         }

@@ -1,10 +1,10 @@
 //! The SPAMC/1.5 protocol as SpamAssassin's spamd speaks it: request heads parsed with hard
-//! limits, response lines and status codes formatted, and the map from P(spam) to spamd's
-//! score scale. No I/O policy lives here (see `server.rs`); everything is a pure function of
+//! limits, response lines and status codes formatted (the score they carry is
+//! [`crate::filter::policy::score`], the one scale of every front end). No I/O policy lives here (see `server.rs`); everything is a pure function of
 //! bytes, which is what the fuzz target and the unit tests drive.
 
-use crate::filter::Classification;
-use crate::label::{Label, Thresholds};
+pub use crate::filter::policy::REQUIRED_SCORE;
+use crate::label::Label;
 use std::io::BufRead;
 
 /// The protocol version this server speaks.
@@ -16,8 +16,6 @@ pub const MAX_HEADERS: usize = 64;
 /// Most bytes accepted in a whole request head (spamc sends about a hundred), so a server
 /// holding many connections mid-head holds at most this much for each.
 pub const MAX_HEAD: usize = 16 * 1024;
-/// spamd's default spam threshold, the `required` of every result line.
-pub const REQUIRED_SCORE: f64 = 5.0;
 
 /// What the client asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -292,16 +290,6 @@ pub fn status_line(status: Status, text: &str) -> Vec<u8> {
     format!("SPAMD/{VERSION} {} {text}\r\n", status as u8).into_bytes()
 }
 
-/// spamd's score for a classification: `5 + ln(P/(1-P)) - ln(t/(1-t))` with `t` the spam
-/// threshold, so a message is spam exactly when its score reaches the 5.0 spamd clients expect,
-/// and each point is a factor e in the odds. It is computed from the unrounded log-odds, so it
-/// keeps ranking messages whose P(spam) rounds to 0 or 1, and is clamped to +-1000.
-pub fn spamd_score(c: &Classification, thresholds: Thresholds) -> f64 {
-    let t = thresholds.spam();
-    let threshold_log_odds = (t / (1.0 - t)).ln();
-    (REQUIRED_SCORE + c.log_odds - threshold_log_odds).clamp(-1000.0, 1000.0)
-}
-
 /// The `Spam: True ; 7.3 / 5.0` header line.
 pub fn spam_line(is_spam: bool, score: f64) -> String {
     let word = if is_spam { "True" } else { "False" };
@@ -339,8 +327,6 @@ pub fn symbol(token: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::label::{SpamScore, Verdict};
-    use crate::models::ModelKind;
 
     fn parse(bytes: &[u8]) -> Result<Request, ProtocolError> {
         read_request(&mut &bytes[..])
@@ -431,27 +417,8 @@ mod tests {
         assert!(wide.len() - input.len() <= MAX_HEAD + 1);
     }
 
-    fn classification(log_odds: f64) -> Classification {
-        Classification {
-            verdict: Verdict::Ham,
-            score: SpamScore::new(1.0 / (1.0 + (-log_odds).exp())),
-            decision: 0.0,
-            log_odds,
-            model: ModelKind::LinearSvm,
-            tokens: 0,
-        }
-    }
-
     #[test]
-    fn score_scale_puts_the_spam_threshold_at_five() {
-        let t = Thresholds::new(0.9, 0.5).unwrap();
-        let at_threshold = classification((0.9f64 / 0.1).ln());
-        assert!((spamd_score(&at_threshold, t) - 5.0).abs() < 1e-9);
-        // P = 0.5 is 5 - ln 9 points; one e-fold of odds is one point.
-        assert!((spamd_score(&classification(0.0), t) - (5.0 - 9f64.ln())).abs() < 1e-9);
-        assert!((spamd_score(&classification(1.0), t) - (6.0 - 9f64.ln())).abs() < 1e-9);
-        assert_eq!(spamd_score(&classification(1e9), t), 1000.0);
-        assert_eq!(spamd_score(&classification(-1e9), t), -1000.0);
+    fn result_lines_carry_the_score_to_one_decimal() {
         assert_eq!(spam_line(true, 7.25), "Spam: True ; 7.2 / 5.0\r\n");
         assert_eq!(spam_line(false, -3.0), "Spam: False ; -3.0 / 5.0\r\n");
         assert_eq!(

@@ -1,8 +1,8 @@
 //! Header tokens. Selected fields are tokenized with the lowercased field name as prefix
 //! (`subject:free`, `from:example.com`, `x-mailer:outlook`), so the same word means different
 //! things in different places. Every field name present also yields `header:NAME`. Fields
-//! named `X-Spam-*` are ignored: they hold verdicts (ours or another filter's) that a sender
-//! can forge and that would teach the model to trust them.
+//! named `X-Spam-*` and `X-Bogosity` are ignored: they hold verdicts (ours or another
+//! filter's) that a sender can forge and that would teach the model to trust them.
 
 use super::ngrams::floor_char_boundary;
 use super::{Sink, url, words};
@@ -59,7 +59,7 @@ pub(crate) fn push_headers(sink: &mut Sink<'_>, part: &MessagePart<'_>) {
         }
         let name = header.name.as_str();
         let name = name[..floor_char_boundary(name, MAX_NAME_BYTES)].to_ascii_lowercase();
-        if name.starts_with("x-spam") {
+        if name.starts_with("x-spam") || name == "x-bogosity" {
             continue;
         }
         if sink.config().header_names {
