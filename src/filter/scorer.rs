@@ -13,7 +13,8 @@
 //! but whose contents are malformed gives wrong scores at worst, never a panic; the full
 //! [`SpamFilter::load`](crate::SpamFilter::load) validates everything.
 
-use super::layout::{HeadView, check_directory, wrong_model};
+use super::SpamFilter;
+use super::layout::{FIRST_MODEL_SECTION, HeadView, check_directory, wrong_model};
 use crate::features::{SparseVector, VocabularyView};
 use crate::filter::{Classification, Explanation, count_vector};
 use crate::label::{Label, Thresholds};
@@ -27,6 +28,8 @@ pub struct ScorerFile {
     file: ModelFileReader,
     /// The section of the chosen model.
     model: usize,
+    /// The chosen model loaded with the journal applied, if the file's journal is not empty.
+    replayed: Option<SpamFilter>,
 }
 
 impl ScorerFile {
@@ -42,7 +45,18 @@ impl ScorerFile {
             head.kinds.iter().position(|&k| k == kind).ok_or_else(|| {
                 ModelFileError::invalid(path, format!("it holds no {kind} model"))
             })?;
-        Ok(ScorerFile { file, model: i + 1 })
+        // Learned messages in the journal change the counts: this model is loaded and the
+        // journal applied (exact, slower; the next compaction makes the journal empty again).
+        let replayed = if file.journal()?.records.is_empty() {
+            None
+        } else {
+            Some(SpamFilter::read(&file, Some(kind))?)
+        };
+        Ok(ScorerFile {
+            file,
+            model: FIRST_MODEL_SECTION + i,
+            replayed,
+        })
     }
 
     /// The scorer over the file: a few small fields decoded, the arrays borrowed.
@@ -51,13 +65,17 @@ impl ScorerFile {
         let head: HeadView = model_file::decode_prefix(self.file.section(0)?, path)?;
         let model: TrainedModelView =
             model_file::decode_prefix(self.file.section(self.model)?, path)?;
-        if head.kinds.get(self.model - 1) != Some(&model.kind()) {
+        if head.kinds.get(self.model - FIRST_MODEL_SECTION) != Some(&model.kind()) {
             return Err(wrong_model(path));
         }
         Ok(Scorer {
+            replayed: self.replayed.as_ref(),
             tokenizer: head.tokenizer,
             thresholds: head.thresholds,
-            messages: head.summary.messages,
+            messages: self
+                .replayed
+                .as_ref()
+                .map_or(head.summary.messages, |f| f.summary.messages),
             vocabulary: head.vocabulary,
             kind: model.kind(),
             calibration: model.calibration,
@@ -70,6 +88,8 @@ impl ScorerFile {
 /// classification and explanation as the [`SpamFilter`](crate::SpamFilter) saved in the file.
 #[derive(Debug, Clone)]
 pub struct Scorer<'a> {
+    /// The model with the file's journal applied, which then answers instead of the arrays.
+    replayed: Option<&'a SpamFilter>,
     tokenizer: TokenizerConfig,
     thresholds: Thresholds,
     /// Messages learned per class, ham first: with a 0, every verdict is unsure.
@@ -110,12 +130,18 @@ impl Scorer<'_> {
 
     /// Classifies one raw message.
     pub fn classify(&self, raw: &[u8]) -> Classification {
+        if let Some(e) = self.replayed_explanation(raw) {
+            return e.classification;
+        }
         let (x, tokens) = count_vector(&self.tokenizer, self.vocabulary.tokens(), raw);
         self.classify_vector(&x, tokens)
     }
 
-    /// Why the model scores a message as it does, as [`SpamFilter::explain`](crate::SpamFilter::explain).
+    /// Why the model scores a message as it does, as [`SpamFilter::explain`].
     pub fn explain(&self, raw: &[u8]) -> Explanation {
+        if let Some(e) = self.replayed_explanation(raw) {
+            return e;
+        }
         let (x, tokens) = count_vector(&self.tokenizer, self.vocabulary.tokens(), raw);
         Explanation::new(
             self.classify_vector(&x, tokens),
@@ -124,6 +150,23 @@ impl Scorer<'_> {
             self.function.contributions(&x),
             |id| self.vocabulary.tokens().token(id),
         )
+    }
+
+    /// The explanation of the filter loaded with the journal applied (if the file has a
+    /// journal), under this scorer's thresholds.
+    fn replayed_explanation(&self, raw: &[u8]) -> Option<Explanation> {
+        // `SpamFilter::read` with `only` holds that model, so `explain` answers.
+        let mut explanation = self.replayed?.explain(raw, Some(self.kind))?;
+        let c = &mut explanation.classification;
+        *c = Classification::new(
+            c.decision,
+            self.calibration,
+            self.thresholds,
+            self.messages,
+            self.kind,
+            c.tokens,
+        );
+        Some(explanation)
     }
 
     fn classify_vector(&self, x: &SparseVector, tokens: usize) -> Classification {

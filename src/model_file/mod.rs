@@ -12,7 +12,8 @@
 //!     12         4    section count N (u32, 1 to MAX_SECTIONS)
 //!     16    24 * N    directory: per section offset (u64), length (u64), CRC-32 (u32), zero (u32)
 //! 16+24N         4    CRC-32 (IEEE, as zlib) of everything before it
-//!      -         -    the N sections, back to back in directory order, nothing after them
+//!      -         -    the N sections, back to back in directory order
+//!      -         -    the journal: zero or more appended records (see `journal`), to the end
 //! ```
 //!
 //! # Encoding of a section
@@ -35,19 +36,25 @@
 //!
 //! # Sections of a spam filter
 //!
-//! `SpamFilter::save` writes section 0, the head, then one section per model, in the order
-//! the head lists them. Fields are in this order (the Rust types are the definition):
+//! `SpamFilter::save` writes section 0, the head, section 1, the record of learned messages,
+//! then one section per model, in the order the head lists them, and no journal. Fields are in
+//! this order (the Rust types are the definition):
 //!
 //! - head: the tokenizer settings (`TokenizerConfig`), the active model (`ModelKind`, a
 //!   variant index: Bernoulli NB, multinomial NB, linear SVM, logistic regression), the
 //!   verdict thresholds (`Thresholds`), what training saw (`TrainingSummary`), the models of
-//!   the following sections (a sequence of `ModelKind`), and last the vocabulary
+//!   the following sections (a sequence of `ModelKind`), the number of features the batch fit
+//!   saw (`u64`), the file size past which a save prunes (`u64`), and last the vocabulary
 //!   (`Vocabulary`): the tokens' bytes concatenated in byte order of the tokens (ids are
 //!   positions in that order), the packed `u32` end offset of each token, the packed `u32`
 //!   open-addressing hash table of ids (`u32::MAX` is a free slot), the packed `u32` document
-//!   frequencies per class (ham, then spam), and the message count per class (`[u32; 2]`);
-//!   then the record of learned messages (`LearnedMessages`, see `crate::filter::learned`) and the
-//!   number of features the batch fit saw (`u64`).
+//!   frequencies per class (ham, then spam), the message count per class (`[u32; 2]`), the
+//!   packed `u32` last-seen message per token and the message clock (`u32`).
+//! - the record of learned messages (`LearnedMessages`, see `crate::filter::learned`): a
+//!   sequence of (digest `u64`, label, learned-by-training `bool`), oldest first. Only learners
+//!   and full loads read it.
+//! - the journal's records each hold one `spamsort learn` run's changes, a sequence of
+//!   `crate::filter::store::StoreOp`, which a full load applies in order after the sections.
 //! - a model (`TrainedModel`): its calibration (`Calibration`: slope and offset, two `f64`),
 //!   then the model (`AnyModel`: variant index in `ModelKind` order, then the model's struct),
 //!   whose first field is always its decision function (`LinearFunction`: the feature
@@ -71,8 +78,10 @@
 //! file in the same directory, fsync, rename, fsync of the directory; a crash leaves the old
 //! file or the new one, never a mix, and the next save removes the temporary file a crash left.
 
+mod journal;
 pub(crate) mod packed;
 
+pub use journal::{Journal, MAX_RECORD, encode_record, record_len};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::io::{Read, Write};
@@ -83,8 +92,9 @@ pub const MAGIC: [u8; 8] = *b"SPAMSORT";
 /// Version of the layout and payload written by this build. Files of any other version are
 /// refused with [`ModelFileError::OtherVersion`]. 3: postcard sections (2 was bincode 2), the
 /// record of learned messages, the Bernoulli model's histogram of counts and the multinomial
-/// model's class totals.
-pub const FORMAT_VERSION: u32 = 3;
+/// model's class totals. 4: the journal after the sections, the record of learned messages in
+/// its own section, the head's counts before its vocabulary.
+pub const FORMAT_VERSION: u32 = 4;
 /// Most sections a file may declare.
 pub const MAX_SECTIONS: usize = 64;
 /// Largest section accepted, a guard against absurd length fields.
@@ -282,18 +292,15 @@ fn parse_directory(
         expected_offset += e.len;
         entries.push(e);
     }
-    match file_len.cmp(&expected_offset) {
-        std::cmp::Ordering::Less => Err(ModelFileError::Truncated {
+    // Bytes after the last section are the journal (see `journal`), checked when it is read.
+    if file_len < expected_offset {
+        return Err(ModelFileError::Truncated {
             path: path.to_path_buf(),
             expected: expected_offset,
             got: file_len,
-        }),
-        std::cmp::Ordering::Greater => Err(ModelFileError::invalid(
-            path,
-            "trailing bytes after the last section",
-        )),
-        std::cmp::Ordering::Equal => Ok(entries),
+        });
     }
+    Ok(entries)
 }
 
 fn check_crc(bytes: &[u8], crc: u32, path: &Path) -> Result<(), ModelFileError> {
@@ -324,6 +331,12 @@ fn decode_exact<T: DeserializeOwned>(bytes: &[u8], path: &Path) -> Result<T, Mod
         ));
     }
     Ok(value)
+}
+
+/// Decodes a journal record's payload (from [`ModelFileReader::journal`]), which must hold
+/// exactly one `T`. `path` is only used in errors.
+pub fn decode_payload<T: DeserializeOwned>(bytes: &[u8], path: &Path) -> Result<T, ModelFileError> {
+    decode_exact(bytes, path)
 }
 
 /// Decodes the leading fields of a checked section (from [`ModelFileReader::section`]) into
@@ -379,6 +392,10 @@ pub struct ModelFileReader {
     file: std::sync::Mutex<std::fs::File>,
     path: PathBuf,
     entries: Vec<Entry>,
+    /// The file's length when opened: the journal is read up to it.
+    len: u64,
+    /// The header's checksum, which every journal record of this file repeats.
+    header_crc: u32,
     /// Per section: its bytes, once read and found correct.
     sections: Vec<std::sync::OnceLock<Vec<u8>>>,
 }
@@ -420,9 +437,12 @@ impl ModelFileReader {
             .read_to_end(&mut head)
             .map_err(io)?;
         let entries = parse_header(&head, len, path)?;
+        let crc_at = header_len(entries.len()) - 4;
         Ok(ModelFileReader {
             file: std::sync::Mutex::new(file),
             path: path.to_path_buf(),
+            len,
+            header_crc: u32_at(&head, crc_at),
             sections: entries.iter().map(|_| std::sync::OnceLock::new()).collect(),
             entries,
         })
@@ -532,6 +552,22 @@ pub fn save_bytes(bytes: &[u8], lock: &UpdateLock) -> Result<(), ModelFileError>
         path: path.to_path_buf(),
         source,
     };
+    let (dir, name) = remove_stale_temp_files(lock)?;
+    // NamedTempFile removes the temporary file if anything below fails.
+    let mut tmp = temp_file(dir, name).map_err(io)?;
+    tmp.write_all(bytes).map_err(io)?;
+    tmp.as_file().sync_all().map_err(io)?;
+    tmp.persist(path).map_err(|e| io(e.error))?;
+    std::fs::File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(io)?;
+    Ok(())
+}
+
+/// Removes the temporary files a killed save of `lock`'s model file left (see [`save_bytes`]);
+/// returns the model's directory and file name.
+fn remove_stale_temp_files(lock: &UpdateLock) -> Result<(&Path, &std::ffi::OsStr), ModelFileError> {
+    let path = lock.model_path();
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -544,15 +580,7 @@ pub fn save_bytes(bytes: &[u8], lock: &UpdateLock) -> Result<(), ModelFileError>
     for stale in temp_files(dir, name) {
         let _ = std::fs::remove_file(stale);
     }
-    // NamedTempFile removes the temporary file if anything below fails.
-    let mut tmp = temp_file(dir, name).map_err(io)?;
-    tmp.write_all(bytes).map_err(io)?;
-    tmp.as_file().sync_all().map_err(io)?;
-    tmp.persist(path).map_err(|e| io(e.error))?;
-    std::fs::File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(io)?;
-    Ok(())
+    Ok((dir, name))
 }
 
 /// Random characters ending a temporary file name.
