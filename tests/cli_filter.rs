@@ -100,15 +100,17 @@ fn missing_truncated_or_corrupt_model_passes_the_message_unchanged() {
     let random = t.write("random.spamsort", b"SPAMSORT\x02\0\0\0 this is not a model");
     let missing = t.path().join("missing.spamsort");
     let mut cases = vec![(truncated, None), (random, None), (missing, None)];
-    // One flipped byte in the head, or in the section of the model that answers: the filter
-    // checks exactly the sections it uses. (Section 1 is the record of learned messages, which
-    // the filter never reads; sections 2.. hold the models in training order.)
+    // One flipped byte in the head, the vocabulary's lookup arrays, or the section of the model
+    // that answers: the filter checks exactly the sections it uses. (Sections 2 and 3, the
+    // vocabulary's counts and the record of learned messages, it never reads; sections 4.. hold
+    // the models in training order.)
     let models = [
         (0, None),
-        (2, Some("bernoulli-nb")),
-        (3, Some("multinomial-nb")),
-        (4, Some("linear-svm")),
-        (5, Some("logistic-regression")),
+        (1, None),
+        (4, Some("bernoulli-nb")),
+        (5, Some("multinomial-nb")),
+        (6, Some("linear-svm")),
+        (7, Some("logistic-regression")),
     ];
     for (section, classifier) in models {
         let mut flipped = good.clone();

@@ -67,6 +67,12 @@ pub fn run(args: InfoArgs) -> anyhow::Result<ExitStatus> {
         filter.learned().len(),
         spamsort::filter::learned::LearnedMessages::CAPACITY
     );
+    let (records, bytes) = spamsort::filter::journal::pending(&path)?;
+    println!(
+        "journal:         {records} learn runs, {bytes} bytes, applied at load (saved whole past {} runs or {} bytes)",
+        spamsort::filter::journal::COMPACT_RECORDS,
+        spamsort::filter::journal::COMPACT_BYTES
+    );
     let kinds: Vec<&str> = filter.model_kinds().iter().map(|k| k.name()).collect();
     println!("models:          {}", kinds.join(", "));
     println!("active model:    {}", filter.active());

@@ -27,6 +27,13 @@ pub const COMPACT_RECORDS: usize = 64;
 /// A journal of this many bytes is compacted by the next [`learn`].
 pub const COMPACT_BYTES: u64 = 1 << 20;
 
+/// The records in the journal of the model file at `path` and the bytes they take: what a
+/// full load applies and the next compaction folds into the sections.
+pub fn pending(path: &Path) -> std::result::Result<(usize, u64), ModelFileError> {
+    let journal = ModelFileReader::open(path)?.journal()?;
+    Ok((journal.records.len(), journal.bytes()))
+}
+
 /// Applies the journal of the open file `reader` to `filter` (the file's sections, loaded).
 /// A record that does not decode, or whose operations do not apply, makes the file corrupt.
 pub(crate) fn replay(
@@ -83,8 +90,7 @@ impl JournalStore {
     ) -> std::result::Result<(Self, model_file::Journal, u64), ModelFileError> {
         let path = reader.path();
         let journal = reader.journal()?;
-        let head: layout::HeadView = model_file::decode_prefix(reader.section(0)?, path)?;
-        layout::check_directory(path, reader.sections(), &head.kinds, head.active)?;
+        let head = layout::Head::read(reader)?;
         let mut store = JournalStore {
             tokenizer: head.tokenizer,
             learned: reader.read(layout::LEARNED_SECTION)?,

@@ -1,7 +1,9 @@
 //! How a [`SpamFilter`] lies in its model file: section 0 (the head: settings, the model list,
-//! vocabulary), section 1 (the record of learned messages, read only by learners and full
-//! loads), then one section per model (from [`FIRST_MODEL_SECTION`]), then the journal of
-//! operations `spamsort learn` appended since the last save (see [`super::journal`]). Loading
+//! a few counts), 1 (the vocabulary's lookup arrays), 2 (its counts), 3 (the record of learned
+//! messages), then one section per model (from [`FIRST_MODEL_SECTION`]), then the journal of
+//! operations `spamsort learn` appended since the last save (see [`super::journal`]). Each
+//! reader reads only its sections: the pipe filter 0, 1 and its model's; `spamsort learn` 0
+//! and 3 and the journal; a full load all of them. Loading
 //! checks it all before it is trusted and applies the journal; saving writes the whole state
 //! with an empty journal, pruning first if the file would be over its size limit.
 //!
@@ -11,7 +13,7 @@
 
 use super::learned::LearnedMessages;
 use super::{SpamFilter, TrainingSummary};
-use crate::features::{Vocabulary, VocabularyView};
+use crate::features::Vocabulary;
 use crate::label::Thresholds;
 use crate::model_file::{self, ModelFileError, ModelFileReader};
 use crate::models::{ModelKind, TrainedModel};
@@ -28,70 +30,57 @@ const PRUNE_HEADROOM: f64 = 0.9;
 /// limit stops when no token is left.
 const MAX_PRUNE_ROUNDS: usize = 16;
 
-/// Section 0 of a model file, as written.
+/// Section 0 of a model file, as written: small, so every reader reads it whole.
 #[derive(Serialize)]
 struct HeadRef<'a> {
     tokenizer: &'a TokenizerConfig,
     active: ModelKind,
     thresholds: Thresholds,
     summary: &'a TrainingSummary,
-    /// The model in each following section, in order.
+    /// The model in each section from [`FIRST_MODEL_SECTION`], in order.
     kinds: Vec<ModelKind>,
     trained_features: u64,
     max_model_bytes: u64,
-    /// Last, so a scorer can borrow its lookup arrays (see `crate::filter::scorer`) and stop there.
-    vocabulary: &'a Vocabulary,
 }
 
 /// Section 0 of a model file, as read.
 #[derive(Deserialize)]
-struct Head {
-    tokenizer: TokenizerConfig,
-    active: ModelKind,
-    thresholds: Thresholds,
-    summary: TrainingSummary,
-    kinds: Vec<ModelKind>,
-    trained_features: u64,
-    max_model_bytes: u64,
-    vocabulary: Vocabulary,
-}
-
-/// Section 0 of a model file, as a scorer reads it: the vocabulary's lookup arrays borrowed,
-/// its document frequencies not read at all.
-#[derive(Deserialize)]
-pub(crate) struct HeadView<'a> {
+pub(crate) struct Head {
     pub tokenizer: TokenizerConfig,
     pub active: ModelKind,
     pub thresholds: Thresholds,
     pub summary: TrainingSummary,
     pub kinds: Vec<ModelKind>,
-    /// Read past, not used.
-    _trained_features: u64,
+    pub trained_features: u64,
     pub max_model_bytes: u64,
-    #[serde(borrow)]
-    pub vocabulary: VocabularyView<'a>,
 }
 
+/// The section of the vocabulary's lookup arrays (all a scorer reads of it).
+pub(crate) const VOCABULARY_SECTION: usize = 1;
+
+/// The section of the vocabulary's counts (document frequencies, last seen).
+const VOCABULARY_COUNTS_SECTION: usize = 2;
+
 /// The section of the record of learned messages.
-pub(crate) const LEARNED_SECTION: usize = 1;
+pub(crate) const LEARNED_SECTION: usize = 3;
 
 /// The section of the first model the head lists; the others follow in its order.
-pub(crate) const FIRST_MODEL_SECTION: usize = 2;
+pub(crate) const FIRST_MODEL_SECTION: usize = 4;
 
-/// Checks that the head's model list matches the file's sections.
-pub(crate) fn check_directory(
-    path: &Path,
-    sections: usize,
-    kinds: &[ModelKind],
-    active: ModelKind,
-) -> std::result::Result<(), ModelFileError> {
-    if sections == kinds.len() + FIRST_MODEL_SECTION && kinds.contains(&active) {
-        Ok(())
-    } else {
-        Err(ModelFileError::invalid(
-            path,
-            "the model directory does not match its sections",
-        ))
+impl Head {
+    /// Reads and checks the head of an open file, and that its model list matches the file's
+    /// sections.
+    pub(crate) fn read(reader: &ModelFileReader) -> std::result::Result<Head, ModelFileError> {
+        let head: Head = reader.read(0)?;
+        let sections = reader.sections();
+        if sections == head.kinds.len() + FIRST_MODEL_SECTION && head.kinds.contains(&head.active) {
+            Ok(head)
+        } else {
+            Err(ModelFileError::invalid(
+                reader.path(),
+                "the model directory does not match its sections",
+            ))
+        }
     }
 }
 
@@ -114,11 +103,14 @@ impl SpamFilter {
         only: Option<ModelKind>,
     ) -> std::result::Result<SpamFilter, ModelFileError> {
         let path = reader.path();
-        let head: Head = reader.read(0)?;
-        head.vocabulary
+        let head = Head::read(reader)?;
+        let vocabulary = Vocabulary::from_parts(
+            reader.read(VOCABULARY_SECTION)?,
+            reader.read(VOCABULARY_COUNTS_SECTION)?,
+        );
+        vocabulary
             .validate()
             .map_err(|reason| ModelFileError::invalid(path, reason))?;
-        check_directory(path, reader.sections(), &head.kinds, head.active)?;
         let learned: LearnedMessages = reader.read(LEARNED_SECTION)?;
         let mut models = Vec::with_capacity(head.kinds.len());
         for (i, kind) in head.kinds.iter().enumerate() {
@@ -143,7 +135,7 @@ impl SpamFilter {
         };
         let mut filter = SpamFilter {
             tokenizer: head.tokenizer,
-            vocabulary: head.vocabulary,
+            vocabulary,
             models,
             active,
             thresholds: head.thresholds,
@@ -188,7 +180,6 @@ impl SpamFilter {
         }
         let head = HeadRef {
             tokenizer: &self.tokenizer,
-            vocabulary: &self.vocabulary,
             trained_features: self.trained_features,
             max_model_bytes: self.max_model_bytes,
             active: self.active,
@@ -196,8 +187,11 @@ impl SpamFilter {
             summary: &self.summary,
             kinds: self.model_kinds(),
         };
+        let vocabulary = self.vocabulary.parts();
         let mut sections = vec![
             model_file::encode_section(&head),
+            model_file::encode_section(&vocabulary.lookup),
+            model_file::encode_section(&vocabulary.counts),
             model_file::encode_section(&self.learned),
         ];
         sections.extend(self.models.iter().map(model_file::encode_section));

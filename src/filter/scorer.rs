@@ -14,7 +14,7 @@
 //! [`SpamFilter::load`](crate::SpamFilter::load) validates everything.
 
 use super::SpamFilter;
-use super::layout::{FIRST_MODEL_SECTION, HeadView, check_directory, wrong_model};
+use super::layout::{FIRST_MODEL_SECTION, Head, VOCABULARY_SECTION, wrong_model};
 use crate::features::{SparseVector, VocabularyView};
 use crate::filter::{Classification, Explanation, count_vector};
 use crate::label::{Label, Thresholds};
@@ -38,8 +38,7 @@ impl ScorerFile {
     /// reads that section. Fails if the file has no such model.
     pub fn open(path: &Path, model: Option<ModelKind>) -> Result<ScorerFile, ModelFileError> {
         let file = ModelFileReader::open(path)?;
-        let head: HeadView = model_file::decode_prefix(file.section(0)?, path)?;
-        check_directory(path, file.sections(), &head.kinds, head.active)?;
+        let head = Head::read(&file)?;
         let kind = model.unwrap_or(head.active);
         let i =
             head.kinds.iter().position(|&k| k == kind).ok_or_else(|| {
@@ -62,7 +61,9 @@ impl ScorerFile {
     /// The scorer over the file: a few small fields decoded, the arrays borrowed.
     pub fn scorer(&self) -> Result<Scorer<'_>, ModelFileError> {
         let path = self.file.path();
-        let head: HeadView = model_file::decode_prefix(self.file.section(0)?, path)?;
+        let head = Head::read(&self.file)?;
+        let vocabulary: VocabularyView =
+            model_file::decode_prefix(self.file.section(VOCABULARY_SECTION)?, path)?;
         let model: TrainedModelView =
             model_file::decode_prefix(self.file.section(self.model)?, path)?;
         if head.kinds.get(self.model - FIRST_MODEL_SECTION) != Some(&model.kind()) {
@@ -76,7 +77,7 @@ impl ScorerFile {
                 .replayed
                 .as_ref()
                 .map_or(head.summary.messages, |f| f.summary.messages),
-            vocabulary: head.vocabulary,
+            vocabulary,
             kind: model.kind(),
             calibration: model.calibration,
             function: *model.function(),
