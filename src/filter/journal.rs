@@ -19,6 +19,7 @@ use super::{SpamFilter, layout};
 use crate::error::Result;
 use crate::model_file::{self, ModelFileError, ModelFileReader};
 use crate::tokenize::TokenizerConfig;
+use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 /// A journal of this many records is compacted by the next [`learn`].
@@ -34,6 +35,37 @@ pub fn pending(path: &Path) -> std::result::Result<(usize, u64), ModelFileError>
     Ok((journal.records.len(), journal.bytes()))
 }
 
+/// One journal record: the changes of one learn run. The record of learned messages' entries
+/// come first, so a learner reads them ([`RecordHead`]) without decoding the messages' tokens;
+/// they commute with the count changes (which never read the record), so applying the counts
+/// first and then the entries, each in order, gives the state of applying the run's ops in order.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Record<'a> {
+    /// The [`StoreOp::SetLearned`] changes, in order.
+    learned: Vec<(Digest, Option<LearnedAs>)>,
+    /// The [`StoreOp::AddMessage`] changes, in order.
+    counts: Vec<StoreOp<'a>>,
+}
+
+/// The leading field of a [`Record`].
+#[derive(Deserialize)]
+struct RecordHead {
+    learned: Vec<(Digest, Option<LearnedAs>)>,
+}
+
+impl Record<'_> {
+    /// Applies the record to a store: the count changes, then the record's entries.
+    fn apply_to(self, store: &mut dyn LearnedStore) -> Result<()> {
+        for op in self.counts {
+            store.apply(op)?;
+        }
+        for (digest, how) in self.learned {
+            store.apply(StoreOp::SetLearned { digest, how })?;
+        }
+        Ok(())
+    }
+}
+
 /// Applies the journal of the open file `reader` to `filter` (the file's sections, loaded).
 /// A record that does not decode, or whose operations do not apply, makes the file corrupt.
 pub(crate) fn replay(
@@ -42,15 +74,13 @@ pub(crate) fn replay(
 ) -> std::result::Result<(), ModelFileError> {
     let path = reader.path();
     for (i, record) in reader.journal()?.records.iter().enumerate() {
-        let ops: Vec<StoreOp<'static>> = model_file::decode_payload(record, path)?;
-        for op in ops {
-            filter.apply(op).map_err(|e| {
-                ModelFileError::invalid(
-                    path,
-                    format!("journal record {} does not apply: {e}", i + 1),
-                )
-            })?;
-        }
+        let record: Record<'static> = model_file::decode_payload(record, path)?;
+        record.apply_to(filter).map_err(|e| {
+            ModelFileError::invalid(
+                path,
+                format!("journal record {} does not apply: {e}", i + 1),
+            )
+        })?;
     }
     Ok(())
 }
@@ -62,7 +92,7 @@ pub(crate) fn replay(
 pub struct JournalStore {
     tokenizer: TokenizerConfig,
     learned: LearnedMessages,
-    ops: Vec<StoreOp<'static>>,
+    record: Record<'static>,
 }
 
 impl LearnedStore for JournalStore {
@@ -75,10 +105,13 @@ impl LearnedStore for JournalStore {
     }
 
     fn apply(&mut self, op: StoreOp<'_>) -> Result<()> {
-        if let StoreOp::SetLearned { digest, how } = op {
-            self.learned.set(digest, how);
+        match op {
+            StoreOp::SetLearned { digest, how } => {
+                self.learned.set(digest, how);
+                self.record.learned.push((digest, how));
+            }
+            add => self.record.counts.push(add.into_owned()),
         }
-        self.ops.push(op.into_owned());
         Ok(())
     }
 }
@@ -91,20 +124,19 @@ impl JournalStore {
         let path = reader.path();
         let journal = reader.journal()?;
         let head = layout::Head::read(reader)?;
-        let mut store = JournalStore {
-            tokenizer: head.tokenizer,
-            learned: reader.read(layout::LEARNED_SECTION)?,
-            ops: Vec::new(),
-        };
-        // Only the record of learned messages matters here: the counts are not loaded.
+        let mut learned: LearnedMessages = reader.read(layout::LEARNED_SECTION)?;
+        // Only the record of learned messages matters here: the counts are not decoded.
         for record in &journal.records {
-            let ops: Vec<StoreOp<'static>> = model_file::decode_payload(record, path)?;
-            for op in ops {
-                if let StoreOp::SetLearned { digest, how } = op {
-                    store.learned.set(digest, how);
-                }
+            let head: RecordHead = model_file::decode_prefix(record, path)?;
+            for (digest, how) in head.learned {
+                learned.set(digest, how);
             }
         }
+        let store = JournalStore {
+            tokenizer: head.tokenizer,
+            learned,
+            record: Record::default(),
+        };
         Ok((store, journal, head.max_model_bytes))
     }
 }
@@ -138,20 +170,19 @@ pub fn learn<T>(
         created: false,
         saved: None,
     };
-    if !changed || store.ops.is_empty() {
+    let record = store.record;
+    if !changed || (record.learned.is_empty() && record.counts.is_empty()) {
         return Ok(updated);
     }
-    let payload = model_file::encode_section(&store.ops);
-    let record = model_file::record_len(&payload);
+    let payload = model_file::encode_section(&record);
+    let bytes = model_file::record_len(&payload);
     let compact = journal.records.len() + 1 > COMPACT_RECORDS
-        || journal.bytes() + record > COMPACT_BYTES
-        || reader.len() + record > max_model_bytes
+        || journal.bytes() + bytes > COMPACT_BYTES
+        || reader.len() + bytes > max_model_bytes
         || payload.len() > model_file::MAX_RECORD;
     if compact {
         let mut filter = SpamFilter::read(&reader, None)?;
-        for op in store.ops {
-            filter.apply(op)?;
-        }
+        record.apply_to(&mut filter)?;
         filter.save(&lock)?;
         updated.saved = Some(filter);
     } else {

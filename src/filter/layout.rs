@@ -97,7 +97,8 @@ impl SpamFilter {
     }
 
     /// [`SpamFilter::load`] from an open file; with `only`, of that model alone (made the
-    /// active one), for a scorer that needs the journal applied.
+    /// active one) and without the record of learned messages, for a scorer that needs the
+    /// journal applied.
     pub(crate) fn read(
         reader: &ModelFileReader,
         only: Option<ModelKind>,
@@ -111,7 +112,12 @@ impl SpamFilter {
         vocabulary
             .validate()
             .map_err(|reason| ModelFileError::invalid(path, reason))?;
-        let learned: LearnedMessages = reader.read(LEARNED_SECTION)?;
+        // Scoring never reads the record of learned messages (the journal's record entries then
+        // go into an empty one).
+        let learned: LearnedMessages = match only {
+            Some(_) => LearnedMessages::default(),
+            None => reader.read(LEARNED_SECTION)?,
+        };
         let mut models = Vec::with_capacity(head.kinds.len());
         for (i, kind) in head.kinds.iter().enumerate() {
             if only.is_some_and(|k| k != *kind) {

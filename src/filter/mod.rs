@@ -8,8 +8,9 @@
 //! (loading and saving), [`scorer`] scores with one model straight from the file's
 //! bytes (the pipe filter's fast path), [`shared`] is the filter shared by the long-running
 //! front ends, [`stamp`] inserts the X-Spam-* fields, [`learned`] keeps the record of learned
-//! messages, [`dump`] writes the whole learned state as text and rebuilds it, and [`update`]
-//! is the one way a model file changes in place.
+//! messages, [`store`] is the learned state's interface (and "learn once" over it), [`journal`]
+//! learns by appending to the model file's journal, [`dump`] writes the whole learned state as
+//! text and rebuilds it, and [`update`] is the one way a model file is changed whole.
 
 pub mod dump;
 pub mod journal;

@@ -1,13 +1,18 @@
 //! Scoring with one model straight from a model file's bytes: what the one-process-per-message
-//! `filter` (and `classify`, `explain`) use. [`ScorerFile::open`] reads the file's head and
-//! checks its checksum; [`ScorerFile::scorer`] reads and checks the chosen model's section,
-//! then borrows the vocabulary's lookup arrays and the model's weights where they lie in the
-//! bytes read instead of decoding them into new arrays, and never decodes the document
-//! frequencies or the Naive Bayes counts, nor reads the other models' sections. The file
-//! layout puts those borrowed fields first in each section for this reason (see
-//! `SpamFilter::save`). The file is read, not mapped (see
-//! [`ModelFileReader`]), so rewriting it in place under a
-//! running scorer gives an error, never a crash.
+//! `filter` (and `classify`, `explain`) use. [`ScorerFile::open`] reads the file's small head
+//! and checks its checksum; [`ScorerFile::scorer`] reads and checks the vocabulary's lookup
+//! section and the chosen model's section, then borrows the lookup arrays and the model's
+//! weights where they lie in the bytes read instead of decoding them into new arrays, and never
+//! reads the vocabulary's counts, the record of learned messages or the other models' sections,
+//! nor decodes the Naive Bayes counts. The file layout puts the borrowed fields first in each
+//! section for this reason (see `SpamFilter::save`). The file is read, not mapped (see
+//! [`ModelFileReader`]), so rewriting it in place under a running scorer gives an error, never
+//! a crash.
+//!
+//! A file whose journal is not empty (messages `spamsort learn` appended since the last save)
+//! is scored exactly as [`SpamFilter::load`](crate::SpamFilter::load) would: the chosen model
+//! is loaded whole and the journal applied, which costs more than borrowing until the next
+//! save (a compaction) empties the journal.
 //!
 //! Every access into the borrowed arrays is bounds-checked, so a file whose checksums match
 //! but whose contents are malformed gives wrong scores at worst, never a panic; the full

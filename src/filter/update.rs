@@ -1,6 +1,7 @@
-//! [`update`]: the one way a model file changes in place (lock, load, change, save), used by
-//! `spamsort learn` and `prune`, spamd TELL and the daemon's learning from moves, so no writer
-//! can lose another's update.
+//! [`update`]: the one way a model file is changed whole (lock, load, change, save), used by
+//! `spamsort prune`, `learn --if-wrong`, spamd TELL, the daemon's learning from moves and the
+//! journal's compaction (`spamsort learn` appends, see [`super::journal`]), all under the one
+//! update lock, so no writer can lose another's update.
 
 use super::{SpamFilter, TrainParams};
 use crate::error::Result;
