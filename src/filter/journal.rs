@@ -178,7 +178,7 @@ pub fn learn<T>(
     let bytes = model_file::record_len(&payload);
     let compact = journal.records.len() + 1 > COMPACT_RECORDS
         || journal.bytes() + bytes > COMPACT_BYTES
-        || reader.len() + bytes > max_model_bytes
+        || reader.file_len() + bytes > max_model_bytes
         || payload.len() > model_file::MAX_RECORD;
     if compact {
         let mut filter = SpamFilter::read(&reader, None)?;

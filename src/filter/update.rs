@@ -26,8 +26,8 @@ pub struct Updated<T> {
     pub answer: T,
     /// The model file did not exist and was started empty ([`IfMissing::StartEmpty`]).
     pub created: bool,
-    /// The filter as saved (after any pruning the save did), or `None` if nothing changed and
-    /// nothing was saved.
+    /// The filter as saved (after any pruning the save did), or `None` if nothing was saved:
+    /// nothing changed, or [`super::journal::learn`] appended the change to the journal.
     pub saved: Option<SpamFilter>,
 }
 

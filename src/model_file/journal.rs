@@ -107,8 +107,8 @@ impl ModelFileReader {
         self.entries.last().map_or(0, |e| e.offset + e.len)
     }
 
-    /// The file's length when it was opened.
-    pub fn len(&self) -> u64 {
+    /// The file's length in bytes when it was opened.
+    pub fn file_len(&self) -> u64 {
         self.len
     }
 

@@ -36,35 +36,39 @@
 //!
 //! # Sections of a spam filter
 //!
-//! `SpamFilter::save` writes section 0, the head, section 1, the record of learned messages,
-//! then one section per model, in the order the head lists them, and no journal. Fields are in
-//! this order (the Rust types are the definition):
+//! `SpamFilter::save` writes these sections, and no journal (the Rust types in
+//! `crate::filter::layout` are the definition; fields in this order):
 //!
-//! - head: the tokenizer settings (`TokenizerConfig`), the active model (`ModelKind`, a
+//! - 0, the head: the tokenizer settings (`TokenizerConfig`), the active model (`ModelKind`, a
 //!   variant index: Bernoulli NB, multinomial NB, linear SVM, logistic regression), the
 //!   verdict thresholds (`Thresholds`), what training saw (`TrainingSummary`), the models of
-//!   the following sections (a sequence of `ModelKind`), the number of features the batch fit
-//!   saw (`u64`), the file size past which a save prunes (`u64`), and last the vocabulary
-//!   (`Vocabulary`): the tokens' bytes concatenated in byte order of the tokens (ids are
-//!   positions in that order), the packed `u32` end offset of each token, the packed `u32`
-//!   open-addressing hash table of ids (`u32::MAX` is a free slot), the packed `u32` document
-//!   frequencies per class (ham, then spam), the message count per class (`[u32; 2]`), the
-//!   packed `u32` last-seen message per token and the message clock (`u32`).
-//! - the record of learned messages (`LearnedMessages`, see `crate::filter::learned`): a
-//!   sequence of (digest `u64`, label, learned-by-training `bool`), oldest first. Only learners
-//!   and full loads read it.
-//! - the journal's records each hold one `spamsort learn` run's changes, a sequence of
-//!   `crate::filter::store::StoreOp`, which a full load applies in order after the sections.
-//! - a model (`TrainedModel`): its calibration (`Calibration`: slope and offset, two `f64`),
+//!   the sections from 4 on (a sequence of `ModelKind`), the number of features the batch fit
+//!   saw (`u64`) and the file size past which a save prunes (`u64`). A few hundred bytes.
+//! - 1, the vocabulary's lookup arrays: the tokens' bytes concatenated (ids are positions in
+//!   that order; training's tokens sorted, learned ones after them), the packed `u32` end
+//!   offset of each token, the packed `u32` open-addressing hash table of ids (`u32::MAX` is a
+//!   free slot).
+//! - 2, the vocabulary's counts: the packed `u32` document frequencies per class (ham, then
+//!   spam), the message count per class (`[u32; 2]`), the packed `u32` last-seen message per
+//!   token and the message clock (`u32`).
+//! - 3, the record of learned messages (`LearnedMessages`, see `crate::filter::learned`): a
+//!   sequence of (digest `u64`, label, learned-by-training `bool`), oldest first.
+//! - 4 and on, one model per section, in the head's order (a `TrainedModel`): its calibration (`Calibration`: slope and offset, two `f64`),
 //!   then the model (`AnyModel`: variant index in `ModelKind` order, then the model's struct),
 //!   whose first field is always its decision function (`LinearFunction`: the feature
 //!   transform, being its `FeatureConfig` and its packed `f64` idf table; the packed `f64`
 //!   weights; the `f64` bias), followed by the model's own state (Naive Bayes counts, packed,
 //!   with the Bernoulli model's histogram of counts and the multinomial model's class totals).
 //!
-//! The pipe filter's scorer decodes only the leading fields of the head and of the chosen
-//! model's section ([`decode_prefix`]) and borrows the vocabulary's first three arrays and the
-//! model's decision function where they lie; the fields after them are never decoded there.
+//! The pipe filter reads sections 0, 1 and its model's; `spamsort learn` reads 0 and 3 and the
+//! journal; a full load reads everything. Each journal record holds one `spamsort learn` run's
+//! changes (`crate::filter::journal`): the record-of-learned-messages entries it sets, then the
+//! count changes (`crate::filter::store::StoreOp`: the message's tokens, label, learn or
+//! unlearn, time), which a full load applies in order after the sections.
+//!
+//! The pipe filter's scorer decodes only the leading fields of the chosen model's section
+//! ([`decode_prefix`]) and borrows the vocabulary's lookup arrays and the model's decision
+//! function where they lie; the fields after them are never decoded there.
 //!
 //! A file of another format version is refused with [`ModelFileError::OtherVersion`], whose
 //! message says to retrain: version 2 files (bincode 2 sections, same container) are not read.
@@ -92,8 +96,8 @@ pub const MAGIC: [u8; 8] = *b"SPAMSORT";
 /// Version of the layout and payload written by this build. Files of any other version are
 /// refused with [`ModelFileError::OtherVersion`]. 3: postcard sections (2 was bincode 2), the
 /// record of learned messages, the Bernoulli model's histogram of counts and the multinomial
-/// model's class totals. 4: the journal after the sections, the record of learned messages in
-/// its own section, the head's counts before its vocabulary.
+/// model's class totals. 4: the journal after the sections; the head's vocabulary, its counts
+/// and the record of learned messages each in a section of their own.
 pub const FORMAT_VERSION: u32 = 4;
 /// Most sections a file may declare.
 pub const MAX_SECTIONS: usize = 64;
