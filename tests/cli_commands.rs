@@ -153,6 +153,9 @@ fn concurrent_learns_keep_every_update() {
     }
     let after = SpamFilter::load(&model).unwrap().summary().messages;
     assert_eq!(after[0], before[0] + 4, "no update lost");
+    // Serialized on the update lock, each appended its own whole record to the journal.
+    let (records, _) = spamsort::filter::journal::pending(&model).unwrap();
+    assert_eq!(records, 4);
 }
 
 #[test]

@@ -107,6 +107,13 @@ pub fn run(args: InfoArgs) -> anyhow::Result<ExitStatus> {
     for (how, [ham, spam]) in ["by train", "by learn"].iter().zip(by) {
         writeln!(out, "  {how}:        {spam} spam, {ham} ham")?;
     }
+    let (records, bytes) = spamsort::filter::journal::pending(&path)?;
+    writeln!(
+        out,
+        "journal:         {records} learn runs, {bytes} bytes, applied at load (saved whole past {} runs or {} bytes)",
+        spamsort::filter::journal::COMPACT_RECORDS,
+        spamsort::filter::journal::COMPACT_BYTES
+    )?;
     let kinds: Vec<&str> = filter.model_kinds().iter().map(|k| k.name()).collect();
     writeln!(out, "models:          {}", kinds.join(", "))?;
     writeln!(out, "active model:    {}", filter.active())?;

@@ -6,6 +6,9 @@
 use super::args::{HeaderArgs, ModelArgs, VerdictArgs, waiting};
 use super::{ExitStatus, input};
 use anyhow::Context;
+use spamsort::filter::journal;
+use spamsort::filter::policy::HeaderStyle;
+use spamsort::filter::store::LearnedStore;
 use spamsort::filter::update::{IfMissing, update};
 use spamsort::{Label, LearnOutcome, Verdict};
 use std::path::PathBuf;
@@ -42,6 +45,43 @@ pub struct LearnArgs {
     headers: HeaderArgs,
 }
 
+/// Learns (or with `unlearn` forgets) every readable message in `store`, as it was before
+/// `filter` marked it in `style` (a subject tag is no evidence), skipping those `right` says
+/// the filter already gets right; returns the counts and whether anything changed.
+fn learn_all<S: LearnedStore + ?Sized>(
+    store: &mut S,
+    messages: &[Result<spamsort::corpus::Message, spamsort::corpus::CorpusError>],
+    style: &HeaderStyle,
+    label: Label,
+    unlearn: bool,
+    right: impl Fn(&S, &[u8]) -> spamsort::Result<bool>,
+) -> spamsort::Result<(Counts, bool)> {
+    let mut counts = Counts::default();
+    for item in messages {
+        let Some(message) = input::readable(item, &mut counts.failed) else {
+            continue;
+        };
+        let bytes = style.unmarked(&message.bytes);
+        if unlearn {
+            match store.unlearn_message(&bytes)? {
+                Some(_) => counts.changed += 1,
+                None => counts.unchanged += 1,
+            }
+            continue;
+        }
+        if right(store, &bytes)? {
+            counts.skipped += 1;
+            continue;
+        }
+        match store.learn_message(&bytes, label)? {
+            LearnOutcome::AlreadyLearned => counts.unchanged += 1,
+            LearnOutcome::Learned | LearnOutcome::Relabeled => counts.changed += 1,
+        }
+    }
+    let changed = counts.changed > 0;
+    Ok((counts, changed))
+}
+
 /// How many messages one run changed, found already learned (or not learned, for
 /// `--unlearn`), skipped as already right, and whether any could not be read.
 #[derive(Debug, Default)]
@@ -66,40 +106,33 @@ pub fn run(args: LearnArgs) -> anyhow::Result<ExitStatus> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
-    let updated = update(&path, IfMissing::StartEmpty, waiting(&path), |filter| {
-        let mut counts = Counts::default();
-        for item in &messages {
-            let Some(message) = input::readable(item, &mut counts.failed) else {
-                continue;
-            };
-            // A message as it was before `filter` marked it: a subject tag is no evidence.
-            let bytes = policy.headers.unmarked(&message.bytes);
-            if args.unlearn {
-                match filter.unlearn(&bytes)? {
-                    Some(_) => counts.changed += 1,
-                    None => counts.unchanged += 1,
-                }
-                continue;
-            }
-            if args.if_wrong {
-                let verdict = policy.classify(filter, &bytes)?.verdict;
-                let right = matches!(
-                    (verdict, label),
-                    (Verdict::Spam, Label::Spam) | (Verdict::Ham, Label::Ham)
-                );
-                if right {
-                    counts.skipped += 1;
-                    continue;
-                }
-            }
-            match filter.learn(&bytes, label)? {
-                LearnOutcome::AlreadyLearned => counts.unchanged += 1,
-                LearnOutcome::Learned | LearnOutcome::Relabeled => counts.changed += 1,
-            }
-        }
-        let changed = counts.changed > 0;
-        Ok((counts, changed))
-    })?;
+    let (unlearn, if_wrong) = (args.unlearn, args.if_wrong);
+    let updated = if if_wrong {
+        // Train on error needs the verdicts, so every model: the whole file is loaded and saved.
+        update(&path, IfMissing::StartEmpty, waiting(&path), |filter| {
+            learn_all(
+                filter,
+                &messages,
+                &policy.headers,
+                label,
+                unlearn,
+                |f, raw| {
+                    let verdict = policy.classify(f, raw)?.verdict;
+                    Ok(matches!(
+                        (verdict, label),
+                        (Verdict::Spam, Label::Spam) | (Verdict::Ham, Label::Ham)
+                    ))
+                },
+            )
+        })?
+    } else {
+        // Appended to the model file's journal: no model is loaded, the file is not rewritten.
+        journal::learn(&path, waiting(&path), |store| {
+            learn_all(store, &messages, &policy.headers, label, unlearn, |_, _| {
+                Ok(false)
+            })
+        })?
+    };
     if updated.created {
         eprintln!(
             "{}: no model file yet, starting an empty one",

@@ -171,6 +171,67 @@ impl VocabularyView<'_> {
     }
 }
 
+/// A vocabulary as the model file stores it, in two sections: its lookup arrays (what a
+/// scorer reads, and borrows as a [`VocabularyView`]) and its counts (document frequencies,
+/// message counts, last-seen numbers and clock: only learning and pruning read them).
+#[derive(Serialize)]
+pub(crate) struct VocabularyParts<'a> {
+    /// The lookup arrays, in [`VocabularyView`]'s field order.
+    pub lookup: (&'a serde_bytes::Bytes, Packed32<'a>, Packed32<'a>),
+    /// The counts.
+    pub counts: (Packed32<'a>, Packed32<'a>, [u32; 2], Packed32<'a>, u32),
+}
+
+/// A `u32` array written packed (see [`crate::model_file::packed`]).
+#[derive(Serialize)]
+pub(crate) struct Packed32<'a>(#[serde(with = "crate::model_file::packed::u32s")] &'a [u32]);
+
+/// The lookup section of a vocabulary, as read back.
+pub(crate) type LookupSection = (serde_bytes::ByteBuf, PackedVec, PackedVec);
+
+/// A `u32` array read from its packed form.
+#[derive(Deserialize)]
+pub(crate) struct PackedVec(#[serde(with = "crate::model_file::packed::u32s")] Vec<u32>);
+
+/// The counts section of a vocabulary, as read back.
+pub(crate) type CountsSection = (PackedVec, PackedVec, [u32; 2], PackedVec, u32);
+
+impl Vocabulary {
+    /// The two sections the model file stores (see [`VocabularyParts`]).
+    pub(crate) fn parts(&self) -> VocabularyParts<'_> {
+        VocabularyParts {
+            lookup: (
+                serde_bytes::Bytes::new(&self.blob),
+                Packed32(&self.ends),
+                Packed32(&self.table),
+            ),
+            counts: (
+                Packed32(&self.df_ham),
+                Packed32(&self.df_spam),
+                self.docs,
+                Packed32(&self.last_seen),
+                self.clock,
+            ),
+        }
+    }
+
+    /// The vocabulary of its two sections; [`Vocabulary::validate`] checks they fit together.
+    pub(crate) fn from_parts(lookup: LookupSection, counts: CountsSection) -> Vocabulary {
+        let (blob, PackedVec(ends), PackedVec(table)) = lookup;
+        let (PackedVec(df_ham), PackedVec(df_spam), docs, PackedVec(last_seen), clock) = counts;
+        Vocabulary {
+            blob: blob.into_vec(),
+            ends,
+            table,
+            df_ham,
+            df_spam,
+            docs,
+            last_seen,
+            clock,
+        }
+    }
+}
+
 impl VocabularyParams {
     /// Builds the vocabulary of labeled token lists (each list one message; repeats within a
     /// message count once).

@@ -1,10 +1,19 @@
-//! How a [`SpamFilter`] lies in its model file: section 0 (the head: settings, vocabulary,
-//! record of learned messages, the model list), then one section per model; loading checks it
-//! before it is trusted, saving prunes first if the file would be over its size limit.
+//! How a [`SpamFilter`] lies in its model file: section 0 (the head: settings, the model list,
+//! a few counts), 1 (the vocabulary's lookup arrays), 2 (its counts), 3 (the record of learned
+//! messages), then one section per model (from [`FIRST_MODEL_SECTION`]), then the journal of
+//! operations `spamsort learn` appended since the last save (see [`super::journal`]). Each
+//! reader reads only its sections: the pipe filter 0, 1 and its model's; `spamsort learn` 0
+//! and 3 and the journal; a full load all of them. Loading
+//! checks it all before it is trusted and applies the journal; saving writes the whole state
+//! with an empty journal, pruning first if the file would be over its size limit.
+//!
+//! A new section goes before the models (after [`LEARNED_SECTION`], moving
+//! [`FIRST_MODEL_SECTION`] on), so the scorer's "model `i` is section `FIRST_MODEL_SECTION + i`"
+//! stays one constant.
 
 use super::learned::LearnedMessages;
 use super::{SpamFilter, TrainingSummary};
-use crate::features::{Vocabulary, VocabularyView};
+use crate::features::Vocabulary;
 use crate::label::Thresholds;
 use crate::model_file::{self, ModelFileError, ModelFileReader};
 use crate::models::{ModelKind, TrainedModel};
@@ -21,63 +30,57 @@ const PRUNE_HEADROOM: f64 = 0.9;
 /// limit stops when no token is left.
 const MAX_PRUNE_ROUNDS: usize = 16;
 
-/// Section 0 of a model file, as written.
+/// Section 0 of a model file, as written: small, so every reader reads it whole.
 #[derive(Serialize)]
 struct HeadRef<'a> {
     tokenizer: &'a TokenizerConfig,
     active: ModelKind,
     thresholds: Thresholds,
     summary: &'a TrainingSummary,
-    /// The model in each following section, in order.
+    /// The model in each section from [`FIRST_MODEL_SECTION`], in order.
     kinds: Vec<ModelKind>,
-    /// Then, so a scorer can borrow its lookup arrays (see `crate::filter::scorer`) and stop there.
-    vocabulary: &'a Vocabulary,
-    learned: &'a LearnedMessages,
     trained_features: u64,
     max_model_bytes: u64,
 }
 
 /// Section 0 of a model file, as read.
 #[derive(Deserialize)]
-struct Head {
-    tokenizer: TokenizerConfig,
-    active: ModelKind,
-    thresholds: Thresholds,
-    summary: TrainingSummary,
-    kinds: Vec<ModelKind>,
-    vocabulary: Vocabulary,
-    learned: LearnedMessages,
-    trained_features: u64,
-    max_model_bytes: u64,
-}
-
-/// Section 0 of a model file, as a scorer reads it: the vocabulary's lookup arrays borrowed,
-/// its document frequencies not read at all.
-#[derive(Deserialize)]
-pub(crate) struct HeadView<'a> {
+pub(crate) struct Head {
     pub tokenizer: TokenizerConfig,
     pub active: ModelKind,
     pub thresholds: Thresholds,
     pub summary: TrainingSummary,
     pub kinds: Vec<ModelKind>,
-    #[serde(borrow)]
-    pub vocabulary: VocabularyView<'a>,
+    pub trained_features: u64,
+    pub max_model_bytes: u64,
 }
 
-/// Checks that the head's model list matches the file's sections.
-pub(crate) fn check_directory(
-    path: &Path,
-    sections: usize,
-    kinds: &[ModelKind],
-    active: ModelKind,
-) -> std::result::Result<(), ModelFileError> {
-    if sections == kinds.len() + 1 && kinds.contains(&active) {
-        Ok(())
-    } else {
-        Err(ModelFileError::invalid(
-            path,
-            "the model directory does not match its sections",
-        ))
+/// The section of the vocabulary's lookup arrays (all a scorer reads of it).
+pub(crate) const VOCABULARY_SECTION: usize = 1;
+
+/// The section of the vocabulary's counts (document frequencies, last seen).
+const VOCABULARY_COUNTS_SECTION: usize = 2;
+
+/// The section of the record of learned messages.
+pub(crate) const LEARNED_SECTION: usize = 3;
+
+/// The section of the first model the head lists; the others follow in its order.
+pub(crate) const FIRST_MODEL_SECTION: usize = 4;
+
+impl Head {
+    /// Reads and checks the head of an open file, and that its model list matches the file's
+    /// sections.
+    pub(crate) fn read(reader: &ModelFileReader) -> std::result::Result<Head, ModelFileError> {
+        let head: Head = reader.read(0)?;
+        let sections = reader.sections();
+        if sections == head.kinds.len() + FIRST_MODEL_SECTION && head.kinds.contains(&head.active) {
+            Ok(head)
+        } else {
+            Err(ModelFileError::invalid(
+                reader.path(),
+                "the model directory does not match its sections",
+            ))
+        }
     }
 }
 
@@ -87,38 +90,73 @@ pub(crate) fn wrong_model(path: &Path) -> ModelFileError {
 
 impl SpamFilter {
     /// Loads a filter saved by [`SpamFilter::save`], every model in it, checking it before it
-    /// is trusted. (Scoring alone needs much less: see [`crate::filter::scorer::ScorerFile`].)
+    /// is trusted, and applies the operations its journal holds (see [`super::journal`]).
+    /// (Scoring alone needs much less: see [`crate::filter::scorer::ScorerFile`].)
     pub fn load(path: &Path) -> std::result::Result<SpamFilter, ModelFileError> {
-        let reader = ModelFileReader::open(path)?;
-        let head: Head = reader.read(0)?;
-        head.vocabulary
+        SpamFilter::read(&ModelFileReader::open(path)?, None)
+    }
+
+    /// [`SpamFilter::load`] from an open file; with `only`, of that model alone (made the
+    /// active one) and without the record of learned messages, for a scorer that needs the
+    /// journal applied.
+    pub(crate) fn read(
+        reader: &ModelFileReader,
+        only: Option<ModelKind>,
+    ) -> std::result::Result<SpamFilter, ModelFileError> {
+        let path = reader.path();
+        let head = Head::read(reader)?;
+        let vocabulary = Vocabulary::from_parts(
+            reader.read(VOCABULARY_SECTION)?,
+            reader.read(VOCABULARY_COUNTS_SECTION)?,
+        );
+        vocabulary
             .validate()
             .map_err(|reason| ModelFileError::invalid(path, reason))?;
-        check_directory(path, reader.sections(), &head.kinds, head.active)?;
+        // Scoring never reads the record of learned messages (the journal's record entries then
+        // go into an empty one).
+        let learned: LearnedMessages = match only {
+            Some(_) => LearnedMessages::default(),
+            None => reader.read(LEARNED_SECTION)?,
+        };
         let mut models = Vec::with_capacity(head.kinds.len());
         for (i, kind) in head.kinds.iter().enumerate() {
-            let model: TrainedModel = reader.read(i + 1)?;
+            if only.is_some_and(|k| k != *kind) {
+                continue;
+            }
+            let model: TrainedModel = reader.read(FIRST_MODEL_SECTION + i)?;
             if model.model.kind() != *kind {
                 return Err(wrong_model(path));
             }
             models.push(model);
         }
-        Ok(SpamFilter {
+        let active = match only {
+            Some(kind) if models.is_empty() => {
+                return Err(ModelFileError::invalid(
+                    path,
+                    format!("it holds no {kind} model"),
+                ));
+            }
+            Some(kind) => kind,
+            None => head.active,
+        };
+        let mut filter = SpamFilter {
             tokenizer: head.tokenizer,
-            vocabulary: head.vocabulary,
+            vocabulary,
             models,
-            active: head.active,
+            active,
             thresholds: head.thresholds,
             summary: head.summary,
-            learned: head.learned,
+            learned,
             trained_features: head.trained_features,
             max_model_bytes: head.max_model_bytes,
-        })
+        };
+        super::journal::replay(reader, &mut filter)?;
+        Ok(filter)
     }
 
     /// Saves the filter atomically to the model file whose update lock is held: one section for
-    /// the settings, vocabulary and record of learned messages, one per model (see
-    /// [`model_file::save_bytes`]). Each model's cached decision function is brought up to
+    /// the settings and vocabulary, one for the record of learned messages, one per model, and
+    /// an empty journal (see [`model_file::save_bytes`]): a save compacts what the journal held. Each model's cached decision function is brought up to
     /// date first, so the file's scorer agrees with this filter. A file that would be larger
     /// than [`SpamFilter::max_model_bytes`] is pruned first: the least useful tokens go (see
     /// [`Vocabulary::keep_most_useful`]) until it is under the limit with some room, or no
@@ -148,8 +186,6 @@ impl SpamFilter {
         }
         let head = HeadRef {
             tokenizer: &self.tokenizer,
-            vocabulary: &self.vocabulary,
-            learned: &self.learned,
             trained_features: self.trained_features,
             max_model_bytes: self.max_model_bytes,
             active: self.active,
@@ -157,7 +193,13 @@ impl SpamFilter {
             summary: &self.summary,
             kinds: self.model_kinds(),
         };
-        let mut sections = vec![model_file::encode_section(&head)];
+        let vocabulary = self.vocabulary.parts();
+        let mut sections = vec![
+            model_file::encode_section(&head),
+            model_file::encode_section(&vocabulary.lookup),
+            model_file::encode_section(&vocabulary.counts),
+            model_file::encode_section(&self.learned),
+        ];
         sections.extend(self.models.iter().map(model_file::encode_section));
         model_file::encode_sections(&sections)
     }

@@ -5,7 +5,7 @@
 //!
 //! The record is bounded: it keeps the [`LearnedMessages::CAPACITY`] most recently learned
 //! messages and drops the oldest first. A message that fell out of it is a new message again.
-//! It lives in the model file, beside the vocabulary.
+//! It lives in the model file, in its own section (only learners read it).
 
 use crate::label::Label;
 use crate::tokenize::Token;
@@ -83,6 +83,17 @@ impl LearnedMessages {
     /// The remembered messages, oldest first (the order [`LearnedMessages::insert`] keeps).
     pub fn iter(&self) -> impl Iterator<Item = (Digest, LearnedAs)> + '_ {
         self.order.iter().copied()
+    }
+
+    /// Remembers `digest` as learned (`Some`, see [`LearnedMessages::insert`]) or forgets it
+    /// (`None`).
+    pub fn set(&mut self, digest: Digest, how: Option<LearnedAs>) {
+        match how {
+            Some(how) => self.insert(digest, how),
+            None => {
+                self.remove(digest);
+            }
+        }
     }
 
     /// Forgets `digest`; returns how it was learned.

@@ -8,17 +8,21 @@
 //! (loading and saving), [`scorer`] scores with one model straight from the file's
 //! bytes (the pipe filter's fast path), [`shared`] is the filter shared by the long-running
 //! front ends, [`policy`] is the model, thresholds, score scale and header settings every
-//! front end applies the same way, [`stamp`] inserts the X-Spam-* fields, [`learned`] keeps the record of learned
-//! messages, [`dump`] writes the whole learned state as text and rebuilds it, and [`update`]
-//! is the one way a model file changes in place.
+//! front end applies the same way, [`stamp`] inserts the X-Spam-* fields, [`learned`] keeps the
+//! record of learned messages, [`store`] is the learned state's interface (and "learn once"
+//! over it), [`journal`] learns by appending to the model file's journal, [`dump`] writes the
+//! whole learned state as text and rebuilds it, and [`update`] is the one way a model file is
+//! changed whole.
 
 pub mod dump;
+pub mod journal;
 mod layout;
 pub mod learned;
 pub mod policy;
 pub mod scorer;
 pub mod shared;
 pub mod stamp;
+pub mod store;
 pub mod update;
 
 use crate::corpus::LabeledCorpus;
@@ -35,6 +39,7 @@ use crate::tokenize::{Token, Tokenized, Tokenizer, TokenizerConfig};
 use learned::{LearnedAs, LearnedMessages, digest};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
+use store::LearnedStore;
 
 /// How to train a filter.
 #[derive(Debug, Clone, PartialEq)]
@@ -506,8 +511,7 @@ impl SpamFilter {
 
     /// Learns one raw message as `label`, once: see [`SpamFilter::learn_tokens`].
     pub fn learn(&mut self, raw: &[u8], label: Label) -> Result<LearnOutcome> {
-        let tokens = Tokenizer::new(self.tokenizer.clone()).tokenize(raw).tokens;
-        self.learn_tokens(&tokens, label)
+        self.learn_message(raw, label)
     }
 
     /// Learns one tokenized message as `label` in the vocabulary (a token not seen before
@@ -517,22 +521,7 @@ impl SpamFilter {
     ///
     /// [`AnyModel::learn`]: crate::models::AnyModel::learn
     pub fn learn_tokens(&mut self, tokens: &[Token], label: Label) -> Result<LearnOutcome> {
-        let id = digest(tokens);
-        let outcome = match self.learned.get(id) {
-            Some(how) if how.label == label => return Ok(LearnOutcome::AlreadyLearned),
-            Some(how) => {
-                self.forget(tokens, how)?;
-                LearnOutcome::Relabeled
-            }
-            None => LearnOutcome::Learned,
-        };
-        self.update(tokens, label, false, usize::MAX)?;
-        let how = LearnedAs {
-            label,
-            in_training: false,
-        };
-        self.learned.insert(id, how);
-        Ok(outcome)
+        self.learn_once(tokens, label, now_utc())
     }
 
     /// Forgets one raw message learned before (no label needed: the record of learned
@@ -542,35 +531,18 @@ impl SpamFilter {
     ///
     /// [`AnyModel::learn`]: crate::models::AnyModel::learn
     pub fn unlearn(&mut self, raw: &[u8]) -> Result<Option<Label>> {
-        let tokens = Tokenizer::new(self.tokenizer.clone()).tokenize(raw).tokens;
-        let id = digest(&tokens);
-        let Some(how) = self.learned.get(id) else {
-            return Ok(None);
-        };
-        self.forget(&tokens, how)?;
-        self.learned.remove(id);
-        Ok(Some(how.label))
-    }
-
-    /// Removes a remembered message from the vocabulary's and the models' counts: a training
-    /// message only from the features it was counted in.
-    fn forget(&mut self, tokens: &[Token], how: LearnedAs) -> Result<()> {
-        let known = if how.in_training {
-            usize::try_from(self.trained_features).unwrap_or(usize::MAX)
-        } else {
-            usize::MAX
-        };
-        self.update(tokens, how.label, true, known)
+        self.unlearn_message(raw)
     }
 
     /// Adds (or with `unlearn` removes) one message in the vocabulary and every model (see
-    /// [`Vocabulary::learn`] for `known`).
-    fn update(
+    /// [`Vocabulary::learn`] for `known`), at time `at` (seconds since 1970-01-01 UTC).
+    fn add_message(
         &mut self,
         tokens: &[Token],
         label: Label,
         unlearn: bool,
         known: usize,
+        at: u64,
     ) -> Result<()> {
         let x = self.vocabulary.learn(tokens, label, unlearn, known);
         for m in &mut self.models {
@@ -578,7 +550,7 @@ impl SpamFilter {
         }
         let n = &mut self.summary.messages[label.index()];
         *n = if unlearn { n.saturating_sub(1) } else { *n + 1 };
-        self.summary.learned_at = Some(now_utc());
+        self.summary.learned_at = Some(at);
         Ok(())
     }
 

@@ -1,19 +1,25 @@
 //! Scoring with one model straight from a model file's bytes: what the one-process-per-message
-//! `filter` (and `classify`, `explain`) use. [`ScorerFile::open`] reads the file's head and
-//! checks its checksum; [`ScorerFile::scorer`] reads and checks the chosen model's section,
-//! then borrows the vocabulary's lookup arrays and the model's weights where they lie in the
-//! bytes read instead of decoding them into new arrays, and never decodes the document
-//! frequencies or the Naive Bayes counts, nor reads the other models' sections. The file
-//! layout puts those borrowed fields first in each section for this reason (see
-//! `SpamFilter::save`). The file is read, not mapped (see
-//! [`ModelFileReader`]), so rewriting it in place under a
-//! running scorer gives an error, never a crash.
+//! `filter` (and `classify`, `explain`) use. [`ScorerFile::open`] reads the file's small head
+//! and checks its checksum; [`ScorerFile::scorer`] reads and checks the vocabulary's lookup
+//! section and the chosen model's section, then borrows the lookup arrays and the model's
+//! weights where they lie in the bytes read instead of decoding them into new arrays, and never
+//! reads the vocabulary's counts, the record of learned messages or the other models' sections,
+//! nor decodes the Naive Bayes counts. The file layout puts the borrowed fields first in each
+//! section for this reason (see `SpamFilter::save`). The file is read, not mapped (see
+//! [`ModelFileReader`]), so rewriting it in place under a running scorer gives an error, never
+//! a crash.
+//!
+//! A file whose journal is not empty (messages `spamsort learn` appended since the last save)
+//! is scored exactly as [`SpamFilter::load`](crate::SpamFilter::load) would: the chosen model
+//! is loaded whole and the journal applied, which costs more than borrowing until the next
+//! save (a compaction) empties the journal.
 //!
 //! Every access into the borrowed arrays is bounds-checked, so a file whose checksums match
 //! but whose contents are malformed gives wrong scores at worst, never a panic; the full
 //! [`SpamFilter::load`](crate::SpamFilter::load) validates everything.
 
-use super::layout::{HeadView, check_directory, wrong_model};
+use super::SpamFilter;
+use super::layout::{FIRST_MODEL_SECTION, Head, VOCABULARY_SECTION, wrong_model};
 use crate::features::{SparseVector, VocabularyView};
 use crate::filter::{Classification, Explanation, count_vector};
 use crate::label::{Label, Thresholds};
@@ -27,6 +33,8 @@ pub struct ScorerFile {
     file: ModelFileReader,
     /// The section of the chosen model.
     model: usize,
+    /// The chosen model loaded with the journal applied, if the file's journal is not empty.
+    replayed: Option<SpamFilter>,
 }
 
 impl ScorerFile {
@@ -35,30 +43,46 @@ impl ScorerFile {
     /// reads that section. Fails if the file has no such model.
     pub fn open(path: &Path, model: Option<ModelKind>) -> Result<ScorerFile, ModelFileError> {
         let file = ModelFileReader::open(path)?;
-        let head: HeadView = model_file::decode_prefix(file.section(0)?, path)?;
-        check_directory(path, file.sections(), &head.kinds, head.active)?;
+        let head = Head::read(&file)?;
         let kind = model.unwrap_or(head.active);
         let i =
             head.kinds.iter().position(|&k| k == kind).ok_or_else(|| {
                 ModelFileError::invalid(path, format!("it holds no {kind} model"))
             })?;
-        Ok(ScorerFile { file, model: i + 1 })
+        // Learned messages in the journal change the counts: this model is loaded and the
+        // journal applied (exact, slower; the next compaction makes the journal empty again).
+        let replayed = if file.journal()?.records.is_empty() {
+            None
+        } else {
+            Some(SpamFilter::read(&file, Some(kind))?)
+        };
+        Ok(ScorerFile {
+            file,
+            model: FIRST_MODEL_SECTION + i,
+            replayed,
+        })
     }
 
     /// The scorer over the file: a few small fields decoded, the arrays borrowed.
     pub fn scorer(&self) -> Result<Scorer<'_>, ModelFileError> {
         let path = self.file.path();
-        let head: HeadView = model_file::decode_prefix(self.file.section(0)?, path)?;
+        let head = Head::read(&self.file)?;
+        let vocabulary: VocabularyView =
+            model_file::decode_prefix(self.file.section(VOCABULARY_SECTION)?, path)?;
         let model: TrainedModelView =
             model_file::decode_prefix(self.file.section(self.model)?, path)?;
-        if head.kinds.get(self.model - 1) != Some(&model.kind()) {
+        if head.kinds.get(self.model - FIRST_MODEL_SECTION) != Some(&model.kind()) {
             return Err(wrong_model(path));
         }
         Ok(Scorer {
+            replayed: self.replayed.as_ref(),
             tokenizer: head.tokenizer,
             thresholds: head.thresholds,
-            messages: head.summary.messages,
-            vocabulary: head.vocabulary,
+            messages: self
+                .replayed
+                .as_ref()
+                .map_or(head.summary.messages, |f| f.summary.messages),
+            vocabulary,
             kind: model.kind(),
             calibration: model.calibration,
             function: *model.function(),
@@ -70,6 +94,8 @@ impl ScorerFile {
 /// classification and explanation as the [`SpamFilter`](crate::SpamFilter) saved in the file.
 #[derive(Debug, Clone)]
 pub struct Scorer<'a> {
+    /// The model with the file's journal applied, which then answers instead of the arrays.
+    replayed: Option<&'a SpamFilter>,
     tokenizer: TokenizerConfig,
     thresholds: Thresholds,
     /// Messages learned per class, ham first: with a 0, every verdict is unsure.
@@ -110,12 +136,18 @@ impl Scorer<'_> {
 
     /// Classifies one raw message.
     pub fn classify(&self, raw: &[u8]) -> Classification {
+        if let Some(e) = self.replayed_explanation(raw) {
+            return e.classification;
+        }
         let (x, tokens) = count_vector(&self.tokenizer, self.vocabulary.tokens(), raw);
         self.classify_vector(&x, tokens)
     }
 
-    /// Why the model scores a message as it does, as [`SpamFilter::explain`](crate::SpamFilter::explain).
+    /// Why the model scores a message as it does, as [`SpamFilter::explain`].
     pub fn explain(&self, raw: &[u8]) -> Explanation {
+        if let Some(e) = self.replayed_explanation(raw) {
+            return e;
+        }
         let (x, tokens) = count_vector(&self.tokenizer, self.vocabulary.tokens(), raw);
         Explanation::new(
             self.classify_vector(&x, tokens),
@@ -124,6 +156,23 @@ impl Scorer<'_> {
             self.function.contributions(&x),
             |id| self.vocabulary.tokens().token(id),
         )
+    }
+
+    /// The explanation of the filter loaded with the journal applied (if the file has a
+    /// journal), under this scorer's thresholds.
+    fn replayed_explanation(&self, raw: &[u8]) -> Option<Explanation> {
+        // `SpamFilter::read` with `only` holds that model, so `explain` answers.
+        let mut explanation = self.replayed?.explain(raw, Some(self.kind))?;
+        let c = &mut explanation.classification;
+        *c = Classification::new(
+            c.decision,
+            self.calibration,
+            self.thresholds,
+            self.messages,
+            self.kind,
+            c.tokens,
+        );
+        Some(explanation)
     }
 
     fn classify_vector(&self, x: &SparseVector, tokens: usize) -> Classification {

@@ -1,6 +1,7 @@
-//! [`update`]: the one way a model file changes in place (lock, load, change, save), used by
-//! `spamsort learn` and `prune`, spamd TELL and the daemon's learning from moves, so no writer
-//! can lose another's update.
+//! [`update`]: the one way a model file is changed whole (lock, load, change, save), used by
+//! `spamsort prune`, `learn --if-wrong`, spamd TELL, the daemon's learning from moves and the
+//! journal's compaction (`spamsort learn` appends, see [`super::journal`]), all under the one
+//! update lock, so no writer can lose another's update.
 
 use super::{LearnOutcome, SpamFilter, TrainParams};
 use crate::error::Result;
@@ -29,8 +30,8 @@ pub struct Updated<T> {
     pub answer: T,
     /// The model file did not exist and was started empty ([`IfMissing::StartEmpty`]).
     pub created: bool,
-    /// The filter as saved (after any pruning the save did), or `None` if nothing changed and
-    /// nothing was saved.
+    /// The filter as saved (after any pruning the save did), or `None` if nothing was saved:
+    /// nothing changed, or [`super::journal::learn`] appended the change to the journal.
     pub saved: Option<SpamFilter>,
 }
 

@@ -12,7 +12,8 @@
 //!     12         4    section count N (u32, 1 to MAX_SECTIONS)
 //!     16    24 * N    directory: per section offset (u64), length (u64), CRC-32 (u32), zero (u32)
 //! 16+24N         4    CRC-32 (IEEE, as zlib) of everything before it
-//!      -         -    the N sections, back to back in directory order, nothing after them
+//!      -         -    the N sections, back to back in directory order
+//!      -         -    the journal: zero or more appended records (see `journal`), to the end
 //! ```
 //!
 //! # Encoding of a section
@@ -35,29 +36,39 @@
 //!
 //! # Sections of a spam filter
 //!
-//! `SpamFilter::save` writes section 0, the head, then one section per model, in the order
-//! the head lists them. Fields are in this order (the Rust types are the definition):
+//! `SpamFilter::save` writes these sections, and no journal (the Rust types in
+//! `crate::filter::layout` are the definition; fields in this order):
 //!
-//! - head: the tokenizer settings (`TokenizerConfig`), the active model (`ModelKind`, a
+//! - 0, the head: the tokenizer settings (`TokenizerConfig`), the active model (`ModelKind`, a
 //!   variant index: Bernoulli NB, multinomial NB, linear SVM, logistic regression), the
 //!   verdict thresholds (`Thresholds`), what training saw (`TrainingSummary`), the models of
-//!   the following sections (a sequence of `ModelKind`), and last the vocabulary
-//!   (`Vocabulary`): the tokens' bytes concatenated in byte order of the tokens (ids are
-//!   positions in that order), the packed `u32` end offset of each token, the packed `u32`
-//!   open-addressing hash table of ids (`u32::MAX` is a free slot), the packed `u32` document
-//!   frequencies per class (ham, then spam), and the message count per class (`[u32; 2]`);
-//!   then the record of learned messages (`LearnedMessages`, see `crate::filter::learned`) and the
-//!   number of features the batch fit saw (`u64`).
-//! - a model (`TrainedModel`): its calibration (`Calibration`: slope and offset, two `f64`),
+//!   the sections from 4 on (a sequence of `ModelKind`), the number of features the batch fit
+//!   saw (`u64`) and the file size past which a save prunes (`u64`). A few hundred bytes.
+//! - 1, the vocabulary's lookup arrays: the tokens' bytes concatenated (ids are positions in
+//!   that order; training's tokens sorted, learned ones after them), the packed `u32` end
+//!   offset of each token, the packed `u32` open-addressing hash table of ids (`u32::MAX` is a
+//!   free slot).
+//! - 2, the vocabulary's counts: the packed `u32` document frequencies per class (ham, then
+//!   spam), the message count per class (`[u32; 2]`), the packed `u32` last-seen message per
+//!   token and the message clock (`u32`).
+//! - 3, the record of learned messages (`LearnedMessages`, see `crate::filter::learned`): a
+//!   sequence of (digest `u64`, label, learned-by-training `bool`), oldest first.
+//! - 4 and on, one model per section, in the head's order (a `TrainedModel`): its calibration (`Calibration`: slope and offset, two `f64`),
 //!   then the model (`AnyModel`: variant index in `ModelKind` order, then the model's struct),
 //!   whose first field is always its decision function (`LinearFunction`: the feature
 //!   transform, being its `FeatureConfig` and its packed `f64` idf table; the packed `f64`
 //!   weights; the `f64` bias), followed by the model's own state (Naive Bayes counts, packed,
 //!   with the Bernoulli model's histogram of counts and the multinomial model's class totals).
 //!
-//! The pipe filter's scorer decodes only the leading fields of the head and of the chosen
-//! model's section ([`decode_prefix`]) and borrows the vocabulary's first three arrays and the
-//! model's decision function where they lie; the fields after them are never decoded there.
+//! The pipe filter reads sections 0, 1 and its model's; `spamsort learn` reads 0 and 3 and the
+//! journal; a full load reads everything. Each journal record holds one `spamsort learn` run's
+//! changes (`crate::filter::journal`): the record-of-learned-messages entries it sets, then the
+//! count changes (`crate::filter::store::StoreOp`: the message's tokens, label, learn or
+//! unlearn, time), which a full load applies in order after the sections.
+//!
+//! The pipe filter's scorer decodes only the leading fields of the chosen model's section
+//! ([`decode_prefix`]) and borrows the vocabulary's lookup arrays and the model's decision
+//! function where they lie; the fields after them are never decoded there.
 //!
 //! A file of another format version is refused with [`ModelFileError::OtherVersion`], whose
 //! message says to retrain: version 2 files (bincode 2 sections, same container) are not read.
@@ -71,8 +82,10 @@
 //! file in the same directory, fsync, rename, fsync of the directory; a crash leaves the old
 //! file or the new one, never a mix, and the next save removes the temporary file a crash left.
 
+mod journal;
 pub(crate) mod packed;
 
+pub use journal::{Journal, MAX_RECORD, encode_record, record_len};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::io::{Read, Write};
@@ -83,8 +96,9 @@ pub const MAGIC: [u8; 8] = *b"SPAMSORT";
 /// Version of the layout and payload written by this build. Files of any other version are
 /// refused with [`ModelFileError::OtherVersion`]. 3: postcard sections (2 was bincode 2), the
 /// record of learned messages, the Bernoulli model's histogram of counts and the multinomial
-/// model's class totals.
-pub const FORMAT_VERSION: u32 = 3;
+/// model's class totals. 4: the journal after the sections; the head's vocabulary, its counts
+/// and the record of learned messages each in a section of their own.
+pub const FORMAT_VERSION: u32 = 4;
 /// Most sections a file may declare.
 pub const MAX_SECTIONS: usize = 64;
 /// Largest section accepted, a guard against absurd length fields.
@@ -290,18 +304,15 @@ fn parse_directory(
         expected_offset += e.len;
         entries.push(e);
     }
-    match file_len.cmp(&expected_offset) {
-        std::cmp::Ordering::Less => Err(ModelFileError::Truncated {
+    // Bytes after the last section are the journal (see `journal`), checked when it is read.
+    if file_len < expected_offset {
+        return Err(ModelFileError::Truncated {
             path: path.to_path_buf(),
             expected: expected_offset,
             got: file_len,
-        }),
-        std::cmp::Ordering::Greater => Err(ModelFileError::invalid(
-            path,
-            "trailing bytes after the last section",
-        )),
-        std::cmp::Ordering::Equal => Ok(entries),
+        });
     }
+    Ok(entries)
 }
 
 fn check_crc(bytes: &[u8], crc: u32, path: &Path) -> Result<(), ModelFileError> {
@@ -332,6 +343,12 @@ fn decode_exact<T: DeserializeOwned>(bytes: &[u8], path: &Path) -> Result<T, Mod
         ));
     }
     Ok(value)
+}
+
+/// Decodes a journal record's payload (from [`ModelFileReader::journal`]), which must hold
+/// exactly one `T`. `path` is only used in errors.
+pub fn decode_payload<T: DeserializeOwned>(bytes: &[u8], path: &Path) -> Result<T, ModelFileError> {
+    decode_exact(bytes, path)
 }
 
 /// Decodes the leading fields of a checked section (from [`ModelFileReader::section`]) into
@@ -387,6 +404,10 @@ pub struct ModelFileReader {
     file: std::sync::Mutex<std::fs::File>,
     path: PathBuf,
     entries: Vec<Entry>,
+    /// The file's length when opened: the journal is read up to it.
+    len: u64,
+    /// The header's checksum, which every journal record of this file repeats.
+    header_crc: u32,
     /// Per section: its bytes, once read and found correct.
     sections: Vec<std::sync::OnceLock<Vec<u8>>>,
 }
@@ -433,9 +454,12 @@ impl ModelFileReader {
             .read_to_end(&mut head)
             .map_err(io)?;
         let entries = parse_header(&head, len, path)?;
+        let crc_at = header_len(entries.len()) - 4;
         Ok(ModelFileReader {
             file: std::sync::Mutex::new(file),
             path: path.to_path_buf(),
+            len,
+            header_crc: u32_at(&head, crc_at),
             sections: entries.iter().map(|_| std::sync::OnceLock::new()).collect(),
             entries,
         })
@@ -545,18 +569,7 @@ pub fn save_bytes(bytes: &[u8], lock: &UpdateLock) -> Result<(), ModelFileError>
         path: path.to_path_buf(),
         source,
     };
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let name = path
-        .file_name()
-        .ok_or_else(|| ModelFileError::invalid(path, "the model path names no file"))?;
-    // Every save of this model file holds `lock`, so a temporary file of this model file that
-    // exists now belongs to a save that was killed (a SIGKILL leaves it; an error does not).
-    for stale in temp_files(dir, name) {
-        let _ = std::fs::remove_file(stale);
-    }
+    let (dir, name) = remove_stale_temp_files(lock)?;
     // NamedTempFile removes the temporary file if anything below fails.
     let mut tmp = temp_file(dir, name).map_err(io)?;
     if let Ok(old) = std::fs::metadata(path) {
@@ -569,6 +582,25 @@ pub fn save_bytes(bytes: &[u8], lock: &UpdateLock) -> Result<(), ModelFileError>
         .and_then(|d| d.sync_all())
         .map_err(io)?;
     Ok(())
+}
+
+/// Removes the temporary files a killed save of `lock`'s model file left (see [`save_bytes`]);
+/// returns the model's directory and file name.
+fn remove_stale_temp_files(lock: &UpdateLock) -> Result<(&Path, &std::ffi::OsStr), ModelFileError> {
+    let path = lock.model_path();
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let name = path
+        .file_name()
+        .ok_or_else(|| ModelFileError::invalid(path, "the model path names no file"))?;
+    // Every save of this model file holds `lock`, so a temporary file of this model file that
+    // exists now belongs to a save that was killed (a SIGKILL leaves it; an error does not).
+    for stale in temp_files(dir, name) {
+        let _ = std::fs::remove_file(stale);
+    }
+    Ok((dir, name))
 }
 
 /// Gives the new file of a save the group and permission bits of the file it replaces, so a

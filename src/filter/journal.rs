@@ -1,0 +1,373 @@
+//! Learning by appending: [`learn`] records what learning changes as [`StoreOp`]s in the model
+//! file's journal (one record per run, see [`crate::model_file::Journal`]) instead of loading
+//! every model and rewriting the whole file. It reads only the head (for the tokenizer
+//! settings), the record of learned messages (for "learn once") and the journal, appends, and
+//! `fdatasync`s: the cost of `bogofilter -s` rather than of a 7 MB save.
+//!
+//! Every full load ([`SpamFilter::load`]: `info`, `dump`, `serve`, the daemon, the next update)
+//! applies the journal's operations in order through the same [`LearnedStore::apply`], so the
+//! state is exactly the one learning in memory gives; the pipe filter's scorer does the same
+//! when the journal is not empty (see [`crate::filter::scorer`]). Once the journal holds
+//! [`COMPACT_RECORDS`] records or [`COMPACT_BYTES`] bytes, the learn that finds it so saves the
+//! whole filter instead (the journal applied, the file pruned if over its limit, an empty
+//! journal), so a reader never applies more than that.
+
+use super::learned::{Digest, LearnedAs, LearnedMessages};
+use super::store::{LearnedStore, StoreOp};
+use super::update::{IfMissing, Updated, update};
+use super::{SpamFilter, layout};
+use crate::error::Result;
+use crate::model_file::{self, ModelFileError, ModelFileReader};
+use crate::tokenize::TokenizerConfig;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// A journal of this many records is compacted by the next [`learn`].
+pub const COMPACT_RECORDS: usize = 64;
+
+/// A journal of this many bytes is compacted by the next [`learn`].
+pub const COMPACT_BYTES: u64 = 1 << 20;
+
+/// The records in the journal of the model file at `path` and the bytes they take: what a
+/// full load applies and the next compaction folds into the sections.
+pub fn pending(path: &Path) -> std::result::Result<(usize, u64), ModelFileError> {
+    let journal = ModelFileReader::open(path)?.journal()?;
+    Ok((journal.records.len(), journal.bytes()))
+}
+
+/// One journal record: the changes of one learn run. The record of learned messages' entries
+/// come first, so a learner reads them ([`RecordHead`]) without decoding the messages' tokens;
+/// they commute with the count changes (which never read the record), so applying the counts
+/// first and then the entries, each in order, gives the state of applying the run's ops in order.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Record<'a> {
+    /// The [`StoreOp::SetLearned`] changes, in order.
+    learned: Vec<(Digest, Option<LearnedAs>)>,
+    /// The [`StoreOp::AddMessage`] changes, in order.
+    counts: Vec<StoreOp<'a>>,
+}
+
+/// The leading field of a [`Record`].
+#[derive(Deserialize)]
+struct RecordHead {
+    learned: Vec<(Digest, Option<LearnedAs>)>,
+}
+
+impl Record<'_> {
+    /// Applies the record to a store: the count changes, then the record's entries.
+    fn apply_to(self, store: &mut dyn LearnedStore) -> Result<()> {
+        for op in self.counts {
+            store.apply(op)?;
+        }
+        for (digest, how) in self.learned {
+            store.apply(StoreOp::SetLearned { digest, how })?;
+        }
+        Ok(())
+    }
+}
+
+/// Applies the journal of the open file `reader` to `filter` (the file's sections, loaded).
+/// A record that does not decode, or whose operations do not apply, makes the file corrupt.
+pub(crate) fn replay(
+    reader: &ModelFileReader,
+    filter: &mut SpamFilter,
+) -> std::result::Result<(), ModelFileError> {
+    let path = reader.path();
+    for (i, record) in reader.journal()?.records.iter().enumerate() {
+        let record: Record<'static> = model_file::decode_payload(record, path)?;
+        record.apply_to(filter).map_err(|e| {
+            ModelFileError::invalid(
+                path,
+                format!("journal record {} does not apply: {e}", i + 1),
+            )
+        })?;
+    }
+    Ok(())
+}
+
+/// The learned state as [`learn`] sees it: the tokenizer settings and the record of learned
+/// messages (the file's, with its journal applied); the counts are not read. Applying an
+/// operation keeps the record up to date and queues the operation for the journal.
+#[derive(Debug)]
+pub struct JournalStore {
+    tokenizer: TokenizerConfig,
+    learned: LearnedMessages,
+    record: Record<'static>,
+}
+
+impl LearnedStore for JournalStore {
+    fn tokenizer_config(&self) -> &TokenizerConfig {
+        &self.tokenizer
+    }
+
+    fn learned_as(&self, digest: Digest) -> Option<LearnedAs> {
+        self.learned.get(digest)
+    }
+
+    fn apply(&mut self, op: StoreOp<'_>) -> Result<()> {
+        match op {
+            StoreOp::SetLearned { digest, how } => {
+                self.learned.set(digest, how);
+                self.record.learned.push((digest, how));
+            }
+            add => self.record.counts.push(add.into_owned()),
+        }
+        Ok(())
+    }
+}
+
+impl JournalStore {
+    /// The store of an open model file and its journal, and the file's size limit.
+    fn open(
+        reader: &ModelFileReader,
+    ) -> std::result::Result<(Self, model_file::Journal, u64), ModelFileError> {
+        let path = reader.path();
+        let journal = reader.journal()?;
+        let head = layout::Head::read(reader)?;
+        let mut learned: LearnedMessages = reader.read(layout::LEARNED_SECTION)?;
+        // Only the record of learned messages matters here: the counts are not decoded.
+        for record in &journal.records {
+            let head: RecordHead = model_file::decode_prefix(record, path)?;
+            for (digest, how) in head.learned {
+                learned.set(digest, how);
+            }
+        }
+        let store = JournalStore {
+            tokenizer: head.tokenizer,
+            learned,
+            record: Record::default(),
+        };
+        Ok((store, journal, head.max_model_bytes))
+    }
+}
+
+/// Changes the learned state of the model file at `path` as `change` says, through a
+/// [`LearnedStore`], under the file's update lock (calling `waiting` if another writer holds
+/// it). The operations `change` applies are appended to the journal as one record (all of a
+/// run or none of it); if the journal would then pass [`COMPACT_RECORDS`] or
+/// [`COMPACT_BYTES`], or the file its size limit, the whole filter is loaded instead, the
+/// operations applied to it and the file saved (compacted, pruned if over its limit; `saved`
+/// is then the filter). A missing file is started empty and changed through [`update`]
+/// ([`IfMissing::StartEmpty`]). `change` returns its answer and whether it changed anything;
+/// nothing is written if not. On any error the file's state is as it was (a torn append is
+/// ignored by every reader).
+pub fn learn<T>(
+    path: &Path,
+    waiting: impl FnOnce(),
+    change: impl FnOnce(&mut dyn LearnedStore) -> Result<(T, bool)>,
+) -> Result<Updated<T>> {
+    let lock = model_file::lock_for_update_with(path, waiting)?;
+    if !path.exists() {
+        // `update` takes the lock again and checks again: a file created meanwhile is loaded.
+        drop(lock);
+        return update(path, IfMissing::StartEmpty, || {}, |filter| change(filter));
+    }
+    let reader = ModelFileReader::open(path)?;
+    let (mut store, journal, max_model_bytes) = JournalStore::open(&reader)?;
+    let (answer, changed) = change(&mut store)?;
+    let mut updated = Updated {
+        answer,
+        created: false,
+        saved: None,
+    };
+    let record = store.record;
+    if !changed || (record.learned.is_empty() && record.counts.is_empty()) {
+        return Ok(updated);
+    }
+    let payload = model_file::encode_section(&record);
+    let bytes = model_file::record_len(&payload);
+    let compact = journal.records.len() + 1 > COMPACT_RECORDS
+        || journal.bytes() + bytes > COMPACT_BYTES
+        || reader.file_len() + bytes > max_model_bytes
+        || payload.len() > model_file::MAX_RECORD;
+    if compact {
+        let mut filter = SpamFilter::read(&reader, None)?;
+        record.apply_to(&mut filter)?;
+        filter.save(&lock)?;
+        updated.saved = Some(filter);
+    } else {
+        reader.append(&journal, &payload, &lock)?;
+    }
+    Ok(updated)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::label::Label;
+    use crate::models::ModelKind;
+    use crate::tokenize::{Token, Tokenizer};
+    use crate::{LearnOutcome, TrainParams};
+
+    const MESSAGES: [(&str, Label); 4] = [
+        (
+            "Subject: cheap meds\n\nbuy cheap meds now, zorblax",
+            Label::Spam,
+        ),
+        ("Subject: lunch\n\nsee you at noon for lunch", Label::Ham),
+        ("Subject: offer\n\nfree offer, click now, quux", Label::Spam),
+        (
+            "Subject: notes\n\nmeeting notes attached, zorblax",
+            Label::Ham,
+        ),
+    ];
+
+    fn tokens(raw: &str) -> Vec<Token> {
+        Tokenizer::new(TrainParams::default().tokenizer)
+            .tokenize(raw.as_bytes())
+            .tokens
+    }
+
+    /// A saved model file that learned the first two messages, and the filter it holds.
+    fn saved(dir: &Path) -> (std::path::PathBuf, SpamFilter) {
+        let path = dir.join("m.spamsort");
+        let mut filter = SpamFilter::empty(&TrainParams::default()).unwrap();
+        for (raw, label) in &MESSAGES[..2] {
+            filter.learn_once(&tokens(raw), *label, 1).unwrap();
+        }
+        filter
+            .save(&model_file::lock_for_update(&path).unwrap())
+            .unwrap();
+        (path, filter)
+    }
+
+    /// Learns through the journal at a fixed time; returns what learning said.
+    fn journal_learn(
+        path: &Path,
+        raw: &str,
+        label: Option<Label>,
+    ) -> Updated<Option<LearnOutcome>> {
+        learn(
+            path,
+            || {},
+            |store| {
+                let t = tokens(raw);
+                let outcome = match label {
+                    Some(label) => Some(store.learn_once(&t, label, 2)?),
+                    None => store.unlearn_once(&t, 2)?.map(|_| LearnOutcome::Learned),
+                };
+                let changed = outcome.is_some_and(|o| o != LearnOutcome::AlreadyLearned);
+                Ok((outcome, changed))
+            },
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn journaled_learning_loads_as_the_state_learning_in_memory_gives() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, mut memory) = saved(dir.path());
+        let size = std::fs::metadata(&path).unwrap().len();
+        // New tokens, a repeat (no-op), a relabel, an unlearn.
+        let steps = [
+            (MESSAGES[2].0, Some(Label::Spam)),
+            (MESSAGES[2].0, Some(Label::Spam)),
+            (MESSAGES[0].0, Some(Label::Ham)),
+            (MESSAGES[3].0, Some(Label::Ham)),
+            (MESSAGES[1].0, None),
+        ];
+        for (raw, label) in steps {
+            let t = tokens(raw);
+            let expected = match label {
+                Some(label) => Some(memory.learn_once(&t, label, 2).unwrap()),
+                None => memory
+                    .unlearn_once(&t, 2)
+                    .unwrap()
+                    .map(|_| LearnOutcome::Learned),
+            };
+            let got = journal_learn(&path, raw, label);
+            assert_eq!(got.answer, expected, "{raw}");
+            assert!(got.saved.is_none(), "appended, not saved");
+        }
+        assert!(
+            std::fs::metadata(&path).unwrap().len() > size,
+            "the journal grew"
+        );
+        let loaded = SpamFilter::load(&path).unwrap();
+        assert_eq!(loaded, memory);
+        // The pipe filter's scorer applies the journal too, for every model.
+        for kind in ModelKind::ALL {
+            let file = crate::filter::scorer::ScorerFile::open(&path, Some(kind)).unwrap();
+            let scorer = file.scorer().unwrap();
+            for (raw, _) in MESSAGES {
+                assert_eq!(
+                    scorer.explain(raw.as_bytes()),
+                    memory.explain(raw.as_bytes(), Some(kind)).unwrap(),
+                    "{kind}"
+                );
+            }
+        }
+        // A save compacts: same state, no journal.
+        let mut compacted = loaded.clone();
+        compacted
+            .save(&model_file::lock_for_update(&path).unwrap())
+            .unwrap();
+        let reader = ModelFileReader::open(&path).unwrap();
+        assert!(reader.journal().unwrap().records.is_empty());
+        assert_eq!(SpamFilter::load(&path).unwrap(), compacted);
+    }
+
+    #[test]
+    fn a_torn_append_is_ignored_and_cut_off_by_the_next_learn() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, before) = saved(dir.path());
+        journal_learn(&path, MESSAGES[2].0, Some(Label::Spam));
+        let whole = std::fs::read(&path).unwrap();
+        let mut after = before.clone();
+        after
+            .learn_once(&tokens(MESSAGES[2].0), Label::Spam, 2)
+            .unwrap();
+        // A learner killed mid-append left part of its record: every cut reads as before it.
+        let start = ModelFileReader::open(&path).unwrap().sections_end() as usize;
+        for cut in [
+            start + 1,
+            start + 11,
+            (start + whole.len()) / 2,
+            whole.len() - 1,
+        ] {
+            std::fs::write(&path, &whole[..cut]).unwrap();
+            assert_eq!(SpamFilter::load(&path).unwrap(), before, "cut at {cut}");
+        }
+        // The next learn cuts the torn bytes off before it appends.
+        journal_learn(&path, MESSAGES[2].0, Some(Label::Spam));
+        assert_eq!(std::fs::read(&path).unwrap(), whole);
+        assert_eq!(SpamFilter::load(&path).unwrap(), after);
+    }
+
+    #[test]
+    fn a_reader_opened_before_an_append_sees_the_state_before_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, before) = saved(dir.path());
+        let reader = ModelFileReader::open(&path).unwrap();
+        journal_learn(&path, MESSAGES[2].0, Some(Label::Spam));
+        assert_eq!(SpamFilter::read(&reader, None).unwrap(), before);
+        assert_ne!(SpamFilter::load(&path).unwrap(), before);
+    }
+
+    #[test]
+    fn a_full_journal_is_compacted_by_the_next_learn() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, mut memory) = saved(dir.path());
+        // The journal holds COMPACT_RECORDS records; the learn after that compacts.
+        for i in 0..=COMPACT_RECORDS {
+            let raw = format!("Subject: n{i}\n\nmessage number w{i}x");
+            let label = if i % 2 == 0 { Label::Spam } else { Label::Ham };
+            memory.learn_once(&tokens(&raw), label, 2).unwrap();
+            let updated = journal_learn(&path, &raw, Some(label));
+            let records = ModelFileReader::open(&path)
+                .unwrap()
+                .journal()
+                .unwrap()
+                .records;
+            if i < COMPACT_RECORDS {
+                assert!(updated.saved.is_none() && records.len() == i + 1, "{i}");
+            } else {
+                assert!(updated.saved.is_some() && records.is_empty(), "compacted");
+            }
+        }
+        memory
+            .save(&model_file::lock_for_update(&dir.path().join("memory.spamsort")).unwrap())
+            .unwrap();
+        assert_eq!(SpamFilter::load(&path).unwrap(), memory);
+    }
+}
