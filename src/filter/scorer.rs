@@ -14,11 +14,11 @@
 //! [`SpamFilter::load`](crate::SpamFilter::load) validates everything.
 
 use super::layout::{HeadView, check_directory, wrong_model};
-use crate::features::{SparseVector, VocabularyView};
+use crate::features::{FeatureId, SparseVector, VocabularyView};
 use crate::filter::{Classification, Explanation, count_vector};
 use crate::label::{Label, Thresholds};
 use crate::model_file::{self, ModelFileError, ModelFileReader};
-use crate::models::{Calibration, LinearFunctionView, ModelKind, TrainedModelView};
+use crate::models::{Calibration, LinearFunctionView, ModelKind, NbScoring, TrainedModelView};
 use crate::tokenize::TokenizerConfig;
 use std::path::Path;
 
@@ -62,6 +62,7 @@ impl ScorerFile {
             kind: model.kind(),
             calibration: model.calibration,
             function: *model.function(),
+            scoring: model.scoring(),
         })
     }
 }
@@ -78,6 +79,8 @@ pub struct Scorer<'a> {
     kind: ModelKind,
     calibration: Calibration,
     function: LinearFunctionView<'a>,
+    /// A Naive Bayes model's scoring, which combines the function's terms as the model does.
+    scoring: Option<NbScoring>,
 }
 
 impl Scorer<'_> {
@@ -117,18 +120,38 @@ impl Scorer<'_> {
     /// Why the model scores a message as it does, as [`SpamFilter::explain`](crate::SpamFilter::explain).
     pub fn explain(&self, raw: &[u8]) -> Explanation {
         let (x, tokens) = count_vector(&self.tokenizer, self.vocabulary.tokens(), raw);
+        let (decision, contributions) = self.contributions(&x);
         Explanation::new(
-            self.classify_vector(&x, tokens),
+            self.classification(decision, tokens),
             self.calibration,
             self.function.bias,
-            self.function.contributions(&x),
+            contributions,
             |id| self.vocabulary.tokens().token(id),
         )
     }
 
+    /// The decision value and each present feature's share of it, as the model computes
+    /// them (a Naive Bayes model through the same [`NbScoring::combine`]).
+    fn contributions(&self, x: &SparseVector) -> (f64, Vec<(FeatureId, f64)>) {
+        let mut terms = self.function.contributions(x);
+        let decision = match self.scoring {
+            Some(scoring) => scoring.combine(self.function.bias, &mut terms),
+            None => self.function.decision(x),
+        };
+        (decision, terms)
+    }
+
     fn classify_vector(&self, x: &SparseVector, tokens: usize) -> Classification {
+        let decision = match self.scoring {
+            Some(_) => self.contributions(x).0,
+            None => self.function.decision(x),
+        };
+        self.classification(decision, tokens)
+    }
+
+    fn classification(&self, decision: f64, tokens: usize) -> Classification {
         Classification::new(
-            self.function.decision(x),
+            decision,
             self.calibration,
             self.thresholds,
             self.messages,
