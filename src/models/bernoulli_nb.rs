@@ -433,6 +433,25 @@ mod tests {
     }
 
     #[test]
+    fn scored_beyond_the_textbook_only_present_tokens_count_by_their_likelihood_ratio() {
+        let scoring = NbScoring {
+            max_tokens: 10,
+            ..NbScoring::TEXTBOOK
+        };
+        let model = BernoulliNbParams {
+            alpha: 1.0,
+            max_features: None,
+            scoring,
+        }
+        .fit(&three_messages())
+        .unwrap();
+        // Prior 2/3 : 1/3; "free" in 2 of 2 spam and 0 of 1 ham: phi 3/4 and 1/3.
+        let d = model.decision(&SparseVector::from_ids(vec![0]));
+        let expected = 2f64.ln() + (3.0f64 / 4.0).ln() - (1.0f64 / 3.0).ln();
+        assert!((d - expected).abs() < 1e-12, "{d} vs {expected}");
+    }
+
+    #[test]
     fn learn_then_unlearn_restores_the_exact_model() {
         let fitted = BernoulliNbParams::default().fit(&three_messages()).unwrap();
         let mut model = fitted.clone();

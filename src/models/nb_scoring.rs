@@ -191,6 +191,67 @@ mod tests {
         }
     }
 
+    /// Spam messages carry features 0..200 together, ham messages 200..400.
+    fn correlated() -> crate::features::Dataset {
+        use crate::features::{Dataset, SparseVector};
+        use crate::label::Label;
+        let spam = || SparseVector::from_ids((0..200).collect());
+        let ham = || SparseVector::from_ids((200..400).collect());
+        Dataset {
+            rows: vec![spam(), spam(), spam(), ham(), ham(), ham()],
+            labels: [[Label::Spam; 3], [Label::Ham; 3]].concat(),
+            n_features: 400,
+        }
+    }
+
+    #[test]
+    fn many_correlated_tokens_do_not_saturate_the_default_scoring() {
+        use super::super::{AnyModel, BernoulliNbParams, MultinomialNbParams};
+        use crate::features::SparseVector;
+        let data = correlated();
+        let fit = |scoring| {
+            [
+                AnyModel::BernoulliNb(
+                    BernoulliNbParams {
+                        scoring,
+                        ..BernoulliNbParams::default()
+                    }
+                    .fit(&data)
+                    .unwrap(),
+                ),
+                AnyModel::MultinomialNb(
+                    MultinomialNbParams {
+                        scoring,
+                        ..MultinomialNbParams::default()
+                    }
+                    .fit(&data)
+                    .unwrap(),
+                ),
+            ]
+        };
+        let (few, many) = (
+            SparseVector::from_ids(vec![0, 1]),
+            SparseVector::from_ids((0..200).collect()),
+        );
+        for (textbook, default) in fit(NbScoring::TEXTBOOK)
+            .iter()
+            .zip(&fit(NbScoring::default()))
+        {
+            let kind = default.kind();
+            // The textbook sum counts every copy of the same evidence.
+            assert!(
+                textbook.decision(&many) > textbook.decision(&few) + 100.0,
+                "{kind}"
+            );
+            // The mean of the strong tokens does not: as spammy with 2 as with 200.
+            let (d_few, d_many) = (default.decision(&few), default.decision(&many));
+            assert!(
+                d_few > 2.75 && (d_many - d_few).abs() < 1e-9,
+                "{kind}: {d_few} {d_many}"
+            );
+        }
+    }
+
     #[test]
     fn weak_evidence_is_shrunk_and_strong_weights_clipped() {
         let scoring = NbScoring {
