@@ -212,7 +212,7 @@ impl BernoulliNb {
     }
 
     /// The decision's constant term: ln P(spam)/P(ham) (0 until both classes have messages)
-    /// + B_spam - B_ham under [`NbScoring::TEXTBOOK`]; the prior alone under any other
+    /// plus B_spam - B_ham under [`NbScoring::TEXTBOOK`]; the prior alone under any other
     /// scoring, which leaves the absent tokens' evidence out.
     fn bias(&self) -> f64 {
         if self.scoring != NbScoring::TEXTBOOK {
