@@ -81,6 +81,7 @@ fn bernoulli_nb_joint_log_likelihood_matches_sklearn() {
     let model = BernoulliNbParams {
         alpha: 1.0,
         max_features: None,
+        scoring: NbScoring::TEXTBOOK,
     }
     .fit(&o.data)
     .unwrap();
@@ -99,6 +100,7 @@ fn multinomial_nb_joint_log_likelihood_matches_sklearn() {
         alpha: 1.0,
         features: FeatureConfig::COUNTS,
         variant: NbVariant::Multinomial,
+        scoring: NbScoring::TEXTBOOK,
     };
     let model = params.fit(&o.data).unwrap();
     assert_jll_matches(

@@ -306,12 +306,23 @@ fn config_layers_system_under_user_under_config_flag_under_flags() {
         assert!(out.status.success(), "{out:?}");
         String::from_utf8(out.stdout).unwrap()
     };
-    // multinomial-nb from the system file, spam at 0.6 from the user's: P(spam) 0.999 is spam
-    // at score 5 + ln(0.999/0.001) - ln(0.6/0.4), rounded.
+    // multinomial-nb from the system file, spam at 0.6 and ham at 0.55 from the user's, ham at
+    // 0.05 from --config: the same answer as those settings given as flags alone.
     let layered = run(&["--config", explicit.to_str().unwrap()]);
-    assert!(
-        layered.contains("spam (score 11.6,") && layered.contains("multinomial-nb"),
-        "{layered}"
+    let as_flags = run(&[
+        "--classifier",
+        "multinomial-nb",
+        "--spam-threshold",
+        "0.6",
+        "--ham-threshold",
+        "0.05",
+    ]);
+    assert!(layered.contains("multinomial-nb"), "{layered}");
+    assert_eq!(layered, as_flags);
+    // ... and not the answer under the file's own settings: the layers took effect.
+    assert_ne!(
+        layered,
+        run(&["--spam-threshold", "0.9", "--ham-threshold", "0.5"])
     );
     // A flag wins over every file.
     let flagged = run(&[
@@ -322,10 +333,18 @@ fn config_layers_system_under_user_under_config_flag_under_flags() {
         "--spam-threshold",
         "0.9",
     ]);
-    assert!(
-        flagged.contains("unsure (score 4.6,") && flagged.contains("linear-svm"),
-        "{flagged}"
-    );
+    let alone = Command::new(crate::util::spamsort_bin())
+        .env("SPAMSORT_SYSTEM_CONFIG", t.path().join("missing.toml"))
+        .env("SPAMSORT_CONFIG", t.path().join("missing.toml"))
+        .args(["explain", "-n", "0", "--model"])
+        .arg(trained_model())
+        .args(["--classifier", "linear-svm", "--spam-threshold", "0.9"])
+        .args(["--ham-threshold", "0.05"])
+        .arg(&message)
+        .output()
+        .unwrap();
+    assert!(flagged.contains("linear-svm"), "{flagged}");
+    assert_eq!(flagged, String::from_utf8(alone.stdout).unwrap());
     // The --config file must exist; the others need not.
     let out = Command::new(crate::util::spamsort_bin())
         .env("SPAMSORT_SYSTEM_CONFIG", t.path().join("missing.toml"))

@@ -71,3 +71,28 @@ fn scorer_agrees_exactly_with_the_filter_that_learned_new_tokens_before_saving()
         }
     }
 }
+
+#[test]
+fn nb_scorer_gives_weak_tokens_no_share_and_the_shares_add_up_to_the_decision() {
+    let (mut left_out, mut counted) = (0, 0);
+    for kind in [ModelKind::BernoulliNb, ModelKind::MultinomialNb] {
+        let file = ScorerFile::open(trained_model(), Some(kind)).unwrap();
+        let scorer = file.scorer().unwrap();
+        for path in sample_files() {
+            let e = scorer.explain(&std::fs::read(path).unwrap());
+            let shares: f64 = e.contributions.iter().map(|(_, c)| c).sum();
+            let d = e.classification.decision;
+            assert!(
+                (e.bias + shares - d).abs() < 1e-9 * (1.0 + d.abs()),
+                "{kind}"
+            );
+            left_out += e.contributions.iter().filter(|(_, c)| *c == 0.0).count();
+            counted += e.contributions.iter().filter(|(_, c)| *c != 0.0).count();
+        }
+    }
+    // The default scoring counts only the strong tokens: both kinds occur.
+    assert!(
+        left_out > 0 && counted > 0,
+        "{left_out} left out, {counted} counted"
+    );
+}

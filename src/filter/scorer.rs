@@ -20,11 +20,11 @@
 
 use super::SpamFilter;
 use super::layout::{FIRST_MODEL_SECTION, Head, VOCABULARY_SECTION, wrong_model};
-use crate::features::{SparseVector, VocabularyView};
+use crate::features::{FeatureId, SparseVector, VocabularyView};
 use crate::filter::{Classification, Explanation, count_vector};
 use crate::label::{Label, Thresholds};
 use crate::model_file::{self, ModelFileError, ModelFileReader};
-use crate::models::{Calibration, LinearFunctionView, ModelKind, TrainedModelView};
+use crate::models::{Calibration, LinearFunctionView, ModelKind, NbScoring, TrainedModelView};
 use crate::tokenize::TokenizerConfig;
 use std::path::Path;
 
@@ -86,6 +86,7 @@ impl ScorerFile {
             kind: model.kind(),
             calibration: model.calibration,
             function: *model.function(),
+            scoring: model.scoring(),
         })
     }
 }
@@ -104,6 +105,8 @@ pub struct Scorer<'a> {
     kind: ModelKind,
     calibration: Calibration,
     function: LinearFunctionView<'a>,
+    /// A Naive Bayes model's scoring, which combines the function's terms as the model does.
+    scoring: Option<NbScoring>,
 }
 
 impl Scorer<'_> {
@@ -149,11 +152,12 @@ impl Scorer<'_> {
             return e;
         }
         let (x, tokens) = count_vector(&self.tokenizer, self.vocabulary.tokens(), raw);
+        let (decision, contributions) = self.contributions(&x);
         Explanation::new(
-            self.classify_vector(&x, tokens),
+            self.classification(decision, tokens),
             self.calibration,
             self.function.bias,
-            self.function.contributions(&x),
+            contributions,
             |id| self.vocabulary.tokens().token(id),
         )
     }
@@ -175,9 +179,28 @@ impl Scorer<'_> {
         Some(explanation)
     }
 
+    /// The decision value and each present feature's share of it, as the model computes
+    /// them (a Naive Bayes model through the same [`NbScoring::combine`]).
+    fn contributions(&self, x: &SparseVector) -> (f64, Vec<(FeatureId, f64)>) {
+        let mut terms = self.function.contributions(x);
+        let decision = match self.scoring {
+            Some(scoring) => scoring.combine(self.function.bias, &mut terms),
+            None => self.function.decision(x),
+        };
+        (decision, terms)
+    }
+
     fn classify_vector(&self, x: &SparseVector, tokens: usize) -> Classification {
+        let decision = match self.scoring {
+            Some(_) => self.contributions(x).0,
+            None => self.function.decision(x),
+        };
+        self.classification(decision, tokens)
+    }
+
+    fn classification(&self, decision: f64, tokens: usize) -> Classification {
         Classification::new(
-            self.function.decision(x),
+            decision,
             self.calibration,
             self.thresholds,
             self.messages,

@@ -97,7 +97,8 @@ pub const MAGIC: [u8; 8] = *b"SPAMSORT";
 /// refused with [`ModelFileError::OtherVersion`]. 3: postcard sections (2 was bincode 2), the
 /// record of learned messages, the Bernoulli model's histogram of counts and the multinomial
 /// model's class totals. 4: the journal after the sections; the head's vocabulary, its counts
-/// and the record of learned messages each in a section of their own.
+/// and the record of learned messages each in a section of their own; the Naive Bayes models'
+/// scoring settings.
 pub const FORMAT_VERSION: u32 = 4;
 /// Most sections a file may declare.
 pub const MAX_SECTIONS: usize = 64;

@@ -16,6 +16,7 @@ use super::ModelKind;
 use super::check::{require_both_classes, require_positive};
 use super::linear::LinearFunction;
 use super::math::log_prior_ratio_so_far;
+use super::nb_scoring::NbScoring;
 use super::selection::select_top;
 use crate::error::{Error, Result};
 use crate::features::{Dataset, FeatureConfig, FeatureId, FeatureRemap, SparseVector};
@@ -32,6 +33,8 @@ pub struct BernoulliNbParams {
     /// Model only this many tokens, those of highest information gain; `None` (default) models
     /// the whole vocabulary, which measured better than any cut from 1,000 to 10,000.
     pub max_features: Option<usize>,
+    /// How a message is scored from the token weights (see [`NbScoring`]).
+    pub scoring: NbScoring,
 }
 
 impl Default for BernoulliNbParams {
@@ -39,6 +42,7 @@ impl Default for BernoulliNbParams {
         BernoulliNbParams {
             alpha: 0.01,
             max_features: None,
+            scoring: NbScoring::default(),
         }
     }
 }
@@ -56,6 +60,8 @@ pub struct BernoulliNb {
     /// The log-odds as a linear function of presence, cached from the counts. First, so a
     /// scorer can read it without decoding the rest (see `crate::filter::scorer`).
     function: LinearFunction,
+    /// How a message is scored from the weights: second, so a scorer reads it too.
+    scoring: NbScoring,
     alpha: f64,
     /// Messages per class, ham first.
     class_counts: [f64; 2],
@@ -84,6 +90,7 @@ impl BernoulliNbParams {
     /// Counts document frequencies per class. Needs at least one message of each class.
     pub fn fit(&self, data: &Dataset) -> Result<BernoulliNb> {
         require_positive(ModelKind::BernoulliNb, "alpha", self.alpha)?;
+        self.scoring.check(ModelKind::BernoulliNb)?;
         let counts = require_both_classes(ModelKind::BernoulliNb, data)?;
         let mut df = [vec![0.0; data.n_features], vec![0.0; data.n_features]];
         for (row, label) in data.rows.iter().zip(&data.labels) {
@@ -99,6 +106,7 @@ impl BernoulliNbParams {
             self.max_features.unwrap_or(usize::MAX),
         );
         let mut model = BernoulliNb {
+            scoring: self.scoring,
             alpha: self.alpha,
             class_counts: counts,
             df_ham,
@@ -124,7 +132,9 @@ impl BernoulliNbParams {
     /// starts from nothing. Fails on invalid parameters; `max_features` does not apply.
     pub fn empty(&self) -> Result<BernoulliNb> {
         require_positive(ModelKind::BernoulliNb, "alpha", self.alpha)?;
+        self.scoring.check(ModelKind::BernoulliNb)?;
         Ok(BernoulliNb {
+            scoring: self.scoring,
             alpha: self.alpha,
             class_counts: [0.0; 2],
             df_ham: Vec::new(),
@@ -171,14 +181,24 @@ impl BernoulliNb {
         p.ln() - (1.0 - p).ln()
     }
 
-    /// Feature j's weight in the log-odds (0 if it is not modeled).
+    /// Feature j's weight (0 if it is not modeled): under [`NbScoring::TEXTBOOK`] its share
+    /// of the textbook log-odds, ln phi_js/(1 - phi_js) - ln phi_jh/(1 - phi_jh) (the
+    /// absent-word terms are in the bias); under any other scoring only present tokens are
+    /// evidence, and each weighs its presence likelihood ratio ln phi_js - ln phi_jh, as
+    /// [`NbScoring::token_weight`] shrinks and clips it.
     fn weight(&self, j: usize) -> f64 {
         if self.selected.get(j) != Some(&1) {
             return 0.0;
         }
         let count = |df: &[f64]| df.get(j).copied().unwrap_or(0.0);
-        self.presence_log_odds(count(&self.df_spam), Label::Spam)
-            - self.presence_log_odds(count(&self.df_ham), Label::Ham)
+        let (spam, ham) = (count(&self.df_spam), count(&self.df_ham));
+        let log_ratio = if self.scoring == NbScoring::TEXTBOOK {
+            self.presence_log_odds(spam, Label::Spam) - self.presence_log_odds(ham, Label::Ham)
+        } else {
+            // Only present tokens are evidence: each weighs its presence likelihood ratio.
+            self.phi(spam, Label::Spam).ln() - self.phi(ham, Label::Ham).ln()
+        };
+        self.scoring.token_weight(log_ratio, spam + ham)
     }
 
     /// B_y = sum over modeled features of ln(1 - phi_jy), from the histogram: O(N_y).
@@ -192,8 +212,12 @@ impl BernoulliNb {
     }
 
     /// The decision's constant term: ln P(spam)/P(ham) (0 until both classes have messages)
-    /// + B_spam - B_ham.
+    /// plus B_spam - B_ham under [`NbScoring::TEXTBOOK`]; the prior alone under any other
+    /// scoring, which leaves the absent tokens' evidence out.
     fn bias(&self) -> f64 {
+        if self.scoring != NbScoring::TEXTBOOK {
+            return log_prior_ratio_so_far(self.class_counts);
+        }
         log_prior_ratio_so_far(self.class_counts)
             + (self.absent[Label::Spam.index()] - self.absent[Label::Ham.index()])
     }
@@ -210,21 +234,30 @@ impl BernoulliNb {
         &self.function
     }
 
-    /// The log-odds ln P(spam, x) - ln P(ham, x) in O(|x|): by the cached function while it is
-    /// fresh, else from the counts, which give the refreshed function's value bit for bit.
-    pub fn decision(&self, counts: &SparseVector) -> f64 {
-        if !self.stale {
-            return self.function.decision(counts);
-        }
-        let terms: f64 = counts
-            .iter()
-            .map(|(id, _)| self.weight(id as usize) * 1.0)
-            .sum();
-        self.bias() + terms
+    /// How a message is scored from the weights.
+    pub fn scoring(&self) -> NbScoring {
+        self.scoring
     }
 
-    /// Each present feature's share of [`BernoulliNb::decision`], and its constant term.
+    /// The decision value in O(|x|): the log-odds ln P(spam, x) - ln P(ham, x) under
+    /// [`NbScoring::TEXTBOOK`], else the model's [`NbScoring`] of it. By the cached function
+    /// while it is fresh, else from the counts, which give the refreshed function's value bit
+    /// for bit.
+    pub fn decision(&self, counts: &SparseVector) -> f64 {
+        let (mut terms, bias) = self.terms(counts);
+        self.scoring.combine(bias, &mut terms)
+    }
+
+    /// Each present feature's share of [`BernoulliNb::decision`] (0 for a token the scoring
+    /// leaves out), and its constant term.
     pub fn contributions(&self, counts: &SparseVector) -> (Vec<(FeatureId, f64)>, f64) {
+        let (mut terms, bias) = self.terms(counts);
+        self.scoring.combine(bias, &mut terms);
+        (terms, bias)
+    }
+
+    /// Each present feature's weight, before selection, and the constant term.
+    fn terms(&self, counts: &SparseVector) -> (Vec<(FeatureId, f64)>, f64) {
         if !self.stale {
             return (self.function.contributions(counts), self.function.bias);
         }
@@ -380,6 +413,7 @@ mod tests {
         let model = BernoulliNbParams {
             alpha: 1.0,
             max_features: None,
+            scoring: NbScoring::TEXTBOOK,
         }
         .fit(&three_messages())
         .unwrap();
@@ -396,6 +430,25 @@ mod tests {
         let m = SparseVector::from_ids(vec![1]);
         let spam_m = (2.0f64 / 3.0 * (1.0 - 3.0 / 4.0) * 1.0 / 4.0 * (1.0 - 1.0 / 2.0)).ln();
         assert!((model.joint_log_likelihood(&m)[Label::Spam.index()] - spam_m).abs() < 1e-12);
+    }
+
+    #[test]
+    fn scored_beyond_the_textbook_only_present_tokens_count_by_their_likelihood_ratio() {
+        let scoring = NbScoring {
+            max_tokens: 10,
+            ..NbScoring::TEXTBOOK
+        };
+        let model = BernoulliNbParams {
+            alpha: 1.0,
+            max_features: None,
+            scoring,
+        }
+        .fit(&three_messages())
+        .unwrap();
+        // Prior 2/3 : 1/3; "free" in 2 of 2 spam and 0 of 1 ham: phi 3/4 and 1/3.
+        let d = model.decision(&SparseVector::from_ids(vec![0]));
+        let expected = 2f64.ln() + (3.0f64 / 4.0).ln() - (1.0f64 / 3.0).ln();
+        assert!((d - expected).abs() < 1e-12, "{d} vs {expected}");
     }
 
     #[test]
@@ -424,7 +477,7 @@ mod tests {
         assert!(
             BernoulliNbParams {
                 alpha: 0.0,
-                max_features: None
+                ..BernoulliNbParams::default()
             }
             .fit(&three_messages())
             .is_err()

@@ -1,7 +1,10 @@
 //! The four classifiers, behind one trait. Each has a hyperparameter type (`XParams`, with
 //! documented defaults, validated in `fit`) and a fitted type. All four, once fitted, are a
-//! [`LinearFunction`] over transformed features (exactly so for the Naive Bayes models), and all
-//! answer in the same currency, P(spam), so thresholds mean the same for every model.
+//! [`LinearFunction`] over transformed features: the decision itself for the SVM and logistic
+//! regression, the per-token weights for the Naive Bayes models, which [`NbScoring`] selects
+//! and combines per message (the plain sum, their exact log-odds, under
+//! [`NbScoring::TEXTBOOK`]). All answer in the same currency, P(spam), so thresholds mean the
+//! same for every model.
 //!
 //! [`AnyModel`] is a plain enum: it dispatches, and it is what the model file stores.
 
@@ -14,6 +17,7 @@ mod linear_svm;
 mod logistic;
 pub mod math;
 mod multinomial_nb;
+mod nb_scoring;
 pub mod selection;
 #[cfg(test)]
 mod testutil;
@@ -25,6 +29,7 @@ pub(crate) use linear::LinearFunctionView;
 pub use linear_svm::{LinearSvm, LinearSvmParams, SvmLoss};
 pub use logistic::{LogisticRegression, LogisticRegressionParams, LogisticSolver};
 pub use multinomial_nb::{MultinomialNb, MultinomialNbParams, NbVariant};
+pub use nb_scoring::{NbScoring, TermScale};
 
 use crate::error::{Error, Result};
 use crate::features::{Dataset, FeatureId, SparseVector, stratified_folds, training_indices};
@@ -169,12 +174,16 @@ impl ModelParams {
         }
     }
 
-    /// True if the decision value is not a log-odds estimate and P(spam) needs Platt scaling.
+    /// True if the decision value is not a log-odds estimate and P(spam) needs Platt scaling:
+    /// so for the SVM, complement NB and a Naive Bayes model scored other than by the textbook.
     fn needs_calibration(&self) -> bool {
         match self {
             ModelParams::LinearSvm(_) => true,
-            ModelParams::MultinomialNb(p) => p.variant == NbVariant::Complement,
-            ModelParams::BernoulliNb(_) | ModelParams::LogisticRegression(_) => false,
+            ModelParams::MultinomialNb(p) => {
+                p.variant == NbVariant::Complement || p.scoring != NbScoring::TEXTBOOK
+            }
+            ModelParams::BernoulliNb(p) => p.scoring != NbScoring::TEXTBOOK,
+            ModelParams::LogisticRegression(_) => false,
         }
     }
 
@@ -314,7 +323,8 @@ impl AnyModel {
     }
 
     /// The decision value of the model as it is now (the Naive Bayes models from their counts,
-    /// in O(|x|)); after [`AnyModel::refresh`], equal bit for bit to `function().decision`.
+    /// in O(|x|), their token weights combined by their [`NbScoring`]); after
+    /// [`AnyModel::refresh`], equal bit for bit to the value computed from the cached function.
     pub fn decision(&self, counts: &SparseVector) -> f64 {
         match self {
             AnyModel::BernoulliNb(m) => m.decision(counts),
@@ -397,11 +407,12 @@ pub(crate) struct TrainedModelView<'a> {
     model: AnyModelView<'a>,
 }
 
-/// [`AnyModel`]'s variants, in the same order, each read only up to its leading function.
+/// [`AnyModel`]'s variants, in the same order, each read only up to its leading function
+/// (and, for the Naive Bayes models, the scoring that follows it).
 #[derive(Debug, Clone, Copy, Deserialize)]
 enum AnyModelView<'a> {
-    BernoulliNb(#[serde(borrow)] LeadingFunction<'a>),
-    MultinomialNb(#[serde(borrow)] LeadingFunction<'a>),
+    BernoulliNb(#[serde(borrow)] LeadingNb<'a>),
+    MultinomialNb(#[serde(borrow)] LeadingNb<'a>),
     LinearSvm(#[serde(borrow)] LeadingFunction<'a>),
     LogisticRegression(#[serde(borrow)] LeadingFunction<'a>),
 }
@@ -411,6 +422,14 @@ enum AnyModelView<'a> {
 struct LeadingFunction<'a> {
     #[serde(borrow)]
     function: LinearFunctionView<'a>,
+}
+
+/// The first two fields of the Naive Bayes model structs.
+#[derive(Debug, Clone, Copy, Deserialize)]
+struct LeadingNb<'a> {
+    #[serde(borrow)]
+    function: LinearFunctionView<'a>,
+    scoring: NbScoring,
 }
 
 impl<'a> TrainedModelView<'a> {
@@ -424,13 +443,21 @@ impl<'a> TrainedModelView<'a> {
         }
     }
 
-    /// The decision function.
+    /// The decision function (for the Naive Bayes models, the token weights that
+    /// [`TrainedModelView::scoring`] combines).
     pub fn function(&self) -> &LinearFunctionView<'a> {
         match &self.model {
-            AnyModelView::BernoulliNb(m)
-            | AnyModelView::MultinomialNb(m)
-            | AnyModelView::LinearSvm(m)
-            | AnyModelView::LogisticRegression(m) => &m.function,
+            AnyModelView::BernoulliNb(m) | AnyModelView::MultinomialNb(m) => &m.function,
+            AnyModelView::LinearSvm(m) | AnyModelView::LogisticRegression(m) => &m.function,
+        }
+    }
+
+    /// How a Naive Bayes model combines its token weights; `None` for the linear models,
+    /// whose decision is the plain linear function.
+    pub fn scoring(&self) -> Option<NbScoring> {
+        match &self.model {
+            AnyModelView::BernoulliNb(m) | AnyModelView::MultinomialNb(m) => Some(m.scoring),
+            AnyModelView::LinearSvm(_) | AnyModelView::LogisticRegression(_) => None,
         }
     }
 }

@@ -12,6 +12,7 @@ use super::ModelKind;
 use super::check::{require_both_classes, require_positive};
 use super::linear::LinearFunction;
 use super::math::log_prior_ratio_so_far;
+use super::nb_scoring::NbScoring;
 use crate::error::{Error, Result};
 use crate::features::{Dataset, FeatureConfig, FeatureId, FeatureRemap, SparseVector};
 use crate::label::Label;
@@ -35,6 +36,9 @@ pub struct MultinomialNbParams {
     pub features: FeatureConfig,
     /// Multinomial or complement.
     pub variant: NbVariant,
+    /// How a message is scored from the token weights (see [`NbScoring`]; the complement
+    /// variant's weights are not shrunk or clipped, only selected and combined).
+    pub scoring: NbScoring,
 }
 
 impl Default for MultinomialNbParams {
@@ -46,6 +50,7 @@ impl Default for MultinomialNbParams {
             alpha: 0.01,
             features: FeatureConfig::BINARY,
             variant: NbVariant::Multinomial,
+            scoring: NbScoring::default(),
         }
     }
 }
@@ -61,6 +66,8 @@ pub struct MultinomialNb {
     /// The log-odds as a linear function of the features, cached from the counts. First, so a
     /// scorer can read it without decoding the rest (see `crate::filter::scorer`).
     function: LinearFunction,
+    /// How a message is scored from the weights: second, so a scorer reads it too.
+    scoring: NbScoring,
     alpha: f64,
     variant: NbVariant,
     class_counts: [f64; 2],
@@ -81,6 +88,7 @@ impl MultinomialNbParams {
     /// Sums the weighted counts per class. Needs at least one message of each class.
     pub fn fit(&self, data: &Dataset) -> Result<MultinomialNb> {
         require_positive(ModelKind::MultinomialNb, "alpha", self.alpha)?;
+        self.scoring.check(ModelKind::MultinomialNb)?;
         let class_counts = require_both_classes(ModelKind::MultinomialNb, data)?;
         let transform = self.features.fit(data);
         let mut counts = [vec![0.0; data.n_features], vec![0.0; data.n_features]];
@@ -92,6 +100,7 @@ impl MultinomialNbParams {
         let totals = [counts[0].iter().sum(), counts[1].iter().sum()];
         let [counts_ham, counts_spam] = counts;
         let mut model = MultinomialNb {
+            scoring: self.scoring,
             alpha: self.alpha,
             variant: self.variant,
             class_counts,
@@ -114,7 +123,9 @@ impl MultinomialNbParams {
     /// invalid parameters.
     pub fn empty(&self) -> Result<MultinomialNb> {
         require_positive(ModelKind::MultinomialNb, "alpha", self.alpha)?;
+        self.scoring.check(ModelKind::MultinomialNb)?;
         Ok(MultinomialNb {
+            scoring: self.scoring,
             alpha: self.alpha,
             variant: self.variant,
             class_counts: [0.0; 2],
@@ -149,13 +160,13 @@ impl MultinomialNb {
             .collect()
     }
 
-    /// The multinomial variant's weight of feature k, given both classes' normalizers.
+    /// The multinomial variant's weight of feature k, given both classes' normalizers: its
+    /// textbook log-ratio as [`NbScoring::token_weight`] shrinks and clips it.
     fn weight(&self, k: usize, denominators: [f64; 2]) -> Option<f64> {
         let (s, h) = (self.counts_spam.get(k)?, self.counts_ham.get(k)?);
-        Some(
-            ((s + self.alpha).ln() - denominators[Label::Spam.index()])
-                - ((h + self.alpha).ln() - denominators[Label::Ham.index()]),
-        )
+        let log_ratio = ((s + self.alpha).ln() - denominators[Label::Spam.index()])
+            - ((h + self.alpha).ln() - denominators[Label::Ham.index()]);
+        Some(self.scoring.token_weight(log_ratio, s + h))
     }
 
     fn denominators(&self) -> [f64; 2] {
@@ -193,19 +204,31 @@ impl MultinomialNb {
         &self.function
     }
 
-    /// The decision value (log-odds for the multinomial variant) in O(|x|): by the cached
-    /// function while it is fresh, else from the counts, which give the refreshed function's
-    /// value bit for bit.
-    pub fn decision(&self, counts: &SparseVector) -> f64 {
-        if !self.stale {
-            return self.function.decision(counts);
-        }
-        let (terms, bias) = self.contributions(counts);
-        bias + terms.iter().map(|&(_, t)| t).sum::<f64>()
+    /// How a message is scored from the weights.
+    pub fn scoring(&self) -> NbScoring {
+        self.scoring
     }
 
-    /// Each present feature's share of [`MultinomialNb::decision`], and its constant term.
+    /// The decision value in O(|x|) (the log-odds for the multinomial variant under
+    /// [`NbScoring::TEXTBOOK`], else the model's [`NbScoring`] of it): by the cached function
+    /// while it is fresh, else from the counts, which give the refreshed function's value bit
+    /// for bit.
+    pub fn decision(&self, counts: &SparseVector) -> f64 {
+        let (mut terms, bias) = self.terms(counts);
+        self.scoring.combine(bias, &mut terms)
+    }
+
+    /// Each present feature's share of [`MultinomialNb::decision`] (0 for a token the scoring
+    /// leaves out), and its constant term.
     pub fn contributions(&self, counts: &SparseVector) -> (Vec<(FeatureId, f64)>, f64) {
+        let (mut terms, bias) = self.terms(counts);
+        self.scoring.combine(bias, &mut terms);
+        (terms, bias)
+    }
+
+    /// Each present feature's term (weight times value), before selection, and the constant
+    /// term.
+    fn terms(&self, counts: &SparseVector) -> (Vec<(FeatureId, f64)>, f64) {
         match self.variant {
             NbVariant::Multinomial if self.stale => {
                 let d = self.denominators();
@@ -347,6 +370,7 @@ mod tests {
             alpha: 1.0,
             features: FeatureConfig::COUNTS,
             variant: NbVariant::Multinomial,
+            scoring: NbScoring::TEXTBOOK,
         };
         let model = params.fit(&data()).unwrap();
         // Spam counts free 3, meeting 0, money 1 (total 4): phi = 4/7, 1/7, 2/7.
