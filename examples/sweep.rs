@@ -12,10 +12,15 @@
 //!
 //! Variables: RECEIVED, ALL_HEADERS, HEADER_NAMES, HTML_TAGS, BIGRAMS, CHAR4, MIN_DF, FOLDS,
 //! NB_ALPHA, BNB_MAX_FEATURES, MNB_WEIGHTING (binary|counts|logtf|tfidf), MNB_L2, COMPLEMENT,
-//! SVM_C, SVM_SQUARED, LR_C, LR_TOL.
+//! SVM_C, SVM_SQUARED, LR_C, LR_TOL, FUSION_SQUASH (clip|log), FUSION_CLIP, FUSION_RATE,
+//! FUSION_C, FUSION_NORMALIZE;
+//! ONLINE=1 runs the TREC online protocol instead (`eval --online`), in a random
+//! order seeded by SEED (default 7), and SEED also seeds the folds (default 42).
 
-use spamsort::eval::CrossValidation;
+use rand::SeedableRng;
+use rand::seq::SliceRandom;
 use spamsort::eval::metrics::{Confusion, auc};
+use spamsort::eval::{CrossValidation, online};
 use spamsort::features::{FeatureConfig, Weighting};
 use spamsort::models::*;
 use spamsort::{LabeledCorpus, Tokenizer, TokenizerConfig, VocabularyParams};
@@ -53,18 +58,19 @@ fn main() {
         .iter()
         .map(|(m, _)| m.bytes.as_slice())
         .collect();
-    let tokens: Vec<_> = Tokenizer::new(config)
+    let tokens: Vec<_> = Tokenizer::new(config.clone())
         .tokenize_all(bytes)
         .into_iter()
         .map(|t| t.tokens)
         .collect();
     let labels: Vec<_> = corpus.messages.iter().map(|(_, l)| *l).collect();
 
-    let (bnb, mnb, svm, lr) = (
+    let (bnb, mnb, svm, lr, fusion) = (
         BernoulliNbParams::default(),
         MultinomialNbParams::default(),
         LinearSvmParams::default(),
         LogisticRegressionParams::default(),
+        FusionParams::default(),
     );
     let weighting = match std::env::var("MNB_WEIGHTING").as_deref() {
         Ok("counts") => Weighting::Counts,
@@ -106,18 +112,38 @@ fn main() {
             tol: var("LR_TOL", lr.tol),
             ..lr
         }),
+        ModelParams::Fusion(FusionParams {
+            squash: match std::env::var("FUSION_SQUASH").as_deref() {
+                Ok("clip") => Squash::Clip,
+                Ok("log") => Squash::Log,
+                _ => fusion.squash,
+            },
+            clip: var("FUSION_CLIP", fusion.clip),
+            normalize: flag("FUSION_NORMALIZE", fusion.normalize),
+            online_rate: var("FUSION_RATE", fusion.online_rate),
+            c: var("FUSION_C", fusion.c),
+        }),
     ];
-    let cv = CrossValidation {
-        folds: var("FOLDS", 5),
-        seed: 42,
-        vocabulary: VocabularyParams {
-            min_df: var("MIN_DF", VocabularyParams::default().min_df),
-            max_features: None,
-        },
-        models,
+    let results = if flag("ONLINE", false) {
+        // A seeded random order, as `eval --online` without an index.
+        let mut order: Vec<usize> = (0..tokens.len()).collect();
+        order.shuffle(&mut rand_chacha::ChaCha8Rng::seed_from_u64(var("SEED", 7)));
+        let tokens: Vec<_> = order.iter().map(|&i| tokens[i].clone()).collect();
+        let labels: Vec<_> = order.iter().map(|&i| labels[i]).collect();
+        online::run(&models, &config, &tokens, &labels).expect("online")
+    } else {
+        let cv = CrossValidation {
+            folds: var("FOLDS", 5),
+            seed: var("SEED", 42),
+            vocabulary: VocabularyParams {
+                min_df: var("MIN_DF", VocabularyParams::default().min_df),
+                max_features: None,
+            },
+            models,
+        };
+        cv.run(&tokens, &labels).expect("cross-validation")
     };
-    let results = cv.run(&tokens, &labels).expect("cross-validation");
-    for kind in ModelKind::ALL {
+    for kind in ModelKind::WITH_FUSION {
         let folds: Vec<_> = results.iter().filter(|r| r.model == kind).collect();
         let mean = |f: &dyn Fn(&spamsort::eval::FoldResult) -> f64| {
             folds.iter().map(|r| f(r)).sum::<f64>() / folds.len() as f64

@@ -60,7 +60,7 @@ pub fn waiting(path: &Path) -> impl FnOnce() + '_ {
 #[derive(Debug, Clone, clap::Args)]
 pub struct VerdictArgs {
     /// Use this trained model instead of the active one
-    /// (bernoulli-nb, multinomial-nb, linear-svm, logistic-regression).
+    /// (bernoulli-nb, multinomial-nb, linear-svm, logistic-regression, fusion).
     #[arg(long, value_name = "NAME")]
     pub classifier: Option<String>,
     /// P(spam) at or above which a message is spam [default: from the model file, 0.9]
@@ -132,8 +132,9 @@ pub struct LabeledMailArgs {
     /// Mailboxes of ham (wanted mail); repeatable; needed.
     #[arg(long, value_name = "PATH", num_args = 1..)]
     pub ham: Vec<PathBuf>,
-    /// Models, comma-separated [default: all four:
-    /// bernoulli-nb,multinomial-nb,linear-svm,logistic-regression].
+    /// Models, comma-separated [default: all four and their fusion:
+    /// bernoulli-nb,multinomial-nb,linear-svm,logistic-regression,fusion]. Fusion stacks the
+    /// others and needs two of them.
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     pub models: Vec<String>,
     /// Drop tokens seen in fewer training messages than this.
@@ -142,16 +143,24 @@ pub struct LabeledMailArgs {
 }
 
 impl LabeledMailArgs {
-    /// The models named by `--models` (all four if none), checked before any I/O.
+    /// The models named by `--models` (all four and fusion if none), checked before any I/O.
     pub fn kinds(&self) -> anyhow::Result<Vec<ModelKind>> {
         if self.models.is_empty() {
-            return Ok(ModelKind::ALL.to_vec());
+            return Ok(ModelKind::WITH_FUSION.to_vec());
         }
-        Ok(self
+        let kinds: Vec<ModelKind> = self
             .models
             .iter()
             .map(|m| m.parse())
-            .collect::<Result<_, _>>()?)
+            .collect::<Result<_, _>>()?;
+        if kinds.contains(&ModelKind::Fusion) {
+            let others = kinds.iter().filter(|&&k| k != ModelKind::Fusion).count();
+            anyhow::ensure!(
+                others >= 2 && others + 1 == kinds.len(),
+                "--models: fusion (once) needs at least two other models to stack"
+            );
+        }
+        Ok(kinds)
     }
 
     /// Reads the mail; unreadable messages are reported and skipped (and counted).

@@ -136,7 +136,7 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitStatus> {
                 )?,
                 Protocol::Online => writeln!(
                     out,
-                    "TREC online (immediate feedback), {} spam + {} ham in order; hm%/sm%/lam% at P(spam) >= 0.5; train s = learning, all messages",
+                    "TREC online (immediate feedback), {} spam + {} ham in order; hm%/sm%/lam% at P(spam) >= 0.5; train s = the filter's learning (all models together), all messages",
                     report.spam, report.ham
                 )?,
             }

@@ -69,6 +69,19 @@ pub fn run(args: InfoArgs) -> anyhow::Result<ExitStatus> {
     );
     let kinds: Vec<&str> = filter.model_kinds().iter().map(|k| k.name()).collect();
     println!("models:          {}", kinds.join(", "));
+    if let Some(f) = filter.fusion() {
+        let weights: Vec<String> = f
+            .models()
+            .iter()
+            .zip(f.weights())
+            .map(|(k, w)| format!("{k} {w:.3}"))
+            .collect();
+        println!(
+            "fusion:          {}, bias {:.3}",
+            weights.join(", "),
+            f.bias()
+        );
+    }
     println!("active model:    {}", filter.active());
     println!("thresholds:      spam >= {}, ham < {}", t.spam(), t.ham());
     Ok(ExitStatus::Success)

@@ -1,5 +1,5 @@
-//! How a [`SpamFilter`] lies in its model file: section 0 (the head: settings, vocabulary,
-//! record of learned messages, the model list), then one section per model; loading checks it
+//! How a [`SpamFilter`] lies in its model file: section 0 (the head: settings, the model list,
+//! the fuser, vocabulary, record of learned messages), then one section per model; loading checks it
 //! before it is trusted, saving prunes first if the file would be over its size limit.
 
 use super::learned::LearnedMessages;
@@ -7,7 +7,7 @@ use super::{SpamFilter, TrainingSummary};
 use crate::features::{Vocabulary, VocabularyView};
 use crate::label::Thresholds;
 use crate::model_file::{self, ModelFileError, ModelFileReader};
-use crate::models::{ModelKind, TrainedModel};
+use crate::models::{Fusion, ModelKind, TrainedModel};
 use crate::tokenize::TokenizerConfig;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -30,6 +30,8 @@ struct HeadRef<'a> {
     summary: &'a TrainingSummary,
     /// The model in each following section, in order.
     kinds: Vec<ModelKind>,
+    /// The fusion of those models, if the filter has it (small: read by every scorer).
+    fusion: &'a Option<Fusion>,
     /// Then, so a scorer can borrow its lookup arrays (see `crate::filter::scorer`) and stop there.
     vocabulary: &'a Vocabulary,
     learned: &'a LearnedMessages,
@@ -45,6 +47,7 @@ struct Head {
     thresholds: Thresholds,
     summary: TrainingSummary,
     kinds: Vec<ModelKind>,
+    fusion: Option<Fusion>,
     vocabulary: Vocabulary,
     learned: LearnedMessages,
     trained_features: u64,
@@ -60,18 +63,26 @@ pub(crate) struct HeadView<'a> {
     pub thresholds: Thresholds,
     pub summary: TrainingSummary,
     pub kinds: Vec<ModelKind>,
+    pub fusion: Option<Fusion>,
     #[serde(borrow)]
     pub vocabulary: VocabularyView<'a>,
 }
 
-/// Checks that the head's model list matches the file's sections.
+/// Checks that the head's model list matches the file's sections, and its fuser (if any) the
+/// models.
 pub(crate) fn check_directory(
     path: &Path,
     sections: usize,
     kinds: &[ModelKind],
+    fusion: Option<&Fusion>,
     active: ModelKind,
 ) -> std::result::Result<(), ModelFileError> {
-    if sections == kinds.len() + 1 && kinds.contains(&active) {
+    if let Some(f) = fusion {
+        f.validate(kinds)
+            .map_err(|reason| ModelFileError::invalid(path, reason))?;
+    }
+    let active_held = kinds.contains(&active) || (active == ModelKind::Fusion && fusion.is_some());
+    if sections == kinds.len() + 1 && active_held {
         Ok(())
     } else {
         Err(ModelFileError::invalid(
@@ -94,7 +105,13 @@ impl SpamFilter {
         head.vocabulary
             .validate()
             .map_err(|reason| ModelFileError::invalid(path, reason))?;
-        check_directory(path, reader.sections(), &head.kinds, head.active)?;
+        check_directory(
+            path,
+            reader.sections(),
+            &head.kinds,
+            head.fusion.as_ref(),
+            head.active,
+        )?;
         let mut models = Vec::with_capacity(head.kinds.len());
         for (i, kind) in head.kinds.iter().enumerate() {
             let model: TrainedModel = reader.read(i + 1)?;
@@ -107,6 +124,7 @@ impl SpamFilter {
             tokenizer: head.tokenizer,
             vocabulary: head.vocabulary,
             models,
+            fusion: head.fusion,
             active: head.active,
             thresholds: head.thresholds,
             summary: head.summary,
@@ -156,6 +174,7 @@ impl SpamFilter {
             thresholds: self.thresholds,
             summary: &self.summary,
             kinds: self.model_kinds(),
+            fusion: &self.fusion,
         };
         let mut sections = vec![model_file::encode_section(&head)];
         sections.extend(self.models.iter().map(model_file::encode_section));

@@ -28,7 +28,11 @@ use crate::features::{
 use crate::label::{Label, SpamScore, Thresholds, Verdict};
 use crate::model_file::packed::Elements;
 use crate::models::auc::auc;
-use crate::models::{Calibration, Classifier, FoldDecisions, ModelKind, ModelParams, TrainedModel};
+use crate::models::fusion::Stack;
+use crate::models::{
+    Calibration, Classifier, FoldDecisions, Fusion, FusionParams, ModelKind, ModelParams,
+    TrainedModel,
+};
 use crate::tokenize::{Token, Tokenized, Tokenizer, TokenizerConfig};
 use learned::{LearnedAs, LearnedMessages, digest};
 use rayon::prelude::*;
@@ -41,10 +45,11 @@ pub struct TrainParams {
     pub tokenizer: TokenizerConfig,
     /// Vocabulary settings.
     pub vocabulary: VocabularyParams,
-    /// The models to fit (default: all four with their defaults).
+    /// The models to fit (default: all four and their fusion, with their defaults). Fusion
+    /// (at most once) stacks the others, at least two of them.
     pub models: Vec<ModelParams>,
-    /// How to pick the model whose verdicts count (default: linear-svm if fitted, else the
-    /// first).
+    /// How to pick the model whose verdicts count (default: fusion if among the models, else
+    /// linear-svm if fitted, else the first).
     pub active: Option<ActiveModel>,
     /// Seed for everything random in training.
     pub seed: u64,
@@ -55,7 +60,7 @@ impl Default for TrainParams {
         TrainParams {
             tokenizer: TokenizerConfig::default(),
             vocabulary: VocabularyParams::default(),
-            models: ModelKind::ALL
+            models: ModelKind::WITH_FUSION
                 .iter()
                 .map(|&k| ModelParams::default_for(k))
                 .collect(),
@@ -71,8 +76,44 @@ pub enum ActiveModel {
     /// This one.
     Fixed(ModelKind),
     /// The best mean ROC area over [`crate::models::INTERNAL_FOLDS`]-fold cross-validation on the training
-    /// messages (models fitted without calibration, which does not change a ranking).
+    /// messages (models fitted without calibration, which does not change a ranking; fusion
+    /// scored on each fold by a fuser fitted on the other folds' held-out decisions).
     BestByCrossValidation,
+}
+
+/// The models fitted on tokens, and the fusion settings if fusion is among `models`.
+fn split_fusion(models: &[ModelParams]) -> Result<(Vec<ModelParams>, Option<FusionParams>)> {
+    let mut fusion = None;
+    let mut others = Vec::new();
+    for p in models {
+        match p {
+            ModelParams::Fusion(f) if fusion.is_none() => fusion = Some(*f),
+            ModelParams::Fusion(_) => return Err(Error::Config("fusion is listed twice".into())),
+            other => others.push(*other),
+        }
+    }
+    Ok((others, fusion))
+}
+
+/// The active model: `active` if fixed and among `available`, else the first of `preferred`
+/// that is available, else the first available. Fails on a fixed model not available.
+fn resolve_active(
+    active: Option<ActiveModel>,
+    available: &[ModelKind],
+    preferred: &[ModelKind],
+) -> Result<ModelKind> {
+    match active {
+        Some(ActiveModel::Fixed(kind)) if available.contains(&kind) => Ok(kind),
+        Some(ActiveModel::Fixed(kind)) => Err(Error::Config(format!(
+            "active model {kind} is not among the models"
+        ))),
+        _ => preferred
+            .iter()
+            .find(|k| available.contains(k))
+            .or(available.first())
+            .copied()
+            .ok_or_else(|| Error::Config("no model to train".into())),
+    }
 }
 
 /// One message's result.
@@ -93,6 +134,25 @@ pub struct Classification {
 }
 
 impl Classification {
+    /// The verdict of `fusion` on the stacked models' log-odds (in its models' order): its
+    /// decision value is the fused log-odds, P(spam) their logistic.
+    pub(crate) fn fused(
+        fusion: &Fusion,
+        log_odds: &[f64],
+        thresholds: Thresholds,
+        messages: [u64; 2],
+        tokens: usize,
+    ) -> Self {
+        Classification::new(
+            fusion.decision(log_odds),
+            Calibration::IDENTITY,
+            thresholds,
+            messages,
+            ModelKind::Fusion,
+            tokens,
+        )
+    }
+
     /// The verdict for a decision value. A filter that has not learned both classes (`messages`
     /// per class, ham first, has a 0) cannot tell them apart: its verdict is unsure.
     pub(crate) fn new(
@@ -117,6 +177,15 @@ impl Classification {
             tokens,
         }
     }
+}
+
+/// `kinds`, then fusion if `fused`: the verdicts a filter can give.
+fn with_fusion(kinds: &[ModelKind], fused: bool) -> Vec<ModelKind> {
+    let mut all = kinds.to_vec();
+    if fused {
+        all.push(ModelKind::Fusion);
+    }
+    all
 }
 
 /// A message's count vector over a vocabulary, and how many tokens it yielded.
@@ -208,6 +277,19 @@ pub struct Explanation {
 }
 
 impl Explanation {
+    /// Why `fusion` decides as it does: each stacked model's share of the fused log-odds,
+    /// named by the model.
+    pub(crate) fn fused(classification: Classification, fusion: &Fusion, log_odds: &[f64]) -> Self {
+        let shares = fusion.shares(log_odds).into_iter();
+        Explanation::new(
+            classification,
+            Calibration::IDENTITY,
+            fusion.bias(),
+            (0..).zip(shares).collect(),
+            |i| fusion.models()[i as usize].name(),
+        )
+    }
+
     /// Names and orders the per-feature contributions: largest magnitude first, ties by token.
     pub(crate) fn new<'v>(
         classification: Classification,
@@ -237,6 +319,8 @@ pub struct SpamFilter {
     pub(crate) tokenizer: TokenizerConfig,
     pub(crate) vocabulary: Vocabulary,
     pub(crate) models: Vec<TrainedModel>,
+    /// The fusion of `models`, if it is among the filter's models.
+    pub(crate) fusion: Option<Fusion>,
     pub(crate) active: ModelKind,
     pub(crate) thresholds: Thresholds,
     pub(crate) summary: TrainingSummary,
@@ -252,31 +336,28 @@ impl SpamFilter {
     /// `params` (as `bogofilter -s` starts an empty database): every decision is 0 and every
     /// verdict unsure until it has learned a message of each class. No model has Platt
     /// calibration, so P(spam) is the logistic of the decision value. The active model is
-    /// `params.active` if fixed, else multinomial-nb if among the models (the best learning
-    /// from nothing: see the README), else the first. Fails on invalid model parameters.
+    /// `params.active` if fixed, else fusion if among the models, else multinomial-nb if among
+    /// them (the best learning from nothing: see the README), else the first. Fails on invalid
+    /// model parameters.
     pub fn empty(params: &TrainParams) -> Result<SpamFilter> {
-        let models: Vec<TrainedModel> = params
-            .models
+        let (others, fusion) = split_fusion(&params.models)?;
+        let models: Vec<TrainedModel> = others
             .iter()
             .map(ModelParams::empty)
             .collect::<Result<_>>()?;
         let kinds: Vec<ModelKind> = models.iter().map(|m| m.model.kind()).collect();
-        let active = match params.active {
-            Some(ActiveModel::Fixed(kind)) if kinds.contains(&kind) => kind,
-            Some(ActiveModel::Fixed(kind)) => {
-                return Err(Error::Config(format!(
-                    "active model {kind} is not among the models"
-                )));
-            }
-            _ if kinds.contains(&ModelKind::MultinomialNb) => ModelKind::MultinomialNb,
-            _ => *kinds
-                .first()
-                .ok_or_else(|| Error::Config("no model to learn".into()))?,
-        };
+        let fusion = fusion.map(|p| p.empty(&kinds)).transpose()?;
+        let available = with_fusion(&kinds, fusion.is_some());
+        let active = resolve_active(
+            params.active,
+            &available,
+            &[ModelKind::Fusion, ModelKind::MultinomialNb],
+        )?;
         Ok(SpamFilter {
             tokenizer: params.tokenizer.clone(),
             vocabulary: Vocabulary::default(),
             models,
+            fusion,
             active,
             thresholds: Thresholds::default(),
             summary: TrainingSummary::default(),
@@ -344,44 +425,55 @@ impl SpamFilter {
         // The tokens are the largest thing training holds: freed while the models are fitted.
         std::thread::spawn(move || drop(tokenized));
         // Choosing the active model by cross-validation uses the internal folds of Platt
-        // scaling (see `ModelParams::fit_with_folds`).
+        // scaling (see `ModelParams::fit_with_folds`); so does fitting the fuser, on decisions
+        // of models that did not see the message.
+        let (others, fusion_params) = split_fusion(&params.models)?;
         let select = matches!(params.active, Some(ActiveModel::BestByCrossValidation))
             && params.models.len() > 1;
-        let fitted: Vec<(TrainedModel, f64)> = params
-            .models
+        let keep_folds = select || fusion_params.is_some();
+        let fitted: Vec<(TrainedModel, Option<Vec<FoldDecisions>>)> = others
             .par_iter()
-            .map(|p| {
-                let (model, folds) = p.fit_with_folds(&data, params.seed, select)?;
-                Ok((model, folds.as_deref().map_or(0.0, mean_auc)))
-            })
+            .map(|p| p.fit_with_folds(&data, params.seed, keep_folds))
             .collect::<Result<_>>()?;
         let kinds: Vec<ModelKind> = fitted.iter().map(|(m, _)| m.model.kind()).collect();
-        let active = match params.active {
-            Some(ActiveModel::Fixed(kind)) if kinds.contains(&kind) => kind,
-            Some(ActiveModel::Fixed(kind)) => {
-                return Err(Error::Config(format!(
-                    "active model {kind} is not among the models trained"
-                )));
+        let mut scores: Vec<(ModelKind, f64)> = fitted
+            .iter()
+            .map(|(m, folds)| (m.model.kind(), folds.as_deref().map_or(0.0, mean_auc)))
+            .collect();
+        let fusion = match fusion_params {
+            Some(p) => {
+                let stack = Stack::of_fitted(&fitted)?;
+                if select {
+                    let folds = p.held_out_decisions(&stack)?;
+                    scores.push((ModelKind::Fusion, mean_auc(&folds)));
+                }
+                Some(p.fit_stack(&stack)?)
             }
+            None => None,
+        };
+        let available = with_fusion(&kinds, fusion.is_some());
+        let active = match params.active {
             Some(ActiveModel::BestByCrossValidation) if select => {
                 // The highest mean ROC area; ties go to the earlier model.
-                let mut best = &fitted[0];
-                for f in &fitted[1..] {
-                    if f.1 > best.1 {
-                        best = f;
+                let mut best = scores[0];
+                for &s in &scores[1..] {
+                    if s.1 > best.1 {
+                        best = s;
                     }
                 }
-                best.0.model.kind()
+                best.0
             }
-            _ if kinds.contains(&ModelKind::LinearSvm) => ModelKind::LinearSvm,
-            _ => *kinds
-                .first()
-                .ok_or_else(|| Error::Config("no model to train".into()))?,
+            active => resolve_active(
+                active,
+                &available,
+                &[ModelKind::Fusion, ModelKind::LinearSvm],
+            )?,
         };
         Ok(SpamFilter {
             tokenizer: params.tokenizer.clone(),
             vocabulary,
             models: fitted.into_iter().map(|(m, _)| m).collect(),
+            fusion,
             active,
             thresholds: Thresholds::default(),
             summary,
@@ -397,19 +489,31 @@ impl SpamFilter {
             .expect("the active model is always fitted")
     }
 
-    /// Classifies one raw message with the named model, if it was fitted.
+    /// Classifies one raw message with the named model (or fusion), if it was fitted.
     pub fn classify_with(&self, raw: &[u8], kind: ModelKind) -> Option<Classification> {
-        let model = self.model(kind)?;
+        if !self.has(kind) {
+            return None;
+        }
         let (x, tokens) = self.count_vector(raw);
-        Some(self.classify_vector(model, &x, tokens))
+        self.classify_vector(kind, &x, tokens)
     }
 
-    /// Classifies one tokenized message with the named model, if it was fitted (what
-    /// `eval --online` does before it learns the message).
+    /// Classifies one tokenized message with the named model (or fusion), if it was fitted
+    /// (what `eval --online` does before it learns the message).
     pub fn classify_tokens(&self, tokens: &[Token], kind: ModelKind) -> Option<Classification> {
-        let model = self.model(kind)?;
+        if !self.has(kind) {
+            return None;
+        }
         let x = self.vocabulary.vectorize(tokens);
-        Some(self.classify_vector(model, &x, tokens.len()))
+        self.classify_vector(kind, &x, tokens.len())
+    }
+
+    /// True if the filter holds the named model (or fusion).
+    fn has(&self, kind: ModelKind) -> bool {
+        match kind {
+            ModelKind::Fusion => self.fusion.is_some(),
+            kind => self.model(kind).is_some(),
+        }
     }
 
     /// The class with no message learned, if there is one: then every verdict is unsure.
@@ -424,32 +528,64 @@ impl SpamFilter {
         count_vector(&self.tokenizer, self.vocabulary.tokens(), raw)
     }
 
-    /// The verdict of `model` on a count vector; the decision value is computed once.
+    /// The verdict of the named model (or fusion) on a count vector, if it was fitted; each
+    /// decision value is computed once.
     fn classify_vector(
         &self,
-        model: &TrainedModel,
+        kind: ModelKind,
         x: &SparseVector,
         tokens: usize,
-    ) -> Classification {
-        Classification::new(
+    ) -> Option<Classification> {
+        let (thresholds, messages) = (self.thresholds, self.summary.messages);
+        if kind == ModelKind::Fusion {
+            let fusion = self.fusion.as_ref()?;
+            let log_odds = self.fusion_inputs(fusion, x);
+            return Some(Classification::fused(
+                fusion, &log_odds, thresholds, messages, tokens,
+            ));
+        }
+        let model = self.model(kind)?;
+        Some(Classification::new(
             model.decision(x),
             model.calibration,
-            self.thresholds,
-            self.summary.messages,
-            model.model.kind(),
+            thresholds,
+            messages,
+            kind,
             tokens,
-        )
+        ))
+    }
+
+    /// The log-odds of each model `fusion` stacks, in its order (a loaded filter holds them
+    /// all: see `Fusion::validate`).
+    fn fusion_inputs(&self, fusion: &Fusion, x: &SparseVector) -> Vec<f64> {
+        fusion
+            .models()
+            .iter()
+            .map(|&k| {
+                self.model(k)
+                    .map_or(0.0, |m| m.calibration.log_odds(m.decision(x)))
+            })
+            .collect()
     }
 
     /// Why the named model (or the active one) scores a message as it does: the bias and each
-    /// known token's share of the decision value, strongest first.
+    /// known token's share of the decision value, strongest first; for fusion, each stacked
+    /// model's share of the fused log-odds.
     pub fn explain(&self, raw: &[u8], kind: Option<ModelKind>) -> Option<Explanation> {
         let kind = kind.unwrap_or(self.active);
-        let model = self.model(kind)?;
+        if !self.has(kind) {
+            return None;
+        }
         let (x, tokens) = self.count_vector(raw);
+        let classification = self.classify_vector(kind, &x, tokens)?;
+        if let Some(fusion) = self.fusion.as_ref().filter(|_| kind == ModelKind::Fusion) {
+            let log_odds = self.fusion_inputs(fusion, &x);
+            return Some(Explanation::fused(classification, fusion, &log_odds));
+        }
+        let model = self.model(kind)?;
         let (contributions, bias) = model.model.contributions(&x);
         Some(Explanation::new(
-            self.classify_vector(model, &x, tokens),
+            classification,
             model.calibration,
             bias,
             contributions,
@@ -517,7 +653,9 @@ impl SpamFilter {
     }
 
     /// Adds (or with `unlearn` removes) one message in the vocabulary and every model (see
-    /// [`Vocabulary::learn`] for `known`).
+    /// [`Vocabulary::learn`] for `known`). The fuser steps on the log-odds the models gave the
+    /// message before they learned it (what classifying it showed); unlearning is its opposite
+    /// step, as for the SVM and logistic regression.
     fn update(
         &mut self,
         tokens: &[Token],
@@ -525,9 +663,16 @@ impl SpamFilter {
         unlearn: bool,
         known: usize,
     ) -> Result<()> {
+        let before = self
+            .fusion
+            .as_ref()
+            .map(|f| self.fusion_inputs(f, &self.vocabulary.vectorize(tokens)));
         let x = self.vocabulary.learn(tokens, label, unlearn, known);
         for m in &mut self.models {
             m.model.learn(&x, label, unlearn)?;
+        }
+        if let (Some(fusion), Some(log_odds)) = (&mut self.fusion, before) {
+            fusion.learn(&log_odds, if unlearn { label.other() } else { label });
         }
         let n = &mut self.summary.messages[label.index()];
         *n = if unlearn { n.saturating_sub(1) } else { *n + 1 };
@@ -591,9 +736,9 @@ impl SpamFilter {
         self.thresholds = thresholds;
     }
 
-    /// Makes `kind` the active model, if it was fitted.
+    /// Makes `kind` the active model, if it was fitted (fusion: if the filter has it).
     pub fn set_active(&mut self, kind: ModelKind) -> Result<()> {
-        if self.model(kind).is_none() {
+        if !self.has(kind) {
             return Err(Error::Config(format!(
                 "model {kind} is not in this model file"
             )));
@@ -607,9 +752,14 @@ impl SpamFilter {
         self.models.iter().find(|m| m.model.kind() == kind)
     }
 
-    /// The kinds of the fitted models.
+    /// The kinds of the models fitted on tokens (fusion, if present, is [`SpamFilter::fusion`]).
     pub fn model_kinds(&self) -> Vec<ModelKind> {
         self.models.iter().map(|m| m.model.kind()).collect()
+    }
+
+    /// The fusion of the models, if the filter has it.
+    pub fn fusion(&self) -> Option<&Fusion> {
+        self.fusion.as_ref()
     }
 
     /// The model whose verdicts count.

@@ -1,6 +1,7 @@
 //! Scoring with one model straight from a model file's bytes: what the one-process-per-message
 //! `filter` (and `classify`, `explain`) use. [`ScorerFile::open`] reads the file's head and
-//! checks its checksum; [`ScorerFile::scorer`] reads and checks the chosen model's section,
+//! checks its checksum; [`ScorerFile::scorer`] reads and checks the chosen model's section
+//! (for fusion: the fuser from the head and the section of each model it stacks),
 //! then borrows the vocabulary's lookup arrays and the model's weights where they lie in the
 //! bytes read instead of decoding them into new arrays, and never decodes the document
 //! frequencies or the Naive Bayes counts, nor reads the other models' sections. The file
@@ -18,15 +19,18 @@ use crate::features::{SparseVector, VocabularyView};
 use crate::filter::{Classification, Explanation, count_vector};
 use crate::label::{Label, Thresholds};
 use crate::model_file::{self, ModelFileError, ModelFileReader};
-use crate::models::{Calibration, LinearFunctionView, ModelKind, TrainedModelView};
+use crate::models::{Calibration, Fusion, LinearFunctionView, ModelKind, TrainedModelView};
 use crate::tokenize::TokenizerConfig;
 use std::path::Path;
 
-/// A model file opened for scoring with one model: its head checked, that model's section found.
+/// A model file opened for scoring with one model: its head checked, that model's section found
+/// (for fusion, those of the models it stacks).
 pub struct ScorerFile {
     file: ModelFileReader,
-    /// The section of the chosen model.
-    model: usize,
+    /// The sections of the models read: the chosen one, or those fusion stacks, in its order.
+    models: Vec<usize>,
+    /// The model that answers.
+    kind: ModelKind,
 }
 
 impl ScorerFile {
@@ -36,32 +40,53 @@ impl ScorerFile {
     pub fn open(path: &Path, model: Option<ModelKind>) -> Result<ScorerFile, ModelFileError> {
         let file = ModelFileReader::open(path)?;
         let head: HeadView = model_file::decode_prefix(file.section(0)?, path)?;
-        check_directory(path, file.sections(), &head.kinds, head.active)?;
+        check_directory(
+            path,
+            file.sections(),
+            &head.kinds,
+            head.fusion.as_ref(),
+            head.active,
+        )?;
         let kind = model.unwrap_or(head.active);
-        let i =
-            head.kinds.iter().position(|&k| k == kind).ok_or_else(|| {
-                ModelFileError::invalid(path, format!("it holds no {kind} model"))
-            })?;
-        Ok(ScorerFile { file, model: i + 1 })
+        let missing = || ModelFileError::invalid(path, format!("it holds no {kind} model"));
+        let read = match (kind, &head.fusion) {
+            (ModelKind::Fusion, Some(fusion)) => fusion.models().to_vec(),
+            (ModelKind::Fusion, None) => return Err(missing()),
+            (kind, _) => vec![kind],
+        };
+        let models = read
+            .iter()
+            .map(|k| head.kinds.iter().position(|h| h == k).map(|i| i + 1))
+            .collect::<Option<Vec<usize>>>()
+            .ok_or_else(missing)?;
+        Ok(ScorerFile { file, models, kind })
     }
 
     /// The scorer over the file: a few small fields decoded, the arrays borrowed.
     pub fn scorer(&self) -> Result<Scorer<'_>, ModelFileError> {
         let path = self.file.path();
         let head: HeadView = model_file::decode_prefix(self.file.section(0)?, path)?;
-        let model: TrainedModelView =
-            model_file::decode_prefix(self.file.section(self.model)?, path)?;
-        if head.kinds.get(self.model - 1) != Some(&model.kind()) {
-            return Err(wrong_model(path));
+        let mut models = Vec::with_capacity(self.models.len());
+        for &section in &self.models {
+            let model: TrainedModelView =
+                model_file::decode_prefix(self.file.section(section)?, path)?;
+            if head.kinds.get(section - 1) != Some(&model.kind()) {
+                return Err(wrong_model(path));
+            }
+            models.push((model.calibration, *model.function()));
         }
+        let answer = match (self.kind, head.fusion, models.as_slice()) {
+            (ModelKind::Fusion, Some(fusion), _) => Answer::Fused(fusion, models),
+            (_, _, &[(calibration, function)]) => Answer::One(calibration, function),
+            _ => return Err(wrong_model(path)),
+        };
         Ok(Scorer {
             tokenizer: head.tokenizer,
             thresholds: head.thresholds,
             messages: head.summary.messages,
             vocabulary: head.vocabulary,
-            kind: model.kind(),
-            calibration: model.calibration,
-            function: *model.function(),
+            kind: self.kind,
+            answer,
         })
     }
 }
@@ -76,8 +101,24 @@ pub struct Scorer<'a> {
     messages: [u64; 2],
     vocabulary: VocabularyView<'a>,
     kind: ModelKind,
-    calibration: Calibration,
-    function: LinearFunctionView<'a>,
+    answer: Answer<'a>,
+}
+
+/// What gives a [`Scorer`]'s verdicts.
+#[derive(Debug, Clone)]
+enum Answer<'a> {
+    /// One model: its calibration and decision function.
+    One(Calibration, LinearFunctionView<'a>),
+    /// Fusion, and the calibration and decision function of each model it stacks, in its order.
+    Fused(Fusion, Vec<(Calibration, LinearFunctionView<'a>)>),
+}
+
+/// Each model's calibrated log-odds of a count vector, in order.
+fn log_odds(models: &[(Calibration, LinearFunctionView<'_>)], x: &SparseVector) -> Vec<f64> {
+    models
+        .iter()
+        .map(|(c, f)| c.log_odds(f.decision(x)))
+        .collect()
 }
 
 impl Scorer<'_> {
@@ -117,23 +158,38 @@ impl Scorer<'_> {
     /// Why the model scores a message as it does, as [`SpamFilter::explain`](crate::SpamFilter::explain).
     pub fn explain(&self, raw: &[u8]) -> Explanation {
         let (x, tokens) = count_vector(&self.tokenizer, self.vocabulary.tokens(), raw);
-        Explanation::new(
-            self.classify_vector(&x, tokens),
-            self.calibration,
-            self.function.bias,
-            self.function.contributions(&x),
-            |id| self.vocabulary.tokens().token(id),
-        )
+        let classification = self.classify_vector(&x, tokens);
+        match &self.answer {
+            Answer::One(calibration, function) => Explanation::new(
+                classification,
+                *calibration,
+                function.bias,
+                function.contributions(&x),
+                |id| self.vocabulary.tokens().token(id),
+            ),
+            Answer::Fused(fusion, models) => {
+                Explanation::fused(classification, fusion, &log_odds(models, &x))
+            }
+        }
     }
 
     fn classify_vector(&self, x: &SparseVector, tokens: usize) -> Classification {
-        Classification::new(
-            self.function.decision(x),
-            self.calibration,
-            self.thresholds,
-            self.messages,
-            self.kind,
-            tokens,
-        )
+        match &self.answer {
+            Answer::One(calibration, function) => Classification::new(
+                function.decision(x),
+                *calibration,
+                self.thresholds,
+                self.messages,
+                self.kind,
+                tokens,
+            ),
+            Answer::Fused(fusion, models) => Classification::fused(
+                fusion,
+                &log_odds(models, x),
+                self.thresholds,
+                self.messages,
+                tokens,
+            ),
+        }
     }
 }

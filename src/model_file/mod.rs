@@ -39,9 +39,10 @@
 //! the head lists them. Fields are in this order (the Rust types are the definition):
 //!
 //! - head: the tokenizer settings (`TokenizerConfig`), the active model (`ModelKind`, a
-//!   variant index: Bernoulli NB, multinomial NB, linear SVM, logistic regression), the
-//!   verdict thresholds (`Thresholds`), what training saw (`TrainingSummary`), the models of
-//!   the following sections (a sequence of `ModelKind`), and last the vocabulary
+//!   variant index: Bernoulli NB, multinomial NB, linear SVM, logistic regression, fusion),
+//!   the verdict thresholds (`Thresholds`), what training saw (`TrainingSummary`), the models
+//!   of the following sections (a sequence of `ModelKind`), the fuser stacking them
+//!   (`Option<Fusion>`: its models, weights, bias and settings), and last the vocabulary
 //!   (`Vocabulary`): the tokens' bytes concatenated in byte order of the tokens (ids are
 //!   positions in that order), the packed `u32` end offset of each token, the packed `u32`
 //!   open-addressing hash table of ids (`u32::MAX` is a free slot), the packed `u32` document
@@ -83,8 +84,8 @@ pub const MAGIC: [u8; 8] = *b"SPAMSORT";
 /// Version of the layout and payload written by this build. Files of any other version are
 /// refused with [`ModelFileError::OtherVersion`]. 3: postcard sections (2 was bincode 2), the
 /// record of learned messages, the Bernoulli model's histogram of counts and the multinomial
-/// model's class totals.
-pub const FORMAT_VERSION: u32 = 3;
+/// model's class totals. 4: the fuser in the head.
+pub const FORMAT_VERSION: u32 = 4;
 /// Most sections a file may declare.
 pub const MAX_SECTIONS: usize = 64;
 /// Largest section accepted, a guard against absurd length fields.

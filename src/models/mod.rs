@@ -1,4 +1,4 @@
-//! The four classifiers, behind one trait. Each has a hyperparameter type (`XParams`, with
+//! The four classifiers, behind one trait, and [`fusion`], the fifth verdict stacking them. Each has a hyperparameter type (`XParams`, with
 //! documented defaults, validated in `fit`) and a fitted type. All four, once fitted, are a
 //! [`LinearFunction`] over transformed features (exactly so for the Naive Bayes models), and all
 //! answer in the same currency, P(spam), so thresholds mean the same for every model.
@@ -9,6 +9,7 @@ pub mod auc;
 mod bernoulli_nb;
 mod calibration;
 mod check;
+pub mod fusion;
 mod linear;
 mod linear_svm;
 mod logistic;
@@ -20,6 +21,7 @@ mod testutil;
 
 pub use bernoulli_nb::{BernoulliNb, BernoulliNbParams};
 pub use calibration::Calibration;
+pub use fusion::{Fusion, FusionParams, Squash};
 pub use linear::LinearFunction;
 pub(crate) use linear::LinearFunctionView;
 pub use linear_svm::{LinearSvm, LinearSvmParams, SvmLoss};
@@ -71,7 +73,7 @@ impl_train!(
     LogisticRegressionParams => LogisticRegression,
 );
 
-/// The four models, by their command-line names.
+/// The four models and their fusion, by their command-line names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum ModelKind {
     /// `bernoulli-nb`
@@ -82,15 +84,26 @@ pub enum ModelKind {
     LinearSvm,
     /// `logistic-regression`
     LogisticRegression,
+    /// `fusion`: the other models' verdicts stacked (see [`fusion`]); it reads no tokens.
+    Fusion,
 }
 
 impl ModelKind {
-    /// All four, in a fixed order.
+    /// The four models fitted on tokens, in a fixed order.
     pub const ALL: [ModelKind; 4] = [
         ModelKind::BernoulliNb,
         ModelKind::MultinomialNb,
         ModelKind::LinearSvm,
         ModelKind::LogisticRegression,
+    ];
+
+    /// The four, then their fusion: every verdict a filter can give.
+    pub const WITH_FUSION: [ModelKind; 5] = [
+        ModelKind::BernoulliNb,
+        ModelKind::MultinomialNb,
+        ModelKind::LinearSvm,
+        ModelKind::LogisticRegression,
+        ModelKind::Fusion,
     ];
 
     /// The command-line name.
@@ -100,6 +113,7 @@ impl ModelKind {
             ModelKind::MultinomialNb => "multinomial-nb",
             ModelKind::LinearSvm => "linear-svm",
             ModelKind::LogisticRegression => "logistic-regression",
+            ModelKind::Fusion => "fusion",
         }
     }
 }
@@ -113,13 +127,13 @@ impl fmt::Display for ModelKind {
 impl std::str::FromStr for ModelKind {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self> {
-        ModelKind::ALL
+        ModelKind::WITH_FUSION
             .into_iter()
             .find(|k| k.name() == s)
             .ok_or_else(|| {
                 Error::Config(format!(
                     "unknown model {s:?} (expected one of: {})",
-                    ModelKind::ALL.map(ModelKind::name).join(", ")
+                    ModelKind::WITH_FUSION.map(ModelKind::name).join(", ")
                 ))
             })
     }
@@ -136,6 +150,9 @@ pub enum ModelParams {
     LinearSvm(LinearSvmParams),
     /// Logistic regression.
     LogisticRegression(LogisticRegressionParams),
+    /// The fusion of the other models (fitted on their decisions, not on tokens: see
+    /// [`fusion`]).
+    Fusion(FusionParams),
 }
 
 /// One internal fold's held-out messages: each one's decision value (from the model fitted on
@@ -156,6 +173,7 @@ impl ModelParams {
             ModelKind::LogisticRegression => {
                 ModelParams::LogisticRegression(LogisticRegressionParams::default())
             }
+            ModelKind::Fusion => ModelParams::Fusion(FusionParams::default()),
         }
     }
 
@@ -166,6 +184,7 @@ impl ModelParams {
             ModelParams::MultinomialNb(_) => ModelKind::MultinomialNb,
             ModelParams::LinearSvm(_) => ModelKind::LinearSvm,
             ModelParams::LogisticRegression(_) => ModelKind::LogisticRegression,
+            ModelParams::Fusion(_) => ModelKind::Fusion,
         }
     }
 
@@ -174,7 +193,9 @@ impl ModelParams {
         match self {
             ModelParams::LinearSvm(_) => true,
             ModelParams::MultinomialNb(p) => p.variant == NbVariant::Complement,
-            ModelParams::BernoulliNb(_) | ModelParams::LogisticRegression(_) => false,
+            ModelParams::BernoulliNb(_)
+            | ModelParams::LogisticRegression(_)
+            | ModelParams::Fusion(_) => false,
         }
     }
 
@@ -188,6 +209,7 @@ impl ModelParams {
             ModelParams::MultinomialNb(p) => AnyModel::MultinomialNb(p.empty()?),
             ModelParams::LinearSvm(p) => AnyModel::LinearSvm(p.untrained()),
             ModelParams::LogisticRegression(p) => AnyModel::LogisticRegression(p.untrained()),
+            ModelParams::Fusion(_) => return Err(not_on_tokens()),
         };
         Ok(TrainedModel {
             model,
@@ -202,6 +224,7 @@ impl ModelParams {
             ModelParams::MultinomialNb(p) => AnyModel::MultinomialNb(p.fit(data)?),
             ModelParams::LinearSvm(p) => AnyModel::LinearSvm(p.fit(data)?),
             ModelParams::LogisticRegression(p) => AnyModel::LogisticRegression(p.fit(data)?),
+            ModelParams::Fusion(_) => return Err(not_on_tokens()),
         })
     }
 
@@ -275,6 +298,11 @@ impl ModelParams {
             })
             .collect()
     }
+}
+
+/// The error of asking fusion for what only the models fitted on tokens do.
+fn not_on_tokens() -> Error {
+    Error::Config("fusion is fitted on the other models' decisions, not on tokens".into())
 }
 
 /// Any one fitted model.
