@@ -17,8 +17,8 @@ pub struct TrainArgs {
     mail: LabeledMailArgs,
     #[command(flatten)]
     model: ModelArgs,
-    /// The model whose verdicts count [default: the best by 3-fold cross-validation on the
-    /// training mail].
+    /// The model whose verdicts count, fusion included [default: the best by 3-fold
+    /// cross-validation on the training mail].
     #[arg(long, value_name = "NAME")]
     active: Option<String>,
 }
@@ -76,6 +76,7 @@ pub fn run(args: TrainArgs) -> anyhow::Result<ExitStatus> {
         filter
             .model_kinds()
             .iter()
+            .chain(filter.fusion().map(|_| &ModelKind::Fusion))
             .map(|k| k.name())
             .collect::<Vec<_>>()
             .join(","),
