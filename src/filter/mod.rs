@@ -4,13 +4,14 @@
 //! path uses (`learn`, spamd TELL, the daemon, `eval --online`), so they can never disagree
 //! about a message.
 //!
-//! The folder is the filter tier: `layout.rs` says how the filter lies in its model file
-//! (loading and saving), [`scorer`] scores with one model straight from the file's
+//! The folder is the filter tier: `active.rs` tells which models a filter holds and which one
+//! answers, `layout.rs` says how the filter lies in its model file (loading and saving), [`scorer`] scores with one model straight from the file's
 //! bytes (the pipe filter's fast path), [`shared`] is the filter shared by the long-running
 //! front ends, [`stamp`] inserts the X-Spam-* fields, [`learned`] keeps the record of learned
 //! messages, [`dump`] writes the whole learned state as text and rebuilds it, and [`update`]
 //! is the one way a model file changes in place.
 
+mod active;
 pub mod dump;
 mod layout;
 pub mod learned;
@@ -30,10 +31,10 @@ use crate::model_file::packed::Elements;
 use crate::models::auc::auc;
 use crate::models::fusion::Stack;
 use crate::models::{
-    Calibration, Classifier, FoldDecisions, Fusion, FusionParams, ModelKind, ModelParams,
-    TrainedModel,
+    Calibration, Classifier, FoldDecisions, Fusion, ModelKind, ModelParams, TrainedModel,
 };
 use crate::tokenize::{Token, Tokenized, Tokenizer, TokenizerConfig};
+use active::{resolve_active, split_fusion, with_fusion};
 use learned::{LearnedAs, LearnedMessages, digest};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -79,41 +80,6 @@ pub enum ActiveModel {
     /// messages (models fitted without calibration, which does not change a ranking; fusion
     /// scored on each fold by a fuser fitted on the other folds' held-out decisions).
     BestByCrossValidation,
-}
-
-/// The models fitted on tokens, and the fusion settings if fusion is among `models`.
-fn split_fusion(models: &[ModelParams]) -> Result<(Vec<ModelParams>, Option<FusionParams>)> {
-    let mut fusion = None;
-    let mut others = Vec::new();
-    for p in models {
-        match p {
-            ModelParams::Fusion(f) if fusion.is_none() => fusion = Some(*f),
-            ModelParams::Fusion(_) => return Err(Error::Config("fusion is listed twice".into())),
-            other => others.push(*other),
-        }
-    }
-    Ok((others, fusion))
-}
-
-/// The active model: `active` if fixed and among `available`, else the first of `preferred`
-/// that is available, else the first available. Fails on a fixed model not available.
-fn resolve_active(
-    active: Option<ActiveModel>,
-    available: &[ModelKind],
-    preferred: &[ModelKind],
-) -> Result<ModelKind> {
-    match active {
-        Some(ActiveModel::Fixed(kind)) if available.contains(&kind) => Ok(kind),
-        Some(ActiveModel::Fixed(kind)) => Err(Error::Config(format!(
-            "active model {kind} is not among the models"
-        ))),
-        _ => preferred
-            .iter()
-            .find(|k| available.contains(k))
-            .or(available.first())
-            .copied()
-            .ok_or_else(|| Error::Config("no model to train".into())),
-    }
 }
 
 /// One message's result.
@@ -177,15 +143,6 @@ impl Classification {
             tokens,
         }
     }
-}
-
-/// `kinds`, then fusion if `fused`: the verdicts a filter can give.
-fn with_fusion(kinds: &[ModelKind], fused: bool) -> Vec<ModelKind> {
-    let mut all = kinds.to_vec();
-    if fused {
-        all.push(ModelKind::Fusion);
-    }
-    all
 }
 
 /// A message's count vector over a vocabulary, and how many tokens it yielded.
