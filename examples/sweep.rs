@@ -15,7 +15,9 @@
 //! SVM_C, SVM_SQUARED, LR_C, LR_TOL, FUSION_SQUASH (clip|log), FUSION_CLIP, FUSION_RATE,
 //! FUSION_C, FUSION_NORMALIZE;
 //! ONLINE=1 runs the TREC online protocol instead (`eval --online`), in a random
-//! order seeded by SEED (default 7), and SEED also seeds the folds (default 42).
+//! order seeded by SEED (default 7), or in the order of the TREC index INDEX if given, and
+//! prints each model's learning curve ((1-AUC)% over each successive 1,000 messages); SEED
+//! also seeds the folds (default 42).
 
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
@@ -39,9 +41,13 @@ fn flag(name: &str, default: bool) -> bool {
 
 fn main() {
     let dir = Path::new("corpus/spamassassin");
-    let corpus = LabeledCorpus::read(&[dir.join("spam")], &[dir.join("ham")], |e| {
-        eprintln!("{e}")
-    })
+    let index = std::env::var_os("INDEX");
+    let corpus = match &index {
+        Some(index) => LabeledCorpus::read_trec(Path::new(index), |e| eprintln!("{e}")),
+        None => LabeledCorpus::read(&[dir.join("spam")], &[dir.join("ham")], |e| {
+            eprintln!("{e}")
+        }),
+    }
     .expect("run corpus/fetch-spamassassin.sh first");
     let d = TokenizerConfig::default();
     let config = TokenizerConfig {
@@ -127,7 +133,9 @@ fn main() {
     let results = if flag("ONLINE", false) {
         // A seeded random order, as `eval --online` without an index.
         let mut order: Vec<usize> = (0..tokens.len()).collect();
-        order.shuffle(&mut rand_chacha::ChaCha8Rng::seed_from_u64(var("SEED", 7)));
+        if index.is_none() {
+            order.shuffle(&mut rand_chacha::ChaCha8Rng::seed_from_u64(var("SEED", 7)));
+        }
         let tokens: Vec<_> = order.iter().map(|&i| tokens[i].clone()).collect();
         let labels: Vec<_> = order.iter().map(|&i| labels[i]).collect();
         online::run(&models, &config, &tokens, &labels).expect("online")
@@ -155,5 +163,16 @@ fn main() {
             mean(&|r| Confusion::at(&r.p_spam, &r.labels, 0.5).lam_pct()),
             mean(&|r| r.train_seconds)
         );
+        if let [r] = &folds[..] {
+            let curve: Vec<String> = (0..r.labels.len())
+                .step_by(1000)
+                .map(|from| {
+                    let to = (from + 1000).min(r.labels.len());
+                    let area = auc(&r.decisions[from..to], &r.labels[from..to]);
+                    format!("{:.3}", 100.0 * (1.0 - area))
+                })
+                .collect();
+            println!("{:<20} per 1,000: {}", "", curve.join(" "));
+        }
     }
 }
