@@ -17,8 +17,12 @@
 //! Variables: RECEIVED, ALL_HEADERS, HEADER_NAMES, HTML_TAGS, BIGRAMS, CHAR4, MIN_DF, FOLDS,
 //! NB_ALPHA, BNB_MAX_FEATURES, MNB_WEIGHTING (binary|counts|logtf|tfidf), MNB_L2, COMPLEMENT,
 //! SVM_C, SVM_SQUARED, LR_C, LR_TOL; the Naive Bayes scoring (`NbScoring`): NB_STRENGTH,
-//! NB_CAP, NB_MIN_WEIGHT, NB_MAX_TOKENS, NB_SCALE (sum|sqrt|mean); ONLINE, SEED, MODELS (nb:
-//! only the two Naive Bayes models).
+//! NB_CAP, NB_MIN_WEIGHT, NB_MAX_TOKENS, NB_SCALE (sum|sqrt|mean); the fusion: FUSION_SQUASH
+//! (clip|log), FUSION_CLIP, FUSION_RATE, FUSION_C, FUSION_NORMALIZE; MODELS (nb: only the two
+//! Naive Bayes models). ONLINE=1 runs the TREC online protocol instead (`eval --online`), in a
+//! random order seeded by SEED (default 7), or in the order of the TREC index INDEX if given,
+//! and prints each model's learning curve ((1-AUC)% over each successive 1,000 messages); SEED
+//! also seeds the folds (default 42).
 
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
@@ -42,13 +46,17 @@ fn flag(name: &str, default: bool) -> bool {
 
 fn main() {
     let dir = Path::new("corpus/spamassassin");
-    let mut corpus = LabeledCorpus::read(&[dir.join("spam")], &[dir.join("ham")], |e| {
-        eprintln!("{e}")
-    })
+    let index = std::env::var_os("INDEX");
+    let mut corpus = match &index {
+        Some(index) => LabeledCorpus::read_trec(Path::new(index), |e| eprintln!("{e}")),
+        None => LabeledCorpus::read(&[dir.join("spam")], &[dir.join("ham")], |e| {
+            eprintln!("{e}")
+        }),
+    }
     .expect("run corpus/fetch-spamassassin.sh first");
     let online = flag("ONLINE", false);
     let seed = var("SEED", if online { 7 } else { 42 });
-    if online {
+    if online && index.is_none() {
         corpus
             .messages
             .shuffle(&mut rand_chacha::ChaCha8Rng::seed_from_u64(seed));
@@ -65,11 +73,12 @@ fn main() {
     };
     let mail = TokenizedMail::of(&corpus, &config);
 
-    let (bnb, mnb, svm, lr) = (
+    let (bnb, mnb, svm, lr, fusion) = (
         BernoulliNbParams::default(),
         MultinomialNbParams::default(),
         LinearSvmParams::default(),
         LogisticRegressionParams::default(),
+        FusionParams::default(),
     );
     let weighting = match std::env::var("MNB_WEIGHTING").as_deref() {
         Ok("counts") => Weighting::Counts,
@@ -125,6 +134,17 @@ fn main() {
             tol: var("LR_TOL", lr.tol),
             ..lr
         }),
+        ModelParams::Fusion(FusionParams {
+            squash: match std::env::var("FUSION_SQUASH").as_deref() {
+                Ok("clip") => Squash::Clip,
+                Ok("log") => Squash::Log,
+                _ => fusion.squash,
+            },
+            clip: var("FUSION_CLIP", fusion.clip),
+            normalize: flag("FUSION_NORMALIZE", fusion.normalize),
+            online_rate: var("FUSION_RATE", fusion.online_rate),
+            c: var("FUSION_C", fusion.c),
+        }),
     ];
     if std::env::var("MODELS").as_deref() == Ok("nb") {
         models.truncate(2);
@@ -160,5 +180,16 @@ fn main() {
             mean(&|r| spam_miss_at_ham_pct(&r.decisions, &r.labels, 0.1)),
             mean(&|r| r.train_seconds)
         );
+        if let [r] = &folds[..] {
+            let curve: Vec<String> = (0..r.labels.len())
+                .step_by(1000)
+                .map(|from| {
+                    let to = (from + 1000).min(r.labels.len());
+                    let area = auc(&r.decisions[from..to], &r.labels[from..to]);
+                    format!("{:.3}", 100.0 * (1.0 - area))
+                })
+                .collect();
+            println!("{:<20} per 1,000: {}", "", curve.join(" "));
+        }
     }
 }

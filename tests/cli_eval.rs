@@ -31,7 +31,8 @@ fn json_report_has_every_model_and_sane_values() {
             "bernoulli-nb",
             "multinomial-nb",
             "linear-svm",
-            "logistic-regression"
+            "logistic-regression",
+            "fusion"
         ]
     );
     for m in models {
@@ -145,7 +146,7 @@ fn online_protocol_over_a_trec_index_and_over_a_seeded_order() {
         (Some(104), Some(100))
     );
     let models = report["models"].as_array().unwrap();
-    assert_eq!(models.len(), 4);
+    assert_eq!(models.len(), 5);
     for m in models {
         let auc = m["auc"].as_f64().unwrap();
         // Learning from nothing, on 204 messages: well above chance, below cross-validation.

@@ -1,5 +1,6 @@
 //! The pipe filter's scorer, which borrows its arrays from the model file, must agree exactly
-//! with the fully loaded filter for every model: same verdicts, scores and explanations.
+//! with the fully loaded filter for every model and their fusion: same verdicts, scores and
+//! explanations.
 
 use crate::util::{sample_files, trained_model};
 use spamsort::SpamFilter;
@@ -7,14 +8,14 @@ use spamsort::filter::scorer::ScorerFile;
 use spamsort::models::ModelKind;
 
 #[test]
-fn scorer_agrees_with_the_loaded_filter_for_every_model() {
+fn scorer_agrees_with_the_loaded_filter_for_every_model_and_fusion() {
     let filter = SpamFilter::load(trained_model()).unwrap();
     let messages: Vec<Vec<u8>> = sample_files()
         .iter()
         .map(|p| std::fs::read(p).unwrap())
         .chain([b"".to_vec(), b"Subject: only a header".to_vec()])
         .collect();
-    for kind in ModelKind::ALL {
+    for kind in ModelKind::WITH_FUSION {
         let file = ScorerFile::open(trained_model(), Some(kind)).unwrap();
         let scorer = file.scorer().unwrap();
         assert_eq!(scorer.model(), kind);
@@ -60,7 +61,7 @@ fn scorer_agrees_exactly_with_the_filter_that_learned_new_tokens_before_saving()
         .save(&spamsort::model_file::lock_for_update(&path).unwrap())
         .unwrap();
     let loaded = SpamFilter::load(&path).unwrap();
-    for kind in ModelKind::ALL {
+    for kind in ModelKind::WITH_FUSION {
         let file = ScorerFile::open(&path, Some(kind)).unwrap();
         let scorer = file.scorer().unwrap();
         for m in [&new[..], b"Subject: frobnicated\n\nquux\n"] {

@@ -14,6 +14,7 @@ mod corpus_readers;
 mod daemon;
 mod dovecot;
 mod dump_restore;
+mod fusion;
 mod learning;
 mod line_endings;
 mod model_file;

@@ -65,11 +65,11 @@ pub fn waiting(path: &Path) -> impl FnOnce() + '_ {
     }
 }
 
-/// Parses a model name on the command line: the names are [`ModelKind::ALL`]'s, so a new kind
-/// needs no edit here, and `--help`, completions and usage errors list them.
+/// Parses a model name on the command line: the names are [`ModelKind::WITH_FUSION`]'s, so a
+/// new kind needs no edit here, and `--help`, completions and usage errors list them.
 pub fn model_kind() -> impl clap::builder::TypedValueParser<Value = ModelKind> {
     use clap::builder::TypedValueParser;
-    clap::builder::PossibleValuesParser::new(ModelKind::ALL.map(ModelKind::name))
+    clap::builder::PossibleValuesParser::new(ModelKind::WITH_FUSION.map(ModelKind::name))
         .try_map(|name| name.parse::<ModelKind>())
 }
 
@@ -154,7 +154,9 @@ pub struct LabeledMailArgs {
     /// Mailboxes of ham (wanted mail); repeatable; needed.
     #[arg(long, value_name = "PATH", num_args = 1..)]
     pub ham: Vec<PathBuf>,
-    /// Models, comma-separated [default: all].
+    /// Models, comma-separated [default: all four and their fusion:
+    /// bernoulli-nb,multinomial-nb,linear-svm,logistic-regression,fusion]. Fusion stacks the
+    /// others and needs two of them.
     #[arg(long, value_delimiter = ',', value_name = "LIST", value_parser = model_kind())]
     pub models: Vec<ModelKind>,
     /// Drop tokens seen in fewer training messages than this.
@@ -163,12 +165,20 @@ pub struct LabeledMailArgs {
 }
 
 impl LabeledMailArgs {
-    /// The models named by `--models` (all if none).
-    pub fn kinds(&self) -> Vec<ModelKind> {
+    /// The models named by `--models` (all four and fusion if none), checked before any I/O.
+    pub fn kinds(&self) -> anyhow::Result<Vec<ModelKind>> {
         if self.models.is_empty() {
-            return ModelKind::ALL.to_vec();
+            return Ok(ModelKind::WITH_FUSION.to_vec());
         }
-        self.models.clone()
+        let kinds = self.models.clone();
+        if kinds.contains(&ModelKind::Fusion) {
+            let others = kinds.iter().filter(|&&k| k != ModelKind::Fusion).count();
+            anyhow::ensure!(
+                others >= 2 && others + 1 == kinds.len(),
+                "--models: fusion (once) needs at least two other models to stack"
+            );
+        }
+        Ok(kinds)
     }
 
     /// Reads the mail; unreadable messages are reported and skipped (and counted).

@@ -55,7 +55,7 @@ enum Format {
 }
 
 pub fn run(args: EvalArgs) -> anyhow::Result<ExitStatus> {
-    let kinds = args.mail.kinds();
+    let kinds = args.mail.kinds()?;
     let models: Vec<ModelParams> = kinds.iter().map(|&k| ModelParams::default_for(k)).collect();
     let tokenizer = TokenizerConfig::default();
     let (results, report) = match &args.online {

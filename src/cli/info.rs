@@ -116,6 +116,20 @@ pub fn run(args: InfoArgs) -> anyhow::Result<ExitStatus> {
     )?;
     let kinds: Vec<&str> = filter.model_kinds().iter().map(|k| k.name()).collect();
     writeln!(out, "models:          {}", kinds.join(", "))?;
+    if let Some(f) = filter.fusion() {
+        let weights: Vec<String> = f
+            .models()
+            .iter()
+            .zip(f.weights())
+            .map(|(k, w)| format!("{k} {w:.3}"))
+            .collect();
+        writeln!(
+            out,
+            "fusion:          {}, bias {:.3}",
+            weights.join(", "),
+            f.bias()
+        )?;
+    }
     writeln!(out, "active model:    {}", filter.active())?;
     writeln!(
         out,

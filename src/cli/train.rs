@@ -17,15 +17,15 @@ pub struct TrainArgs {
     mail: LabeledMailArgs,
     #[command(flatten)]
     model: ModelArgs,
-    /// The model whose verdicts count [default: the best by 3-fold cross-validation on the
-    /// training mail].
+    /// The model whose verdicts count, fusion included [default: the best by 3-fold
+    /// cross-validation on the training mail].
     #[arg(long, value_name = "NAME", value_parser = super::args::model_kind())]
     active: Option<ModelKind>,
 }
 
 pub fn run(args: TrainArgs) -> anyhow::Result<ExitStatus> {
     let model_path = args.model.path(&args.model.config()?)?;
-    let models = args.mail.kinds();
+    let models = args.mail.kinds()?;
     let active = args.active;
     if let Some(kind) = active.filter(|k| !models.contains(k)) {
         anyhow::bail!("--active {kind} is not among --models");
@@ -72,6 +72,7 @@ pub fn run(args: TrainArgs) -> anyhow::Result<ExitStatus> {
         filter
             .model_kinds()
             .iter()
+            .chain(filter.fusion().map(|_| &ModelKind::Fusion))
             .map(|k| k.name())
             .collect::<Vec<_>>()
             .join(","),

@@ -14,7 +14,8 @@ use crate::corpus::LabeledCorpus;
 use crate::error::Result;
 use crate::features::{Dataset, VocabularyParams, stratified_folds, training_indices};
 use crate::label::{Label, SpamScore};
-use crate::models::{Classifier, ModelKind, ModelParams};
+use crate::models::fusion::Stack;
+use crate::models::{Calibration, Classifier, ModelKind, ModelParams};
 use crate::tokenize::{Token, Tokenizer, TokenizerConfig};
 use rayon::prelude::*;
 use std::time::Instant;
@@ -63,7 +64,9 @@ pub struct CrossValidation {
     pub seed: u64,
     /// Vocabulary settings, applied to each training fold.
     pub vocabulary: VocabularyParams,
-    /// The models to compare (each fitted with its Platt scaling where it needs one).
+    /// The models to compare (each fitted with its Platt scaling where it needs one). Fusion
+    /// stacks the others, fitted as `train` fits it: on their internal folds' held-out
+    /// decisions within the training fold.
     pub models: Vec<ModelParams>,
 }
 
@@ -80,12 +83,38 @@ pub struct FoldResult {
     pub p_spam: Vec<f64>,
     /// True labels of the held-out messages.
     pub labels: Vec<Label>,
-    /// Seconds to fit the model (calibration included; vocabulary excluded).
+    /// Seconds to fit the model (calibration included; vocabulary excluded); for fusion, to fit
+    /// the fuser on the other models' held-out decisions.
     pub train_seconds: f64,
     /// Seconds to classify the held-out messages as `spamsort classify` does, on one thread:
     /// parse and tokenize ([`TokenizedMail::tokenize_seconds`]), look the tokens up in the
     /// vocabulary and score them.
     pub classify_seconds: f64,
+}
+
+impl FoldResult {
+    /// The result of `model` on held-out messages from their decision values, P(spam) through
+    /// `calibration`; labels and timings are left for the caller to fill.
+    fn held_out(
+        fold: usize,
+        model: ModelKind,
+        decisions: Vec<f64>,
+        calibration: Calibration,
+    ) -> Self {
+        let p_spam = decisions
+            .iter()
+            .map(|&d| SpamScore::new(calibration.p_spam(d)).p_spam())
+            .collect();
+        FoldResult {
+            model,
+            fold,
+            decisions,
+            p_spam,
+            labels: Vec::new(),
+            train_seconds: 0.0,
+            classify_seconds: 0.0,
+        }
+    }
 }
 
 impl CrossValidation {
@@ -142,26 +171,51 @@ impl CrossValidation {
         let test_set = dataset(test);
         let tokenize_seconds: f64 = test.iter().map(|&i| mail.tokenize_seconds[i]).sum();
         let read_seconds = tokenize_seconds + started.elapsed().as_secs_f64();
+        let fusion = self.models.iter().find_map(|p| match p {
+            ModelParams::Fusion(f) => Some(*f),
+            _ => None,
+        });
         let mut results = Vec::new();
-        for params in &self.models {
+        // The fitted models with their internal folds' held-out decisions, kept for fusion.
+        let mut fitted = Vec::new();
+        for params in self.models.iter().filter(|p| p.kind() != ModelKind::Fusion) {
             let started = Instant::now();
-            let model = params.fit(&train_set, self.seed)?;
+            let (model, folds) = params.fit_with_folds(&train_set, self.seed, fusion.is_some())?;
             let train_seconds = started.elapsed().as_secs_f64();
             let started = Instant::now();
-            let decisions: Vec<f64> = test_set.rows.iter().map(|x| model.decision(x)).collect();
-            let p_spam: Vec<f64> = decisions
+            let decisions = test_set.rows.iter().map(|x| model.decision(x)).collect();
+            let mut r = FoldResult::held_out(k, params.kind(), decisions, model.calibration);
+            (r.labels, r.train_seconds) = (test_set.labels.clone(), train_seconds);
+            r.classify_seconds = read_seconds + started.elapsed().as_secs_f64();
+            results.push(r);
+            fitted.push((model, folds));
+        }
+        if let Some(params) = fusion {
+            let started = Instant::now();
+            let fuser = params.fit_stack(&Stack::of_fitted(&fitted)?)?;
+            let train_seconds = started.elapsed().as_secs_f64();
+            let started = Instant::now();
+            let decisions = test_set
+                .rows
                 .iter()
-                .map(|&d| SpamScore::new(model.calibration.p_spam(d)).p_spam())
+                .map(|x| {
+                    let log_odds: Vec<f64> = fitted
+                        .iter()
+                        .map(|(m, _)| m.calibration.log_odds(m.decision(x)))
+                        .collect();
+                    fuser.decision(&log_odds)
+                })
                 .collect();
-            results.push(FoldResult {
-                model: params.kind(),
-                fold: k,
-                decisions,
-                p_spam,
-                labels: test_set.labels.clone(),
-                train_seconds,
-                classify_seconds: read_seconds + started.elapsed().as_secs_f64(),
-            });
+            let mut r =
+                FoldResult::held_out(k, ModelKind::Fusion, decisions, Calibration::IDENTITY);
+            (r.labels, r.train_seconds) = (test_set.labels.clone(), train_seconds);
+            r.classify_seconds = read_seconds + started.elapsed().as_secs_f64();
+            // In the order the models were asked for.
+            let before = self
+                .models
+                .iter()
+                .take_while(|p| p.kind() != ModelKind::Fusion);
+            results.insert(before.count(), r);
         }
         Ok(results)
     }

@@ -1,8 +1,9 @@
 //! The TREC spam track's immediate-feedback protocol (Cormack and Lynam 2005): messages are
 //! taken in order; each is first classified by a filter that has learned every earlier message
 //! and nothing else, then learned with its true label. This is [`SpamFilter`] itself, the code
-//! every user's `learn` runs: each model starts as [`SpamFilter::empty`] and for each message
-//! [`SpamFilter::classify_tokens`] then [`SpamFilter::learn_tokens`], so the vocabulary grows
+//! every user's `learn` runs: one filter holding every model (and their fusion, if asked for)
+//! starts as [`SpamFilter::empty`] and for each message [`SpamFilter::classify_tokens`] with
+//! each model, then [`SpamFilter::learn_tokens`], so the vocabulary grows
 //! as messages are learned (a message is scored on the tokens seen before it), a message seen
 //! before with the same label is not learned twice, and the figures are what a user gets. No
 //! model learned from nothing has Platt calibration: P(spam) is the logistic of the decision
@@ -10,16 +11,17 @@
 
 use super::{FoldResult, TokenizedMail};
 use crate::error::Result;
-use crate::filter::{ActiveModel, SpamFilter, TrainParams};
-use crate::models::ModelParams;
+use crate::filter::{SpamFilter, TrainParams};
+use crate::models::{ModelKind, ModelParams};
 use crate::tokenize::TokenizerConfig;
-use rayon::prelude::*;
 use std::time::Instant;
 
-/// Runs the protocol over messages in the given order for every model (each in its own
-/// filter, models in parallel; the result does not depend on the thread count), with the
-/// filters' tokenizer settings `tokenizer` (the messages were tokenized with them). Each result
-/// covers all messages, as one "fold" numbered 0: `train_seconds` is the time spent learning,
+/// Runs the protocol over messages in the given order with one filter holding `models` (as a
+/// user's does: the models learn from the same messages alone, so each model's figures are
+/// those of a filter holding only it), with the filter's tokenizer settings `tokenizer` (the
+/// messages were tokenized with them). One result per model, in the order of `models`, each
+/// covering all messages as one "fold" numbered 0: `classify_seconds` is the model's own
+/// classifying time, `train_seconds` the filter's learning time (all its models together),
 /// summed over messages. Fails on invalid model parameters.
 pub fn run(
     models: &[ModelParams],
@@ -27,43 +29,45 @@ pub fn run(
     mail: &TokenizedMail,
 ) -> Result<Vec<FoldResult>> {
     let labels = &mail.labels;
-    models
-        .par_iter()
-        .map(|params| {
-            let kind = params.kind();
-            let mut filter = SpamFilter::empty(&TrainParams {
-                tokenizer: tokenizer.clone(),
-                models: vec![*params],
-                active: Some(ActiveModel::Fixed(kind)),
-                ..TrainParams::default()
-            })?;
-            let (mut learn_seconds, mut classify_seconds) = (0.0, 0.0);
-            let (mut decisions, mut p_spam) = (Vec::new(), Vec::new());
-            for ((message, &label), tokenized) in
-                mail.tokens.iter().zip(labels).zip(&mail.tokenize_seconds)
-            {
-                let started = Instant::now();
-                let c = filter
-                    .classify_tokens(message, kind)
-                    .expect("the filter holds this model");
-                decisions.push(c.decision);
-                p_spam.push(c.score.p_spam());
-                classify_seconds += tokenized + started.elapsed().as_secs_f64();
-                let started = Instant::now();
-                filter.learn_tokens(message, label)?;
-                learn_seconds += started.elapsed().as_secs_f64();
-            }
-            Ok(FoldResult {
-                model: kind,
-                fold: 0,
-                p_spam,
-                decisions,
-                labels: labels.clone(),
-                train_seconds: learn_seconds,
-                classify_seconds,
-            })
+    let mut filter = SpamFilter::empty(&TrainParams {
+        tokenizer: tokenizer.clone(),
+        models: models.to_vec(),
+        active: None,
+        ..TrainParams::default()
+    })?;
+    let kinds: Vec<ModelKind> = models.iter().map(ModelParams::kind).collect();
+    let mut results: Vec<FoldResult> = kinds
+        .iter()
+        .map(|&model| FoldResult {
+            model,
+            fold: 0,
+            p_spam: Vec::with_capacity(labels.len()),
+            decisions: Vec::with_capacity(labels.len()),
+            labels: labels.to_vec(),
+            train_seconds: 0.0,
+            classify_seconds: 0.0,
         })
-        .collect()
+        .collect();
+    let mut learn_seconds = 0.0;
+    for ((message, &label), tokenized) in mail.tokens.iter().zip(labels).zip(&mail.tokenize_seconds)
+    {
+        for r in &mut results {
+            let started = Instant::now();
+            let c = filter
+                .classify_tokens(message, r.model)
+                .expect("the filter holds every model asked for");
+            r.decisions.push(c.decision);
+            r.p_spam.push(c.score.p_spam());
+            r.classify_seconds += tokenized + started.elapsed().as_secs_f64();
+        }
+        let started = Instant::now();
+        filter.learn_tokens(message, label)?;
+        learn_seconds += started.elapsed().as_secs_f64();
+    }
+    for r in &mut results {
+        r.train_seconds = learn_seconds;
+    }
+    Ok(results)
 }
 
 #[cfg(test)]
@@ -77,22 +81,26 @@ mod tests {
         s.split_whitespace().map(String::from).collect()
     }
 
+    /// The messages `texts` (words split at spaces) with `labels`, untimed.
+    fn mail(texts: &[&str], labels: &[Label]) -> TokenizedMail {
+        TokenizedMail {
+            tokens: texts.iter().map(|t| toks(t)).collect(),
+            labels: labels.to_vec(),
+            tokenize_seconds: vec![0.0; texts.len()],
+        }
+    }
+
     #[test]
     fn each_message_is_scored_before_it_is_learned() {
-        let tokens: Vec<Vec<Token>> = ["a b", "c d b", "a b g", "c d h", "a b e", "c d f"]
-            .into_iter()
-            .map(toks)
-            .collect();
         let labels = [Label::Spam, Label::Ham].repeat(3);
-        let params: Vec<ModelParams> = ModelKind::ALL
+        let mail = mail(
+            &["a b", "c d b", "a b g", "c d h", "a b e", "c d f"],
+            &labels,
+        );
+        let params: Vec<ModelParams> = ModelKind::WITH_FUSION
             .iter()
             .map(|&k| ModelParams::default_for(k))
             .collect();
-        let mail = TokenizedMail {
-            tokenize_seconds: vec![0.0; tokens.len()],
-            tokens,
-            labels: labels.clone(),
-        };
         for r in run(&params, &TokenizerConfig::default(), &mail).unwrap() {
             // Nothing learned yet: the first message is a coin toss for every model.
             assert_eq!(r.decisions[0], 0.0, "{}", r.model);
@@ -103,6 +111,30 @@ mod tests {
             assert!(r.decisions[5] < 0.0, "{}: {:?}", r.model, r.decisions);
             assert_eq!(r.labels, labels);
             assert_eq!(r.p_spam.len(), 6);
+        }
+    }
+
+    #[test]
+    fn each_models_figures_are_those_of_a_filter_holding_it_alone() {
+        let labels = [Label::Spam, Label::Ham].repeat(4)[..7].to_vec();
+        let mail = mail(
+            &["a b", "c d b", "a b g", "c d h", "a b e", "c d f", "a b"],
+            &labels,
+        );
+        let params: Vec<ModelParams> = ModelKind::WITH_FUSION
+            .iter()
+            .map(|&k| ModelParams::default_for(k))
+            .collect();
+        let together = run(&params, &TokenizerConfig::default(), &mail).unwrap();
+        assert_eq!(together.len(), 5);
+        for (p, r) in params.iter().zip(&together) {
+            assert_eq!(r.model, p.kind());
+            if p.kind() == ModelKind::Fusion {
+                continue;
+            }
+            let alone = run(&[*p], &TokenizerConfig::default(), &mail).unwrap();
+            assert_eq!(alone[0].decisions, r.decisions, "{}", r.model);
+            assert_eq!(alone[0].p_spam, r.p_spam, "{}", r.model);
         }
     }
 }

@@ -7,7 +7,7 @@
 //! UTF-8 text, one record per line (`\n`), each line a keyword, one space, then its fields:
 //! ```text
 //! spamsort-dump 1
-//! settings {"tokenizer":{..},"active":"MultinomialNb","thresholds":{..},"summary":{..},"trained_features":N,"max_model_bytes":N}
+//! settings {"tokenizer":{..},"active":"MultinomialNb","thresholds":{..},"summary":{..},"trained_features":N,"max_model_bytes":N,"fusion":{..}}
 //! docs HAM SPAM CLOCK
 //! token DF_HAM DF_SPAM LAST_SEEN "TOKEN"
 //! model {"calibration":{..},"model":{..}}
@@ -15,8 +15,9 @@
 //! end TOKENS MODELS LEARNED
 //! ```
 //! - `settings`: one JSON object, the tokenizer settings, active model, verdict thresholds,
-//!   training summary, the vocabulary's size after `train` and the file-size limit that pruning
-//!   keeps (serde's names, so every setting is written without a hand-written list).
+//!   training summary, the vocabulary's size after `train`, the file-size limit that pruning
+//!   keeps and the fuser (`null` without one; a dump without the field has none) (serde's
+//!   names, so every setting is written without a hand-written list).
 //! - `docs`: messages per class counted in the vocabulary, ham first, then the number of the
 //!   newest message learned (the clock pruning's "not seen since" counts on).
 //! - `token`: one line per token in id order (the order the models' per-feature arrays use):
@@ -37,7 +38,7 @@ use crate::features::Vocabulary;
 use crate::filter::learned::{LearnedAs, LearnedMessages};
 use crate::filter::{SpamFilter, TrainingSummary};
 use crate::label::{Label, Thresholds};
-use crate::models::{ModelKind, TrainedModel};
+use crate::models::{Fusion, ModelKind, TrainedModel};
 use crate::tokenize::TokenizerConfig;
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, Write};
@@ -74,6 +75,8 @@ struct Settings {
     summary: TrainingSummary,
     trained_features: u64,
     max_model_bytes: u64,
+    #[serde(default)]
+    fusion: Option<Fusion>,
 }
 
 /// Writes `filter`'s whole state as a dump (see the module doc). Each model's cached decision
@@ -92,6 +95,7 @@ pub fn write_dump(filter: &mut SpamFilter, out: &mut impl Write) -> Result<(), D
         summary: f.summary.clone(),
         trained_features: f.trained_features,
         max_model_bytes: f.max_model_bytes,
+        fusion: f.fusion.clone(),
     };
     writeln!(out, "settings {}", json(&settings)?)?;
     let v = &f.vocabulary;
@@ -261,7 +265,11 @@ pub fn read_dump(input: &mut impl BufRead) -> Result<SpamFilter, DumpError> {
     let settings = settings.ok_or_else(|| DumpError::Invalid("no settings line".into()))?;
     let vocabulary = Vocabulary::from_tokens(tokens, docs, clock).map_err(DumpError::Invalid)?;
     let kinds: Vec<ModelKind> = models.iter().map(|m| m.model.kind()).collect();
-    if !kinds.contains(&settings.active) {
+    if let Some(f) = &settings.fusion {
+        f.validate(&kinds).map_err(DumpError::Invalid)?;
+    }
+    let fused = settings.fusion.is_some() && settings.active == ModelKind::Fusion;
+    if !kinds.contains(&settings.active) && !fused {
         return Err(DumpError::Invalid(format!(
             "the active model {} is not among the models",
             settings.active
@@ -271,6 +279,7 @@ pub fn read_dump(input: &mut impl BufRead) -> Result<SpamFilter, DumpError> {
         tokenizer: settings.tokenizer,
         vocabulary,
         models,
+        fusion: settings.fusion,
         active: settings.active,
         thresholds: settings.thresholds,
         summary: settings.summary,

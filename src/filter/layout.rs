@@ -7,7 +7,7 @@
 //! checks it all before it is trusted and applies the journal; saving writes the whole state
 //! with an empty journal, pruning first if the file would be over its size limit.
 //!
-//! A new section goes before the models (after [`LEARNED_SECTION`], moving
+//! The fuser, being small, is in the head. A new section goes before the models (after [`LEARNED_SECTION`], moving
 //! [`FIRST_MODEL_SECTION`] on), so the scorer's "model `i` is section `FIRST_MODEL_SECTION + i`"
 //! stays one constant.
 
@@ -16,7 +16,7 @@ use super::{SpamFilter, TrainingSummary};
 use crate::features::Vocabulary;
 use crate::label::Thresholds;
 use crate::model_file::{self, ModelFileError, ModelFileReader};
-use crate::models::{ModelKind, TrainedModel};
+use crate::models::{Fusion, ModelKind, TrainedModel};
 use crate::tokenize::TokenizerConfig;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -39,6 +39,8 @@ struct HeadRef<'a> {
     summary: &'a TrainingSummary,
     /// The model in each section from [`FIRST_MODEL_SECTION`], in order.
     kinds: Vec<ModelKind>,
+    /// The fusion of those models, if the filter has it (small: read by every scorer).
+    fusion: &'a Option<Fusion>,
     trained_features: u64,
     max_model_bytes: u64,
 }
@@ -51,6 +53,7 @@ pub(crate) struct Head {
     pub thresholds: Thresholds,
     pub summary: TrainingSummary,
     pub kinds: Vec<ModelKind>,
+    pub fusion: Option<Fusion>,
     pub trained_features: u64,
     pub max_model_bytes: u64,
 }
@@ -72,8 +75,13 @@ impl Head {
     /// sections.
     pub(crate) fn read(reader: &ModelFileReader) -> std::result::Result<Head, ModelFileError> {
         let head: Head = reader.read(0)?;
-        let sections = reader.sections();
-        if sections == head.kinds.len() + FIRST_MODEL_SECTION && head.kinds.contains(&head.active) {
+        if let Some(f) = &head.fusion {
+            f.validate(&head.kinds)
+                .map_err(|reason| ModelFileError::invalid(reader.path(), reason))?;
+        }
+        let active_held = head.kinds.contains(&head.active)
+            || (head.active == ModelKind::Fusion && head.fusion.is_some());
+        if reader.sections() == head.kinds.len() + FIRST_MODEL_SECTION && active_held {
             Ok(head)
         } else {
             Err(ModelFileError::invalid(
@@ -96,9 +104,9 @@ impl SpamFilter {
         SpamFilter::read(&ModelFileReader::open(path)?, None)
     }
 
-    /// [`SpamFilter::load`] from an open file; with `only`, of that model alone (made the
-    /// active one) and without the record of learned messages, for a scorer that needs the
-    /// journal applied.
+    /// [`SpamFilter::load`] from an open file; with `only`, of that model alone (for fusion:
+    /// the fuser and the models it stacks), made the active one, and without the record of
+    /// learned messages, for a scorer that needs the journal applied.
     pub(crate) fn read(
         reader: &ModelFileReader,
         only: Option<ModelKind>,
@@ -118,9 +126,18 @@ impl SpamFilter {
             Some(_) => LearnedMessages::default(),
             None => reader.read(LEARNED_SECTION)?,
         };
+        let fusion = match only {
+            Some(kind) if kind != ModelKind::Fusion => None,
+            _ => head.fusion,
+        };
+        let needed = |kind: ModelKind| match only {
+            None => true,
+            Some(ModelKind::Fusion) => fusion.as_ref().is_some_and(|f| f.models().contains(&kind)),
+            Some(only) => only == kind,
+        };
         let mut models = Vec::with_capacity(head.kinds.len());
         for (i, kind) in head.kinds.iter().enumerate() {
-            if only.is_some_and(|k| k != *kind) {
+            if !needed(*kind) {
                 continue;
             }
             let model: TrainedModel = reader.read(FIRST_MODEL_SECTION + i)?;
@@ -130,7 +147,7 @@ impl SpamFilter {
             models.push(model);
         }
         let active = match only {
-            Some(kind) if models.is_empty() => {
+            Some(kind) if models.is_empty() || (kind == ModelKind::Fusion && fusion.is_none()) => {
                 return Err(ModelFileError::invalid(
                     path,
                     format!("it holds no {kind} model"),
@@ -143,6 +160,7 @@ impl SpamFilter {
             tokenizer: head.tokenizer,
             vocabulary,
             models,
+            fusion,
             active,
             thresholds: head.thresholds,
             summary: head.summary,
@@ -192,6 +210,7 @@ impl SpamFilter {
             thresholds: self.thresholds,
             summary: &self.summary,
             kinds: self.model_kinds(),
+            fusion: &self.fusion,
         };
         let vocabulary = self.vocabulary.parts();
         let mut sections = vec![

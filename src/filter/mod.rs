@@ -4,9 +4,9 @@
 //! path uses (`learn`, spamd TELL, the daemon, `eval --online`), so they can never disagree
 //! about a message.
 //!
-//! The folder is the filter tier: `layout.rs` says how the filter lies in its model file
-//! (loading and saving), [`scorer`] scores with one model straight from the file's
-//! bytes (the pipe filter's fast path), [`shared`] is the filter shared by the long-running
+//! The folder is the filter tier: `active.rs` tells which models a filter holds and which one
+//! answers, `layout.rs` says how the filter lies in its model file (loading and saving),
+//! [`scorer`] scores with one model straight from the file's bytes (the pipe filter's fast path), [`shared`] is the filter shared by the long-running
 //! front ends, [`policy`] is the model, thresholds, score scale and header settings every
 //! front end applies the same way, [`stamp`] inserts the X-Spam-* fields, [`learned`] keeps the
 //! record of learned messages, [`store`] is the learned state's interface (and "learn once"
@@ -14,6 +14,7 @@
 //! whole learned state as text and rebuilds it, and [`update`] is the one way a model file is
 //! changed whole.
 
+mod active;
 pub mod dump;
 pub mod journal;
 mod layout;
@@ -34,8 +35,12 @@ use crate::features::{
 use crate::label::{Label, SpamScore, Thresholds, Verdict};
 use crate::model_file::packed::Elements;
 use crate::models::auc::auc;
-use crate::models::{Calibration, Classifier, FoldDecisions, ModelKind, ModelParams, TrainedModel};
+use crate::models::fusion::Stack;
+use crate::models::{
+    Calibration, Classifier, FoldDecisions, Fusion, ModelKind, ModelParams, TrainedModel,
+};
 use crate::tokenize::{Token, Tokenized, Tokenizer, TokenizerConfig};
+use active::{resolve_active, split_fusion, with_fusion};
 use learned::{LearnedAs, LearnedMessages, digest};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -48,10 +53,11 @@ pub struct TrainParams {
     pub tokenizer: TokenizerConfig,
     /// Vocabulary settings.
     pub vocabulary: VocabularyParams,
-    /// The models to fit (default: all four with their defaults).
+    /// The models to fit (default: all four and their fusion, with their defaults). Fusion
+    /// (at most once) stacks the others, at least two of them.
     pub models: Vec<ModelParams>,
-    /// How to pick the model whose verdicts count (default: linear-svm if fitted, else the
-    /// first).
+    /// How to pick the model whose verdicts count (default: fusion if among the models, else
+    /// linear-svm if fitted, else the first).
     pub active: Option<ActiveModel>,
     /// Seed for everything random in training.
     pub seed: u64,
@@ -62,7 +68,7 @@ impl Default for TrainParams {
         TrainParams {
             tokenizer: TokenizerConfig::default(),
             vocabulary: VocabularyParams::default(),
-            models: ModelKind::ALL
+            models: ModelKind::WITH_FUSION
                 .iter()
                 .map(|&k| ModelParams::default_for(k))
                 .collect(),
@@ -78,7 +84,8 @@ pub enum ActiveModel {
     /// This one.
     Fixed(ModelKind),
     /// The best mean ROC area over [`crate::models::INTERNAL_FOLDS`]-fold cross-validation on the training
-    /// messages (models fitted without calibration, which does not change a ranking).
+    /// messages (models fitted without calibration, which does not change a ranking; fusion
+    /// scored on each fold by a fuser fitted on the other folds' held-out decisions).
     BestByCrossValidation,
 }
 
@@ -100,6 +107,25 @@ pub struct Classification {
 }
 
 impl Classification {
+    /// The verdict of `fusion` on the stacked models' log-odds (in its models' order): its
+    /// decision value is the fused log-odds, P(spam) their logistic.
+    pub(crate) fn fused(
+        fusion: &Fusion,
+        log_odds: &[f64],
+        thresholds: Thresholds,
+        messages: [u64; 2],
+        tokens: usize,
+    ) -> Self {
+        Classification::new(
+            fusion.decision(log_odds),
+            Calibration::IDENTITY,
+            thresholds,
+            messages,
+            ModelKind::Fusion,
+            tokens,
+        )
+    }
+
     /// The verdict for a decision value. A filter that has not learned both classes (`messages`
     /// per class, ham first, has a 0) cannot tell them apart: its verdict is unsure.
     pub(crate) fn new(
@@ -225,6 +251,19 @@ pub struct Explanation {
 }
 
 impl Explanation {
+    /// Why `fusion` decides as it does: each stacked model's share of the fused log-odds,
+    /// named by the model.
+    pub(crate) fn fused(classification: Classification, fusion: &Fusion, log_odds: &[f64]) -> Self {
+        let shares = fusion.shares(log_odds).into_iter();
+        Explanation::new(
+            classification,
+            Calibration::IDENTITY,
+            fusion.bias(),
+            (0..).zip(shares).collect(),
+            |i| fusion.models()[i as usize].name(),
+        )
+    }
+
     /// Names and orders the per-feature contributions: largest magnitude first, ties by token.
     pub(crate) fn new<'v>(
         classification: Classification,
@@ -289,6 +328,8 @@ pub struct SpamFilter {
     pub(crate) tokenizer: TokenizerConfig,
     pub(crate) vocabulary: Vocabulary,
     pub(crate) models: Vec<TrainedModel>,
+    /// The fusion of `models`, if it is among the filter's models.
+    pub(crate) fusion: Option<Fusion>,
     pub(crate) active: ModelKind,
     pub(crate) thresholds: Thresholds,
     pub(crate) summary: TrainingSummary,
@@ -304,31 +345,28 @@ impl SpamFilter {
     /// `params` (as `bogofilter -s` starts an empty database): every decision is 0 and every
     /// verdict unsure until it has learned a message of each class. No model has Platt
     /// calibration, so P(spam) is the logistic of the decision value. The active model is
-    /// `params.active` if fixed, else multinomial-nb if among the models (the best learning
-    /// from nothing: see the README), else the first. Fails on invalid model parameters.
+    /// `params.active` if fixed, else fusion if among the models, else multinomial-nb if among
+    /// them (the best learning from nothing: see the README), else the first. Fails on invalid
+    /// model parameters.
     pub fn empty(params: &TrainParams) -> Result<SpamFilter> {
-        let models: Vec<TrainedModel> = params
-            .models
+        let (others, fusion) = split_fusion(&params.models)?;
+        let models: Vec<TrainedModel> = others
             .iter()
             .map(ModelParams::empty)
             .collect::<Result<_>>()?;
         let kinds: Vec<ModelKind> = models.iter().map(|m| m.model.kind()).collect();
-        let active = match params.active {
-            Some(ActiveModel::Fixed(kind)) if kinds.contains(&kind) => kind,
-            Some(ActiveModel::Fixed(kind)) => {
-                return Err(Error::Config(format!(
-                    "active model {kind} is not among the models"
-                )));
-            }
-            _ if kinds.contains(&ModelKind::MultinomialNb) => ModelKind::MultinomialNb,
-            _ => *kinds
-                .first()
-                .ok_or_else(|| Error::Config("no model to learn".into()))?,
-        };
+        let fusion = fusion.map(|p| p.empty(&kinds)).transpose()?;
+        let available = with_fusion(&kinds, fusion.is_some());
+        let active = resolve_active(
+            params.active,
+            &available,
+            &[ModelKind::Fusion, ModelKind::MultinomialNb],
+        )?;
         Ok(SpamFilter {
             tokenizer: params.tokenizer.clone(),
             vocabulary: Vocabulary::default(),
             models,
+            fusion,
             active,
             thresholds: Thresholds::default(),
             summary: TrainingSummary::default(),
@@ -396,44 +434,55 @@ impl SpamFilter {
         // The tokens are the largest thing training holds: freed while the models are fitted.
         std::thread::spawn(move || drop(tokenized));
         // Choosing the active model by cross-validation uses the internal folds of Platt
-        // scaling (see `ModelParams::fit_with_folds`).
+        // scaling (see `ModelParams::fit_with_folds`); so does fitting the fuser, on decisions
+        // of models that did not see the message.
+        let (others, fusion_params) = split_fusion(&params.models)?;
         let select = matches!(params.active, Some(ActiveModel::BestByCrossValidation))
             && params.models.len() > 1;
-        let fitted: Vec<(TrainedModel, f64)> = params
-            .models
+        let keep_folds = select || fusion_params.is_some();
+        let fitted: Vec<(TrainedModel, Option<Vec<FoldDecisions>>)> = others
             .par_iter()
-            .map(|p| {
-                let (model, folds) = p.fit_with_folds(&data, params.seed, select)?;
-                Ok((model, folds.as_deref().map_or(0.0, mean_auc)))
-            })
+            .map(|p| p.fit_with_folds(&data, params.seed, keep_folds))
             .collect::<Result<_>>()?;
         let kinds: Vec<ModelKind> = fitted.iter().map(|(m, _)| m.model.kind()).collect();
-        let active = match params.active {
-            Some(ActiveModel::Fixed(kind)) if kinds.contains(&kind) => kind,
-            Some(ActiveModel::Fixed(kind)) => {
-                return Err(Error::Config(format!(
-                    "active model {kind} is not among the models trained"
-                )));
+        let mut scores: Vec<(ModelKind, f64)> = fitted
+            .iter()
+            .map(|(m, folds)| (m.model.kind(), folds.as_deref().map_or(0.0, mean_auc)))
+            .collect();
+        let fusion = match fusion_params {
+            Some(p) => {
+                let stack = Stack::of_fitted(&fitted)?;
+                if select {
+                    let folds = p.held_out_decisions(&stack)?;
+                    scores.push((ModelKind::Fusion, mean_auc(&folds)));
+                }
+                Some(p.fit_stack(&stack)?)
             }
+            None => None,
+        };
+        let available = with_fusion(&kinds, fusion.is_some());
+        let active = match params.active {
             Some(ActiveModel::BestByCrossValidation) if select => {
                 // The highest mean ROC area; ties go to the earlier model.
-                let mut best = &fitted[0];
-                for f in &fitted[1..] {
-                    if f.1 > best.1 {
-                        best = f;
+                let mut best = scores[0];
+                for &s in &scores[1..] {
+                    if s.1 > best.1 {
+                        best = s;
                     }
                 }
-                best.0.model.kind()
+                best.0
             }
-            _ if kinds.contains(&ModelKind::LinearSvm) => ModelKind::LinearSvm,
-            _ => *kinds
-                .first()
-                .ok_or_else(|| Error::Config("no model to train".into()))?,
+            active => resolve_active(
+                active,
+                &available,
+                &[ModelKind::Fusion, ModelKind::LinearSvm],
+            )?,
         };
         Ok(SpamFilter {
             tokenizer: params.tokenizer.clone(),
             vocabulary,
             models: fitted.into_iter().map(|(m, _)| m).collect(),
+            fusion,
             active,
             thresholds: Thresholds::default(),
             summary,
@@ -449,19 +498,31 @@ impl SpamFilter {
             .expect("the active model is always fitted")
     }
 
-    /// Classifies one raw message with the named model, if it was fitted.
+    /// Classifies one raw message with the named model (or fusion), if it was fitted.
     pub fn classify_with(&self, raw: &[u8], kind: ModelKind) -> Option<Classification> {
-        let model = self.model(kind)?;
+        if !self.has(kind) {
+            return None;
+        }
         let (x, tokens) = self.count_vector(raw);
-        Some(self.classify_vector(model, &x, tokens))
+        self.classify_vector(kind, &x, tokens)
     }
 
-    /// Classifies one tokenized message with the named model, if it was fitted (what
-    /// `eval --online` does before it learns the message).
+    /// Classifies one tokenized message with the named model (or fusion), if it was fitted
+    /// (what `eval --online` does before it learns the message).
     pub fn classify_tokens(&self, tokens: &[Token], kind: ModelKind) -> Option<Classification> {
-        let model = self.model(kind)?;
+        if !self.has(kind) {
+            return None;
+        }
         let x = self.vocabulary.vectorize(tokens);
-        Some(self.classify_vector(model, &x, tokens.len()))
+        self.classify_vector(kind, &x, tokens.len())
+    }
+
+    /// True if the filter holds the named model (or fusion).
+    pub fn has(&self, kind: ModelKind) -> bool {
+        match kind {
+            ModelKind::Fusion => self.fusion.is_some(),
+            kind => self.model(kind).is_some(),
+        }
     }
 
     /// The class with no message learned, if there is one: then every verdict is unsure.
@@ -476,32 +537,64 @@ impl SpamFilter {
         count_vector(&self.tokenizer, self.vocabulary.tokens(), raw)
     }
 
-    /// The verdict of `model` on a count vector; the decision value is computed once.
+    /// The verdict of the named model (or fusion) on a count vector, if it was fitted; each
+    /// decision value is computed once.
     fn classify_vector(
         &self,
-        model: &TrainedModel,
+        kind: ModelKind,
         x: &SparseVector,
         tokens: usize,
-    ) -> Classification {
-        Classification::new(
+    ) -> Option<Classification> {
+        let (thresholds, messages) = (self.thresholds, self.summary.messages);
+        if kind == ModelKind::Fusion {
+            let fusion = self.fusion.as_ref()?;
+            let log_odds = self.fusion_inputs(fusion, x);
+            return Some(Classification::fused(
+                fusion, &log_odds, thresholds, messages, tokens,
+            ));
+        }
+        let model = self.model(kind)?;
+        Some(Classification::new(
             model.decision(x),
             model.calibration,
-            self.thresholds,
-            self.summary.messages,
-            model.model.kind(),
+            thresholds,
+            messages,
+            kind,
             tokens,
-        )
+        ))
+    }
+
+    /// The log-odds of each model `fusion` stacks, in its order (a loaded filter holds them
+    /// all: see `Fusion::validate`).
+    fn fusion_inputs(&self, fusion: &Fusion, x: &SparseVector) -> Vec<f64> {
+        fusion
+            .models()
+            .iter()
+            .map(|&k| {
+                self.model(k)
+                    .map_or(0.0, |m| m.calibration.log_odds(m.decision(x)))
+            })
+            .collect()
     }
 
     /// Why the named model (or the active one) scores a message as it does: the bias and each
-    /// known token's share of the decision value, strongest first.
+    /// known token's share of the decision value, strongest first; for fusion, each stacked
+    /// model's share of the fused log-odds.
     pub fn explain(&self, raw: &[u8], kind: Option<ModelKind>) -> Option<Explanation> {
         let kind = kind.unwrap_or(self.active);
-        let model = self.model(kind)?;
+        if !self.has(kind) {
+            return None;
+        }
         let (x, tokens) = self.count_vector(raw);
+        let classification = self.classify_vector(kind, &x, tokens)?;
+        if let Some(fusion) = self.fusion.as_ref().filter(|_| kind == ModelKind::Fusion) {
+            let log_odds = self.fusion_inputs(fusion, &x);
+            return Some(Explanation::fused(classification, fusion, &log_odds));
+        }
+        let model = self.model(kind)?;
         let (contributions, bias) = model.model.contributions(&x);
         Some(Explanation::new(
-            self.classify_vector(model, &x, tokens),
+            classification,
             model.calibration,
             bias,
             contributions,
@@ -535,7 +628,10 @@ impl SpamFilter {
     }
 
     /// Adds (or with `unlearn` removes) one message in the vocabulary and every model (see
-    /// [`Vocabulary::learn`] for `known`), at time `at` (seconds since 1970-01-01 UTC).
+    /// [`Vocabulary::learn`] for `known`), at time `at` (seconds since 1970-01-01 UTC). The
+    /// fuser steps on the log-odds the models gave the message before they learned it (what
+    /// classifying it showed); unlearning is its opposite step, as for the SVM and logistic
+    /// regression.
     fn add_message(
         &mut self,
         tokens: &[Token],
@@ -544,9 +640,16 @@ impl SpamFilter {
         known: usize,
         at: u64,
     ) -> Result<()> {
+        let before = self
+            .fusion
+            .as_ref()
+            .map(|f| self.fusion_inputs(f, &self.vocabulary.vectorize(tokens)));
         let x = self.vocabulary.learn(tokens, label, unlearn, known);
         for m in &mut self.models {
             m.model.learn(&x, label, unlearn)?;
+        }
+        if let (Some(fusion), Some(log_odds)) = (&mut self.fusion, before) {
+            fusion.learn(&log_odds, if unlearn { label.other() } else { label });
         }
         let n = &mut self.summary.messages[label.index()];
         *n = if unlearn { n.saturating_sub(1) } else { *n + 1 };
@@ -610,9 +713,9 @@ impl SpamFilter {
         self.thresholds = thresholds;
     }
 
-    /// Makes `kind` the active model, if it was fitted.
+    /// Makes `kind` the active model, if it was fitted (fusion: if the filter has it).
     pub fn set_active(&mut self, kind: ModelKind) -> Result<()> {
-        if self.model(kind).is_none() {
+        if !self.has(kind) {
             return Err(Error::Config(format!(
                 "model {kind} is not in this model file"
             )));
@@ -626,9 +729,14 @@ impl SpamFilter {
         self.models.iter().find(|m| m.model.kind() == kind)
     }
 
-    /// The kinds of the fitted models.
+    /// The kinds of the models fitted on tokens (fusion, if present, is [`SpamFilter::fusion`]).
     pub fn model_kinds(&self) -> Vec<ModelKind> {
         self.models.iter().map(|m| m.model.kind()).collect()
+    }
+
+    /// The fusion of the models, if the filter has it.
+    pub fn fusion(&self) -> Option<&Fusion> {
+        self.fusion.as_ref()
     }
 
     /// The model whose verdicts count.

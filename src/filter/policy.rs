@@ -108,19 +108,19 @@ impl Policy {
     /// The model that answers for `filter`, checked to be in it.
     fn model(&self, filter: &SpamFilter) -> Result<ModelKind> {
         let kind = self.classifier.unwrap_or(filter.active());
-        match filter.model(kind) {
-            Some(_) => Ok(kind),
-            None => Err(Error::Config(format!(
-                "the classifier {kind} is not in the model file (it holds {}): train it with \
-                 `spamsort train --models ...` or choose another",
-                filter
-                    .model_kinds()
-                    .iter()
-                    .map(|k| k.name())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ))),
+        if filter.has(kind) {
+            return Ok(kind);
         }
+        Err(Error::Config(format!(
+            "the classifier {kind} is not in the model file (it holds {}): train it with \
+                 `spamsort train --models ...` or choose another",
+            filter
+                .model_kinds()
+                .iter()
+                .map(|k| k.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )))
     }
 
     /// Makes `filter` answer as the policy says (its active model and thresholds replaced in

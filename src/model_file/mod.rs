@@ -40,10 +40,12 @@
 //! `crate::filter::layout` are the definition; fields in this order):
 //!
 //! - 0, the head: the tokenizer settings (`TokenizerConfig`), the active model (`ModelKind`, a
-//!   variant index: Bernoulli NB, multinomial NB, linear SVM, logistic regression), the
-//!   verdict thresholds (`Thresholds`), what training saw (`TrainingSummary`), the models of
-//!   the sections from 4 on (a sequence of `ModelKind`), the number of features the batch fit
-//!   saw (`u64`) and the file size past which a save prunes (`u64`). A few hundred bytes.
+//!   variant index: Bernoulli NB, multinomial NB, linear SVM, logistic regression, fusion),
+//!   the verdict thresholds (`Thresholds`), what training saw (`TrainingSummary`), the models
+//!   of the sections from 4 on (a sequence of `ModelKind`), the fuser stacking them
+//!   (`Option<Fusion>`: its models, weights, bias and settings), the number of features the
+//!   batch fit saw (`u64`) and the file size past which a save prunes (`u64`). A few hundred
+//!   bytes.
 //! - 1, the vocabulary's lookup arrays: the tokens' bytes concatenated (ids are positions in
 //!   that order; training's tokens sorted, learned ones after them), the packed `u32` end
 //!   offset of each token, the packed `u32` open-addressing hash table of ids (`u32::MAX` is a
@@ -98,7 +100,7 @@ pub const MAGIC: [u8; 8] = *b"SPAMSORT";
 /// record of learned messages, the Bernoulli model's histogram of counts and the multinomial
 /// model's class totals. 4: the journal after the sections; the head's vocabulary, its counts
 /// and the record of learned messages each in a section of their own; the Naive Bayes models'
-/// scoring settings.
+/// scoring settings; the fuser in the head.
 pub const FORMAT_VERSION: u32 = 4;
 /// Most sections a file may declare.
 pub const MAX_SECTIONS: usize = 64;

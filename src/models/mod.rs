@@ -1,5 +1,5 @@
-//! The four classifiers, behind one trait. Each has a hyperparameter type (`XParams`, with
-//! documented defaults, validated in `fit`) and a fitted type. All four, once fitted, are a
+//! The four classifiers, behind one trait, and [`fusion`], the fifth verdict stacking them.
+//! Each has a hyperparameter type (`XParams`, with documented defaults, validated in `fit`) and a fitted type. All four, once fitted, are a
 //! [`LinearFunction`] over transformed features: the decision itself for the SVM and logistic
 //! regression, the per-token weights for the Naive Bayes models, which [`NbScoring`] selects
 //! and combines per message (the plain sum, their exact log-odds, under
@@ -12,6 +12,7 @@ pub mod auc;
 mod bernoulli_nb;
 mod calibration;
 mod check;
+pub mod fusion;
 mod linear;
 mod linear_svm;
 mod logistic;
@@ -24,6 +25,7 @@ mod testutil;
 
 pub use bernoulli_nb::{BernoulliNb, BernoulliNbParams};
 pub use calibration::Calibration;
+pub use fusion::{Fusion, FusionParams, Squash};
 pub use linear::LinearFunction;
 pub(crate) use linear::LinearFunctionView;
 pub use linear_svm::{LinearSvm, LinearSvmParams, SvmLoss};
@@ -76,7 +78,7 @@ impl_train!(
     LogisticRegressionParams => LogisticRegression,
 );
 
-/// The four models, by their command-line names.
+/// The four models and their fusion, by their command-line names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum ModelKind {
     /// `bernoulli-nb`
@@ -87,15 +89,26 @@ pub enum ModelKind {
     LinearSvm,
     /// `logistic-regression`
     LogisticRegression,
+    /// `fusion`: the other models' verdicts stacked (see [`fusion`]); it reads no tokens.
+    Fusion,
 }
 
 impl ModelKind {
-    /// All four, in a fixed order.
+    /// The four models fitted on tokens, in a fixed order.
     pub const ALL: [ModelKind; 4] = [
         ModelKind::BernoulliNb,
         ModelKind::MultinomialNb,
         ModelKind::LinearSvm,
         ModelKind::LogisticRegression,
+    ];
+
+    /// The four, then their fusion: every verdict a filter can give.
+    pub const WITH_FUSION: [ModelKind; 5] = [
+        ModelKind::BernoulliNb,
+        ModelKind::MultinomialNb,
+        ModelKind::LinearSvm,
+        ModelKind::LogisticRegression,
+        ModelKind::Fusion,
     ];
 
     /// The command-line name.
@@ -105,6 +118,7 @@ impl ModelKind {
             ModelKind::MultinomialNb => "multinomial-nb",
             ModelKind::LinearSvm => "linear-svm",
             ModelKind::LogisticRegression => "logistic-regression",
+            ModelKind::Fusion => "fusion",
         }
     }
 }
@@ -118,13 +132,13 @@ impl fmt::Display for ModelKind {
 impl std::str::FromStr for ModelKind {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self> {
-        ModelKind::ALL
+        ModelKind::WITH_FUSION
             .into_iter()
             .find(|k| k.name() == s)
             .ok_or_else(|| {
                 Error::Config(format!(
                     "unknown model {s:?} (expected one of: {})",
-                    ModelKind::ALL.map(ModelKind::name).join(", ")
+                    ModelKind::WITH_FUSION.map(ModelKind::name).join(", ")
                 ))
             })
     }
@@ -141,6 +155,9 @@ pub enum ModelParams {
     LinearSvm(LinearSvmParams),
     /// Logistic regression.
     LogisticRegression(LogisticRegressionParams),
+    /// The fusion of the other models (fitted on their decisions, not on tokens: see
+    /// [`fusion`]).
+    Fusion(FusionParams),
 }
 
 /// One internal fold's held-out messages: each one's decision value (from the model fitted on
@@ -161,6 +178,7 @@ impl ModelParams {
             ModelKind::LogisticRegression => {
                 ModelParams::LogisticRegression(LogisticRegressionParams::default())
             }
+            ModelKind::Fusion => ModelParams::Fusion(FusionParams::default()),
         }
     }
 
@@ -171,6 +189,7 @@ impl ModelParams {
             ModelParams::MultinomialNb(_) => ModelKind::MultinomialNb,
             ModelParams::LinearSvm(_) => ModelKind::LinearSvm,
             ModelParams::LogisticRegression(_) => ModelKind::LogisticRegression,
+            ModelParams::Fusion(_) => ModelKind::Fusion,
         }
     }
 
@@ -183,7 +202,7 @@ impl ModelParams {
                 p.variant == NbVariant::Complement || p.scoring != NbScoring::TEXTBOOK
             }
             ModelParams::BernoulliNb(p) => p.scoring != NbScoring::TEXTBOOK,
-            ModelParams::LogisticRegression(_) => false,
+            ModelParams::LogisticRegression(_) | ModelParams::Fusion(_) => false,
         }
     }
 
@@ -197,6 +216,7 @@ impl ModelParams {
             ModelParams::MultinomialNb(p) => AnyModel::MultinomialNb(p.empty()?),
             ModelParams::LinearSvm(p) => AnyModel::LinearSvm(p.untrained()),
             ModelParams::LogisticRegression(p) => AnyModel::LogisticRegression(p.untrained()),
+            ModelParams::Fusion(_) => return Err(not_on_tokens()),
         };
         Ok(TrainedModel {
             model,
@@ -211,6 +231,7 @@ impl ModelParams {
             ModelParams::MultinomialNb(p) => AnyModel::MultinomialNb(p.fit(data)?),
             ModelParams::LinearSvm(p) => AnyModel::LinearSvm(p.fit(data)?),
             ModelParams::LogisticRegression(p) => AnyModel::LogisticRegression(p.fit(data)?),
+            ModelParams::Fusion(_) => return Err(not_on_tokens()),
         })
     }
 
@@ -284,6 +305,11 @@ impl ModelParams {
             })
             .collect()
     }
+}
+
+/// The error of asking fusion for what only the models fitted on tokens do.
+fn not_on_tokens() -> Error {
+    Error::Config("fusion is fitted on the other models' decisions, not on tokens".into())
 }
 
 /// Any one fitted model.
