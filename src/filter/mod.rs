@@ -22,7 +22,7 @@ pub mod update;
 use crate::corpus::LabeledCorpus;
 use crate::error::{Error, Result};
 use crate::features::{
-    Dataset, FeatureId, FeatureRemap, PruneRule, SparseVector, TokenTable, Vocabulary,
+    Dataset, FeatureId, hashed, FeatureRemap, PruneRule, SparseVector, TokenTable, Vocabulary,
     VocabularyParams,
 };
 use crate::label::{Label, SpamScore, Thresholds, Verdict};
@@ -218,7 +218,14 @@ impl Explanation {
     ) -> Self {
         let mut contributions: Vec<(String, f64)> = contributions
             .into_iter()
-            .map(|(id, c)| (token(id).to_owned(), c))
+            .map(|(id, c)| {
+                let name = if hashed::is_hashed(id) {
+                    hashed::hashed_token(id)
+                } else {
+                    token(id).to_owned()
+                };
+                (name, c)
+            })
             .collect();
         contributions.sort_by(|a, b| b.1.abs().total_cmp(&a.1.abs()).then_with(|| a.0.cmp(&b.0)));
         Explanation {

@@ -36,15 +36,25 @@ impl LinearFunction {
         self.bias + self.transform.apply(counts).dot_with(&self.weights)
     }
 
-    /// Each present feature's term w_j * t(x)_j of the decision (the bias is not included).
+    /// Each present feature's term w_j * t(x)_j of the decision (the bias is not included),
+    /// by the feature's id in `counts`.
     pub fn contributions(&self, counts: &SparseVector) -> Vec<(FeatureId, f64)> {
         terms(&self.transform.apply(counts), &self.weights)
+            .into_iter()
+            .map(|(id, c)| (self.transform.count_id(id), c))
+            .collect()
     }
 
     /// Renumbers the weights and the transform by `remap`: a count vector over kept features
-    /// gets the same decision, renumbered, as before.
+    /// gets the same decision, renumbered, as before. Hashed features are not renumbered.
     pub fn remap(&mut self, remap: &FeatureRemap) {
-        remap.apply(&mut self.weights);
+        let front = self.transform.config().input_width(0).min(self.weights.len());
+        let mut vocabulary = self.weights.split_off(front);
+        remap.apply(&mut vocabulary);
+        if !vocabulary.is_empty() {
+            self.weights.resize(front, 0.0);
+            self.weights.append(&mut vocabulary);
+        }
         self.transform.remap(remap);
     }
 }
@@ -68,6 +78,9 @@ impl LinearFunctionView<'_> {
     /// As [`LinearFunction::contributions`].
     pub fn contributions(&self, counts: &SparseVector) -> Vec<(FeatureId, f64)> {
         terms(&self.transform.apply(counts), &self.weights)
+            .into_iter()
+            .map(|(id, c)| (self.transform.count_id(id), c))
+            .collect()
     }
 }
 

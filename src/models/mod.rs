@@ -197,9 +197,12 @@ impl ModelParams {
 
     /// Fits the model alone, without calibration.
     pub fn fit_uncalibrated(&self, data: &Dataset) -> Result<AnyModel> {
+        // The Naive Bayes models count vocabulary tokens only (see `features::hashed`).
         Ok(match self {
-            ModelParams::BernoulliNb(p) => AnyModel::BernoulliNb(p.fit(data)?),
-            ModelParams::MultinomialNb(p) => AnyModel::MultinomialNb(p.fit(data)?),
+            ModelParams::BernoulliNb(p) => AnyModel::BernoulliNb(p.fit(&data.without_hashed())?),
+            ModelParams::MultinomialNb(p) => {
+                AnyModel::MultinomialNb(p.fit(&data.without_hashed())?)
+            }
             ModelParams::LinearSvm(p) => AnyModel::LinearSvm(p.fit(data)?),
             ModelParams::LogisticRegression(p) => AnyModel::LogisticRegression(p.fit(data)?),
         })
@@ -317,8 +320,8 @@ impl AnyModel {
     /// in O(|x|)); after [`AnyModel::refresh`], equal bit for bit to `function().decision`.
     pub fn decision(&self, counts: &SparseVector) -> f64 {
         match self {
-            AnyModel::BernoulliNb(m) => m.decision(counts),
-            AnyModel::MultinomialNb(m) => m.decision(counts),
+            AnyModel::BernoulliNb(m) => m.decision(&counts.without_hashed()),
+            AnyModel::MultinomialNb(m) => m.decision(&counts.without_hashed()),
             AnyModel::LinearSvm(m) => m.function().decision(counts),
             AnyModel::LogisticRegression(m) => m.function().decision(counts),
         }
@@ -327,8 +330,8 @@ impl AnyModel {
     /// Each present feature's share of [`AnyModel::decision`], and its constant term.
     pub fn contributions(&self, counts: &SparseVector) -> (Vec<(FeatureId, f64)>, f64) {
         match self {
-            AnyModel::BernoulliNb(m) => m.contributions(counts),
-            AnyModel::MultinomialNb(m) => m.contributions(counts),
+            AnyModel::BernoulliNb(m) => m.contributions(&counts.without_hashed()),
+            AnyModel::MultinomialNb(m) => m.contributions(&counts.without_hashed()),
             AnyModel::LinearSvm(m) => (m.function().contributions(counts), m.function().bias),
             AnyModel::LogisticRegression(m) => {
                 (m.function().contributions(counts), m.function().bias)
@@ -369,8 +372,8 @@ impl AnyModel {
     pub fn learn(&mut self, counts: &SparseVector, label: Label, unlearn: bool) -> Result<()> {
         let step = if unlearn { label.other() } else { label };
         match self {
-            AnyModel::BernoulliNb(m) => m.learn(counts, label, unlearn)?,
-            AnyModel::MultinomialNb(m) => m.learn(counts, label, unlearn)?,
+            AnyModel::BernoulliNb(m) => m.learn(&counts.without_hashed(), label, unlearn)?,
+            AnyModel::MultinomialNb(m) => m.learn(&counts.without_hashed(), label, unlearn)?,
             AnyModel::LinearSvm(m) => m.learn(counts, step),
             AnyModel::LogisticRegression(m) => m.learn(counts, step),
         }
