@@ -161,6 +161,16 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitStatus> {
                     v.messages_per_second
                 )?;
             }
+            if report.protocol == Protocol::Online {
+                writeln!(out, "learning curve: 1-AUC% of each successive 1000 messages")?;
+                for r in &results {
+                    let curve: Vec<String> = online::learning_curve(r, 1000)
+                        .iter()
+                        .map(|v| v.map_or("-".into(), |v| format!("{v:.3}")))
+                        .collect();
+                    writeln!(out, "{:<20} {}", r.model.name(), curve.join(" "))?;
+                }
+            }
         }
     }
     out.flush()?;

@@ -259,8 +259,8 @@ impl SpamFilter {
     /// `params` (as `bogofilter -s` starts an empty database): every decision is 0 and every
     /// verdict unsure until it has learned a message of each class. No model has Platt
     /// calibration, so P(spam) is the logistic of the decision value. The active model is
-    /// `params.active` if fixed, else multinomial-nb if among the models (the best learning
-    /// from nothing: see the README), else the first. Fails on invalid model parameters.
+    /// `params.active` if fixed, else logistic-regression if among the models (the best
+    /// learning from nothing: see the README), else the first. Fails on invalid model parameters.
     pub fn empty(params: &TrainParams) -> Result<SpamFilter> {
         let models: Vec<TrainedModel> = params
             .models
@@ -275,7 +275,7 @@ impl SpamFilter {
                     "active model {kind} is not among the models"
                 )));
             }
-            _ if kinds.contains(&ModelKind::MultinomialNb) => ModelKind::MultinomialNb,
+            _ if kinds.contains(&ModelKind::LogisticRegression) => ModelKind::LogisticRegression,
             _ => *kinds
                 .first()
                 .ok_or_else(|| Error::Config("no model to learn".into()))?,
@@ -307,7 +307,14 @@ impl SpamFilter {
         params: &TrainParams,
         tokenized: impl Fn() + Sync,
     ) -> Result<SpamFilter> {
-        let tokenizer = Tokenizer::new(params.tokenizer.clone());
+        // Byte 4-grams feed only models that see hashed features, which no batch fit does by
+        // default: tokenizing them would triple training's time and memory, and slow every
+        // `filter`, for nothing. The stored settings say so, so `learn` agrees.
+        let mut config = params.tokenizer.clone();
+        if !params.models.iter().any(ModelParams::sees_hashed) {
+            config.byte_ngrams = 0;
+        }
+        let tokenizer = Tokenizer::new(config.clone());
         let tokenized: Vec<(Tokenized, Label)> = corpus
             .messages
             .par_iter()
@@ -386,7 +393,7 @@ impl SpamFilter {
                 .ok_or_else(|| Error::Config("no model to train".into()))?,
         };
         Ok(SpamFilter {
-            tokenizer: params.tokenizer.clone(),
+            tokenizer: config,
             vocabulary,
             models: fitted.into_iter().map(|(m, _)| m).collect(),
             active,

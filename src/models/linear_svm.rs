@@ -238,4 +238,17 @@ mod tests {
         model.learn(&x, Label::Spam);
         assert!(model.function().decision(&x) > before);
     }
+
+    #[test]
+    fn empty_model_reaches_the_margin_on_binary_hashed_features_in_one_step() {
+        let mut model = LinearSvmParams::default().untrained();
+        let hashed = crate::features::hashed::HASHED_BASE + 3;
+        // Counts do not matter (binary); the hashed feature is seen, unnormalized.
+        let x = SparseVector::from_pairs(vec![(0, 5.0), (1, 1.0), (hashed, 2.0)]);
+        model.learn(&x, Label::Ham);
+        assert!((model.function().decision(&x) + 1.0).abs() < 1e-12);
+        let alone = SparseVector::from_pairs(vec![(hashed, 1.0)]);
+        // tau = 1 / (3 + 1): the feature's weight and the bias each moved by -1/4.
+        assert!((model.function().decision(&alone) + 0.5).abs() < 1e-12);
+    }
 }

@@ -169,6 +169,16 @@ impl ModelParams {
         }
     }
 
+    /// True if the fitted model sees the hashed features (see [`crate::features::hashed`]);
+    /// the Naive Bayes models never do.
+    pub fn sees_hashed(&self) -> bool {
+        match self {
+            ModelParams::LinearSvm(p) => p.features.hashed,
+            ModelParams::LogisticRegression(p) => p.features.hashed,
+            ModelParams::BernoulliNb(_) | ModelParams::MultinomialNb(_) => false,
+        }
+    }
+
     /// True if the decision value is not a log-odds estimate and P(spam) needs Platt scaling.
     fn needs_calibration(&self) -> bool {
         match self {
