@@ -57,7 +57,12 @@ fn golden_token_files() {
             }
         }
         assert!(!hashed_per_ending[0].is_empty(), "{}", rel(&root, &path));
-        assert_eq!(hashed_per_ending[0], hashed_per_ending[1], "{}", rel(&root, &path));
+        assert_eq!(
+            hashed_per_ending[0],
+            hashed_per_ending[1],
+            "{}",
+            rel(&root, &path)
+        );
         ran += 1;
     }
     assert!(ran >= 8, "only {ran} golden fixtures ran");

@@ -162,7 +162,10 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitStatus> {
                 )?;
             }
             if report.protocol == Protocol::Online {
-                writeln!(out, "learning curve: 1-AUC% of each successive 1000 messages")?;
+                writeln!(
+                    out,
+                    "learning curve: 1-AUC% of each successive 1000 messages"
+                )?;
                 for r in &results {
                     let curve: Vec<String> = online::learning_curve(r, 1000)
                         .iter()

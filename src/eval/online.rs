@@ -121,13 +121,16 @@ mod tests {
             // First window ranked backwards, second perfectly, third holds one class.
             decisions: vec![1.0, -1.0, -1.0, 1.0, 0.0],
             p_spam: vec![0.5; 5],
-            labels: vec![Label::Ham, Label::Spam, Label::Ham, Label::Spam, Label::Spam],
+            labels: vec![
+                Label::Ham,
+                Label::Spam,
+                Label::Ham,
+                Label::Spam,
+                Label::Spam,
+            ],
             train_seconds: 0.0,
             score_seconds: 0.0,
         };
-        assert_eq!(
-            learning_curve(&result, 2),
-            [Some(100.0), Some(0.0), None]
-        );
+        assert_eq!(learning_curve(&result, 2), [Some(100.0), Some(0.0), None]);
     }
 }

@@ -79,7 +79,11 @@ impl Dataset {
             return Cow::Borrowed(self);
         }
         Cow::Owned(Dataset {
-            rows: self.rows.iter().map(|r| r.without_hashed().into_owned()).collect(),
+            rows: self
+                .rows
+                .iter()
+                .map(|r| r.without_hashed().into_owned())
+                .collect(),
             labels: self.labels.clone(),
             n_features: self.n_features,
         })
@@ -105,7 +109,14 @@ mod tests {
         let id = hashed_id("b4:3ffff").unwrap();
         assert_eq!(id, HASHED_BASE + 0x3ffff);
         assert_eq!(hashed_token(id), "b4:3ffff");
-        for t in ["b4:40000", "b4:fff", "b4:0000g", "c4:00001", "b4:000001", "word"] {
+        for t in [
+            "b4:40000",
+            "b4:fff",
+            "b4:0000g",
+            "c4:00001",
+            "b4:000001",
+            "word",
+        ] {
             assert_eq!(hashed_id(t), None, "{t}");
         }
     }

@@ -233,6 +233,9 @@ mod tests {
         assert_eq!(hashed.count_id(HASHED_BUCKETS + 1), 1);
         let plain = FeatureTransform::unfitted(FeatureConfig::COUNTS).apply(&counts);
         assert_eq!(plain.ids(), [1]);
-        assert_eq!(FeatureConfig::BINARY_HASHED.input_width(3), HASHED_BUCKETS as usize + 3);
+        assert_eq!(
+            FeatureConfig::BINARY_HASHED.input_width(3),
+            HASHED_BUCKETS as usize + 3
+        );
     }
 }

@@ -22,8 +22,8 @@ pub mod update;
 use crate::corpus::LabeledCorpus;
 use crate::error::{Error, Result};
 use crate::features::{
-    Dataset, FeatureId, hashed, FeatureRemap, PruneRule, SparseVector, TokenTable, Vocabulary,
-    VocabularyParams,
+    Dataset, FeatureId, FeatureRemap, PruneRule, SparseVector, TokenTable, Vocabulary,
+    VocabularyParams, hashed,
 };
 use crate::label::{Label, SpamScore, Thresholds, Verdict};
 use crate::model_file::packed::Elements;

@@ -48,7 +48,11 @@ impl LinearFunction {
     /// Renumbers the weights and the transform by `remap`: a count vector over kept features
     /// gets the same decision, renumbered, as before. Hashed features are not renumbered.
     pub fn remap(&mut self, remap: &FeatureRemap) {
-        let front = self.transform.config().input_width(0).min(self.weights.len());
+        let front = self
+            .transform
+            .config()
+            .input_width(0)
+            .min(self.weights.len());
         let mut vocabulary = self.weights.split_off(front);
         remap.apply(&mut vocabulary);
         if !vocabulary.is_empty() {

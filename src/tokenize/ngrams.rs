@@ -37,7 +37,12 @@ pub(crate) fn push_char_ngrams(sink: &mut Sink<'_>, text: &str) {
 /// windows of white space only: at most `max_bytes - 3` tokens, whatever the message holds.
 pub(crate) fn push_byte_ngrams(sink: &mut Sink<'_>, raw: &[u8], max_bytes: usize) {
     let buckets = u64::from(hashed::HASHED_BUCKETS);
-    push_hashed_windows(sink, hashed::HASHED_PREFIX, &byte_ngram_input(raw, max_bytes), buckets);
+    push_hashed_windows(
+        sink,
+        hashed::HASHED_PREFIX,
+        &byte_ngram_input(raw, max_bytes),
+        buckets,
+    );
 }
 
 /// The bytes byte 4-grams are taken from: the first `max_bytes` of `raw` with every `X-Spam-*`
@@ -135,9 +140,15 @@ mod tests {
         assert_eq!(byte_ngram_input(lf, 1000), b"Subject: hi\n\nbody");
         let crlf = b"Subject: hi\r\nX-Spam-Level: **\r\n\r\nbody\r\n\r\n";
         assert_eq!(byte_ngram_input(crlf, 1000), b"Subject: hi\n\nbody");
-        assert_eq!(byte_ngram_input(b"Subject: a\r\rb", 1000), b"Subject: a\n\nb");
+        assert_eq!(
+            byte_ngram_input(b"Subject: a\r\rb", 1000),
+            b"Subject: a\n\nb"
+        );
         // An X-Spam field in the body is body text.
-        assert_eq!(byte_ngram_input(b"A: b\n\nX-Spam-Flag: x", 1000), b"A: b\n\nX-Spam-Flag: x");
+        assert_eq!(
+            byte_ngram_input(b"A: b\n\nX-Spam-Flag: x", 1000),
+            b"A: b\n\nX-Spam-Flag: x"
+        );
     }
 
     #[test]
@@ -147,7 +158,11 @@ mod tests {
         let raw = format!("Subject: x\n\n{}", "abcdefgh".repeat(10_000));
         push_byte_ngrams(&mut sink, raw.as_bytes(), 100);
         assert_eq!(sink.tokens.len(), 100 - 3);
-        assert!(sink.tokens.iter().all(|t| hashed::hashed_id(t).is_some()), "{:?}", sink.tokens);
+        assert!(
+            sink.tokens.iter().all(|t| hashed::hashed_id(t).is_some()),
+            "{:?}",
+            sink.tokens
+        );
         let mut again = Sink::new(&cfg, 1 << 20);
         push_byte_ngrams(&mut again, raw.as_bytes(), 100);
         assert_eq!(sink.tokens, again.tokens);
