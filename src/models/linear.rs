@@ -93,3 +93,29 @@ fn terms(x: &SparseVector, weights: &impl Elements<f64>) -> Vec<(FeatureId, f64)
         .map(|(id, v)| (id, v * weights.at(id as usize).unwrap_or(0.0)))
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::features::hashed::{HASHED_BASE, HASHED_BUCKETS};
+
+    #[test]
+    fn remap_moves_vocabulary_weights_and_leaves_hashed_ones() {
+        let mut f = LinearFunction::zero(FeatureConfig::BINARY_HASHED);
+        let front = HASHED_BUCKETS as usize;
+        f.weights = vec![0.0; front + 3];
+        f.weights[7] = 0.5; // bucket 7
+        f.weights[front + 1] = 2.0; // vocabulary id 1
+        f.weights[front + 2] = -1.0; // vocabulary id 2
+        let x = SparseVector::from_pairs(vec![(1, 1.0), (2, 1.0), (HASHED_BASE + 7, 1.0)]);
+        assert_eq!(f.decision(&x), 1.5);
+        // Drop vocabulary id 0: ids 1 and 2 become 0 and 1.
+        f.remap(&FeatureRemap::new(&[false, true, true]));
+        assert_eq!(f.weights.len(), front + 2);
+        let renumbered = SparseVector::from_pairs(vec![(0, 1.0), (1, 1.0), (HASHED_BASE + 7, 1.0)]);
+        assert_eq!(f.decision(&renumbered), 1.5);
+        let mut named: Vec<(FeatureId, f64)> = f.contributions(&renumbered);
+        named.sort_by_key(|&(id, _)| id);
+        assert_eq!(named, [(0, 2.0), (1, -1.0), (HASHED_BASE + 7, 0.5)]);
+    }
+}
