@@ -28,6 +28,8 @@ pub struct FeatureConfig {
     pub l2_normalize: bool,
     /// The model sees the hashed features (byte 4-grams), in front of the vocabulary's (see
     /// [`super::hashed`]); without it they are dropped.
+    // Absent from dumps of older versions, which had no hashed features.
+    #[serde(default)]
     pub hashed: bool,
 }
 

@@ -83,8 +83,9 @@ pub const MAGIC: [u8; 8] = *b"SPAMSORT";
 /// Version of the layout and payload written by this build. Files of any other version are
 /// refused with [`ModelFileError::OtherVersion`]. 3: postcard sections (2 was bincode 2), the
 /// record of learned messages, the Bernoulli model's histogram of counts and the multinomial
-/// model's class totals.
-pub const FORMAT_VERSION: u32 = 3;
+/// model's class totals. 4: the tokenizer's byte 4-gram setting and the feature transforms'
+/// hashed-feature flag (a format-3 file would be read misaligned).
+pub const FORMAT_VERSION: u32 = 4;
 /// Most sections a file may declare.
 pub const MAX_SECTIONS: usize = 64;
 /// Largest section accepted, a guard against absurd length fields.

@@ -75,6 +75,8 @@ pub struct TokenizerConfig {
     /// the TREC online protocol on the SpamAssassin corpus (seeded order, `examples/sweep.rs`)
     /// logistic regression's (1-AUC)% on words and these was 0.154, against 0.203 at 2048,
     /// 0.155 at 4096, 0.167 at 6144, 0.176 at 10240, and 0.472 on words alone.
+    // Absent from dumps of older versions, which had no byte 4-grams.
+    #[serde(default)]
     pub byte_ngrams: usize,
 }
 
