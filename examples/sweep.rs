@@ -12,17 +12,22 @@
 //! NB_ALPHA=1 cargo run --release --example sweep                # Laplace smoothing
 //! SVM_C=1 LR_C=10 cargo run --release --example sweep
 //! ONLINE=1 MODELS=nb NB_MAX_TOKENS=150 NB_SCALE=sqrt cargo run --release --example sweep
+//! ONLINE=1 BYTE4=6144 DROP=words LR_EMPTY_RATE=0.002 cargo run --release --example sweep
 //! ```
 //!
-//! Variables: RECEIVED, ALL_HEADERS, HEADER_NAMES, HTML_TAGS, BIGRAMS, CHAR4, MIN_DF, FOLDS,
-//! NB_ALPHA, BNB_MAX_FEATURES, MNB_WEIGHTING (binary|counts|logtf|tfidf), MNB_L2, COMPLEMENT,
-//! SVM_C, SVM_SQUARED, LR_C, LR_TOL; the Naive Bayes scoring (`NbScoring`): NB_STRENGTH,
-//! NB_CAP, NB_MIN_WEIGHT, NB_MAX_TOKENS, NB_SCALE (sum|sqrt|mean); the fusion: FUSION_SQUASH
-//! (clip|log), FUSION_CLIP, FUSION_RATE, FUSION_C, FUSION_NORMALIZE; MODELS (nb: only the two
-//! Naive Bayes models). ONLINE=1 runs the TREC online protocol instead (`eval --online`), in a
-//! random order seeded by SEED (default 7), or in the order of the TREC index INDEX if given,
-//! and prints each model's learning curve ((1-AUC)% over each successive 1,000 messages); SEED
-//! also seeds the folds (default 42).
+//! Variables: RECEIVED, ALL_HEADERS, HEADER_NAMES, HTML_TAGS, BIGRAMS, CHAR4, BYTE4 (bytes),
+//! ONLY and DROP (comma-separated token kinds kept or dropped: b4, c4, osb, words), MIN_DF,
+//! FOLDS, NB_ALPHA, BNB_MAX_FEATURES, MNB_WEIGHTING, MNB_L2, COMPLEMENT, SVM_C, SVM_SQUARED,
+//! SVM_FEATURES, SVM_EMPTY_FEATURES, LR_C, LR_TOL, LR_FEATURES, LR_ONLINE_RATE,
+//! LR_EMPTY_FEATURES, LR_EMPTY_RATE (the EMPTY ones: models started from nothing, as online);
+//! a *_FEATURES or MNB_WEIGHTING value is a weighting (binary|counts|logtf|tfidf), then `-l2`
+//! for unit length (MNB_L2 for the multinomial model) and `+b4` for the hashed byte 4-grams;
+//! the Naive Bayes scoring (`NbScoring`): NB_STRENGTH, NB_CAP, NB_MIN_WEIGHT, NB_MAX_TOKENS,
+//! NB_SCALE (sum|sqrt|mean); the fusion: FUSION_SQUASH (clip|log), FUSION_CLIP, FUSION_RATE,
+//! FUSION_C, FUSION_NORMALIZE; MODELS (nb: only the two Naive Bayes models). ONLINE=1 runs the
+//! TREC online protocol instead (`eval --online`), in a random order seeded by SEED (default
+//! 7), or in the order of the TREC index INDEX if given, and prints each model's learning curve
+//! ((1-AUC)% over each successive 1,000 messages); SEED also seeds the folds (default 42).
 
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
@@ -42,6 +47,55 @@ fn var<T: std::str::FromStr>(name: &str, default: T) -> T {
 
 fn flag(name: &str, default: bool) -> bool {
     var::<u8>(name, u8::from(default)) != 0
+}
+
+/// A weighting by name, then `-l2` for unit length and `+b4` for the hashed byte 4-grams;
+/// `default` if `name` is unset.
+fn features(name: &str, default: FeatureConfig) -> FeatureConfig {
+    let Ok(value) = std::env::var(name) else {
+        return default;
+    };
+    let (value, hashed) = match value.strip_suffix("+b4") {
+        Some(v) => (v, true),
+        None => (value.as_str(), false),
+    };
+    let (weighting, l2_normalize) = match value.strip_suffix("-l2") {
+        Some(w) => (w, true),
+        None => (value, false),
+    };
+    FeatureConfig {
+        weighting: weighting_named(weighting).unwrap_or(default.weighting),
+        l2_normalize,
+        hashed,
+    }
+}
+
+fn weighting_named(name: &str) -> Option<Weighting> {
+    Some(match name {
+        "binary" => Weighting::Binary,
+        "counts" => Weighting::Counts,
+        "logtf" => Weighting::LogTf,
+        "tfidf" => Weighting::TfIdf,
+        _ => return None,
+    })
+}
+
+/// The kind of a token for ONLY and DROP.
+fn token_kind(token: &str) -> &'static str {
+    ["b4", "c4", "osb"]
+        .into_iter()
+        .find(|k| token.strip_prefix(k).is_some_and(|r| r.starts_with(':')))
+        .unwrap_or("words")
+}
+
+/// Whether ONLY and DROP keep a token.
+fn kept(token: &str) -> bool {
+    let listed = |name: &str| {
+        std::env::var(name)
+            .ok()
+            .map(|v| v.split(',').any(|k| k == token_kind(token)))
+    };
+    listed("ONLY").unwrap_or(true) && !listed("DROP").unwrap_or(false)
 }
 
 fn main() {
@@ -69,9 +123,13 @@ fn main() {
         html_tags: flag("HTML_TAGS", d.html_tags),
         word_bigrams: flag("BIGRAMS", d.word_bigrams),
         char_ngrams: flag("CHAR4", d.char_ngrams),
+        byte_ngrams: var("BYTE4", d.byte_ngrams),
         ..d
     };
-    let mail = TokenizedMail::of(&corpus, &config);
+    let mut mail = TokenizedMail::of(&corpus, &config);
+    for tokens in &mut mail.tokens {
+        tokens.retain(|t| kept(t));
+    }
 
     let (bnb, mnb, svm, lr, fusion) = (
         BernoulliNbParams::default(),
@@ -80,13 +138,10 @@ fn main() {
         LogisticRegressionParams::default(),
         FusionParams::default(),
     );
-    let weighting = match std::env::var("MNB_WEIGHTING").as_deref() {
-        Ok("counts") => Weighting::Counts,
-        Ok("logtf") => Weighting::LogTf,
-        Ok("tfidf") => Weighting::TfIdf,
-        Ok("binary") => Weighting::Binary,
-        _ => mnb.features.weighting,
-    };
+    let weighting = std::env::var("MNB_WEIGHTING")
+        .ok()
+        .and_then(|w| weighting_named(&w))
+        .unwrap_or(mnb.features.weighting);
     let scoring = |d: NbScoring| NbScoring {
         strength: var("NB_STRENGTH", d.strength),
         cap: var("NB_CAP", d.cap),
@@ -112,6 +167,7 @@ fn main() {
             features: FeatureConfig {
                 weighting,
                 l2_normalize: flag("MNB_L2", mnb.features.l2_normalize),
+                hashed: false,
             },
             variant: if flag("COMPLEMENT", false) {
                 NbVariant::Complement
@@ -127,11 +183,17 @@ fn main() {
             } else {
                 svm.loss
             },
+            features: features("SVM_FEATURES", svm.features),
+            empty_features: features("SVM_EMPTY_FEATURES", svm.empty_features),
             ..svm
         }),
         ModelParams::LogisticRegression(LogisticRegressionParams {
             c: var("LR_C", lr.c),
             tol: var("LR_TOL", lr.tol),
+            features: features("LR_FEATURES", lr.features),
+            online_rate: var("LR_ONLINE_RATE", lr.online_rate),
+            empty_features: features("LR_EMPTY_FEATURES", lr.empty_features),
+            empty_rate: var("LR_EMPTY_RATE", lr.empty_rate),
             ..lr
         }),
         ModelParams::Fusion(FusionParams {

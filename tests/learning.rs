@@ -4,6 +4,7 @@
 
 use crate::util::{TestDir, copy_of_trained_model, sample, spamsort};
 use spamsort::eval::{TokenizedMail, online};
+use spamsort::features::hashed::hashed_id;
 use spamsort::models::{AnyModel, ModelKind, ModelParams};
 use spamsort::{Label, LabeledCorpus, SpamFilter, Tokenizer, TokenizerConfig};
 use std::path::{Path, PathBuf};
@@ -323,7 +324,7 @@ fn relabeling_a_training_message_leaves_tokens_it_was_not_trained_on_alone() {
         .tokens;
     let rare: Vec<&String> = tokens
         .iter()
-        .filter(|t| trained.vocabulary().id(t).is_none())
+        .filter(|t| trained.vocabulary().id(t).is_none() && hashed_id(t).is_none())
         .collect();
     assert!(!rare.is_empty());
     // A copy with one more header field (after its mbox `From ` line) is another message:
@@ -345,4 +346,45 @@ fn relabeling_a_training_message_leaves_tokens_it_was_not_trained_on_alone() {
         let (_, ham_counts, _) = nb_counts(&after, ModelKind::BernoulliNb);
         assert_eq!(ham_counts[id as usize], 1.0, "{token}");
     }
+}
+
+#[test]
+fn a_model_learned_from_nothing_explains_byte_4grams_by_bucket_and_a_trained_one_has_none() {
+    let mut filter = SpamFilter::empty(&spamsort::TrainParams::default()).unwrap();
+    assert_eq!(filter.tokenizer_config().byte_ngrams, 3072);
+    assert_eq!(filter.active(), ModelKind::Fusion);
+    let (spam, ham) = (sorted_files("spam"), sorted_files("ham"));
+    for (s, h) in spam.iter().zip(&ham).take(3) {
+        filter
+            .learn(&std::fs::read(s).unwrap(), Label::Spam)
+            .unwrap();
+        filter
+            .learn(&std::fs::read(h).unwrap(), Label::Ham)
+            .unwrap();
+    }
+    // Fusion (active) explains by model: logistic regression names the buckets.
+    let explained = filter
+        .explain(
+            &std::fs::read(&spam[0]).unwrap(),
+            Some(ModelKind::LogisticRegression),
+        )
+        .unwrap();
+    let hashed: Vec<&String> = explained
+        .contributions
+        .iter()
+        .map(|(t, _)| t)
+        .filter(|t| hashed_id(t).is_some())
+        .collect();
+    assert!(!hashed.is_empty(), "{:?}", &explained.contributions[..5]);
+    // The Naive Bayes models never see them.
+    let nb = filter
+        .explain(
+            &std::fs::read(&spam[0]).unwrap(),
+            Some(ModelKind::MultinomialNb),
+        )
+        .unwrap();
+    assert!(nb.contributions.iter().all(|(t, _)| hashed_id(t).is_none()));
+    // Training fits no model that sees them, so it does not tokenize them at all.
+    let trained = SpamFilter::load(&copy_of_trained_model(&TestDir::new())).unwrap();
+    assert_eq!(trained.tokenizer_config().byte_ngrams, 0);
 }

@@ -12,6 +12,7 @@
 use super::{FoldResult, TokenizedMail};
 use crate::error::Result;
 use crate::filter::{SpamFilter, TrainParams};
+use crate::label::Label;
 use crate::models::{ModelKind, ModelParams};
 use crate::tokenize::TokenizerConfig;
 use std::time::Instant;
@@ -70,10 +71,24 @@ pub fn run(
     Ok(results)
 }
 
+/// The learning curve of an online run: (1-AUC)% of the decisions of each successive `window`
+/// messages (the last window may be shorter), so a learner that improves with the stream's
+/// length shows it. A window holding one class only has no ROC area: `None`.
+pub fn learning_curve(result: &FoldResult, window: usize) -> Vec<Option<f64>> {
+    result
+        .decisions
+        .chunks(window.max(1))
+        .zip(result.labels.chunks(window.max(1)))
+        .map(|(d, l)| {
+            let both = l.contains(&Label::Spam) && l.contains(&Label::Ham);
+            both.then(|| 100.0 * (1.0 - crate::models::auc::auc(d, l)))
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::label::Label;
     use crate::models::ModelKind;
     use crate::tokenize::Token;
 
@@ -136,5 +151,26 @@ mod tests {
             assert_eq!(alone[0].decisions, r.decisions, "{}", r.model);
             assert_eq!(alone[0].p_spam, r.p_spam, "{}", r.model);
         }
+    }
+
+    #[test]
+    fn learning_curve_scores_each_window_alone() {
+        let result = FoldResult {
+            model: ModelKind::LinearSvm,
+            fold: 0,
+            // First window ranked backwards, second perfectly, third holds one class.
+            decisions: vec![1.0, -1.0, -1.0, 1.0, 0.0],
+            p_spam: vec![0.5; 5],
+            labels: vec![
+                Label::Ham,
+                Label::Spam,
+                Label::Ham,
+                Label::Spam,
+                Label::Spam,
+            ],
+            train_seconds: 0.0,
+            classify_seconds: 0.0,
+        };
+        assert_eq!(learning_curve(&result, 2), [Some(100.0), Some(0.0), None]);
     }
 }

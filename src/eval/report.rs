@@ -153,7 +153,7 @@ pub struct FoldMetrics {
 /// deviations, and every fold.
 #[derive(Debug, Clone, Serialize)]
 pub struct ModelReport {
-    /// bernoulli-nb, multinomial-nb, linear-svm or logistic-regression.
+    /// bernoulli-nb, multinomial-nb, linear-svm, logistic-regression or fusion.
     pub name: &'static str,
     /// Means over folds.
     #[serde(flatten)]
@@ -162,7 +162,14 @@ pub struct ModelReport {
     pub spread: Metrics,
     /// Per-fold values.
     pub folds: Vec<FoldMetrics>,
+    /// Online only (empty for cross-validation): (1-AUC)% over each successive
+    /// [`LEARNING_CURVE_WINDOW`] messages (see [`super::online::learning_curve`]); `null` for a
+    /// window holding one class only.
+    pub learning_curve: Vec<Option<f64>>,
 }
+
+/// Messages per point of an online run's learning curve.
+pub const LEARNING_CURVE_WINDOW: usize = 1000;
 
 /// How the held-out scores were obtained.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -207,11 +214,18 @@ impl EvalReport {
                     .collect();
                 let all: Vec<Metrics> = per_fold.iter().map(|f| f.metrics).collect();
                 let (mean, spread) = Metrics::mean_and_spread(&all);
+                let learning_curve = match (protocol, results.iter().find(|r| r.model == kind)) {
+                    (Protocol::Online, Some(r)) => {
+                        super::online::learning_curve(r, LEARNING_CURVE_WINDOW)
+                    }
+                    _ => Vec::new(),
+                };
                 ModelReport {
                     name: kind.name(),
                     mean,
                     spread,
                     folds: per_fold,
+                    learning_curve,
                 }
             })
             .collect();
@@ -354,6 +368,20 @@ impl EvalReport {
                 v.train_seconds,
                 v.classify_messages_per_second
             )?;
+        }
+        if self.protocol == Protocol::Online {
+            writeln!(
+                out,
+                "\nlearning curve: 1-AUC % of each successive {LEARNING_CURVE_WINDOW} messages"
+            )?;
+            for m in &self.models {
+                let curve: Vec<String> = m
+                    .learning_curve
+                    .iter()
+                    .map(|v| v.map_or("-".into(), |v| format!("{v:.3}")))
+                    .collect();
+                writeln!(out, "{:<20} {}", m.name, curve.join(" "))?;
+            }
         }
         writeln!(out)?;
         write!(out, "{TABLE_LEGEND}")

@@ -1,8 +1,10 @@
 //! From tokens to numbers: the [`Vocabulary`] maps tokens to dense ids, [`SparseVector`] holds
 //! one message as sorted (id, value) pairs, [`FeatureConfig`] weights and normalizes them, and
 //! [`Dataset`] holds a labeled set of count vectors with the fold splits evaluation needs.
+//! [`hashed`] features (byte 4-grams) bypass the vocabulary: a token names its bucket.
 
 mod dataset;
+pub mod hashed;
 mod remap;
 mod sparse;
 mod vocabulary;

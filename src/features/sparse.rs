@@ -43,6 +43,12 @@ impl SparseVector {
         out
     }
 
+    /// A vector of ids already strictly increasing with their values.
+    pub(crate) fn from_sorted(ids: Vec<FeatureId>, values: Vec<f64>) -> Self {
+        debug_assert!(ids.windows(2).all(|w| w[0] < w[1]) && ids.len() == values.len());
+        SparseVector { ids, values }
+    }
+
     /// Feature ids, increasing.
     pub fn ids(&self) -> &[FeatureId] {
         &self.ids

@@ -7,6 +7,7 @@
 //! copy and are used as loaded: no hash map is built at start-up, which keeps the
 //! one-process-per-message filter fast, and a lookup is one hash and about one comparison.
 
+use super::hashed::{hashed_id, is_hashed};
 use super::{FeatureRemap, SparseVector};
 use crate::label::Label;
 use crate::model_file::packed::{Elements, Packed};
@@ -137,12 +138,13 @@ impl<'a, A: Elements<u32> + ?Sized> TokenTable<'a, A> {
             .unwrap_or("")
     }
 
-    /// The count vector of a token list: known tokens' ids with their number of occurrences.
+    /// The count vector of a token list: known tokens' ids with their number of occurrences,
+    /// and hashed tokens' ids (see [`super::hashed`]).
     pub fn count_vector(&self, tokens: &[Token]) -> SparseVector {
         SparseVector::from_ids(
             tokens
                 .iter()
-                .filter_map(|t| self.lookup(t.as_bytes()))
+                .filter_map(|t| hashed_id(t).or_else(|| self.lookup(t.as_bytes())))
                 .collect(),
         )
     }
@@ -244,7 +246,7 @@ impl VocabularyParams {
             docs[label.index()] += 1;
             let clock = docs[0] + docs[1];
             seen.clear();
-            for t in tokens {
+            for t in tokens.iter().filter(|t| hashed_id(t).is_none()) {
                 if seen.insert(t.as_str()) {
                     let entry = df.entry(t.as_str()).or_default();
                     entry.0[label.index()] += 1;
@@ -311,6 +313,10 @@ impl Vocabulary {
     ) -> SparseVector {
         let mut ids = Vec::with_capacity(tokens.len());
         for t in tokens {
+            if let Some(id) = hashed_id(t) {
+                ids.push(id);
+                continue;
+            }
             match self.id(t) {
                 Some(id) if !unlearn || ((id as usize) < known && self.df(id, label) > 0) => {
                     ids.push(id)
@@ -321,9 +327,10 @@ impl Vocabulary {
             }
         }
         let x = SparseVector::from_ids(ids);
+        let known_ids = &x.ids()[..x.ids().partition_point(|&id| !is_hashed(id))];
         if !unlearn {
             self.clock = self.clock.saturating_add(1);
-            for &id in x.ids() {
+            for &id in known_ids {
                 self.last_seen[id as usize] = self.clock;
             }
         }
@@ -331,7 +338,7 @@ impl Vocabulary {
             Label::Ham => &mut self.df_ham,
             Label::Spam => &mut self.df_spam,
         };
-        for &id in x.ids() {
+        for &id in known_ids {
             let d = &mut df[id as usize];
             *d = if unlearn { d.saturating_sub(1) } else { *d + 1 };
         }

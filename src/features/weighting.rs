@@ -1,6 +1,7 @@
 //! Feature weighting: how a message's token counts become the values a model sees.
 
-use super::{Dataset, FeatureRemap, SparseVector};
+use super::hashed::{self, HASHED_BUCKETS};
+use super::{Dataset, FeatureId, FeatureRemap, SparseVector};
 use crate::model_file::packed::{Elements, Packed};
 use serde::{Deserialize, Serialize};
 
@@ -25,6 +26,11 @@ pub struct FeatureConfig {
     pub weighting: Weighting,
     /// Scale each vector to unit Euclidean length.
     pub l2_normalize: bool,
+    /// The model sees the hashed features (byte 4-grams), in front of the vocabulary's (see
+    /// [`super::hashed`]); without it they are dropped.
+    // Absent from dumps of older versions, which had no hashed features.
+    #[serde(default)]
+    pub hashed: bool,
 }
 
 impl FeatureConfig {
@@ -32,17 +38,36 @@ impl FeatureConfig {
     pub const COUNTS: FeatureConfig = FeatureConfig {
         weighting: Weighting::Counts,
         l2_normalize: false,
+        hashed: false,
     };
     /// Presence only: the multivariate Bernoulli model's view.
     pub const BINARY: FeatureConfig = FeatureConfig {
         weighting: Weighting::Binary,
         l2_normalize: false,
+        hashed: false,
     };
     /// Sublinear tf-idf, unit length: the usual input of linear SVMs and logistic regression.
     pub const TF_IDF_L2: FeatureConfig = FeatureConfig {
         weighting: Weighting::TfIdf,
         l2_normalize: true,
+        hashed: false,
     };
+    /// Presence of every word and hashed byte 4-gram, unnormalized: the input of the online
+    /// learners that start from nothing (Waterloo's binary features with a small fixed step).
+    pub const BINARY_HASHED: FeatureConfig = FeatureConfig {
+        weighting: Weighting::Binary,
+        l2_normalize: false,
+        hashed: true,
+    };
+
+    /// The width of the model input for count vectors over `n_features` vocabulary ids.
+    pub fn input_width(&self, n_features: usize) -> usize {
+        if self.hashed {
+            n_features + HASHED_BUCKETS as usize
+        } else {
+            n_features
+        }
+    }
 
     /// Learns what the weighting needs from count rows (the idf table for tf-idf).
     pub fn fit(&self, data: &Dataset) -> FeatureTransform {
@@ -50,7 +75,7 @@ impl FeatureConfig {
             Weighting::TfIdf => {
                 let mut df = vec![0u32; data.n_features];
                 for row in &data.rows {
-                    for &id in row.ids() {
+                    for &id in row.without_hashed().ids() {
                         df[id as usize] += 1;
                     }
                 }
@@ -89,10 +114,16 @@ impl FeatureTransform {
         self.config
     }
 
-    /// Applies the weighting (and normalization) to a count vector. Features beyond the idf
-    /// table (added to the vocabulary after fitting) get idf 1.
+    /// Applies the weighting (and normalization) to a count vector, in the model's input ids
+    /// (see [`super::hashed`]). Features beyond the idf table (added to the vocabulary after
+    /// fitting, and hashed ones) get idf 1.
     pub fn apply(&self, counts: &SparseVector) -> SparseVector {
         weigh(self.config, &self.idf, counts)
+    }
+
+    /// Back from a model input id to the count vector's id.
+    pub fn count_id(&self, input_id: FeatureId) -> FeatureId {
+        count_id(self.config, input_id)
     }
 
     /// Renumbers the idf table by `remap` (see [`FeatureRemap::apply`]).
@@ -114,18 +145,41 @@ impl FeatureTransformView<'_> {
     pub fn apply(&self, counts: &SparseVector) -> SparseVector {
         weigh(self.config, &self.idf, counts)
     }
+
+    /// As [`FeatureTransform::count_id`].
+    pub fn count_id(&self, input_id: FeatureId) -> FeatureId {
+        count_id(self.config, input_id)
+    }
+}
+
+fn count_id(config: FeatureConfig, input_id: FeatureId) -> FeatureId {
+    if config.hashed {
+        hashed::count_id(input_id)
+    } else {
+        input_id
+    }
 }
 
 /// The transform of `config` with this idf table, owned or borrowed.
 fn weigh(config: FeatureConfig, idf: &impl Elements<f64>, counts: &SparseVector) -> SparseVector {
-    let mut x = counts.clone();
+    // Vocabulary ids start at `shift` in a hashed model's input; the idf table is the
+    // vocabulary's, and hashed features have none (idf 1).
+    let (mut x, shift) = if config.hashed {
+        (counts.hashed_first(), HASHED_BUCKETS)
+    } else {
+        (counts.without_hashed().into_owned(), 0)
+    };
     match config.weighting {
         Weighting::Binary => x.map_values(|_, _| 1.0),
         Weighting::Counts => {}
         Weighting::LogTf => x.map_values(|_, tf| 1.0 + tf.ln()),
-        Weighting::TfIdf => {
-            x.map_values(|id, tf| (1.0 + tf.ln()) * idf.at(id as usize).unwrap_or(1.0))
-        }
+        Weighting::TfIdf => x.map_values(|id, tf| {
+            let idf = id
+                .checked_sub(shift)
+                .and_then(|v| idf.at(v as usize))
+                .unwrap_or(1.0);
+            (1.0 + tf.ln()) * idf
+        }),
     }
     if config.l2_normalize {
         x.l2_normalize();
@@ -151,6 +205,7 @@ mod tests {
             FeatureConfig {
                 weighting,
                 l2_normalize,
+                hashed: false,
             }
             .fit(&data)
             .apply(&counts)
@@ -166,5 +221,23 @@ mod tests {
         );
         let n = w(Weighting::Counts, true);
         assert!((n.values()[0] - 3.0 / 10f64.sqrt()).abs() < 1e-12);
+    }
+
+    #[test]
+    fn hashed_features_go_first_or_nowhere() {
+        let base = hashed::HASHED_BASE;
+        let counts = SparseVector::from_pairs(vec![(1, 2.0), (base + 5, 3.0)]);
+        let hashed = FeatureTransform::unfitted(FeatureConfig::BINARY_HASHED);
+        let x = hashed.apply(&counts);
+        assert_eq!(x.ids(), [5, HASHED_BUCKETS + 1]);
+        assert_eq!(x.values(), [1.0, 1.0]);
+        assert_eq!(hashed.count_id(5), base + 5);
+        assert_eq!(hashed.count_id(HASHED_BUCKETS + 1), 1);
+        let plain = FeatureTransform::unfitted(FeatureConfig::COUNTS).apply(&counts);
+        assert_eq!(plain.ids(), [1]);
+        assert_eq!(
+            FeatureConfig::BINARY_HASHED.input_width(3),
+            HASHED_BUCKETS as usize + 3
+        );
     }
 }

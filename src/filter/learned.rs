@@ -7,6 +7,7 @@
 //! messages and drops the oldest first. A message that fell out of it is a new message again.
 //! It lives in the model file, in its own section (only learners read it).
 
+use crate::features::hashed::hashed_id;
 use crate::label::Label;
 use crate::tokenize::Token;
 use foldhash::HashMap;
@@ -17,12 +18,14 @@ use std::collections::VecDeque;
 /// build) of its tokens, each followed by a byte that never occurs in UTF-8.
 pub type Digest = u64;
 
-/// The digest of a message's token list.
+/// The digest of a message's token list. The hashed byte 4-grams are left out: they see the
+/// raw header block, so a re-delivered copy (one more `Received` field) would be another
+/// message by them, while the words say what the message is.
 pub fn digest(tokens: &[Token]) -> Digest {
     use std::hash::Hasher;
     let mut h =
         siphasher::sip::SipHasher13::new_with_keys(0x6c65_6172_6e65_645f, 0x6d65_7373_6167_6573);
-    for t in tokens {
+    for t in tokens.iter().filter(|t| hashed_id(t).is_none()) {
         h.write(t.as_bytes());
         h.write_u8(0xff);
     }

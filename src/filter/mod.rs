@@ -30,7 +30,7 @@ use crate::corpus::LabeledCorpus;
 use crate::error::{Error, Result};
 use crate::features::{
     Dataset, FeatureId, FeatureRemap, PruneRule, SparseVector, TokenTable, Vocabulary,
-    VocabularyParams,
+    VocabularyParams, hashed,
 };
 use crate::label::{Label, SpamScore, Thresholds, Verdict};
 use crate::model_file::packed::Elements;
@@ -274,7 +274,14 @@ impl Explanation {
     ) -> Self {
         let mut contributions: Vec<(String, f64)> = contributions
             .into_iter()
-            .map(|(id, c)| (token(id).to_owned(), c))
+            .map(|(id, c)| {
+                let name = if hashed::is_hashed(id) {
+                    hashed::hashed_token(id)
+                } else {
+                    token(id).to_owned()
+                };
+                (name, c)
+            })
             .collect();
         contributions.sort_by(|a, b| b.1.abs().total_cmp(&a.1.abs()).then_with(|| a.0.cmp(&b.0)));
         Explanation {
@@ -345,9 +352,9 @@ impl SpamFilter {
     /// `params` (as `bogofilter -s` starts an empty database): every decision is 0 and every
     /// verdict unsure until it has learned a message of each class. No model has Platt
     /// calibration, so P(spam) is the logistic of the decision value. The active model is
-    /// `params.active` if fixed, else fusion if among the models, else multinomial-nb if among
-    /// them (the best learning from nothing: see the README), else the first. Fails on invalid
-    /// model parameters.
+    /// `params.active` if fixed, else fusion if among the models, else logistic-regression if
+    /// among them (the best single model learning from nothing: see the README), else the
+    /// first. Fails on invalid model parameters.
     pub fn empty(params: &TrainParams) -> Result<SpamFilter> {
         let (others, fusion) = split_fusion(&params.models)?;
         let models: Vec<TrainedModel> = others
@@ -360,7 +367,7 @@ impl SpamFilter {
         let active = resolve_active(
             params.active,
             &available,
-            &[ModelKind::Fusion, ModelKind::MultinomialNb],
+            &[ModelKind::Fusion, ModelKind::LogisticRegression],
         )?;
         Ok(SpamFilter {
             tokenizer: params.tokenizer.clone(),
@@ -390,7 +397,14 @@ impl SpamFilter {
         params: &TrainParams,
         tokenized: impl Fn() + Sync,
     ) -> Result<SpamFilter> {
-        let tokenizer = Tokenizer::new(params.tokenizer.clone());
+        // Byte 4-grams feed only models that see hashed features, which no batch fit does by
+        // default: tokenizing them would triple training's time and memory, and slow every
+        // `filter`, for nothing. The stored settings say so, so `learn` agrees.
+        let mut config = params.tokenizer.clone();
+        if !params.models.iter().any(ModelParams::sees_hashed) {
+            config.byte_ngrams = 0;
+        }
+        let tokenizer = Tokenizer::new(config.clone());
         let tokenized: Vec<(Tokenized, Label)> = corpus
             .messages
             .par_iter()
@@ -479,7 +493,7 @@ impl SpamFilter {
             )?,
         };
         Ok(SpamFilter {
-            tokenizer: params.tokenizer.clone(),
+            tokenizer: config,
             vocabulary,
             models: fitted.into_iter().map(|(m, _)| m).collect(),
             fusion,

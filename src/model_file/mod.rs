@@ -100,7 +100,8 @@ pub const MAGIC: [u8; 8] = *b"SPAMSORT";
 /// record of learned messages, the Bernoulli model's histogram of counts and the multinomial
 /// model's class totals. 4: the journal after the sections; the head's vocabulary, its counts
 /// and the record of learned messages each in a section of their own; the Naive Bayes models'
-/// scoring settings; the fuser in the head.
+/// scoring settings; the fuser in the head; the tokenizer's byte 4-gram setting and the
+/// feature transforms' hashed-feature flag.
 pub const FORMAT_VERSION: u32 = 4;
 /// Most sections a file may declare.
 pub const MAX_SECTIONS: usize = 64;

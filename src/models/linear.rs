@@ -36,15 +36,29 @@ impl LinearFunction {
         self.bias + self.transform.apply(counts).dot_with(&self.weights)
     }
 
-    /// Each present feature's term w_j * t(x)_j of the decision (the bias is not included).
+    /// Each present feature's term w_j * t(x)_j of the decision (the bias is not included),
+    /// by the feature's id in `counts`.
     pub fn contributions(&self, counts: &SparseVector) -> Vec<(FeatureId, f64)> {
         terms(&self.transform.apply(counts), &self.weights)
+            .into_iter()
+            .map(|(id, c)| (self.transform.count_id(id), c))
+            .collect()
     }
 
     /// Renumbers the weights and the transform by `remap`: a count vector over kept features
-    /// gets the same decision, renumbered, as before.
+    /// gets the same decision, renumbered, as before. Hashed features are not renumbered.
     pub fn remap(&mut self, remap: &FeatureRemap) {
-        remap.apply(&mut self.weights);
+        let front = self
+            .transform
+            .config()
+            .input_width(0)
+            .min(self.weights.len());
+        let mut vocabulary = self.weights.split_off(front);
+        remap.apply(&mut vocabulary);
+        if !vocabulary.is_empty() {
+            self.weights.resize(front, 0.0);
+            self.weights.append(&mut vocabulary);
+        }
         self.transform.remap(remap);
     }
 }
@@ -68,6 +82,9 @@ impl LinearFunctionView<'_> {
     /// As [`LinearFunction::contributions`].
     pub fn contributions(&self, counts: &SparseVector) -> Vec<(FeatureId, f64)> {
         terms(&self.transform.apply(counts), &self.weights)
+            .into_iter()
+            .map(|(id, c)| (self.transform.count_id(id), c))
+            .collect()
     }
 }
 
@@ -75,4 +92,30 @@ fn terms(x: &SparseVector, weights: &impl Elements<f64>) -> Vec<(FeatureId, f64)
     x.iter()
         .map(|(id, v)| (id, v * weights.at(id as usize).unwrap_or(0.0)))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::features::hashed::{HASHED_BASE, HASHED_BUCKETS};
+
+    #[test]
+    fn remap_moves_vocabulary_weights_and_leaves_hashed_ones() {
+        let mut f = LinearFunction::zero(FeatureConfig::BINARY_HASHED);
+        let front = HASHED_BUCKETS as usize;
+        f.weights = vec![0.0; front + 3];
+        f.weights[7] = 0.5; // bucket 7
+        f.weights[front + 1] = 2.0; // vocabulary id 1
+        f.weights[front + 2] = -1.0; // vocabulary id 2
+        let x = SparseVector::from_pairs(vec![(1, 1.0), (2, 1.0), (HASHED_BASE + 7, 1.0)]);
+        assert_eq!(f.decision(&x), 1.5);
+        // Drop vocabulary id 0: ids 1 and 2 become 0 and 1.
+        f.remap(&FeatureRemap::new(&[false, true, true]));
+        assert_eq!(f.weights.len(), front + 2);
+        let renumbered = SparseVector::from_pairs(vec![(0, 1.0), (1, 1.0), (HASHED_BASE + 7, 1.0)]);
+        assert_eq!(f.decision(&renumbered), 1.5);
+        let mut named: Vec<(FeatureId, f64)> = f.contributions(&renumbered);
+        named.sort_by_key(|&(id, _)| id);
+        assert_eq!(named, [(0, 2.0), (1, -1.0), (HASHED_BASE + 7, 0.5)]);
+    }
 }

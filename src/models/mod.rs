@@ -193,6 +193,18 @@ impl ModelParams {
         }
     }
 
+    /// True if the fitted model sees the hashed features (see [`crate::features::hashed`]);
+    /// the Naive Bayes models never do, nor does fusion, which sees the models' log-odds.
+    pub fn sees_hashed(&self) -> bool {
+        match self {
+            ModelParams::LinearSvm(p) => p.features.hashed,
+            ModelParams::LogisticRegression(p) => p.features.hashed,
+            ModelParams::BernoulliNb(_)
+            | ModelParams::MultinomialNb(_)
+            | ModelParams::Fusion(_) => false,
+        }
+    }
+
     /// True if the decision value is not a log-odds estimate and P(spam) needs Platt scaling:
     /// so for the SVM, complement NB and a Naive Bayes model scored other than by the textbook.
     fn needs_calibration(&self) -> bool {
@@ -226,9 +238,12 @@ impl ModelParams {
 
     /// Fits the model alone, without calibration.
     pub fn fit_uncalibrated(&self, data: &Dataset) -> Result<AnyModel> {
+        // The Naive Bayes models count vocabulary tokens only (see `features::hashed`).
         Ok(match self {
-            ModelParams::BernoulliNb(p) => AnyModel::BernoulliNb(p.fit(data)?),
-            ModelParams::MultinomialNb(p) => AnyModel::MultinomialNb(p.fit(data)?),
+            ModelParams::BernoulliNb(p) => AnyModel::BernoulliNb(p.fit(&data.without_hashed())?),
+            ModelParams::MultinomialNb(p) => {
+                AnyModel::MultinomialNb(p.fit(&data.without_hashed())?)
+            }
             ModelParams::LinearSvm(p) => AnyModel::LinearSvm(p.fit(data)?),
             ModelParams::LogisticRegression(p) => AnyModel::LogisticRegression(p.fit(data)?),
             ModelParams::Fusion(_) => return Err(not_on_tokens()),
@@ -353,8 +368,8 @@ impl AnyModel {
     /// [`AnyModel::refresh`], equal bit for bit to the value computed from the cached function.
     pub fn decision(&self, counts: &SparseVector) -> f64 {
         match self {
-            AnyModel::BernoulliNb(m) => m.decision(counts),
-            AnyModel::MultinomialNb(m) => m.decision(counts),
+            AnyModel::BernoulliNb(m) => m.decision(&counts.without_hashed()),
+            AnyModel::MultinomialNb(m) => m.decision(&counts.without_hashed()),
             AnyModel::LinearSvm(m) => m.function().decision(counts),
             AnyModel::LogisticRegression(m) => m.function().decision(counts),
         }
@@ -363,8 +378,8 @@ impl AnyModel {
     /// Each present feature's share of [`AnyModel::decision`], and its constant term.
     pub fn contributions(&self, counts: &SparseVector) -> (Vec<(FeatureId, f64)>, f64) {
         match self {
-            AnyModel::BernoulliNb(m) => m.contributions(counts),
-            AnyModel::MultinomialNb(m) => m.contributions(counts),
+            AnyModel::BernoulliNb(m) => m.contributions(&counts.without_hashed()),
+            AnyModel::MultinomialNb(m) => m.contributions(&counts.without_hashed()),
             AnyModel::LinearSvm(m) => (m.function().contributions(counts), m.function().bias),
             AnyModel::LogisticRegression(m) => {
                 (m.function().contributions(counts), m.function().bias)
@@ -405,8 +420,8 @@ impl AnyModel {
     pub fn learn(&mut self, counts: &SparseVector, label: Label, unlearn: bool) -> Result<()> {
         let step = if unlearn { label.other() } else { label };
         match self {
-            AnyModel::BernoulliNb(m) => m.learn(counts, label, unlearn)?,
-            AnyModel::MultinomialNb(m) => m.learn(counts, label, unlearn)?,
+            AnyModel::BernoulliNb(m) => m.learn(&counts.without_hashed(), label, unlearn)?,
+            AnyModel::MultinomialNb(m) => m.learn(&counts.without_hashed(), label, unlearn)?,
             AnyModel::LinearSvm(m) => m.learn(counts, step),
             AnyModel::LogisticRegression(m) => m.learn(counts, step),
         }

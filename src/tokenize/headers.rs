@@ -59,7 +59,7 @@ pub(crate) fn push_headers(sink: &mut Sink<'_>, part: &MessagePart<'_>) {
         }
         let name = header.name.as_str();
         let name = name[..floor_char_boundary(name, MAX_NAME_BYTES)].to_ascii_lowercase();
-        if name.starts_with("x-spam") || name == "x-bogosity" {
+        if is_verdict_field(name.as_bytes()) {
             continue;
         }
         if sink.config().header_names {
@@ -173,4 +173,14 @@ fn header_texts<'a>(value: &'a HeaderValue<'_>) -> Vec<&'a str> {
             .collect(),
         _ => Vec::new(),
     }
+}
+
+/// True for a field that holds a filter's verdict, ours or another's (`X-Spam-*`,
+/// `X-Bogosity`, in any case): a sender can forge it and `spamsort filter` adds it, so it is
+/// no evidence and a filtered copy must tokenize as its original.
+pub(crate) fn is_verdict_field(name: &[u8]) -> bool {
+    let starts = |prefix: &[u8]| {
+        name.len() >= prefix.len() && name[..prefix.len()].eq_ignore_ascii_case(prefix)
+    };
+    starts(b"x-spam") || name.eq_ignore_ascii_case(b"x-bogosity")
 }

@@ -1,9 +1,13 @@
 //! Optional features beyond single words. Orthogonal sparse bigrams (OSB, as CRM114 and rspamd
 //! use): each word paired with each of the next four, with the gap in the token. Hashed
 //! character 4-grams over the start of the body text, the representation of the strongest
-//! TREC 2005-2007 filters; hashing bounds their number to 2^20 distinct features.
+//! TREC 2005-2007 filters; hashing bounds their number to 2^20 distinct features. Hashed byte
+//! 4-grams of the start of the raw message, header fields included (Waterloo's representation:
+//! what the sender's software wrote, encodings and all, before any decoding).
 
 use super::Sink;
+use crate::corpus::header_block::{self, HeaderBlock};
+use crate::features::hashed;
 
 /// Words ahead that each word is paired with.
 const OSB_WINDOW: usize = 4;
@@ -25,15 +29,72 @@ pub(crate) fn push_word_bigrams(sink: &mut Sink<'_>, words: &[String]) {
 pub(crate) fn push_char_ngrams(sink: &mut Sink<'_>, text: &str) {
     let end = floor_char_boundary(text, CHAR_NGRAM_BYTES);
     let lower = text[..end].to_lowercase();
-    for window in lower.as_bytes().windows(4) {
+    push_hashed_windows(sink, "c4:", lower.as_bytes(), CHAR_NGRAM_BUCKETS);
+}
+
+/// `b4:XXXXX` tokens (see [`crate::features::hashed`]): FNV-1a hashes of every 4-byte window of the first `max_bytes` of the
+/// raw message `raw` (after its envelope line) as [`byte_ngram_input`] gives it, except
+/// windows of white space only: at most `max_bytes - 3` tokens, whatever the message holds.
+pub(crate) fn push_byte_ngrams(sink: &mut Sink<'_>, raw: &[u8], max_bytes: usize) {
+    let buckets = u64::from(hashed::HASHED_BUCKETS);
+    push_hashed_windows(
+        sink,
+        hashed::HASHED_PREFIX,
+        &byte_ngram_input(raw, max_bytes),
+        buckets,
+    );
+}
+
+/// The bytes byte 4-grams are taken from: the first `max_bytes` of `raw` with every `X-Spam-*`
+/// and `X-Bogosity` header field left out (verdicts, ours or another filter's, that a sender can forge and that
+/// `spamsort filter` adds, so a filtered copy yields the tokens of the original) and each line
+/// ending (CRLF, LF, a lone CR) made one LF, and white space at the message's end left out (so
+/// the message's transport form does not matter: an mbox drops the blank line that ends a
+/// message, a file keeps it).
+pub(crate) fn byte_ngram_input(raw: &[u8], max_bytes: usize) -> Vec<u8> {
+    let raw = raw.trim_ascii_end();
+    let block = HeaderBlock::scan(raw);
+    let mut out = Vec::with_capacity(max_bytes.min(raw.len()));
+    let mut skipping = false;
+    let fields = header_block::lines(&raw[..block.fields_end]);
+    let rest = header_block::lines(&raw[block.fields_end..]);
+    for line in fields.map(|l| (l, true)).chain(rest.map(|l| (l, false))) {
+        let (line, in_header) = line;
+        if in_header && !header_block::is_continuation(line) {
+            skipping = header_block::field_name(line).is_some_and(super::headers::is_verdict_field);
+        }
+        if in_header && skipping {
+            continue;
+        }
+        let text = line.strip_suffix(b"\n").unwrap_or(line);
+        let text = text.strip_suffix(b"\r").unwrap_or(text);
+        let ended = text.len() < line.len();
+        for &b in text.iter().chain(ended.then_some(&b'\n')) {
+            if out.len() == max_bytes {
+                return out;
+            }
+            out.push(b);
+        }
+    }
+    out
+}
+
+/// Pushes a token for every 4-byte window of `bytes` that is not all white space.
+fn push_hashed_windows(sink: &mut Sink<'_>, prefix: &str, bytes: &[u8], buckets: u64) {
+    for window in bytes.windows(4) {
         if window.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let hash = window.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, &b| {
-            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-        });
-        sink.push_joined(&["c4:", &format!("{:05x}", hash % CHAR_NGRAM_BUCKETS)]);
+        let bucket = fnv1a(window) % buckets;
+        sink.push_joined(&[prefix, &format!("{bucket:05x}")]);
     }
+}
+
+/// The 64-bit FNV-1a hash.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 /// The largest index `<= max` that lies on a char boundary of `text`.
@@ -70,5 +131,42 @@ mod tests {
         assert_eq!(sink.tokens[0], sink.tokens[8]);
         assert!(sink.tokens[0].starts_with("c4:") && sink.tokens[0].len() == 8);
         assert_eq!(floor_char_boundary("añb", 2), 1);
+    }
+
+    #[test]
+    fn byte_ngram_input_skips_x_spam_fields_and_unifies_line_endings() {
+        let lf = b"X-Spam-Flag: YES\nSubject: hi\nx-spam-status: No,\n\tscore=1\n\nbody\n";
+        assert_eq!(byte_ngram_input(lf, 1000), b"Subject: hi\n\nbody");
+        let crlf = b"Subject: hi\r\nX-Spam-Level: **\r\n\r\nbody\r\n\r\n";
+        assert_eq!(byte_ngram_input(crlf, 1000), b"Subject: hi\n\nbody");
+        assert_eq!(
+            byte_ngram_input(b"Subject: a\r\rb", 1000),
+            b"Subject: a\n\nb"
+        );
+        // An X-Spam field in the body is body text.
+        assert_eq!(
+            byte_ngram_input(b"A: b\n\nX-Spam-Flag: x", 1000),
+            b"A: b\n\nX-Spam-Flag: x"
+        );
+    }
+
+    #[test]
+    fn byte_ngrams_are_bounded_by_their_bytes_and_name_buckets() {
+        let cfg = TokenizerConfig::default();
+        let mut sink = Sink::new(&cfg, 1 << 20);
+        let raw = format!("Subject: x\n\n{}", "abcdefgh".repeat(10_000));
+        push_byte_ngrams(&mut sink, raw.as_bytes(), 100);
+        assert_eq!(sink.tokens.len(), 100 - 3);
+        assert!(
+            sink.tokens.iter().all(|t| hashed::hashed_id(t).is_some()),
+            "{:?}",
+            sink.tokens
+        );
+        let mut again = Sink::new(&cfg, 1 << 20);
+        push_byte_ngrams(&mut again, raw.as_bytes(), 100);
+        assert_eq!(sink.tokens, again.tokens);
+        let mut none = Sink::new(&cfg, 1 << 20);
+        push_byte_ngrams(&mut none, raw.as_bytes(), 0);
+        assert!(none.tokens.is_empty());
     }
 }
