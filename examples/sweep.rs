@@ -24,7 +24,8 @@
 //! for unit length (MNB_L2 for the multinomial model) and `+b4` for the hashed byte 4-grams;
 //! the Naive Bayes scoring (`NbScoring`): NB_STRENGTH, NB_CAP, NB_MIN_WEIGHT, NB_MAX_TOKENS,
 //! NB_SCALE (sum|sqrt|mean); the fusion: FUSION_SQUASH (clip|log), FUSION_CLIP, FUSION_RATE,
-//! FUSION_C, FUSION_NORMALIZE; MODELS (nb: only the two Naive Bayes models). ONLINE=1 runs the
+//! FUSION_C, FUSION_NORMALIZE; MODELS (nb: only the two Naive Bayes models); SPAM_THRESHOLD (the
+//! P(spam) the hm% and sm% columns cut at, default the library's). ONLINE=1 runs the
 //! TREC online protocol instead (`eval --online`), in a random order seeded by SEED (default
 //! 7), or in the order of the TREC index INDEX if given, and prints each model's learning curve
 //! ((1-AUC)% over each successive 1,000 messages); SEED also seeds the folds (default 42).
@@ -226,7 +227,7 @@ fn main() {
         };
         cv.run(&mail).expect("cross-validation")
     };
-    let spam_threshold = spamsort::Thresholds::default().spam();
+    let spam_threshold = var("SPAM_THRESHOLD", spamsort::Thresholds::default().spam());
     for kind in kinds {
         let folds: Vec<_> = results.iter().filter(|r| r.model == kind).collect();
         let mean = |f: &dyn Fn(&spamsort::eval::FoldResult) -> f64| {

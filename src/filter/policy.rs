@@ -376,7 +376,7 @@ mod tests {
     #[test]
     fn header_lines_for_spam_unsure_and_ham() {
         let style = HeaderStyle::new("X-Spam-", None, true).unwrap();
-        let t = Thresholds::default();
+        let t = Thresholds::new(0.9, 0.5).unwrap();
         let v = env!("CARGO_PKG_VERSION");
         let at = (0.9f64 / 0.1).ln();
         let spam = style.lines(&classification(at + 2.3, Verdict::Spam), t);
