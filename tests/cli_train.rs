@@ -155,18 +155,8 @@ fn train_refuses_overlapping_mailboxes_and_a_message_in_both() {
 #[test]
 fn trec_index_given_as_spam_that_lists_ham_is_refused_not_trained_as_spam() {
     let t = TestDir::new();
-    let spam = std::fs::read_dir(sample("spam"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    let ham = std::fs::read_dir(sample("ham"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
+    let spam = crate::util::sample_class_files("spam").remove(0);
+    let ham = crate::util::sample_class_files("ham").remove(0);
     let mixed = t.write(
         "mixed.index",
         format!("spam {}\nham {}\n", spam.display(), ham.display()).as_bytes(),

@@ -2,7 +2,7 @@
 //! `filter`, `info` and `explain` (each model's share), and a model file or dump whose fuser
 //! does not match its models is refused.
 
-use crate::util::{TestDir, sample, spamsort, with_sample};
+use crate::util::{TestDir, spamsort, with_sample};
 use spamsort::SpamFilter;
 use spamsort::models::ModelKind;
 use std::path::{Path, PathBuf};
@@ -46,12 +46,7 @@ fn train_active_fusion_answers_as_fusion_in_info_classify_filter_and_explain() {
     assert!(info.contains("active model:    fusion"), "{info}");
     assert!(info.contains("fusion:          bernoulli-nb "), "{info}");
 
-    let spam = std::fs::read_dir(sample("spam"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
+    let spam = crate::util::sample_class_files("spam").remove(0);
     let tsv = stdout(&["classify", "--format", "tsv"], &model, &[&spam]);
     let expected = filter.classify(&std::fs::read(&spam).unwrap());
     assert_eq!(expected.model, ModelKind::Fusion);

@@ -2,7 +2,7 @@
 //! tokens, learns each message once, relabels, unlearns without a label, and agrees exactly
 //! with `eval --online` (which is the same library code run over an index).
 
-use crate::util::{TestDir, copy_of_trained_model, sample, spamsort};
+use crate::util::{TestDir, copy_of_trained_model, spamsort};
 use spamsort::eval::{TokenizedMail, online};
 use spamsort::features::hashed::hashed_id;
 use spamsort::models::{AnyModel, ModelKind, ModelParams};
@@ -46,15 +46,6 @@ fn learn(model: &Path, label: &str, message: &Path) -> String {
     String::from_utf8_lossy(&out.get_output().stderr).into_owned()
 }
 
-fn sorted_files(class: &str) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(sample(class))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    v.sort();
-    v
-}
-
 /// The decision value of `message` under `kind` through the CLI, parsed: unlike P(spam), it
 /// does not round to 0 or 1.
 fn decision(model: &Path, message: &Path, kind: ModelKind) -> f64 {
@@ -65,7 +56,10 @@ fn decision(model: &Path, message: &Path, kind: ModelKind) -> f64 {
 fn classify_then_learn_from_no_model_file_equals_eval_online_for_every_model_and_fusion() {
     let t = TestDir::new();
     // 40 sample messages, spam and ham in turn, fixed by a TREC index.
-    let (spam, ham) = (sorted_files("spam"), sorted_files("ham"));
+    let (spam, ham) = (
+        crate::util::sample_class_files("spam"),
+        crate::util::sample_class_files("ham"),
+    );
     let order: Vec<(Label, PathBuf)> = spam
         .iter()
         .zip(&ham)
@@ -315,7 +309,7 @@ fn relabeling_a_message_moves_it_to_the_other_class() {
 fn relabeling_a_training_message_leaves_tokens_it_was_not_trained_on_alone() {
     let t = TestDir::new();
     let model = copy_of_trained_model(&t);
-    let ham_path = sorted_files("ham").pop().unwrap();
+    let ham_path = crate::util::sample_class_files("ham").pop().unwrap();
     let ham = std::fs::read(&ham_path).unwrap();
     let trained = SpamFilter::load(&model).unwrap();
     // Tokens of this training ham too rare to be in the trained vocabulary.
@@ -353,7 +347,10 @@ fn a_model_learned_from_nothing_explains_byte_4grams_by_bucket_and_a_trained_one
     let mut filter = SpamFilter::empty(&spamsort::TrainParams::default()).unwrap();
     assert_eq!(filter.tokenizer_config().byte_ngrams, 3072);
     assert_eq!(filter.active(), ModelKind::Fusion);
-    let (spam, ham) = (sorted_files("spam"), sorted_files("ham"));
+    let (spam, ham) = (
+        crate::util::sample_class_files("spam"),
+        crate::util::sample_class_files("ham"),
+    );
     for (s, h) in spam.iter().zip(&ham).take(3) {
         filter
             .learn(&std::fs::read(s).unwrap(), Label::Spam)

@@ -198,17 +198,20 @@ pub fn copy_of_trained_model(dir: &TestDir) -> PathBuf {
     path
 }
 
+/// The message files of one class (`spam` or `ham`) of the sample corpus, sorted.
+pub fn sample_class_files(class: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(sample(class))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    v.sort();
+    v
+}
+
 /// Every message file of the sample corpus, spam first.
 pub fn sample_files() -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    for class in ["spam", "ham"] {
-        let mut v: Vec<PathBuf> = std::fs::read_dir(sample(class))
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .collect();
-        v.sort();
-        files.extend(v);
-    }
+    let mut files = sample_class_files("spam");
+    files.extend(sample_class_files("ham"));
     files
 }
 
