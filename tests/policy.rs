@@ -641,3 +641,22 @@ fn a_message_marked_with_a_subject_tag_and_x_bogosity_is_learned_as_the_original
         "X-Bogosity is not tokenized"
     );
 }
+
+#[test]
+fn a_subject_tag_flag_never_takes_the_next_argument_as_its_tag() {
+    let t = TestDir::new();
+    let model = copy_of_trained_model(&t);
+    // `--subject-tag FILE`: FILE is a message to learn (a tag needs `--subject-tag=TAG`),
+    // so learn reads the file, not standard input (which is empty here).
+    let out = isolated(&mut Command::new(crate::util::spamsort_bin()))
+        .args(["learn", "--spam", "--model"])
+        .arg(&model)
+        .arg("--subject-tag")
+        .arg(fixture("spam.eml"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("learned 1 message(s)"), "{stderr}");
+}

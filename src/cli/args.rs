@@ -97,13 +97,14 @@ pub struct HeaderArgs {
     pub header_prefix: Option<String>,
     /// Put TAG (without a value: ***SPAM***; "" for none) before the subject of spam
     /// [default: config `subject_tag`, else none]
-    #[arg(long, value_name = "TAG", num_args = 0..=1,
+    #[arg(long, value_name = "TAG", num_args = 0..=1, require_equals = true,
           default_missing_value = policy::DEFAULT_SUBJECT_TAG)]
     pub subject_tag: Option<String>,
     /// Also write a bogofilter-style `X-Bogosity: Spam|Ham|Unsure, tests=bogofilter, ...`
     /// field (`--bogosity=false`: not even when the config file asks) [default: config
     /// `bogosity`, else false]
-    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true,
+          default_missing_value = "true")]
     pub bogosity: Option<bool>,
 }
 

@@ -1,6 +1,8 @@
 //! `spamsort learn --spam|--ham|--unlearn [--if-wrong] PATH...`: learning one message at a
-//! time, each once (see [`SpamFilter::learn`]), saved atomically; a missing model file is
-//! created empty first (default settings), as `bogofilter -s` does. A lock file beside the model
+//! time, each once (see [`SpamFilter::learn`]), appended to the model file's journal (with
+//! `--if-wrong`, which needs every model's verdict, the whole file is loaded and saved
+//! atomically); a missing model file is created empty first (default settings), as
+//! `bogofilter -s` does. A lock file beside the model
 //! serializes concurrent runs, so two `learn`s never lose each other's updates.
 
 use super::args::{HeaderArgs, ModelArgs, VerdictArgs, waiting};

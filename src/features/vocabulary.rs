@@ -444,7 +444,8 @@ impl Vocabulary {
         self.tokens().lookup(token.as_bytes())
     }
 
-    /// The count vector of a token list: known tokens' ids with their number of occurrences.
+    /// The count vector of a token list: known tokens' ids (and hashed tokens' bucket ids, see
+    /// [`super::hashed`]) with their number of occurrences.
     pub fn vectorize(&self, tokens: &[Token]) -> SparseVector {
         self.tokens().count_vector(tokens)
     }

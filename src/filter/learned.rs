@@ -19,8 +19,8 @@ use std::collections::VecDeque;
 pub type Digest = u64;
 
 /// The digest of a message's token list. The hashed byte 4-grams are left out: they see the
-/// raw header block, so a re-delivered copy (one more `Received` field) would be another
-/// message by them, while the words say what the message is.
+/// raw header block byte for byte, so digests stay what the word tokens make them (a copy
+/// that differs only in bytes the word tokenizer ignores is the same message).
 pub fn digest(tokens: &[Token]) -> Digest {
     use std::hash::Hasher;
     let mut h =

@@ -319,9 +319,9 @@ impl HeaderStyle {
     }
 
     /// The message as it would be before this style marked it, for telling whether two files
-    /// hold the same message: this style's fields removed and its subject tag taken off (or a
-    /// `Subject` that is only the tag removed). Not the original bytes: white space around a
-    /// subject's start is dropped on both sides of such a comparison.
+    /// hold the same message and for learning what was marked: this style's fields removed and
+    /// the subject tag this style put before a subject's text taken off, which gives that
+    /// subject line back byte for byte; a subject without the tag is kept as it is.
     pub fn unmarked(&self, message: &[u8]) -> Vec<u8> {
         stamp::unmarked(message, &self.owned_fields(), self.subject_tag())
     }

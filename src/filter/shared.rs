@@ -90,6 +90,32 @@ impl SharedFilter {
         Ok(self.swap_in(updated))
     }
 
+    /// Learns one message once, as [`SharedFilter::learn`] does, into another model file
+    /// `path` (a spamd user's): a missing one starts as a copy of this filter's model file as
+    /// it is on disk (its own active model and thresholds, not the policy's, which apply in
+    /// memory only). The filter in use is not changed.
+    pub fn learn_into(&self, path: &Path, raw: &[u8], label: Label) -> Result<LearnOutcome> {
+        let raw = self.policy.headers.unmarked(raw);
+        let base = if path.exists() {
+            None
+        } else {
+            Some(SpamFilter::load(&self.path)?)
+        };
+        let if_missing = base.as_ref().map_or(IfMissing::Fail, IfMissing::StartFrom);
+        Ok(update::learn(path, if_missing, &raw, label)?.answer)
+    }
+
+    /// Forgets one message learned before in another model file `path`, as
+    /// [`SharedFilter::unlearn`] does; a missing file has learned nothing (`None`, and no file
+    /// is made).
+    pub fn unlearn_from(&self, path: &Path, raw: &[u8]) -> Result<Option<Label>> {
+        if !path.exists() {
+            return Ok(None);
+        }
+        let raw = self.policy.headers.unmarked(raw);
+        Ok(update::unlearn(path, IfMissing::Fail, &raw)?.answer)
+    }
+
     /// Swaps in the filter an update saved (a missing file was an error), if it saved one.
     fn swap_in<T>(&self, updated: Updated<T>) -> T {
         if let Some(mut filter) = updated.saved {

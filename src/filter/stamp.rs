@@ -86,8 +86,8 @@ enum Subject<'a> {
     Keep,
     /// Put this tag before its text, unless the text starts with it.
     Tag(&'a str),
-    /// Take this tag (and the white space around it) off the start of its text, and the white
-    /// space before the text.
+    /// Take off what `Tag` put before the text (a space and this tag, or this tag and a space
+    /// after a colon it was glued to), if it is there; a subject without it is kept as it is.
     Untag(&'a str),
 }
 
@@ -109,16 +109,25 @@ fn edit_subject(line: &[u8], edit: Subject<'_>) -> Option<Vec<u8>> {
         Subject::Keep => None,
         Subject::Tag(tag) if text.starts_with(tag.as_bytes()) => None,
         Subject::Tag(tag) => {
-            // A space keeps the tag apart from the text (and an encoded word after it valid).
+            // The tag goes where the text starts, a space keeping it apart from the text (and an
+            // encoded word after it valid): after the field's own white space, or glued to the
+            // colon as the text was. Either way `Untag` gives the line back byte for byte.
             let glued = after
                 .first()
                 .is_some_and(|b| !matches!(b, b' ' | b'\t' | b'\r' | b'\n'));
-            let sep: &[u8] = if glued { b" " } else { b"" };
-            Some([name, b" ", tag.as_bytes(), sep, after].concat())
+            Some(if glued {
+                [name, tag.as_bytes(), b" ", after].concat()
+            } else {
+                [name, b" ", tag.as_bytes(), after].concat()
+            })
         }
         Subject::Untag(tag) => {
-            let rest = text.strip_prefix(tag.as_bytes()).unwrap_or(text);
-            Some([name, &rest[blank_len(rest)..]].concat())
+            let tag = tag.as_bytes();
+            let rest = match after.strip_prefix(b" ").and_then(|a| a.strip_prefix(tag)) {
+                Some(rest) => rest,
+                None => after.strip_prefix(tag)?.strip_prefix(b" ")?,
+            };
+            Some([name, rest].concat())
         }
     }
 }
@@ -462,7 +471,7 @@ mod tests {
             // CR-only line endings, no space after the colon.
             (
                 b"Subject:x\rTo: a\r\rbody\r",
-                b"X-Spam-Flag: YES\rSubject: ***SPAM*** x\rTo: a\r\rbody\r",
+                b"X-Spam-Flag: YES\rSubject:***SPAM*** x\rTo: a\r\rbody\r",
             ),
             // An empty subject whose text is all on the folded line.
             (
@@ -521,6 +530,18 @@ mod tests {
             mark(b"A: b\r\rc", &stamp, Extent::WholeMessage).unwrap(),
             b"X-Spam-Status: Yes\r\tautolearn=no\rA: b\r\rc"
         );
+    }
+
+    #[test]
+    fn setting_a_tag_aside_leaves_an_untagged_subject_byte_for_byte() {
+        let owned = OWNED_FIELDS.map(String::from);
+        for msg in [
+            &b"Subject: hi\n\nb"[..],
+            b"Subject:hi\r\n\r\nb",
+            b"Subject:\tx\n\nb",
+        ] {
+            assert_eq!(unmarked(msg, &owned, Some("***SPAM***")), msg);
+        }
     }
 
     proptest::proptest! {

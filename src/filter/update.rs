@@ -28,7 +28,8 @@ pub enum IfMissing<'a> {
 pub struct Updated<T> {
     /// What the change returned.
     pub answer: T,
-    /// The model file did not exist and was started empty ([`IfMissing::StartEmpty`]).
+    /// The model file did not exist and was started as `if_missing` said
+    /// ([`IfMissing::StartEmpty`] or [`IfMissing::StartFrom`]).
     pub created: bool,
     /// The filter as saved (after any pruning the save did), or `None` if nothing was saved:
     /// nothing changed, or [`super::journal::learn`] appended the change to the journal.

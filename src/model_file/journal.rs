@@ -33,6 +33,11 @@ const RECORD_HEADER: usize = 12;
 /// Largest payload a record may have; a length field above it ends the journal.
 pub const MAX_RECORD: usize = 64 << 20;
 
+/// The most journal bytes a reader reads: twice the largest record. A learner compacts the
+/// journal long before (see `crate::filter::journal`), so anything past this is junk appended
+/// to the file, read as a torn tail instead of into memory.
+pub const MAX_JOURNAL: u64 = 2 * MAX_RECORD as u64;
+
 /// The valid records of a model file's journal, as read by [`ModelFileReader::journal`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Journal {
@@ -113,11 +118,11 @@ impl ModelFileReader {
     }
 
     /// Reads the journal: the records complete when the file was opened, up to the first torn
-    /// or foreign one (see the module doc). A file shortened since it was opened (a writer cut a
-    /// torn tail) gives the records still there.
+    /// or foreign one (see the module doc), within the first [`MAX_JOURNAL`] bytes. A file
+    /// shortened since it was opened (a writer cut a torn tail) gives the records still there.
     pub fn journal(&self) -> Result<Journal, ModelFileError> {
         let start = self.sections_end();
-        let want = self.len.saturating_sub(start);
+        let want = self.len.saturating_sub(start).min(MAX_JOURNAL);
         if want == 0 {
             return Ok(parse(&[], start, self.header_crc));
         }

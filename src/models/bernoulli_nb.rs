@@ -34,6 +34,7 @@ pub struct BernoulliNbParams {
     /// the whole vocabulary, which measured better than any cut from 1,000 to 10,000.
     pub max_features: Option<usize>,
     /// How a message is scored from the token weights (see [`NbScoring`]).
+    #[serde(default = "NbScoring::textbook")]
     pub scoring: NbScoring,
 }
 
@@ -61,6 +62,7 @@ pub struct BernoulliNb {
     /// scorer can read it without decoding the rest (see `crate::filter::scorer`).
     function: LinearFunction,
     /// How a message is scored from the weights: second, so a scorer reads it too.
+    #[serde(default = "NbScoring::textbook")]
     scoring: NbScoring,
     alpha: f64,
     /// Messages per class, ham first.

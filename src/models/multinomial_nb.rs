@@ -38,6 +38,7 @@ pub struct MultinomialNbParams {
     pub variant: NbVariant,
     /// How a message is scored from the token weights (see [`NbScoring`]; the complement
     /// variant's weights are not shrunk or clipped, only selected and combined).
+    #[serde(default = "NbScoring::textbook")]
     pub scoring: NbScoring,
 }
 
@@ -67,6 +68,7 @@ pub struct MultinomialNb {
     /// scorer can read it without decoding the rest (see `crate::filter::scorer`).
     function: LinearFunction,
     /// How a message is scored from the weights: second, so a scorer reads it too.
+    #[serde(default = "NbScoring::textbook")]
     scoring: NbScoring,
     alpha: f64,
     variant: NbVariant,

@@ -71,6 +71,12 @@ impl Default for NbScoring {
 }
 
 impl NbScoring {
+    /// [`NbScoring::TEXTBOOK`], for serde: what a dump written before the scoring settings
+    /// existed holds (those models were scored as the textbook does).
+    pub(crate) fn textbook() -> NbScoring {
+        NbScoring::TEXTBOOK
+    }
+
     /// The textbook model: every token's full log-ratio, summed.
     pub const TEXTBOOK: NbScoring = NbScoring {
         strength: 0.0,

@@ -12,7 +12,6 @@ use crate::SpamFilter;
 use crate::filter::policy::score;
 use crate::filter::shared::SharedFilter;
 use crate::filter::stamp::header_block_len;
-use crate::filter::update::{self, IfMissing};
 use crate::label::{Label, Verdict};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -247,11 +246,7 @@ fn tell(
             message: "TELL with Set needs a Message-class (spam or ham)".into(),
         })?;
         let outcome = match user {
-            Some(path) => {
-                let shared = context.filter.current();
-                let raw = context.filter.policy().headers.unmarked(message);
-                update::learn(path, IfMissing::StartFrom(&shared), &raw, label).map(|u| u.answer)
-            }
+            Some(path) => context.filter.learn_into(path, message, label),
             None => context.filter.learn(message, label),
         }
         .map_err(failed)?;
@@ -263,11 +258,7 @@ fn tell(
     } else if remove {
         // The record of learned messages knows the label: Message-class is not needed.
         let forgot = match user {
-            Some(path) => {
-                let shared = context.filter.current();
-                let raw = context.filter.policy().headers.unmarked(message);
-                update::unlearn(path, IfMissing::StartFrom(&shared), &raw).map(|u| u.answer)
-            }
+            Some(path) => context.filter.unlearn_from(path, message),
             None => context.filter.unlearn(message),
         }
         .map_err(failed)?;

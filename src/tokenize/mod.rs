@@ -69,7 +69,8 @@ pub struct TokenizerConfig {
     /// Emit hashed character 4-grams `c4:HASH` of the first 3 KB of each text part (default off).
     pub char_ngrams: bool,
     /// Emit hashed byte 4-grams `b4:HASH` of this many leading bytes of the raw message, header
-    /// fields included (`X-Spam-*` fields left out, line endings made LF), before any other
+    /// fields included (an mbox envelope line, `X-Spam-*` and `X-Bogosity` fields and white
+    /// space at the end left out, line endings made LF), before any other
     /// token; 0: none. Only the SVM and logistic regression started from nothing see them (see
     /// `features::hashed`), so `train` sets 0 when none of its models would. Default 3072: in
     /// the TREC online protocol on the SpamAssassin corpus (seeded order, `examples/sweep.rs`)

@@ -56,7 +56,9 @@ pub(crate) fn byte_ngram_input(raw: &[u8], max_bytes: usize) -> Vec<u8> {
     let block = HeaderBlock::scan(raw);
     let mut out = Vec::with_capacity(max_bytes.min(raw.len()));
     let mut skipping = false;
-    let fields = header_block::lines(&raw[..block.fields_end]);
+    // An mbox `From ` envelope line is transport, not message: a copy read from a maildir or
+    // through spamc has none.
+    let fields = header_block::lines(&raw[block.envelope_end..block.fields_end]);
     let rest = header_block::lines(&raw[block.fields_end..]);
     for line in fields.map(|l| (l, true)).chain(rest.map(|l| (l, false))) {
         let (line, in_header) = line;
@@ -148,6 +150,9 @@ mod tests {
             byte_ngram_input(b"A: b\n\nX-Spam-Flag: x", 1000),
             b"A: b\n\nX-Spam-Flag: x"
         );
+        // An mbox envelope line and X-Bogosity are left out too.
+        let mbox = b"From a@b Mon Jun 24 17:03:50 2002\nSubject: hi\nX-Bogosity: Ham\n\nbody\n";
+        assert_eq!(byte_ngram_input(mbox, 1000), b"Subject: hi\n\nbody");
     }
 
     #[test]
