@@ -254,3 +254,32 @@ fn per_user_tells_land_in_each_users_model_file_and_path_tricks_are_refused() {
     names.sort();
     assert_eq!(names, ["alice.spamsort", "bob.spamsort"]);
 }
+
+#[test]
+fn spamc_z_check_and_process_answer_as_without_z() {
+    let Some(()) = spamc() else { return };
+    let served = serve(trained_model(), &[]);
+    let files = sample_files();
+    let (spam, ham) = (&files[0], files.last().unwrap());
+    // Debian's spamc is built without zlib: its -z exits EX_USAGE before connecting.
+    // (tests/spamd_server.rs sends the same compressed requests over raw sockets.)
+    if run_spamc(&served, &["-z"], b"Subject: x\n\nx\n")
+        .status
+        .code()
+        == Some(64)
+    {
+        eprintln!(
+            "WARNING: this spamc is built without zlib support; the spamc -z test is SKIPPED"
+        );
+        return;
+    }
+    for path in [spam, ham] {
+        let message = std::fs::read(path).unwrap();
+        for args in [&["-c"][..], &[]] {
+            let plain = run_spamc(&served, args, &message);
+            let packed = run_spamc(&served, &[args, &["-z"]].concat(), &message);
+            assert_eq!(packed.status.code(), plain.status.code(), "{args:?}");
+            assert_eq!(packed.stdout, plain.stdout, "{args:?} {}", path.display());
+        }
+    }
+}

@@ -549,3 +549,63 @@ fn connections_past_max_open_evict_the_oldest_idle_one() {
     last.read_to_end(&mut answer).unwrap();
     assert_eq!(answer, b"SPAMD/1.5 0 PONG\r\n");
 }
+
+/// `message` as `spamc -z` sends it: one zlib stream.
+fn zlib(message: &[u8]) -> Vec<u8> {
+    let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+    e.write_all(message).unwrap();
+    e.finish().unwrap()
+}
+
+#[test]
+fn zlib_compressed_requests_are_answered_as_the_uncompressed_ones() {
+    let server = start(trained_model(), ServerConfig::default());
+    let files = sample_files();
+    for path in [&files[0], files.last().unwrap()] {
+        let message = to_crlf(&std::fs::read(path).unwrap());
+        for command in ["CHECK", "SYMBOLS", "REPORT", "PROCESS", "HEADERS"] {
+            let plain = exchange(&server, &request(command, "", &message));
+            let packed = request(command, "Compress: zlib\r\n", &zlib(&message));
+            assert!(plain.starts_with(b"SPAMD/1.5 0 EX_OK\r\n"), "{command}");
+            assert_eq!(exchange(&server, &packed), plain, "{command}");
+        }
+    }
+    let answer = exchange(&server, &request("CHECK", "Compress: gzip\r\n", b"x"));
+    assert!(answer.starts_with(b"SPAMD/1.5 69 "));
+}
+
+#[test]
+fn zlib_bomb_and_compressed_oversize_are_refused_never_answered_compressed() {
+    let server = start(
+        trained_model(),
+        ServerConfig {
+            max_size: 1000,
+            ..ServerConfig::default()
+        },
+    );
+    let mut message = b"Subject: big\r\n\r\n".to_vec();
+    message.extend(std::iter::repeat_n(b'x', 100_000));
+    let bomb = zlib(&message);
+    assert!(bomb.len() < 1000);
+    for command in ["CHECK", "PROCESS", "HEADERS"] {
+        let answer = exchange(&server, &request(command, "Compress: zlib\r\n", &bomb));
+        let (status, _, body) = split(&answer);
+        assert!(status.starts_with("SPAMD/1.5 65 "), "{command}: {status}");
+        assert!(body.is_empty());
+    }
+    // Compressed bytes over --max-size: PROCESS must not hand them back as the message.
+    let noise: Vec<u8> = (0..20_000u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    let packed = zlib(&noise);
+    assert!(packed.len() > 1000);
+    let answer = exchange(&server, &request("PROCESS", "Compress: zlib\r\n", &packed));
+    let (status, _, body) = split(&answer);
+    assert!(status.starts_with("SPAMD/1.5 65 "), "{status}");
+    assert!(body.is_empty());
+    let answer = exchange(
+        &server,
+        &request("CHECK", "Compress: zlib\r\n", b"not zlib"),
+    );
+    assert!(answer.starts_with(b"SPAMD/1.5 76 "));
+}

@@ -3,6 +3,7 @@
 //! the answers for oversize messages. Pure functions of the request, the message and the
 //! shared filter, run on the worker threads (`server.rs`); `reactor.rs` moves the bytes.
 
+use super::inflate::inflate;
 use super::protocol::{
     Command, ProtocolError, REQUIRED_SCORE, Request, Status, result_head, status_line, symbol,
 };
@@ -22,6 +23,8 @@ pub(super) struct Context {
     pub(super) filter: Arc<SharedFilter>,
     /// Per-user model files, if configured.
     pub(super) users: Option<UserModels>,
+    /// The server's `max_size`: a `Compress: zlib` message inflates to at most this.
+    pub(super) max_size: u64,
 }
 
 impl Context {
@@ -85,10 +88,10 @@ pub(super) fn plan(request: &Request, config: &ServerConfig) -> Result<Plan, Pro
         Command::Skip => return Ok(Plan::Close),
         _ => {}
     }
-    if let Some(c) = &request.compress {
+    if let Some(c) = request.compress.as_ref().filter(|c| !is_zlib(c)) {
         return Err(ProtocolError {
             status: Status::Unavailable,
-            message: format!("Compress: {c} is not supported; call spamc without -z"),
+            message: format!("Compress: {c} is not supported (only zlib)"),
         });
     }
     if request.command == Command::Tell && !config.allow_tell {
@@ -103,15 +106,34 @@ pub(super) fn plan(request: &Request, config: &ServerConfig) -> Result<Plan, Pro
     Ok(if length > config.max_size {
         Plan::Oversize {
             length,
-            spool: request.command == Command::Process && length <= MAX_SPOOL,
+            // A compressed message cannot be returned as it came: the client keeps its copy.
+            spool: request.command == Command::Process
+                && length <= MAX_SPOOL
+                && request.compress.is_none(),
         }
     } else {
         Plan::Classify(length)
     })
 }
 
-/// Answers a request whose whole message is in: the answer's bytes and the log text.
+/// True for the one `Compress` method spamd knows, `zlib`.
+fn is_zlib(method: &str) -> bool {
+    method.eq_ignore_ascii_case("zlib")
+}
+
+/// Answers a request whose whole message is in (zlib-compressed under `Compress: zlib`, then
+/// inflated to at most `max_size` bytes first): the answer's bytes and the log text.
 pub(super) fn answer(request: &Request, message: &[u8], context: &Context) -> (Vec<u8>, String) {
+    let inflated;
+    let message = if request.compress.is_some() {
+        match inflate(message, context.max_size) {
+            Ok(m) => inflated = m,
+            Err(e) => return failure(&e),
+        }
+        &inflated[..]
+    } else {
+        message
+    };
     let mut response = Vec::new();
     let result = context.user_model(request).and_then(|user| {
         if request.command == Command::Tell {

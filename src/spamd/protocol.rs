@@ -85,7 +85,9 @@ pub struct Request {
     pub set: Vec<String>,
     /// `Remove`: databases to remove the message from (TELL).
     pub remove: Vec<String>,
-    /// `Compress` (zlib in spamd 4), which spamsort does not support.
+    /// `Compress`: `zlib` (`spamc -z`) says the body's `Content-length` bytes are one zlib
+    /// stream, inflated to at most the server's `max_size` before it is answered; the answer
+    /// is not compressed. Any other method is refused `EX_UNAVAILABLE`.
     pub compress: Option<String>,
     /// `User`: with per-user models (`ServerConfig::user_models`) it picks the model file;
     /// otherwise it is ignored and one model serves every user.
@@ -101,7 +103,7 @@ pub enum Status {
     DataErr = 65,
     /// 67: the user named by `User:` cannot have a model (a name that is not a plain name).
     NoUser = 67,
-    /// 69: service unavailable (TELL not enabled, compression, no model).
+    /// 69: service unavailable (TELL not enabled, unknown compression, no model).
     Unavailable = 69,
     /// 70: internal error.
     Software = 70,

@@ -216,6 +216,7 @@ impl Server {
         let context = Context {
             filter: handle.filter.clone(),
             users: config.user_models.clone(),
+            max_size: config.max_size,
         };
         let (job_tx, job_rx) = mpsc::channel::<Job>();
         let (done_tx, done_rx) = mpsc::channel::<Done>();
