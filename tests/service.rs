@@ -5,8 +5,18 @@
 use crate::util::{TestDir, sigterm_and_wait, spamsort, spamsort_bin, trained_model};
 use std::io::{Read, Write};
 use std::os::unix::net::{UnixDatagram, UnixStream};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::Duration;
+
+/// A started service, killed on drop so that a failed assertion leaves no process behind.
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
 
 /// A fake service manager's notify socket in `t`, with a generous receive bound so that a
 /// notice that never comes fails the test instead of hanging it.
@@ -31,15 +41,18 @@ fn serve_notifies_ready_once_listening_and_stopping_on_sigterm() {
     let t = TestDir::new();
     let (notices, notify_path) = notify_socket(&t);
     let spamd_path = t.path().join("spamd.sock");
-    let mut child = Command::new(spamsort_bin())
-        .args(["serve", "--model"])
-        .arg(trained_model())
-        .arg("--socket")
-        .arg(&spamd_path)
-        .env("NOTIFY_SOCKET", &notify_path)
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut running = Running(
+        Command::new(spamsort_bin())
+            .args(["serve", "--model"])
+            .arg(trained_model())
+            .arg("--socket")
+            .arg(&spamd_path)
+            .env("NOTIFY_SOCKET", &notify_path)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
     assert_eq!(next_notice(&notices), "READY=1\n");
     // Ready means listening: a PING right after the notice is answered.
     let mut stream = UnixStream::connect(&spamd_path).expect("listening when READY=1 comes");
@@ -47,7 +60,7 @@ fn serve_notifies_ready_once_listening_and_stopping_on_sigterm() {
     let mut answer = String::new();
     stream.read_to_string(&mut answer).unwrap();
     assert!(answer.starts_with("SPAMD/1.5 0 PONG"), "{answer}");
-    sigterm_and_wait(&mut child);
+    sigterm_and_wait(&mut running.0);
     assert_eq!(next_notice(&notices), "STOPPING=1\n");
 }
 
@@ -55,21 +68,24 @@ fn serve_notifies_ready_once_listening_and_stopping_on_sigterm() {
 fn daemon_notifies_ready_once_watching() {
     let t = TestDir::new();
     let (notices, notify_path) = notify_socket(&t);
-    let mut child = Command::new(spamsort_bin())
-        .args(["daemon", "--model"])
-        .arg(trained_model())
-        .arg("--inbox")
-        .arg(t.maildir("inbox"))
-        .arg("--spam")
-        .arg(t.path().join("spam"))
-        .arg("--ham")
-        .arg(t.path().join("ham"))
-        .env("NOTIFY_SOCKET", &notify_path)
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut running = Running(
+        Command::new(spamsort_bin())
+            .args(["daemon", "--model"])
+            .arg(trained_model())
+            .arg("--inbox")
+            .arg(t.maildir("inbox"))
+            .arg("--spam")
+            .arg(t.path().join("spam"))
+            .arg("--ham")
+            .arg(t.path().join("ham"))
+            .env("NOTIFY_SOCKET", &notify_path)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
     assert_eq!(next_notice(&notices), "READY=1\n");
-    sigterm_and_wait(&mut child);
+    sigterm_and_wait(&mut running.0);
     assert_eq!(next_notice(&notices), "STOPPING=1\n");
 }
 
