@@ -24,5 +24,6 @@ mod non_regular_files;
 mod policy;
 mod pruning;
 mod scorer;
+mod service;
 mod spamd_server;
 mod tokenizer;

@@ -14,7 +14,9 @@ mod info;
 mod input;
 mod learn;
 mod logging;
+mod man;
 mod prune;
+mod readiness;
 mod restore;
 mod serve;
 mod signals;
@@ -67,6 +69,8 @@ enum Command {
         /// The shell.
         shell: clap_complete::Shell,
     },
+    /// Print the man page (roff): `spamsort man | man -l -`.
+    Man,
 }
 
 /// Runs the parsed command line.
@@ -85,6 +89,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Tokens(args) => tokens::run(args),
         Command::Dump(args) => dump::run(args),
         Command::Restore(args) => restore::run(args),
+        Command::Man => man::run(),
         Command::Completions { shell } => {
             use clap::CommandFactory;
             use std::io::Write;

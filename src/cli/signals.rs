@@ -1,10 +1,14 @@
 //! Signals of the long-running commands (`serve`, `daemon`): SIGHUP reloads the model, SIGTERM
-//! and SIGINT stop after the work at hand.
+//! and SIGINT stop after the work at hand. Both tell a systemd `Type=notify` unit when they are
+//! ready and when they stop (see [`super::readiness`]).
 
+use super::readiness;
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 
 /// Runs `work` while a thread answers signals: SIGHUP calls `reload`, the first SIGTERM or
 /// SIGINT calls `stop` (which must make `work` return). The thread ends with `work`.
+/// READY=1 goes to the service manager just before `work` (so the sockets or maildirs `work`
+/// serves must be open by then), STOPPING=1 just before `stop`.
 pub fn run_with_signals<T>(
     reload: impl Fn() + Send + 'static,
     stop: impl FnOnce() + Send + 'static,
@@ -17,11 +21,14 @@ pub fn run_with_signals<T>(
             if signal == SIGHUP {
                 reload();
             } else {
+                readiness::stopping();
                 stop();
                 break;
             }
         }
     });
+    // Only now: a service manager may send SIGHUP or SIGTERM as soon as it hears READY=1.
+    readiness::ready();
     let result = work();
     handle.close();
     let _ = watcher.join();
