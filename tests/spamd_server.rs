@@ -283,8 +283,8 @@ fn slow_and_silent_clients_time_out_without_holding_the_server() {
     drop(silent);
 }
 
-#[test]
-fn oversize_messages_are_answered_unclassified_without_being_held() {
+/// A server with `--max-size 1000` and a message 100 times that.
+fn small_server_and_big_message() -> (Running, Vec<u8>) {
     let server = start(
         trained_model(),
         ServerConfig {
@@ -294,6 +294,12 @@ fn oversize_messages_are_answered_unclassified_without_being_held() {
     );
     let mut message = b"Subject: big\r\n\r\n".to_vec();
     message.extend(std::iter::repeat_n(b'x', 100_000));
+    (server, message)
+}
+
+#[test]
+fn oversize_messages_are_answered_unclassified_without_being_held() {
+    let (server, message) = small_server_and_big_message();
     let (status, headers, body) = split(&exchange(&server, &request("CHECK", "", &message)));
     assert_eq!(status, "SPAMD/1.5 0 EX_OK");
     assert_eq!(header(&headers, "Spam"), Some("False ; 0.0 / 5.0"));
@@ -576,15 +582,7 @@ fn zlib_compressed_requests_are_answered_as_the_uncompressed_ones() {
 
 #[test]
 fn zlib_bomb_and_compressed_oversize_are_refused_never_answered_compressed() {
-    let server = start(
-        trained_model(),
-        ServerConfig {
-            max_size: 1000,
-            ..ServerConfig::default()
-        },
-    );
-    let mut message = b"Subject: big\r\n\r\n".to_vec();
-    message.extend(std::iter::repeat_n(b'x', 100_000));
+    let (server, message) = small_server_and_big_message();
     let bomb = zlib(&message);
     assert!(bomb.len() < 1000);
     for command in ["CHECK", "PROCESS", "HEADERS"] {
