@@ -117,10 +117,20 @@ impl ModelFileReader {
         self.len
     }
 
-    /// Reads the journal: the records complete when the file was opened, up to the first torn
-    /// or foreign one (see the module doc), within the first [`MAX_JOURNAL`] bytes. A file
-    /// shortened since it was opened (a writer cut a torn tail) gives the records still there.
-    pub fn journal(&self) -> Result<Journal, ModelFileError> {
+    /// The journal: the records complete when the file was opened, up to the first torn or
+    /// foreign one (see the module doc), within the first [`MAX_JOURNAL`] bytes. Read once per
+    /// reader: a scorer that checks it and then replays it, or a learner that appends and then
+    /// compacts, reads it once. A file shortened since it was opened (a writer cut a torn tail)
+    /// gives the records still there when it is first read.
+    pub fn journal(&self) -> Result<&Journal, ModelFileError> {
+        if let Some(journal) = self.journal.get() {
+            return Ok(journal);
+        }
+        let journal = self.read_journal()?;
+        Ok(self.journal.get_or_init(|| journal))
+    }
+
+    fn read_journal(&self) -> Result<Journal, ModelFileError> {
         let start = self.sections_end();
         let want = self.len.saturating_sub(start).min(MAX_JOURNAL);
         if want == 0 {

@@ -414,6 +414,8 @@ pub struct ModelFileReader {
     header_crc: u32,
     /// Per section: its bytes, once read and found correct.
     sections: Vec<std::sync::OnceLock<Vec<u8>>>,
+    /// The journal, once read (see [`ModelFileReader::journal`]).
+    journal: std::sync::OnceLock<journal::Journal>,
 }
 
 /// Reads exactly `len` bytes at `offset`, or reports the file as truncated. Seek and read
@@ -465,6 +467,7 @@ impl ModelFileReader {
             len,
             header_crc: u32_at(&head, crc_at),
             sections: entries.iter().map(|_| std::sync::OnceLock::new()).collect(),
+            journal: std::sync::OnceLock::new(),
             entries,
         })
     }
