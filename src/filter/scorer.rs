@@ -35,6 +35,8 @@ use std::path::Path;
 /// (for fusion, those of the models it stacks).
 pub struct ScorerFile {
     file: ModelFileReader,
+    /// The file's head, read and checked once at open.
+    head: Head,
     /// The sections of the models read: the chosen one, or those fusion stacks, in its order.
     models: Vec<usize>,
     /// The model that answers.
@@ -75,6 +77,7 @@ impl ScorerFile {
         };
         Ok(ScorerFile {
             file,
+            head,
             models,
             kind,
             replayed,
@@ -84,7 +87,7 @@ impl ScorerFile {
     /// The scorer over the file: a few small fields decoded, the arrays borrowed.
     pub fn scorer(&self) -> Result<Scorer<'_>, ModelFileError> {
         let path = self.file.path();
-        let head = Head::read(&self.file)?;
+        let head = &self.head;
         let vocabulary: VocabularyView =
             model_file::decode_prefix(self.file.section(VOCABULARY_SECTION)?, path)?;
         let mut models = Vec::with_capacity(self.models.len());
@@ -100,14 +103,14 @@ impl ScorerFile {
                 scoring: model.scoring(),
             });
         }
-        let answer = match (self.kind, head.fusion, models.len()) {
+        let answer = match (self.kind, head.fusion.clone(), models.len()) {
             (ModelKind::Fusion, Some(fusion), _) => Answer::Fused(fusion, models),
             (_, _, 1) => Answer::One(models.swap_remove(0)),
             _ => return Err(wrong_model(path)),
         };
         Ok(Scorer {
             replayed: self.replayed.as_ref(),
-            tokenizer: head.tokenizer,
+            tokenizer: head.tokenizer.clone(),
             thresholds: head.thresholds,
             messages: self
                 .replayed
