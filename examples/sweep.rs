@@ -89,14 +89,20 @@ fn token_kind(token: &str) -> &'static str {
         .unwrap_or("words")
 }
 
-/// Whether ONLY and DROP keep a token.
-fn kept(token: &str) -> bool {
-    let listed = |name: &str| {
+/// The token kinds ONLY (`None`: all) and DROP name, read once.
+fn kind_lists() -> (Option<Vec<String>>, Vec<String>) {
+    let list = |name: &str| {
         std::env::var(name)
             .ok()
-            .map(|v| v.split(',').any(|k| k == token_kind(token)))
+            .map(|v| v.split(',').map(String::from).collect::<Vec<_>>())
     };
-    listed("ONLY").unwrap_or(true) && !listed("DROP").unwrap_or(false)
+    (list("ONLY"), list("DROP").unwrap_or_default())
+}
+
+/// Whether the ONLY and DROP lists of [`kind_lists`] keep a token.
+fn kept(token: &str, (only, drop): &(Option<Vec<String>>, Vec<String>)) -> bool {
+    let kind = token_kind(token);
+    only.as_ref().is_none_or(|o| o.iter().any(|k| k == kind)) && !drop.iter().any(|k| k == kind)
 }
 
 fn main() {
@@ -128,8 +134,9 @@ fn main() {
         ..d
     };
     let mut mail = TokenizedMail::of(&corpus, &config);
+    let lists = kind_lists();
     for tokens in &mut mail.tokens {
-        tokens.retain(|t| kept(t));
+        tokens.retain(|t| kept(t, &lists));
     }
 
     let (bnb, mnb, svm, lr, fusion) = (
