@@ -343,7 +343,7 @@ mod tests {
     fn classification(log_odds: f64, verdict: Verdict) -> Classification {
         Classification {
             verdict,
-            score: SpamScore::new(1.0 / (1.0 + (-log_odds).exp())),
+            score: SpamScore::new(crate::models::math::sigmoid(log_odds)),
             decision: log_odds,
             log_odds,
             model: ModelKind::LinearSvm,
