@@ -3,10 +3,9 @@
 
 mod cli;
 
-// Tokenizing allocates many small strings; mimalloc makes that markedly cheaper than glibc's
-// allocator (measured in benches/classify.rs, which uses it too).
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+// The system allocator, not mimalloc: the pipe filter starts once per message, and mimalloc's
+// set-up and tear-down (arena reservation, transparent huge pages zeroed, purging at exit) cost
+// more than all its allocations save there (benches/pipe_latency.sh).
 
 use clap::Parser;
 use std::process::ExitCode;

@@ -101,24 +101,35 @@ fn missing_truncated_or_corrupt_model_passes_the_message_unchanged() {
     let random = t.write("random.spamsort", b"SPAMSORT\x02\0\0\0 this is not a model");
     let missing = t.path().join("missing.spamsort");
     let mut cases = vec![(truncated, None), (random, None), (missing, None)];
-    // One flipped byte in the head, the vocabulary's lookup arrays, or the section of the model
-    // that answers: the filter checks exactly the sections it uses. (Sections 2 and 3, the
-    // vocabulary's counts and the record of learned messages, it never reads; sections 4.. hold
-    // the models in training order.)
-    let models = [
-        (0, None),
-        (1, None),
-        (4, Some("bernoulli-nb")),
-        (5, Some("multinomial-nb")),
-        (6, Some("linear-svm")),
-        (7, Some("logistic-regression")),
-    ];
-    for (section, classifier) in models {
-        let mut flipped = good.clone();
-        let (offset, len) = section_span(&good, section);
-        flipped[offset + len / 2] ^= 0xff;
-        let path = t.write(&format!("corrupt-section-{section}.spamsort"), &flipped);
-        cases.push((path, classifier));
+    // A flipped byte in the head or the score table's index, or in every block of the score
+    // table, with each model answering: the filter checks what it reads. (The other sections,
+    // the vocabulary's arrays, the record of learned messages and the models' own sections,
+    // a model trained in batch never needs for scoring.)
+    let damage = |name: &str, bytes: &mut Vec<u8>| match name {
+        "blocks" => {
+            let (offset, len) = section_span(&good, 5);
+            for at in (offset..offset + len).step_by(64) {
+                bytes[at] ^= 0xff;
+            }
+        }
+        _ => {
+            let (offset, len) = section_span(&good, if name == "head" { 0 } else { 4 });
+            bytes[offset + len / 2] ^= 0xff;
+        }
+    };
+    for name in ["head", "index", "blocks"] {
+        for classifier in [
+            "bernoulli-nb",
+            "multinomial-nb",
+            "linear-svm",
+            "logistic-regression",
+            "fusion",
+        ] {
+            let mut flipped = good.clone();
+            damage(name, &mut flipped);
+            let path = t.write(&format!("corrupt-{name}-{classifier}.spamsort"), &flipped);
+            cases.push((path, Some(classifier)));
+        }
     }
     let input = std::fs::read(&sample_files()[0]).unwrap();
     for (model, classifier) in &cases {

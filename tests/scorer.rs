@@ -21,8 +21,14 @@ fn scorer_agrees_with_the_loaded_filter_for_every_model_and_fusion() {
         assert_eq!(scorer.model(), kind);
         assert_eq!(scorer.thresholds(), filter.thresholds());
         for m in &messages {
-            assert_eq!(scorer.classify(m), filter.classify_with(m, kind).unwrap());
-            assert_eq!(scorer.explain(m), filter.explain(m, Some(kind)).unwrap());
+            assert_eq!(
+                scorer.classify(m).unwrap(),
+                filter.classify_with(m, kind).unwrap()
+            );
+            assert_eq!(
+                scorer.explain(m).unwrap(),
+                filter.explain(m, Some(kind)).unwrap()
+            );
         }
     }
     let active = ScorerFile::open(trained_model(), None).unwrap();
@@ -65,10 +71,13 @@ fn scorer_agrees_exactly_with_the_filter_that_learned_new_tokens_before_saving()
         let file = ScorerFile::open(&path, Some(kind)).unwrap();
         let scorer = file.scorer().unwrap();
         for m in [&new[..], b"Subject: frobnicated\n\nquux\n"] {
-            let c = scorer.classify(m);
+            let c = scorer.classify(m).unwrap();
             assert_eq!(c, filter.classify_with(m, kind).unwrap(), "{kind}");
             assert_eq!(c, loaded.classify_with(m, kind).unwrap(), "{kind}");
-            assert_eq!(scorer.explain(m), filter.explain(m, Some(kind)).unwrap());
+            assert_eq!(
+                scorer.explain(m).unwrap(),
+                filter.explain(m, Some(kind)).unwrap()
+            );
         }
     }
 }
@@ -80,7 +89,7 @@ fn nb_scorer_gives_weak_tokens_no_share_and_the_shares_add_up_to_the_decision() 
         let file = ScorerFile::open(trained_model(), Some(kind)).unwrap();
         let scorer = file.scorer().unwrap();
         for path in sample_files() {
-            let e = scorer.explain(&std::fs::read(path).unwrap());
+            let e = scorer.explain(&std::fs::read(path).unwrap()).unwrap();
             let shares: f64 = e.contributions.iter().map(|(_, c)| c).sum();
             let d = e.classification.decision;
             assert!(

@@ -1,15 +1,11 @@
-//! Shared by the criterion benches: the corpus they run on, and the `spamsort` binary's
-//! allocator, so the figures are the binary's; `served.rs` runs the server for the spamd
-//! benches.
+//! Shared by the criterion benches: the corpus they run on (with the system allocator, as the
+//! `spamsort` binary uses); `served.rs` runs the server for the spamd benches.
 
 #[allow(dead_code)] // only the spamd benches use it
 pub mod served;
 
 use spamsort::LabeledCorpus;
 use std::path::Path;
-
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// The SpamAssassin corpus when it has been fetched (`corpus/fetch-spamassassin.sh`), else the
 /// committed sample; with its name.

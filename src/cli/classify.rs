@@ -61,7 +61,7 @@ pub fn run(args: ClassifyArgs) -> anyhow::Result<ExitStatus> {
         let Some(message) = input::readable(&item, &mut failed) else {
             continue;
         };
-        let r = scorer.classify(&message.bytes);
+        let r = scorer.classify(&message.bytes)?;
         let score = score(&r, required);
         let source = message.source.to_string();
         match args.format {

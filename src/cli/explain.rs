@@ -33,7 +33,7 @@ pub fn run(args: ExplainArgs) -> anyhow::Result<ExitStatus> {
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     for message in messages {
         let message = message?;
-        let e = scorer.explain(&message.bytes);
+        let e = scorer.explain(&message.bytes)?;
         let c = e.classification;
         writeln!(
             out,

@@ -119,15 +119,15 @@ fn classify_and_mark(
 ) -> Result<(Vec<u8>, Verdict), String> {
     // The tokenizer already contains parser panics; this guards everything else.
     let (marked, verdict) = catch_unwind(AssertUnwindSafe(|| {
-        let result = scorer.classify(head);
+        let result = scorer.classify(head).map_err(|e| e.to_string())?;
         let thresholds = scorer.thresholds();
         let marked = if whole {
             style.mark(head, &result, thresholds)
         } else {
             style.mark_head(head, &result, thresholds)
         };
-        (marked, result.verdict)
+        Ok::<_, String>((marked, result.verdict))
     }))
-    .map_err(|_| "internal error while classifying (please report it)".to_string())?;
+    .map_err(|_| "internal error while classifying (please report it)".to_string())??;
     Ok((marked.map_err(|why| why.to_string())?, verdict))
 }

@@ -14,6 +14,6 @@ pub use dataset::{Dataset, stratified_folds, training_indices};
 pub use remap::FeatureRemap;
 pub use sparse::SparseVector;
 pub use vocabulary::{FeatureId, PruneRule, Vocabulary, VocabularyParams};
-pub(crate) use vocabulary::{TokenTable, VocabularyView};
-pub(crate) use weighting::FeatureTransformView;
+pub(crate) use vocabulary::{TokenTable, slot_hash};
 pub use weighting::{FeatureConfig, FeatureTransform, Weighting};
+pub(crate) use weighting::{FeatureTransformView, count_id, weigh};

@@ -10,7 +10,7 @@
 use super::hashed::{hashed_id, is_hashed};
 use super::{FeatureRemap, SparseVector};
 use crate::label::Label;
-use crate::model_file::packed::{Elements, Packed};
+use crate::model_file::packed::Elements;
 use crate::tokenize::Token;
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use serde::{Deserialize, Serialize};
@@ -88,7 +88,9 @@ impl Default for PruneRule {
 /// A free slot of the hash table.
 const EMPTY: u32 = u32::MAX;
 
-fn slot_hash(token: &[u8]) -> u64 {
+/// The keyed hash of a token's bytes that places it in a lookup table (the vocabulary's hash
+/// table, the score table's blocks).
+pub(crate) fn slot_hash(token: &[u8]) -> u64 {
     use std::hash::Hasher;
     let mut h =
         siphasher::sip::SipHasher13::new_with_keys(0x7370_616d_736f_7274, 0x766f_6361_6275_6c61);
@@ -147,29 +149,6 @@ impl<'a, A: Elements<u32> + ?Sized> TokenTable<'a, A> {
                 .filter_map(|t| hashed_id(t).or_else(|| self.lookup(t.as_bytes())))
                 .collect(),
         )
-    }
-}
-
-/// The lookup arrays of a serialized [`Vocabulary`], borrowed where they lie: it deserializes
-/// from the leading fields of a vocabulary's bytes and ignores the rest.
-#[derive(Debug, Clone, Copy, Deserialize)]
-pub(crate) struct VocabularyView<'a> {
-    #[serde(borrow)]
-    blob: &'a [u8],
-    #[serde(borrow)]
-    ends: Packed<'a, u32>,
-    #[serde(borrow)]
-    table: Packed<'a, u32>,
-}
-
-impl VocabularyView<'_> {
-    /// Lookups into the borrowed arrays.
-    pub fn tokens(&self) -> TokenTable<'_, Packed<'_, u32>> {
-        TokenTable {
-            blob: self.blob,
-            ends: &self.ends,
-            table: &self.table,
-        }
     }
 }
 

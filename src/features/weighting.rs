@@ -121,6 +121,12 @@ impl FeatureTransform {
         weigh(self.config, &self.idf, counts)
     }
 
+    /// The idf table, by vocabulary id (empty unless the weighting is tf-idf and was fitted);
+    /// features beyond it have idf 1.
+    pub(crate) fn idf(&self) -> &[f64] {
+        &self.idf
+    }
+
     /// Back from a model input id to the count vector's id.
     pub fn count_id(&self, input_id: FeatureId) -> FeatureId {
         count_id(self.config, input_id)
@@ -132,27 +138,17 @@ impl FeatureTransform {
     }
 }
 
-/// A serialized [`FeatureTransform`] with its idf table borrowed where it lies.
+/// A serialized [`FeatureTransform`], decoded only to step over it (its idf table borrowed,
+/// not copied).
 #[derive(Debug, Clone, Copy, Deserialize)]
 pub(crate) struct FeatureTransformView<'a> {
-    config: FeatureConfig,
+    _config: FeatureConfig,
     #[serde(borrow)]
-    idf: Packed<'a, f64>,
+    _idf: Packed<'a, f64>,
 }
 
-impl FeatureTransformView<'_> {
-    /// As [`FeatureTransform::apply`].
-    pub fn apply(&self, counts: &SparseVector) -> SparseVector {
-        weigh(self.config, &self.idf, counts)
-    }
-
-    /// As [`FeatureTransform::count_id`].
-    pub fn count_id(&self, input_id: FeatureId) -> FeatureId {
-        count_id(self.config, input_id)
-    }
-}
-
-fn count_id(config: FeatureConfig, input_id: FeatureId) -> FeatureId {
+/// Back from a model input id to the count vector's id, for a model of this feature config.
+pub(crate) fn count_id(config: FeatureConfig, input_id: FeatureId) -> FeatureId {
     if config.hashed {
         hashed::count_id(input_id)
     } else {
@@ -161,7 +157,11 @@ fn count_id(config: FeatureConfig, input_id: FeatureId) -> FeatureId {
 }
 
 /// The transform of `config` with this idf table, owned or borrowed.
-fn weigh(config: FeatureConfig, idf: &impl Elements<f64>, counts: &SparseVector) -> SparseVector {
+pub(crate) fn weigh(
+    config: FeatureConfig,
+    idf: &(impl Elements<f64> + ?Sized),
+    counts: &SparseVector,
+) -> SparseVector {
     // Vocabulary ids start at `shift` in a hashed model's input; the idf table is the
     // vocabulary's, and hashed features have none (idf 1).
     let (mut x, shift) = if config.hashed {

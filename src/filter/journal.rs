@@ -292,7 +292,7 @@ mod tests {
             let scorer = file.scorer().unwrap();
             for (raw, _) in MESSAGES {
                 assert_eq!(
-                    scorer.explain(raw.as_bytes()),
+                    scorer.explain(raw.as_bytes()).unwrap(),
                     memory.explain(raw.as_bytes(), Some(kind)).unwrap(),
                     "{kind}"
                 );

@@ -1,9 +1,11 @@
 //! How a [`SpamFilter`] lies in its model file: section 0 (the head: settings, the model list,
 //! a few counts), 1 (the vocabulary's lookup arrays), 2 (its counts), 3 (the record of learned
-//! messages), then one section per model (from [`FIRST_MODEL_SECTION`]), then the journal of
-//! operations `spamsort learn` appended since the last save (see [`super::journal`]). Each
-//! reader reads only its sections: the pipe filter 0, 1 and its model's; `spamsort learn` 0
-//! and 3 and the journal; a full load all of them. Loading
+//! messages), 4 and 5 (the score table's index and blocks, see [`super::score_table`]), then
+//! one section per model (from [`FIRST_MODEL_SECTION`]), then the journal of operations
+//! `spamsort learn` appended since the last save (see [`super::journal`]). Each reader reads
+//! only its sections: the pipe filter 0, 4 and the blocks of 5 its message needs (and the
+//! section of a model that sees hashed features, for those weights); `spamsort learn` 0 and 3
+//! and the journal; a full load all of them. Loading
 //! checks it all before it is trusted and applies the journal; saving writes the whole state
 //! with an empty journal, pruning first if the file would be over its size limit.
 //!
@@ -67,8 +69,14 @@ const VOCABULARY_COUNTS_SECTION: usize = 2;
 /// The section of the record of learned messages.
 pub(crate) const LEARNED_SECTION: usize = 3;
 
+/// The section of the score table's index (see [`super::score_table`]).
+pub(crate) const SCORE_INDEX_SECTION: usize = 4;
+
+/// The section of the score table's blocks.
+pub(crate) const SCORE_BLOCKS_SECTION: usize = 5;
+
 /// The section of the first model the head lists; the others follow in its order.
-pub(crate) const FIRST_MODEL_SECTION: usize = 4;
+pub(crate) const FIRST_MODEL_SECTION: usize = 6;
 
 impl Head {
     /// Reads and checks the head of an open file, and that its model list matches the file's
@@ -121,10 +129,15 @@ impl SpamFilter {
             .validate()
             .map_err(|reason| ModelFileError::invalid(path, reason))?;
         // Scoring never reads the record of learned messages (the journal's record entries then
-        // go into an empty one).
+        // go into an empty one). A full load checks the score table too, which it rebuilds at
+        // the next save, so that it refuses a file damaged anywhere.
         let learned: LearnedMessages = match only {
             Some(_) => LearnedMessages::default(),
-            None => reader.read(LEARNED_SECTION)?,
+            None => {
+                reader.section(SCORE_INDEX_SECTION)?;
+                reader.section(SCORE_BLOCKS_SECTION)?;
+                reader.read(LEARNED_SECTION)?
+            }
         };
         let fusion = match only {
             Some(kind) if kind != ModelKind::Fusion => None,
@@ -212,12 +225,15 @@ impl SpamFilter {
             kinds: self.model_kinds(),
             fusion: &self.fusion,
         };
+        let (score_index, score_blocks) = super::score_table::build(&self.vocabulary, &self.models);
         let vocabulary = self.vocabulary.parts();
         let mut sections = vec![
             model_file::encode_section(&head),
             model_file::encode_section(&vocabulary.lookup),
             model_file::encode_section(&vocabulary.counts),
             model_file::encode_section(&self.learned),
+            model_file::encode_section(&score_index),
+            score_blocks,
         ];
         sections.extend(self.models.iter().map(model_file::encode_section));
         model_file::encode_sections(&sections)

@@ -20,6 +20,7 @@ pub mod journal;
 mod layout;
 pub mod learned;
 pub mod policy;
+mod score_table;
 pub mod scorer;
 pub mod shared;
 pub mod stamp;

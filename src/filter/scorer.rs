@@ -20,24 +20,30 @@
 //! [`SpamFilter::load`](crate::SpamFilter::load) validates everything.
 
 use super::SpamFilter;
-use super::layout::{FIRST_MODEL_SECTION, Head, VOCABULARY_SECTION, wrong_model};
-use crate::features::{FeatureId, SparseVector, VocabularyView};
-use crate::filter::{Classification, Explanation, count_vector};
-use crate::label::{Label, Thresholds};
-use crate::model_file::{self, ModelFileError, ModelFileReader};
-use crate::models::{
-    Calibration, Fusion, LinearFunctionView, ModelKind, NbScoring, TrainedModelView,
+use super::layout::{
+    FIRST_MODEL_SECTION, Head, SCORE_BLOCKS_SECTION, SCORE_INDEX_SECTION, wrong_model,
 };
-use crate::tokenize::TokenizerConfig;
+use super::score_table::{Column, Rows, ScoreModel, ScoreTable};
+use crate::features::hashed::{HASHED_BUCKETS, hashed_id};
+use crate::features::{FeatureId, SparseVector, count_id, weigh};
+use crate::filter::{Classification, Explanation};
+use crate::label::{Label, Thresholds};
+use crate::model_file::packed::{Elements, Packed};
+use crate::model_file::{self, ModelFileError, ModelFileReader};
+use crate::models::{Calibration, Fusion, ModelKind, TrainedModelView, terms};
+use crate::tokenize::{Tokenizer, TokenizerConfig};
 use std::path::Path;
 
-/// A model file opened for scoring with one model: its head checked, that model's section found
-/// (for fusion, those of the models it stacks).
+/// A model file opened for scoring with one model: its head and its score table's index
+/// checked, the models that answer found.
 pub struct ScorerFile {
     file: ModelFileReader,
     /// The file's head, read and checked once at open.
     head: Head,
-    /// The sections of the models read: the chosen one, or those fusion stacks, in its order.
+    /// The score table (`None` when the journal is replayed instead).
+    table: Option<ScoreTable>,
+    /// The models that answer, by position in the head's list: the chosen one, or those
+    /// fusion stacks, in its order.
     models: Vec<usize>,
     /// The model that answers.
     kind: ModelKind,
@@ -46,10 +52,9 @@ pub struct ScorerFile {
 }
 
 impl ScorerFile {
-    /// Opens the file, checks its head and finds the section of `model` (`None`: the file's
-    /// active model; fusion: the sections of the models it stacks), leaving the other sections
-    /// untouched; [`ScorerFile::scorer`] checks and reads them. Fails if the file has no such
-    /// model.
+    /// Opens the file, checks its head and its score table's index, and finds `model` (`None`:
+    /// the file's active model; fusion: the models it stacks). Fails if the file has no such
+    /// model. The score table's blocks are read as messages need them.
     pub fn open(path: &Path, model: Option<ModelKind>) -> Result<ScorerFile, ModelFileError> {
         let file = ModelFileReader::open(path)?;
         let head = Head::read(&file)?;
@@ -62,85 +67,99 @@ impl ScorerFile {
         };
         let models = read
             .iter()
-            .map(|k| {
-                let i = head.kinds.iter().position(|h| h == k)?;
-                Some(FIRST_MODEL_SECTION + i)
-            })
+            .map(|k| head.kinds.iter().position(|h| h == k))
             .collect::<Option<Vec<usize>>>()
             .ok_or_else(missing)?;
         // Learned messages in the journal change the counts: this model is loaded and the
         // journal applied (exact, slower; the next compaction makes the journal empty again).
-        let replayed = if file.journal()?.records.is_empty() {
-            None
+        let (table, replayed) = if file.journal()?.records.is_empty() {
+            let table = ScoreTable::open(&file, SCORE_INDEX_SECTION, SCORE_BLOCKS_SECTION)?;
+            let kinds = table.index().models.iter().map(|m| m.kind);
+            if !kinds.eq(head.kinds.iter().copied()) {
+                return Err(wrong_model(path));
+            }
+            (Some(table), None)
         } else {
-            Some(SpamFilter::read(&file, Some(kind))?)
+            (None, Some(SpamFilter::read(&file, Some(kind))?))
         };
         Ok(ScorerFile {
             file,
             head,
+            table,
             models,
             kind,
             replayed,
         })
     }
 
-    /// The scorer over the file: a few small fields decoded, the arrays borrowed.
+    /// The scorer over the file: the models' settings from the score table's index, and for
+    /// a model that sees the hashed features, its section, whose hashed weights it borrows.
     pub fn scorer(&self) -> Result<Scorer<'_>, ModelFileError> {
         let path = self.file.path();
         let head = &self.head;
-        let vocabulary: VocabularyView =
-            model_file::decode_prefix(self.file.section(VOCABULARY_SECTION)?, path)?;
-        let mut models = Vec::with_capacity(self.models.len());
-        for &section in &self.models {
-            let model: TrainedModelView =
-                model_file::decode_prefix(self.file.section(section)?, path)?;
-            if head.kinds.get(section - FIRST_MODEL_SECTION) != Some(&model.kind()) {
-                return Err(wrong_model(path));
+        let answer = match &self.table {
+            None => None,
+            Some(table) => {
+                let mut models = Vec::with_capacity(self.models.len());
+                for &i in &self.models {
+                    let model = &table.index().models[i];
+                    let hashed = if model.config.hashed {
+                        let section = self.file.section(FIRST_MODEL_SECTION + i)?;
+                        let view: TrainedModelView = model_file::decode_prefix(section, path)?;
+                        if view.kind() != model.kind {
+                            return Err(wrong_model(path));
+                        }
+                        view.weights()
+                    } else {
+                        None
+                    };
+                    models.push(ModelView { model, hashed });
+                }
+                Some(match (self.kind, head.fusion.clone(), models.len()) {
+                    (ModelKind::Fusion, Some(fusion), _) => Answer::Fused(fusion, models),
+                    (_, _, 1) => Answer::One(models.swap_remove(0)),
+                    _ => return Err(wrong_model(path)),
+                })
             }
-            models.push(ModelView {
-                calibration: model.calibration,
-                function: *model.function(),
-                scoring: model.scoring(),
-            });
-        }
-        let answer = match (self.kind, head.fusion.clone(), models.len()) {
-            (ModelKind::Fusion, Some(fusion), _) => Answer::Fused(fusion, models),
-            (_, _, 1) => Answer::One(models.swap_remove(0)),
-            _ => return Err(wrong_model(path)),
+        };
+        let answer = match (answer, &self.replayed) {
+            (Some(answer), _) => Source::Table(&self.file, self.table.as_ref(), answer),
+            (None, Some(filter)) => Source::Replayed(filter),
+            (None, None) => return Err(wrong_model(path)),
         };
         Ok(Scorer {
-            replayed: self.replayed.as_ref(),
             tokenizer: head.tokenizer.clone(),
             thresholds: head.thresholds,
             messages: self
                 .replayed
                 .as_ref()
                 .map_or(head.summary.messages, |f| f.summary.messages),
-            vocabulary,
             kind: self.kind,
-            answer,
+            source: answer,
         })
     }
 }
 
-/// Verdicts of one model (or fusion), borrowing its arrays from a [`ScorerFile`]. Gives the
-/// same classification and explanation as the [`SpamFilter`](crate::SpamFilter) saved in the
-/// file.
-#[derive(Debug, Clone)]
+/// Verdicts of one model (or fusion) from a [`ScorerFile`]: the same classification and
+/// explanation as the [`SpamFilter`](crate::SpamFilter) saved in the file.
 pub struct Scorer<'a> {
-    /// The model with the file's journal applied, which then answers instead of the arrays.
-    replayed: Option<&'a SpamFilter>,
     tokenizer: TokenizerConfig,
     thresholds: Thresholds,
     /// Messages learned per class, ham first: with a 0, every verdict is unsure.
     messages: [u64; 2],
-    vocabulary: VocabularyView<'a>,
     kind: ModelKind,
-    answer: Answer<'a>,
+    source: Source<'a>,
+}
+
+/// Where a [`Scorer`]'s verdicts come from.
+enum Source<'a> {
+    /// The score table of this file, and the model or fusion it holds that answers.
+    Table(&'a ModelFileReader, Option<&'a ScoreTable>, Answer<'a>),
+    /// The model with the file's journal applied.
+    Replayed(&'a SpamFilter),
 }
 
 /// What gives a [`Scorer`]'s verdicts.
-#[derive(Debug, Clone)]
 enum Answer<'a> {
     /// One model.
     One(ModelView<'a>),
@@ -148,43 +167,124 @@ enum Answer<'a> {
     Fused(Fusion, Vec<ModelView<'a>>),
 }
 
-/// One model as a scorer reads it: its calibration, its decision function borrowed from the
-/// file, and for a Naive Bayes model its scoring, which combines the function's terms as the
-/// model does.
-#[derive(Debug, Clone)]
+/// One model as a scorer reads it: its settings from the score table's index, and for a model
+/// that sees hashed features, its hashed weights borrowed from its section.
 struct ModelView<'a> {
-    calibration: Calibration,
-    function: LinearFunctionView<'a>,
-    scoring: Option<NbScoring>,
+    model: &'a ScoreModel,
+    hashed: Option<Packed<'a, f64>>,
+}
+
+/// A model's weights by input id: the hashed ones from its section, the vocabulary's from the
+/// rows the message's tokens found.
+struct Weights<'r> {
+    hashed: Option<Packed<'r, f64>>,
+    vocabulary: Column<'r>,
+}
+
+impl Elements<f64> for Weights<'_> {
+    fn at(&self, i: usize) -> Option<f64> {
+        match &self.hashed {
+            Some(h) if i < HASHED_BUCKETS as usize => h.at(i),
+            _ => self.vocabulary.at(i),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.vocabulary.len()
+    }
 }
 
 impl ModelView<'_> {
+    /// The model's input and weights for a count vector whose vocabulary tokens found `rows`.
+    fn input<'r>(&'r self, x: &SparseVector, rows: &'r Rows<'r>) -> (SparseVector, Weights<'r>) {
+        let m = self.model;
+        let idf = m.idf.map(|column| Column {
+            rows,
+            column: column as usize,
+            shift: 0,
+        });
+        let input = match &idf {
+            Some(idf) => weigh(m.config, idf, x),
+            None => weigh(m.config, &[][..], x),
+        };
+        let shift = if m.config.hashed {
+            HASHED_BUCKETS as usize
+        } else {
+            0
+        };
+        let vocabulary = Column {
+            rows,
+            column: m.weights as usize,
+            shift,
+        };
+        let hashed = self.hashed.filter(|_| m.config.hashed);
+        (input, Weights { hashed, vocabulary })
+    }
+
     /// The decision value and each present feature's share of it, as the model computes
-    /// them (a Naive Bayes model through the same [`NbScoring::combine`]).
-    fn contributions(&self, x: &SparseVector) -> (f64, Vec<(FeatureId, f64)>) {
-        let mut terms = self.function.contributions(x);
-        let decision = match self.scoring {
-            Some(scoring) => scoring.combine(self.function.bias, &mut terms),
-            None => self.function.decision(x),
+    /// them (a Naive Bayes model through the same [`crate::models::NbScoring::combine`]).
+    fn contributions(&self, x: &SparseVector, rows: &Rows<'_>) -> (f64, Vec<(FeatureId, f64)>) {
+        let (input, weights) = self.input(x, rows);
+        let config = self.model.config;
+        let mut terms: Vec<(FeatureId, f64)> = terms(&input, &weights)
+            .into_iter()
+            .map(|(id, c)| (count_id(config, id), c))
+            .collect();
+        let decision = match self.model.scoring {
+            Some(scoring) => scoring.combine(self.model.bias, &mut terms),
+            None => self.model.bias + input.dot_with(&weights),
         };
         (decision, terms)
     }
 
     /// The decision value alone.
-    fn decision(&self, x: &SparseVector) -> f64 {
-        match self.scoring {
-            Some(_) => self.contributions(x).0,
-            None => self.function.decision(x),
+    fn decision(&self, x: &SparseVector, rows: &Rows<'_>) -> f64 {
+        match self.model.scoring {
+            Some(_) => self.contributions(x, rows).0,
+            None => {
+                let (input, weights) = self.input(x, rows);
+                self.model.bias + input.dot_with(&weights)
+            }
         }
     }
 }
 
 /// Each model's calibrated log-odds of a count vector, in order.
-fn log_odds(models: &[ModelView<'_>], x: &SparseVector) -> Vec<f64> {
+fn log_odds(models: &[ModelView<'_>], x: &SparseVector, rows: &Rows<'_>) -> Vec<f64> {
     models
         .iter()
-        .map(|m| m.calibration.log_odds(m.decision(x)))
+        .map(|m| m.model.calibration.log_odds(m.decision(x, rows)))
         .collect()
+}
+
+/// A message's count vector, with the score table's rows of its vocabulary tokens.
+fn count_vector<'t>(
+    file: &ModelFileReader,
+    table: &ScoreTable,
+    tokens: &'t [crate::tokenize::Token],
+) -> Result<(SparseVector, Rows<'t>), ModelFileError> {
+    // Each distinct word once, by its first occurrence.
+    let mut distinct: foldhash::HashMap<&[u8], usize> = foldhash::HashMap::default();
+    let mut words: Vec<&[u8]> = Vec::new();
+    let places: Vec<Result<FeatureId, usize>> = tokens
+        .iter()
+        .map(|t| match hashed_id(t) {
+            Some(id) => Ok(id),
+            None => Err(*distinct.entry(t.as_bytes()).or_insert_with(|| {
+                words.push(t.as_bytes());
+                words.len() - 1
+            })),
+        })
+        .collect();
+    let (ids, rows) = table.lookup(file, &words)?;
+    let ids = places
+        .into_iter()
+        .filter_map(|p| match p {
+            Ok(hashed) => Some(hashed),
+            Err(word) => ids[word],
+        })
+        .collect();
+    Ok((SparseVector::from_ids(ids), rows))
 }
 
 impl Scorer<'_> {
@@ -215,55 +315,80 @@ impl Scorer<'_> {
             .find(|l| self.messages[l.index()] == 0)
     }
 
-    /// Classifies one raw message.
-    pub fn classify(&self, raw: &[u8]) -> Classification {
-        if let Some(e) = self.replayed_explanation(raw) {
-            return e.classification;
-        }
-        let (x, tokens) = count_vector(&self.tokenizer, self.vocabulary.tokens(), raw);
-        match &self.answer {
-            Answer::One(m) => self.classification(m.decision(&x), m.calibration, tokens),
-            Answer::Fused(fusion, models) => self.fused(fusion, &log_odds(models, &x), tokens),
-        }
+    /// Classifies one raw message. Fails only if the model file cannot be read (or a score
+    /// table block is corrupt, or the file changed under it).
+    pub fn classify(&self, raw: &[u8]) -> Result<Classification, ModelFileError> {
+        let (file, table, answer) = match &self.source {
+            Source::Replayed(_) => return Ok(self.replayed_explanation(raw).classification),
+            Source::Table(file, table, answer) => (file, table, answer),
+        };
+        let Some(table) = table else {
+            return Err(wrong_model(file.path()));
+        };
+        let tokens = Tokenizer::new(self.tokenizer.clone()).tokenize(raw).tokens;
+        let (x, rows) = count_vector(file, table, &tokens)?;
+        let tokens = tokens.len();
+        Ok(match answer {
+            Answer::One(m) => {
+                self.classification(m.decision(&x, &rows), m.model.calibration, tokens)
+            }
+            Answer::Fused(fusion, models) => {
+                self.fused(fusion, &log_odds(models, &x, &rows), tokens)
+            }
+        })
     }
 
     /// Why the model scores a message as it does, as [`SpamFilter::explain`].
-    pub fn explain(&self, raw: &[u8]) -> Explanation {
-        if let Some(e) = self.replayed_explanation(raw) {
-            return e;
-        }
-        let (x, tokens) = count_vector(&self.tokenizer, self.vocabulary.tokens(), raw);
-        match &self.answer {
+    pub fn explain(&self, raw: &[u8]) -> Result<Explanation, ModelFileError> {
+        let (file, table, answer) = match &self.source {
+            Source::Replayed(_) => return Ok(self.replayed_explanation(raw)),
+            Source::Table(file, table, answer) => (file, table, answer),
+        };
+        let Some(table) = table else {
+            return Err(wrong_model(file.path()));
+        };
+        let tokens = Tokenizer::new(self.tokenizer.clone()).tokenize(raw).tokens;
+        let (x, rows) = count_vector(file, table, &tokens)?;
+        let tokens = tokens.len();
+        Ok(match answer {
             Answer::One(m) => {
-                let (decision, contributions) = m.contributions(&x);
+                let (decision, contributions) = m.contributions(&x, &rows);
+                let token = |id: FeatureId| rows.token(id);
                 Explanation::new(
-                    self.classification(decision, m.calibration, tokens),
-                    m.calibration,
-                    m.function.bias,
+                    self.classification(decision, m.model.calibration, tokens),
+                    m.model.calibration,
+                    m.model.bias,
                     contributions,
-                    |id| self.vocabulary.tokens().token(id),
+                    token,
                 )
             }
             Answer::Fused(fusion, models) => {
-                let log_odds = log_odds(models, &x);
+                let log_odds = log_odds(models, &x, &rows);
                 Explanation::fused(self.fused(fusion, &log_odds, tokens), fusion, &log_odds)
             }
-        }
+        })
     }
 
-    /// The explanation of the filter loaded with the journal applied (if the file has a
-    /// journal), under this scorer's thresholds.
-    fn replayed_explanation(&self, raw: &[u8]) -> Option<Explanation> {
+    /// The explanation of the filter loaded with the journal applied, under this scorer's
+    /// thresholds.
+    fn replayed_explanation(&self, raw: &[u8]) -> Explanation {
+        let Source::Replayed(filter) = &self.source else {
+            unreachable!("called for a replayed filter only")
+        };
         // `SpamFilter::read` with `only` holds that model (and for fusion the models it
         // stacks), so `explain` answers.
-        let mut explanation = self.replayed?.explain(raw, Some(self.kind))?;
-        let c = &mut explanation.classification;
-        let calibration = match &self.answer {
-            Answer::One(m) => m.calibration,
-            Answer::Fused(..) => Calibration::IDENTITY,
+        let mut explanation = filter
+            .explain(raw, Some(self.kind))
+            .expect("a filter read for this model explains it");
+        let calibration = match self.kind {
+            ModelKind::Fusion => Calibration::IDENTITY,
+            kind => filter
+                .model(kind)
+                .map_or(Calibration::IDENTITY, |m| m.calibration),
         };
+        let c = &mut explanation.classification;
         *c = self.classification(c.decision, calibration, c.tokens);
-        Some(explanation)
+        explanation
     }
 
     fn classification(

@@ -101,8 +101,9 @@ pub const MAGIC: [u8; 8] = *b"SPAMSORT";
 /// model's class totals. 4: the journal after the sections; the head's vocabulary, its counts
 /// and the record of learned messages each in a section of their own; the Naive Bayes models'
 /// scoring settings; the fuser in the head; the tokenizer's byte 4-gram setting and the
-/// feature transforms' hashed-feature flag.
-pub const FORMAT_VERSION: u32 = 4;
+/// feature transforms' hashed-feature flag. 5: the score table (two sections before the
+/// models), which the pipe filter reads block by block.
+pub const FORMAT_VERSION: u32 = 5;
 /// Most sections a file may declare.
 pub const MAX_SECTIONS: usize = 64;
 /// Largest section accepted, a guard against absurd length fields.
@@ -493,6 +494,37 @@ impl ModelFileReader {
         };
         check_crc(&bytes, e.crc, &self.path)?;
         Ok(self.sections[i].get_or_init(|| bytes))
+    }
+
+    /// `len` bytes of section `i` from byte `offset` of it, read with one positioned read and
+    /// not checked against the section's checksum (which covers the whole section): for a
+    /// section whose parts carry their own checksums, read piece by piece (the score table's
+    /// blocks). A range beyond the section is refused.
+    pub fn read_range(&self, i: usize, offset: u64, len: u64) -> Result<Vec<u8>, ModelFileError> {
+        use std::os::unix::fs::FileExt;
+        let e = *self
+            .entries
+            .get(i)
+            .ok_or_else(|| ModelFileError::invalid(&self.path, format!("missing section {i}")))?;
+        let end = offset.checked_add(len).filter(|&end| end <= e.len);
+        let Some(_) = end else {
+            return Err(ModelFileError::invalid(
+                &self.path,
+                format!("a read past the end of section {i}"),
+            ));
+        };
+        let mut bytes = vec![0; len as usize];
+        let file = self.file.lock().unwrap_or_else(|p| p.into_inner());
+        file.read_exact_at(&mut bytes, e.offset + offset)
+            .map_err(|err| match err.kind() {
+                std::io::ErrorKind::UnexpectedEof => ModelFileError::Truncated {
+                    path: self.path.clone(),
+                    expected: e.offset + offset + len,
+                    got: self.len.min(e.offset + offset),
+                },
+                _ => ModelFileError::io(&self.path, err),
+            })?;
+        Ok(bytes)
     }
 
     /// Reads, checks and decodes section `i`.

@@ -66,6 +66,7 @@ macro_rules! packed {
 
 packed!(u32s, u32);
 packed!(f64s, f64);
+packed!(u64s, u64);
 
 /// Read access by index to a numeric array, whether owned or borrowed as packed bytes.
 /// Out-of-range indices give `None`, never a panic.
@@ -112,7 +113,7 @@ macro_rules! element {
         }
     )*};
 }
-element!(u32, f64);
+element!(u32, u64, f64);
 
 /// A packed array borrowed from a decoder's buffer (a model file in memory), decoded element
 /// by element on access: loading costs nothing however large the array. Deserializes from

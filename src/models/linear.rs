@@ -63,32 +63,20 @@ impl LinearFunction {
     }
 }
 
-/// A serialized [`LinearFunction`] with its arrays borrowed where they lie.
+/// A serialized [`LinearFunction`] read up to its weights, borrowed where they lie.
 #[derive(Debug, Clone, Copy, Deserialize)]
 pub(crate) struct LinearFunctionView<'a> {
     #[serde(borrow)]
-    pub transform: FeatureTransformView<'a>,
+    _transform: FeatureTransformView<'a>,
     #[serde(borrow)]
     pub weights: Packed<'a, f64>,
-    pub bias: f64,
 }
 
-impl LinearFunctionView<'_> {
-    /// As [`LinearFunction::decision`].
-    pub fn decision(&self, counts: &SparseVector) -> f64 {
-        self.bias + self.transform.apply(counts).dot_with(&self.weights)
-    }
-
-    /// As [`LinearFunction::contributions`].
-    pub fn contributions(&self, counts: &SparseVector) -> Vec<(FeatureId, f64)> {
-        terms(&self.transform.apply(counts), &self.weights)
-            .into_iter()
-            .map(|(id, c)| (self.transform.count_id(id), c))
-            .collect()
-    }
-}
-
-fn terms(x: &SparseVector, weights: &impl Elements<f64>) -> Vec<(FeatureId, f64)> {
+/// Each present feature's term `w_j * x_j`, by input id; weights beyond the array are 0.
+pub(crate) fn terms(
+    x: &SparseVector,
+    weights: &(impl Elements<f64> + ?Sized),
+) -> Vec<(FeatureId, f64)> {
     x.iter()
         .map(|(id, v)| (id, v * weights.at(id as usize).unwrap_or(0.0)))
         .collect()

@@ -27,7 +27,7 @@ pub use bernoulli_nb::{BernoulliNb, BernoulliNbParams};
 pub use calibration::Calibration;
 pub use fusion::{Fusion, FusionParams, Squash};
 pub use linear::LinearFunction;
-pub(crate) use linear::LinearFunctionView;
+pub(crate) use linear::{LinearFunctionView, terms};
 pub use linear_svm::{LinearSvm, LinearSvmParams, SvmLoss};
 pub use logistic::{LogisticRegression, LogisticRegressionParams, LogisticSolver};
 pub use multinomial_nb::{MultinomialNb, MultinomialNbParams, NbVariant};
@@ -363,6 +363,16 @@ impl AnyModel {
         }
     }
 
+    /// How a Naive Bayes model combines its token weights; `None` for the linear models,
+    /// whose decision is their plain linear function.
+    pub fn scoring(&self) -> Option<NbScoring> {
+        match self {
+            AnyModel::BernoulliNb(m) => Some(m.scoring()),
+            AnyModel::MultinomialNb(m) => Some(m.scoring()),
+            AnyModel::LinearSvm(_) | AnyModel::LogisticRegression(_) => None,
+        }
+    }
+
     /// The decision value of the model as it is now (the Naive Bayes models from their counts,
     /// in O(|x|), their token weights combined by their [`NbScoring`]); after
     /// [`AnyModel::refresh`], equal bit for bit to the value computed from the cached function.
@@ -439,66 +449,44 @@ pub struct TrainedModel {
     pub model: AnyModel,
 }
 
-/// A serialized [`TrainedModel`] as a scorer reads it: the calibration, which model it is and
-/// its decision function with the arrays borrowed; the model's other state is not read.
+/// A serialized [`TrainedModel`] read only as far as a scorer needs of a model that sees the
+/// hashed features: which model it is and its weights, borrowed where they lie (the score table
+/// holds everything else it needs; see `crate::filter::score_table`).
 #[derive(Debug, Clone, Copy, Deserialize)]
 pub(crate) struct TrainedModelView<'a> {
-    pub calibration: Calibration,
+    _calibration: Calibration,
     #[serde(borrow)]
     model: AnyModelView<'a>,
 }
 
-/// [`AnyModel`]'s variants, in the same order, each read only up to its leading function
-/// (and, for the Naive Bayes models, the scoring that follows it).
+/// [`AnyModel`]'s variants, in the same order: the linear models read up to the weights of
+/// their leading function (a struct's fields are encoded one after the other, so the function
+/// is read as if it were the model), the Naive Bayes models, which never see hashed features,
+/// not at all.
 #[derive(Debug, Clone, Copy, Deserialize)]
 enum AnyModelView<'a> {
-    BernoulliNb(#[serde(borrow)] LeadingNb<'a>),
-    MultinomialNb(#[serde(borrow)] LeadingNb<'a>),
-    LinearSvm(#[serde(borrow)] LeadingFunction<'a>),
-    LogisticRegression(#[serde(borrow)] LeadingFunction<'a>),
-}
-
-/// The first field of every model struct.
-#[derive(Debug, Clone, Copy, Deserialize)]
-struct LeadingFunction<'a> {
-    #[serde(borrow)]
-    function: LinearFunctionView<'a>,
-}
-
-/// The first two fields of the Naive Bayes model structs.
-#[derive(Debug, Clone, Copy, Deserialize)]
-struct LeadingNb<'a> {
-    #[serde(borrow)]
-    function: LinearFunctionView<'a>,
-    scoring: NbScoring,
+    BernoulliNb,
+    MultinomialNb,
+    LinearSvm(#[serde(borrow)] LinearFunctionView<'a>),
+    LogisticRegression(#[serde(borrow)] LinearFunctionView<'a>),
 }
 
 impl<'a> TrainedModelView<'a> {
     /// Which model this is.
     pub fn kind(&self) -> ModelKind {
         match self.model {
-            AnyModelView::BernoulliNb(_) => ModelKind::BernoulliNb,
-            AnyModelView::MultinomialNb(_) => ModelKind::MultinomialNb,
+            AnyModelView::BernoulliNb => ModelKind::BernoulliNb,
+            AnyModelView::MultinomialNb => ModelKind::MultinomialNb,
             AnyModelView::LinearSvm(_) => ModelKind::LinearSvm,
             AnyModelView::LogisticRegression(_) => ModelKind::LogisticRegression,
         }
     }
 
-    /// The decision function (for the Naive Bayes models, the token weights that
-    /// [`TrainedModelView::scoring`] combines).
-    pub fn function(&self) -> &LinearFunctionView<'a> {
-        match &self.model {
-            AnyModelView::BernoulliNb(m) | AnyModelView::MultinomialNb(m) => &m.function,
-            AnyModelView::LinearSvm(m) | AnyModelView::LogisticRegression(m) => &m.function,
-        }
-    }
-
-    /// How a Naive Bayes model combines its token weights; `None` for the linear models,
-    /// whose decision is the plain linear function.
-    pub fn scoring(&self) -> Option<NbScoring> {
-        match &self.model {
-            AnyModelView::BernoulliNb(m) | AnyModelView::MultinomialNb(m) => Some(m.scoring),
-            AnyModelView::LinearSvm(_) | AnyModelView::LogisticRegression(_) => None,
+    /// The weights of a linear model, by input id (hashed features first when it sees them).
+    pub fn weights(&self) -> Option<crate::model_file::packed::Packed<'a, f64>> {
+        match self.model {
+            AnyModelView::LinearSvm(f) | AnyModelView::LogisticRegression(f) => Some(f.weights),
+            AnyModelView::BernoulliNb | AnyModelView::MultinomialNb => None,
         }
     }
 }

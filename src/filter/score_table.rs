@@ -1,0 +1,399 @@
+//! The score table: every vocabulary token with what each model's decision function holds
+//! for it, laid out so that the one-process-per-message filter reads only the few kilobytes
+//! a message's tokens need instead of the vocabulary's and the models' whole arrays (which
+//! for a model trained on the SpamAssassin corpus are some 6 MB: reading, zeroing and
+//! checksumming them was most of `filter`'s time).
+//!
+//! Two sections (see [`super::layout`]):
+//! - the index ([`ScoreIndex`], small, read whole): per model what its function needs besides
+//!   per-token values (calibration, feature settings, bias, Naive Bayes scoring, and which
+//!   columns hold its weights and idf), and the blocks' fences: the first hash of each block
+//!   and where each block ends;
+//! - the blocks, read one block at a time: the tokens sorted by [`slot_hash`] and cut into
+//!   blocks of about [`BLOCK_BYTES`], each block a CRC-32 of the rest of it, then its records:
+//!   token length (`u16` LE), the token's bytes, its vocabulary id (`u32` LE), then one `f64`
+//!   LE per column. Tokens with equal hashes are never split across blocks, so a token is in
+//!   the last block whose first hash is at most its own, or nowhere.
+//!
+//! Columns hold the values the model's [`LinearFunction`](crate::models::LinearFunction)
+//! would give (a weight beyond its array as 0, an idf beyond its table as 1, which the
+//! function treats the same way), so a scorer computes bit for bit the decision the filter
+//! saved. Models that see the hashed byte 4-grams keep their hashed weights in their own
+//! section (see [`super::scorer`]). A model's idf column is shared with an earlier model's if
+//! their idf tables are equal.
+//!
+//! A block is fetched with one positioned read, its checksum checked, and kept for the next
+//! message (so `classify` over a mailbox reads each block once at most); adjacent blocks a
+//! message needs are fetched in one read.
+
+use crate::features::{FeatureConfig, FeatureId, Vocabulary, Weighting, slot_hash};
+use crate::model_file::packed::Elements;
+use crate::model_file::{ModelFileError, ModelFileReader};
+use crate::models::{Calibration, ModelKind, NbScoring, TrainedModel};
+use serde::{Deserialize, Serialize};
+use std::sync::OnceLock;
+
+/// Blocks are cut once they reach this many bytes: small enough that a message's few hundred
+/// tokens read little, large enough that the index stays a few kilobytes per 100,000 tokens.
+const BLOCK_BYTES: usize = 1024;
+
+/// Bytes of a block's checksum.
+const CRC_BYTES: usize = 4;
+
+/// What a model's decision function needs besides its per-token columns.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct ScoreModel {
+    /// Which model.
+    pub kind: ModelKind,
+    /// Decision value to P(spam).
+    pub calibration: Calibration,
+    /// How counts become the model's input.
+    pub config: FeatureConfig,
+    /// The function's constant term.
+    pub bias: f64,
+    /// How a Naive Bayes model combines its terms (`None`: a plain linear function).
+    pub scoring: Option<NbScoring>,
+    /// The column of its weights.
+    pub weights: u32,
+    /// The column of its idf table, if its weighting is tf-idf.
+    pub idf: Option<u32>,
+}
+
+/// The score table's index section.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct ScoreIndex {
+    /// The models, in the head's order.
+    pub models: Vec<ScoreModel>,
+    /// Values per record.
+    pub columns: u32,
+    /// The first hash of each block.
+    #[serde(with = "crate::model_file::packed::u64s")]
+    fences: Vec<u64>,
+    /// Where each block ends in the blocks section.
+    #[serde(with = "crate::model_file::packed::u32s")]
+    ends: Vec<u32>,
+}
+
+/// Builds the score table of a vocabulary and its models: the index and the blocks section's
+/// bytes.
+pub(crate) fn build(vocabulary: &Vocabulary, models: &[TrainedModel]) -> (ScoreIndex, Vec<u8>) {
+    let n = vocabulary.len();
+    // Columns by vocabulary id: each model's weights, and its idf unless an earlier column
+    // holds the same table.
+    let mut columns: Vec<Vec<f64>> = Vec::new();
+    let mut score_models = Vec::with_capacity(models.len());
+    for m in models {
+        let f = m.model.function();
+        let config = f.transform.config();
+        let front = config.input_width(0).min(f.weights.len());
+        let weights = (0..n)
+            .map(|id| f.weights.get(front + id).copied().unwrap_or(0.0))
+            .collect();
+        columns.push(weights);
+        let weights = columns.len() as u32 - 1;
+        let idf = (config.weighting == Weighting::TfIdf).then(|| {
+            let table = f.transform.idf();
+            let idf: Vec<f64> = (0..n)
+                .map(|id| table.get(id).copied().unwrap_or(1.0))
+                .collect();
+            match columns.iter().position(|c| c.as_slice() == idf.as_slice()) {
+                Some(i) if i as u32 != weights => i as u32,
+                _ => {
+                    columns.push(idf);
+                    columns.len() as u32 - 1
+                }
+            }
+        });
+        score_models.push(ScoreModel {
+            kind: m.model.kind(),
+            calibration: m.calibration,
+            config,
+            bias: f.bias,
+            scoring: m.model.scoring(),
+            weights,
+            idf,
+        });
+    }
+    let tokens = vocabulary.tokens();
+    let mut order: Vec<(u64, FeatureId)> = (0..n as FeatureId)
+        .map(|id| (slot_hash(tokens.token(id).as_bytes()), id))
+        .collect();
+    order.sort_unstable();
+    let mut blocks = Vec::new();
+    let (mut fences, mut ends) = (Vec::new(), Vec::new());
+    let mut block: Vec<u8> = Vec::new();
+    let mut last_hash = None;
+    let close = |block: &mut Vec<u8>, blocks: &mut Vec<u8>, ends: &mut Vec<u32>| {
+        blocks.extend_from_slice(&crc32fast::hash(block).to_le_bytes());
+        blocks.append(block);
+        ends.push(blocks.len() as u32);
+    };
+    for (hash, id) in order {
+        if block.len() >= BLOCK_BYTES && last_hash != Some(hash) {
+            close(&mut block, &mut blocks, &mut ends);
+        }
+        if block.is_empty() {
+            fences.push(hash);
+        }
+        last_hash = Some(hash);
+        let token = tokens.token(id).as_bytes();
+        // Tokens are bounded far below 64 KiB by the tokenizer; a longer one is cut here,
+        // which only makes it unknown to the scorer.
+        let len = token.len().min(usize::from(u16::MAX));
+        block.extend_from_slice(&(len as u16).to_le_bytes());
+        block.extend_from_slice(&token[..len]);
+        block.extend_from_slice(&id.to_le_bytes());
+        for c in &columns {
+            block.extend_from_slice(&c[id as usize].to_le_bytes());
+        }
+    }
+    if !block.is_empty() {
+        close(&mut block, &mut blocks, &mut ends);
+    }
+    let index = ScoreIndex {
+        models: score_models,
+        columns: columns.len() as u32,
+        fences,
+        ends,
+    };
+    (index, blocks)
+}
+
+/// The rows of a message's vocabulary tokens found in the table, sorted by id: each token's
+/// id, bytes and values (one per column).
+#[derive(Debug, Default)]
+pub(crate) struct Rows<'t> {
+    ids: Vec<FeatureId>,
+    tokens: Vec<&'t [u8]>,
+    /// `columns` values per row, row after row.
+    values: Vec<f64>,
+    columns: usize,
+}
+
+impl<'t> Rows<'t> {
+    /// The row of token `id`, if found.
+    fn row(&self, id: FeatureId) -> Option<usize> {
+        self.ids.binary_search(&id).ok()
+    }
+
+    /// The bytes of token `id` ("" if not found or not UTF-8).
+    pub fn token(&self, id: FeatureId) -> &'t str {
+        self.row(id)
+            .and_then(|r| std::str::from_utf8(self.tokens[r]).ok())
+            .unwrap_or("")
+    }
+}
+
+/// A score table read from a model file, block by block as messages need them.
+#[derive(Debug)]
+pub(crate) struct ScoreTable {
+    section: usize,
+    index: ScoreIndex,
+    /// Per block: its records, once read and checked.
+    blocks: Vec<OnceLock<Box<[u8]>>>,
+}
+
+impl ScoreTable {
+    /// Reads the index (section `index`) of the table whose blocks are section `blocks` of
+    /// `file`, the file later lookups read from.
+    pub fn open(
+        file: &ModelFileReader,
+        index: usize,
+        blocks: usize,
+    ) -> Result<ScoreTable, ModelFileError> {
+        let index: ScoreIndex = file.read(index)?;
+        let bad = |reason: &str| ModelFileError::invalid(file.path(), reason.to_string());
+        if index.fences.len() != index.ends.len() || !index.ends.is_sorted() {
+            return Err(bad("the score table's index is malformed"));
+        }
+        let columns_ok = index
+            .models
+            .iter()
+            .all(|m| m.weights < index.columns && m.idf.is_none_or(|c| c < index.columns));
+        if !columns_ok {
+            return Err(bad("the score table names a column it does not have"));
+        }
+        let table = ScoreTable {
+            blocks: index.ends.iter().map(|_| OnceLock::new()).collect(),
+            section: blocks,
+            index,
+        };
+        Ok(table)
+    }
+
+    /// The index: the models' settings.
+    pub fn index(&self) -> &ScoreIndex {
+        &self.index
+    }
+
+    /// The block a token of this hash is in, if any.
+    fn block_of(&self, hash: u64) -> Option<usize> {
+        self.index
+            .fences
+            .partition_point(|&f| f <= hash)
+            .checked_sub(1)
+    }
+
+    /// Where block `i` lies in the blocks section.
+    fn span(&self, i: usize) -> (u64, u64) {
+        let start = if i == 0 { 0 } else { self.index.ends[i - 1] };
+        (u64::from(start), u64::from(self.index.ends[i]))
+    }
+
+    /// Reads the blocks not read yet among `needed` (sorted, distinct), adjacent ones in one
+    /// read, and checks each block's checksum.
+    fn fetch(&self, file: &ModelFileReader, needed: &[usize]) -> Result<(), ModelFileError> {
+        let missing: Vec<usize> = needed
+            .iter()
+            .copied()
+            .filter(|&i| self.blocks[i].get().is_none())
+            .collect();
+        for run in missing.chunk_by(|a, b| b == &(a + 1)) {
+            let (first, last) = (run[0], run[run.len() - 1]);
+            let (start, _) = self.span(first);
+            let (_, end) = self.span(last);
+            let bytes = file.read_range(self.section, start, end - start)?;
+            for &i in run {
+                let (s, e) = self.span(i);
+                let block = &bytes[(s - start) as usize..(e - start) as usize];
+                let (crc, records) = block.split_at_checked(CRC_BYTES).ok_or_else(|| {
+                    ModelFileError::invalid(file.path(), "a score table block is empty")
+                })?;
+                if crc32fast::hash(records).to_le_bytes() != crc {
+                    return Err(ModelFileError::invalid(
+                        file.path(),
+                        "a score table block's checksum does not match",
+                    ));
+                }
+                // Another thread may have set it meanwhile: the same bytes.
+                let _ = self.blocks[i].set(records.into());
+            }
+        }
+        Ok(())
+    }
+
+    /// Looks up `tokens` (distinct): the ids of those in the vocabulary (`None` for the
+    /// others), in their order, and their rows, reading the blocks they need from `file` (the
+    /// one the table was opened from).
+    pub fn lookup<'t>(
+        &self,
+        file: &ModelFileReader,
+        tokens: &[&'t [u8]],
+    ) -> Result<(Vec<Option<FeatureId>>, Rows<'t>), ModelFileError> {
+        let blocks: Vec<Option<usize>> =
+            tokens.iter().map(|t| self.block_of(slot_hash(t))).collect();
+        let mut needed: Vec<usize> = blocks.iter().flatten().copied().collect();
+        needed.sort_unstable();
+        needed.dedup();
+        self.fetch(file, &needed)?;
+        let columns = self.index.columns as usize;
+        let mut found: Vec<(FeatureId, &'t [u8], &[u8])> = Vec::with_capacity(tokens.len());
+        let ids = tokens
+            .iter()
+            .zip(blocks)
+            .map(|(&token, block)| {
+                let records = self.blocks[block?].get()?;
+                let (id, values) = find(records, token, columns)?;
+                found.push((id, token, values));
+                Some(id)
+            })
+            .collect();
+        found.sort_unstable_by_key(|f| f.0);
+        found.dedup_by_key(|f| f.0);
+        let mut rows = Rows {
+            ids: Vec::with_capacity(found.len()),
+            tokens: Vec::with_capacity(found.len()),
+            values: Vec::with_capacity(found.len() * columns),
+            columns,
+        };
+        for (id, token, values) in found {
+            rows.ids.push(id);
+            rows.tokens.push(token);
+            rows.values.extend(
+                values
+                    .chunks_exact(8)
+                    .map(|c| f64::from_le_bytes(c.try_into().expect("chunks of 8"))),
+            );
+        }
+        Ok((ids, rows))
+    }
+}
+
+/// The id and the values' bytes of `token` among a block's records, if it is there (a
+/// malformed block ends the search: no panic).
+fn find<'b>(mut records: &'b [u8], token: &[u8], columns: usize) -> Option<(FeatureId, &'b [u8])> {
+    while let Some((len, rest)) = records.split_first_chunk::<2>() {
+        let len = usize::from(u16::from_le_bytes(*len));
+        let (this, rest) = rest.split_at_checked(len + 4 + 8 * columns)?;
+        records = rest;
+        if &this[..len] == token {
+            let id = u32::from_le_bytes(this[len..len + 4].try_into().ok()?);
+            return Some((id, &this[len + 4..]));
+        }
+    }
+    None
+}
+
+/// One column of the rows a message's tokens found, by vocabulary id (ids not among them: none,
+/// which a decision function reads as weight 0 or idf 1), shifted by `shift` as a model that
+/// sees hashed features numbers its input.
+pub(crate) struct Column<'r> {
+    pub rows: &'r Rows<'r>,
+    pub column: usize,
+    pub shift: usize,
+}
+
+impl Elements<f64> for Column<'_> {
+    fn at(&self, i: usize) -> Option<f64> {
+        let id = FeatureId::try_from(i.checked_sub(self.shift)?).ok()?;
+        let row = self.rows.row(id)?;
+        self.rows
+            .values
+            .get(row * self.rows.columns + self.column)
+            .copied()
+    }
+
+    fn len(&self) -> usize {
+        self.rows
+            .ids
+            .last()
+            .map_or(0, |&id| id as usize + 1 + self.shift)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model_file;
+
+    #[test]
+    fn encode_decode_index_round_trip() {
+        let index = ScoreIndex {
+            models: Vec::new(),
+            columns: 2,
+            fences: vec![1, u64::MAX],
+            ends: vec![10, 20],
+        };
+        let bytes = model_file::encode_section(&index);
+        let back: ScoreIndex = postcard::from_bytes(&bytes).unwrap();
+        assert_eq!(back, index);
+    }
+
+    #[test]
+    fn find_reads_the_matching_record_and_stops_at_malformed_bytes() {
+        let mut block = Vec::new();
+        for (token, id, v) in [(&b"ab"[..], 7u32, 1.5f64), (b"abc", 9, -2.0)] {
+            block.extend_from_slice(&(token.len() as u16).to_le_bytes());
+            block.extend_from_slice(token);
+            block.extend_from_slice(&id.to_le_bytes());
+            block.extend_from_slice(&v.to_le_bytes());
+        }
+        let (id, values) = find(&block, b"abc", 1).unwrap();
+        assert_eq!((id, values), (9, &(-2.0f64).to_le_bytes()[..]));
+        assert_eq!(find(&block, b"zz", 1), None);
+        // Cut short in its second record: the first is still found, the second not.
+        let cut = &block[..block.len() - 3];
+        assert_eq!(find(cut, b"ab", 1).map(|r| r.0), Some(7));
+        assert_eq!(find(cut, b"abc", 1), None);
+    }
+}
