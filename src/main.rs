@@ -3,9 +3,14 @@
 
 mod cli;
 
-// The system allocator, not mimalloc: the pipe filter starts once per message, and mimalloc's
-// set-up and tear-down (arena reservation, transparent huge pages zeroed, purging at exit) cost
-// more than all its allocations save there (benches/pipe_latency.sh).
+// mimalloc: tokenizing allocates many small strings, which it makes cheaper than glibc's
+// allocator, and under an address-space limit (`ulimit -v`) glibc's per-thread arenas cannot
+// be reserved while mimalloc's segments can (tests/bounded_cost.rs runs `serve` under one).
+// Its version 2, without transparent huge pages: version 3's arena set-up and tear-down, and
+// huge pages zeroed at first touch, cost the one-process-per-message filter more than all its
+// allocations (benches/pipe_latency.sh).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use clap::Parser;
 use std::process::ExitCode;

@@ -107,13 +107,13 @@ fn missing_truncated_or_corrupt_model_passes_the_message_unchanged() {
     // a model trained in batch never needs for scoring.)
     let damage = |name: &str, bytes: &mut Vec<u8>| match name {
         "blocks" => {
-            let (offset, len) = section_span(&good, 5);
+            let (offset, len) = section_span(&good, 4);
             for at in (offset..offset + len).step_by(64) {
                 bytes[at] ^= 0xff;
             }
         }
         _ => {
-            let (offset, len) = section_span(&good, if name == "head" { 0 } else { 4 });
+            let (offset, len) = section_span(&good, if name == "head" { 0 } else { 3 });
             bytes[offset + len / 2] ^= 0xff;
         }
     };

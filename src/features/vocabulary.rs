@@ -88,6 +88,11 @@ impl Default for PruneRule {
 /// A free slot of the hash table.
 const EMPTY: u32 = u32::MAX;
 
+/// The hash table's size for `tokens` tokens when it is (re)built.
+fn table_size(tokens: usize) -> usize {
+    (2 * tokens).next_power_of_two().max(2)
+}
+
 /// The keyed hash of a token's bytes that places it in a lookup table (the vocabulary's hash
 /// table, the score table's blocks).
 pub(crate) fn slot_hash(token: &[u8]) -> u64 {
@@ -152,64 +157,67 @@ impl<'a, A: Elements<u32> + ?Sized> TokenTable<'a, A> {
     }
 }
 
-/// A vocabulary as the model file stores it, in two sections: its lookup arrays (what a
-/// scorer reads, and borrows as a [`VocabularyView`]) and its counts (document frequencies,
-/// message counts, last-seen numbers and clock: only learning and pruning read them).
-#[derive(Serialize)]
-pub(crate) struct VocabularyParts<'a> {
-    /// The lookup arrays, in [`VocabularyView`]'s field order.
-    pub lookup: (&'a serde_bytes::Bytes, Packed32<'a>, Packed32<'a>),
-    /// The counts.
-    pub counts: (Packed32<'a>, Packed32<'a>, [u32; 2], Packed32<'a>, u32),
-}
-
 /// A `u32` array written packed (see [`crate::model_file::packed`]).
 #[derive(Serialize)]
 pub(crate) struct Packed32<'a>(#[serde(with = "crate::model_file::packed::u32s")] &'a [u32]);
-
-/// The lookup section of a vocabulary, as read back.
-pub(crate) type LookupSection = (serde_bytes::ByteBuf, PackedVec, PackedVec);
 
 /// A `u32` array read from its packed form.
 #[derive(Deserialize)]
 pub(crate) struct PackedVec(#[serde(with = "crate::model_file::packed::u32s")] Vec<u32>);
 
+/// A vocabulary's counts (document frequencies, message counts, last-seen numbers and clock:
+/// only learning and pruning read them) as the model file stores them, in a section of their
+/// own; the tokens are in the score table (see `crate::filter::score_table`).
+pub(crate) type CountsRef<'a> = (Packed32<'a>, Packed32<'a>, [u32; 2], Packed32<'a>, u32);
+
 /// The counts section of a vocabulary, as read back.
 pub(crate) type CountsSection = (PackedVec, PackedVec, [u32; 2], PackedVec, u32);
 
 impl Vocabulary {
-    /// The two sections the model file stores (see [`VocabularyParts`]).
-    pub(crate) fn parts(&self) -> VocabularyParts<'_> {
-        VocabularyParts {
-            lookup: (
-                serde_bytes::Bytes::new(&self.blob),
-                Packed32(&self.ends),
-                Packed32(&self.table),
-            ),
-            counts: (
-                Packed32(&self.df_ham),
-                Packed32(&self.df_spam),
-                self.docs,
-                Packed32(&self.last_seen),
-                self.clock,
-            ),
-        }
+    /// The counts, as the model file stores them.
+    pub(crate) fn counts(&self) -> CountsRef<'_> {
+        (
+            Packed32(&self.df_ham),
+            Packed32(&self.df_spam),
+            self.docs,
+            Packed32(&self.last_seen),
+            self.clock,
+        )
     }
 
-    /// The vocabulary of its two sections; [`Vocabulary::validate`] checks they fit together.
-    pub(crate) fn from_parts(lookup: LookupSection, counts: CountsSection) -> Vocabulary {
-        let (blob, PackedVec(ends), PackedVec(table)) = lookup;
+    /// The number of slots of the hash table (0 before the first token; otherwise a power of
+    /// two at least twice the tokens, as the table grew).
+    pub(crate) fn slots(&self) -> usize {
+        self.table.len()
+    }
+
+    /// The vocabulary of its tokens' bytes (`blob`, cut at `ends`; ids in that order) and its
+    /// counts, its hash table of `slots` slots built as learning built it (inserting ids in
+    /// order); [`Vocabulary::validate`] checks they fit together. A table of another size than
+    /// learning makes is left empty, for `validate` to refuse.
+    pub(crate) fn from_parts(
+        blob: Vec<u8>,
+        ends: Vec<u32>,
+        counts: CountsSection,
+        slots: usize,
+    ) -> Vocabulary {
         let (PackedVec(df_ham), PackedVec(df_spam), docs, PackedVec(last_seen), clock) = counts;
-        Vocabulary {
-            blob: blob.into_vec(),
+        let mut vocabulary = Vocabulary {
+            blob,
             ends,
-            table,
+            table: Vec::new(),
             df_ham,
             df_spam,
             docs,
             last_seen,
             clock,
+        };
+        // The only sizes learning makes: none before the first token, then the next power of
+        // two at least twice the tokens (any other size is refused, never allocated).
+        if slots == table_size(vocabulary.len()) {
+            vocabulary.fill_table(slots);
         }
+        vocabulary
     }
 }
 
@@ -387,7 +395,12 @@ impl Vocabulary {
     }
 
     fn build_table(&mut self) {
-        let size = (2 * self.len()).next_power_of_two().max(2);
+        self.fill_table(table_size(self.len()));
+    }
+
+    /// Makes the hash table `size` slots (a power of two, more than the tokens) holding every
+    /// id, inserted in order.
+    fn fill_table(&mut self, size: usize) {
         let mask = size - 1;
         self.table = vec![EMPTY; size];
         for id in 0..self.len() {

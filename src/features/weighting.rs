@@ -127,6 +127,11 @@ impl FeatureTransform {
         &self.idf
     }
 
+    /// The idf table, to move out of and back into a model file.
+    pub(crate) fn idf_mut(&mut self) -> &mut Vec<f64> {
+        &mut self.idf
+    }
+
     /// Back from a model input id to the count vector's id.
     pub fn count_id(&self, input_id: FeatureId) -> FeatureId {
         count_id(self.config, input_id)

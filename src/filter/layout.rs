@@ -1,21 +1,23 @@
 //! How a [`SpamFilter`] lies in its model file: section 0 (the head: settings, the model list,
-//! a few counts), 1 (the vocabulary's lookup arrays), 2 (its counts), 3 (the record of learned
-//! messages), 4 and 5 (the score table's index and blocks, see [`super::score_table`]), then
-//! one section per model (from [`FIRST_MODEL_SECTION`]), then the journal of operations
-//! `spamsort learn` appended since the last save (see [`super::journal`]). Each reader reads
-//! only its sections: the pipe filter 0, 4 and the blocks of 5 its message needs (and the
-//! section of a model that sees hashed features, for those weights); `spamsort learn` 0 and 3
-//! and the journal; a full load all of them. Loading
-//! checks it all before it is trusted and applies the journal; saving writes the whole state
-//! with an empty journal, pruning first if the file would be over its size limit.
+//! a few counts), 1 (the vocabulary's counts), 2 (the record of learned messages), 3 and 4
+//! (the score table's index and blocks: every token with each model's per-token values, see
+//! [`super::score_table`]), then one section per model (from [`FIRST_MODEL_SECTION`]: what
+//! the score table does not hold), then the journal of operations `spamsort learn` appended
+//! since the last save (see [`super::journal`]). Each reader reads only what it needs: the
+//! pipe filter 0, 3 and the blocks of 4 its message needs (and the section of a model that
+//! sees hashed features, for those weights); `spamsort learn` 0 and 2 and the journal; a full
+//! load all of them, rebuilding the vocabulary's lookup arrays and the models' functions from
+//! the score table. Loading checks it all before it is trusted and applies the journal; saving
+//! writes the whole state with an empty journal, pruning first if the file would be over its
+//! size limit.
 //!
-//! The fuser, being small, is in the head. A new section goes before the models (after [`LEARNED_SECTION`], moving
-//! [`FIRST_MODEL_SECTION`] on), so the scorer's "model `i` is section `FIRST_MODEL_SECTION + i`"
-//! stays one constant.
+//! The fuser, being small, is in the head. A new section goes before the models (moving
+//! [`FIRST_MODEL_SECTION`] on), so "model `i` is section `FIRST_MODEL_SECTION + i`" stays one
+//! constant.
 
 use super::learned::LearnedMessages;
+use super::score_table::{self, Contents, ScoreIndex};
 use super::{SpamFilter, TrainingSummary};
-use crate::features::Vocabulary;
 use crate::label::Thresholds;
 use crate::model_file::{self, ModelFileError, ModelFileReader};
 use crate::models::{Fusion, ModelKind, TrainedModel};
@@ -60,23 +62,22 @@ pub(crate) struct Head {
     pub max_model_bytes: u64,
 }
 
-/// The section of the vocabulary's lookup arrays (all a scorer reads of it).
-pub(crate) const VOCABULARY_SECTION: usize = 1;
-
-/// The section of the vocabulary's counts (document frequencies, last seen).
-const VOCABULARY_COUNTS_SECTION: usize = 2;
+/// The section of the vocabulary's counts (document frequencies, last seen); its tokens are
+/// in the score table.
+const VOCABULARY_COUNTS_SECTION: usize = 1;
 
 /// The section of the record of learned messages.
-pub(crate) const LEARNED_SECTION: usize = 3;
+pub(crate) const LEARNED_SECTION: usize = 2;
 
 /// The section of the score table's index (see [`super::score_table`]).
-pub(crate) const SCORE_INDEX_SECTION: usize = 4;
+pub(crate) const SCORE_INDEX_SECTION: usize = 3;
 
-/// The section of the score table's blocks.
-pub(crate) const SCORE_BLOCKS_SECTION: usize = 5;
+/// The section of the score table's blocks: every token, with each model's per-token values.
+pub(crate) const SCORE_BLOCKS_SECTION: usize = 4;
 
-/// The section of the first model the head lists; the others follow in its order.
-pub(crate) const FIRST_MODEL_SECTION: usize = 6;
+/// The section of the first model the head lists; the others follow in its order. A model's
+/// section holds what the score table does not: its calibration, settings and state.
+pub(crate) const FIRST_MODEL_SECTION: usize = 5;
 
 impl Head {
     /// Reads and checks the head of an open file, and that its model list matches the file's
@@ -120,24 +121,21 @@ impl SpamFilter {
         only: Option<ModelKind>,
     ) -> std::result::Result<SpamFilter, ModelFileError> {
         let path = reader.path();
+        let invalid = |reason: String| ModelFileError::invalid(path, reason);
         let head = Head::read(reader)?;
-        let vocabulary = Vocabulary::from_parts(
-            reader.read(VOCABULARY_SECTION)?,
-            reader.read(VOCABULARY_COUNTS_SECTION)?,
-        );
-        vocabulary
-            .validate()
-            .map_err(|reason| ModelFileError::invalid(path, reason))?;
+        let index: ScoreIndex = reader.read(SCORE_INDEX_SECTION)?;
+        let table =
+            Contents::read(&index, reader.section(SCORE_BLOCKS_SECTION)?).map_err(invalid)?;
+        if index.models.len() != head.kinds.len() {
+            return Err(wrong_model(path));
+        }
+        let vocabulary = table.vocabulary(&index, reader.read(VOCABULARY_COUNTS_SECTION)?);
+        vocabulary.validate().map_err(|r| invalid(r.to_string()))?;
         // Scoring never reads the record of learned messages (the journal's record entries then
-        // go into an empty one). A full load checks the score table too, which it rebuilds at
-        // the next save, so that it refuses a file damaged anywhere.
+        // go into an empty one).
         let learned: LearnedMessages = match only {
             Some(_) => LearnedMessages::default(),
-            None => {
-                reader.section(SCORE_INDEX_SECTION)?;
-                reader.section(SCORE_BLOCKS_SECTION)?;
-                reader.read(LEARNED_SECTION)?
-            }
+            None => reader.read(LEARNED_SECTION)?,
         };
         let fusion = match only {
             Some(kind) if kind != ModelKind::Fusion => None,
@@ -153,10 +151,13 @@ impl SpamFilter {
             if !needed(*kind) {
                 continue;
             }
-            let model: TrainedModel = reader.read(FIRST_MODEL_SECTION + i)?;
-            if model.model.kind() != *kind {
+            let mut model: TrainedModel = reader.read(FIRST_MODEL_SECTION + i)?;
+            if model.model.kind() != *kind || index.models[i].kind != *kind {
                 return Err(wrong_model(path));
             }
+            table
+                .restore(&mut model, &index.models[i])
+                .map_err(invalid)?;
             models.push(model);
         }
         let active = match only {
@@ -225,17 +226,19 @@ impl SpamFilter {
             kinds: self.model_kinds(),
             fusion: &self.fusion,
         };
-        let (score_index, score_blocks) = super::score_table::build(&self.vocabulary, &self.models);
-        let vocabulary = self.vocabulary.parts();
+        let (score_index, score_blocks) = score_table::build(&self.vocabulary, &self.models);
         let mut sections = vec![
             model_file::encode_section(&head),
-            model_file::encode_section(&vocabulary.lookup),
-            model_file::encode_section(&vocabulary.counts),
+            model_file::encode_section(&self.vocabulary.counts()),
             model_file::encode_section(&self.learned),
             model_file::encode_section(&score_index),
             score_blocks,
         ];
-        sections.extend(self.models.iter().map(model_file::encode_section));
+        sections.extend(self.models.iter().map(|m| {
+            let mut m = m.clone();
+            score_table::strip(&mut m);
+            model_file::encode_section(&m)
+        }));
         model_file::encode_sections(&sections)
     }
 }

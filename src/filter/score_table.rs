@@ -26,7 +26,7 @@
 //! message (so `classify` over a mailbox reads each block once at most); adjacent blocks a
 //! message needs are fetched in one read.
 
-use crate::features::{FeatureConfig, FeatureId, Vocabulary, Weighting, slot_hash};
+use crate::features::{CountsSection, FeatureConfig, FeatureId, Vocabulary, slot_hash};
 use crate::model_file::packed::Elements;
 use crate::model_file::{ModelFileError, ModelFileReader};
 use crate::models::{Calibration, ModelKind, NbScoring, TrainedModel};
@@ -55,8 +55,12 @@ pub(crate) struct ScoreModel {
     pub scoring: Option<NbScoring>,
     /// The column of its weights.
     pub weights: u32,
-    /// The column of its idf table, if its weighting is tf-idf.
+    /// The column of its idf table, if it has one.
     pub idf: Option<u32>,
+    /// The length of its weight array (hashed features included).
+    pub weights_len: u64,
+    /// The length of its idf table.
+    pub idf_len: u64,
 }
 
 /// The score table's index section.
@@ -66,6 +70,8 @@ pub(crate) struct ScoreIndex {
     pub models: Vec<ScoreModel>,
     /// Values per record.
     pub columns: u32,
+    /// Slots of the vocabulary's hash table (see `Vocabulary::from_parts`).
+    pub slots: u64,
     /// The first hash of each block.
     #[serde(with = "crate::model_file::packed::u64s")]
     fences: Vec<u64>,
@@ -91,8 +97,8 @@ pub(crate) fn build(vocabulary: &Vocabulary, models: &[TrainedModel]) -> (ScoreI
             .collect();
         columns.push(weights);
         let weights = columns.len() as u32 - 1;
-        let idf = (config.weighting == Weighting::TfIdf).then(|| {
-            let table = f.transform.idf();
+        let table = f.transform.idf();
+        let idf = (!table.is_empty()).then(|| {
             let idf: Vec<f64> = (0..n)
                 .map(|id| table.get(id).copied().unwrap_or(1.0))
                 .collect();
@@ -112,6 +118,9 @@ pub(crate) fn build(vocabulary: &Vocabulary, models: &[TrainedModel]) -> (ScoreI
             scoring: m.model.scoring(),
             weights,
             idf,
+            // A weight or idf beyond the vocabulary belongs to no token: not kept.
+            weights_len: f.weights.len().min(front + n) as u64,
+            idf_len: table.len().min(n) as u64,
         });
     }
     let tokens = vocabulary.tokens();
@@ -153,10 +162,119 @@ pub(crate) fn build(vocabulary: &Vocabulary, models: &[TrainedModel]) -> (ScoreI
     let index = ScoreIndex {
         models: score_models,
         columns: columns.len() as u32,
+        slots: vocabulary.slots() as u64,
         fences,
         ends,
     };
     (index, blocks)
+}
+
+/// Takes out of a model what the score table holds: its function's weights past the hashed
+/// ones, and its idf table (see [`restore`]). What a model file stores in its section.
+pub(crate) fn strip(model: &mut TrainedModel) {
+    let f = model.model.function_mut();
+    let front = f.transform.config().input_width(0);
+    f.weights.truncate(front);
+    f.transform.idf_mut().clear();
+}
+
+/// The tokens and columns of a whole score table, by vocabulary id: what a full load rebuilds
+/// the vocabulary's lookup arrays and the models' functions from.
+pub(crate) struct Contents {
+    /// The tokens' bytes, in id order.
+    pub blob: Vec<u8>,
+    /// Where each token ends in `blob`.
+    pub ends: Vec<u32>,
+    /// Each column's values, by id.
+    columns: Vec<Vec<f64>>,
+}
+
+impl Contents {
+    /// Reads every record of the blocks section `blocks` (its checksum checked by the reader),
+    /// checking each block's checksum and that the ids are exactly `0..n`.
+    pub fn read(index: &ScoreIndex, blocks: &[u8]) -> Result<Contents, String> {
+        let columns = index.columns as usize;
+        let record_values = 8 * columns;
+        let mut records: Vec<(FeatureId, &[u8], &[u8])> = Vec::new();
+        let mut start = 0usize;
+        for &end in &index.ends {
+            let block = blocks
+                .get(start..end as usize)
+                .ok_or("a score table block lies outside its section")?;
+            start = end as usize;
+            let (crc, mut rest) = block
+                .split_at_checked(CRC_BYTES)
+                .ok_or("a score table block is empty")?;
+            if crc32fast::hash(rest).to_le_bytes() != crc {
+                return Err("a score table block's checksum does not match".into());
+            }
+            while let Some((len, after)) = rest.split_first_chunk::<2>() {
+                let len = usize::from(u16::from_le_bytes(*len));
+                let (record, after) = after
+                    .split_at_checked(len + 4 + record_values)
+                    .ok_or("a score table record is cut short")?;
+                let (token, record) = record.split_at(len);
+                let (id, values) = record.split_at(4);
+                records.push((
+                    u32::from_le_bytes(id.try_into().expect("4 bytes")),
+                    token,
+                    values,
+                ));
+                rest = after;
+            }
+            if !rest.is_empty() {
+                return Err("a score table block ends inside a record".into());
+            }
+        }
+        records.sort_unstable_by_key(|r| r.0);
+        if records.iter().enumerate().any(|(i, r)| r.0 as usize != i) {
+            return Err("the score table's ids are not one per token".into());
+        }
+        let mut contents = Contents {
+            blob: Vec::new(),
+            ends: Vec::with_capacity(records.len()),
+            columns: vec![Vec::with_capacity(records.len()); columns],
+        };
+        for (_, token, values) in records {
+            contents.blob.extend_from_slice(token);
+            contents.ends.push(contents.blob.len() as u32);
+            for (column, v) in contents.columns.iter_mut().zip(values.chunks_exact(8)) {
+                column.push(f64::from_le_bytes(v.try_into().expect("8 bytes")));
+            }
+        }
+        Ok(contents)
+    }
+
+    /// The vocabulary of these tokens with `counts`.
+    pub fn vocabulary(&self, index: &ScoreIndex, counts: CountsSection) -> Vocabulary {
+        let slots = usize::try_from(index.slots).unwrap_or(usize::MAX);
+        Vocabulary::from_parts(self.blob.clone(), self.ends.clone(), counts, slots)
+    }
+
+    /// Puts back into a model read from its section what [`strip`] took out of it.
+    pub fn restore(&self, model: &mut TrainedModel, entry: &ScoreModel) -> Result<(), String> {
+        let f = model.model.function_mut();
+        let front = f.weights.len();
+        let weights_len = usize::try_from(entry.weights_len).unwrap_or(usize::MAX);
+        let column = |c: u32, len: usize| -> Result<&[f64], String> {
+            self.columns
+                .get(c as usize)
+                .and_then(|c| c.get(..len))
+                .ok_or_else(|| "a model's weights or idf do not fit the score table".to_string())
+        };
+        if weights_len > front {
+            if front != f.transform.config().input_width(0) {
+                return Err("a model's hashed weights are cut short".into());
+            }
+            f.weights
+                .extend_from_slice(column(entry.weights, weights_len - front)?);
+        }
+        if let Some(idf) = entry.idf {
+            let len = usize::try_from(entry.idf_len).unwrap_or(usize::MAX);
+            *f.transform.idf_mut() = column(idf, len)?.to_vec();
+        }
+        Ok(())
+    }
 }
 
 /// The rows of a message's vocabulary tokens found in the table, sorted by id: each token's
@@ -371,6 +489,7 @@ mod tests {
         let index = ScoreIndex {
             models: Vec::new(),
             columns: 2,
+            slots: 4,
             fences: vec![1, u64::MAX],
             ends: vec![10, 20],
         };

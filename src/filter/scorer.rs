@@ -1,23 +1,22 @@
-//! Scoring with one model straight from a model file's bytes: what the one-process-per-message
+//! Scoring with one model straight from a model file: what the one-process-per-message
 //! `filter` (and `classify`, `explain`) use. [`ScorerFile::open`] reads the file's small head
-//! and checks its checksum; [`ScorerFile::scorer`] reads and checks the vocabulary's lookup
-//! section and the chosen model's section (for fusion: the fuser from the head and the section
-//! of each model it stacks), then borrows the lookup arrays and the model's
-//! weights where they lie in the bytes read instead of decoding them into new arrays, and never
-//! reads the vocabulary's counts, the record of learned messages or the other models' sections,
-//! nor decodes the Naive Bayes counts. The file layout puts the borrowed fields first in each
-//! section for this reason (see `SpamFilter::save`). The file is read, not mapped (see
-//! [`ModelFileReader`]), so rewriting it in place under a running scorer gives an error, never
-//! a crash.
+//! and the score table's index (see [`super::score_table`]) and checks them; each message then
+//! reads only the blocks of the score table its tokens fall in (one positioned read per run
+//! of adjacent blocks, each block checked against its own checksum), which hold each token's
+//! id and every model's values for it, so the vocabulary's counts, the record of learned
+//! messages and the models' sections are never read (but for a model that sees hashed
+//! features, whose section holds those weights). For fusion, the fuser is in the head. The
+//! scores are bit for bit those of the [`SpamFilter`] saved in the file: the same functions
+//! over the same values.
+//!
+//! The file is read, not mapped (see [`ModelFileReader`]), so rewriting it in place under a
+//! running scorer gives an error, never a crash; a block read for a message is kept for the
+//! next one (`classify` over a mailbox reads each block once at most).
 //!
 //! A file whose journal is not empty (messages `spamsort learn` appended since the last save)
 //! is scored exactly as [`SpamFilter::load`](crate::SpamFilter::load) would: the chosen model
-//! (for fusion, the models it stacks) is loaded whole and the journal applied, which costs more than borrowing until the next
-//! save (a compaction) empties the journal.
-//!
-//! Every access into the borrowed arrays is bounds-checked, so a file whose checksums match
-//! but whose contents are malformed gives wrong scores at worst, never a panic; the full
-//! [`SpamFilter::load`](crate::SpamFilter::load) validates everything.
+//! (for fusion, the models it stacks) is loaded whole and the journal applied, which costs
+//! more than the score table until the next save (a compaction) empties the journal.
 
 use super::SpamFilter;
 use super::layout::{

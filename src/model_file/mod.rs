@@ -42,35 +42,41 @@
 //! - 0, the head: the tokenizer settings (`TokenizerConfig`), the active model (`ModelKind`, a
 //!   variant index: Bernoulli NB, multinomial NB, linear SVM, logistic regression, fusion),
 //!   the verdict thresholds (`Thresholds`), what training saw (`TrainingSummary`), the models
-//!   of the sections from 4 on (a sequence of `ModelKind`), the fuser stacking them
+//!   of the sections from 5 on (a sequence of `ModelKind`), the fuser stacking them
 //!   (`Option<Fusion>`: its models, weights, bias and settings), the number of features the
 //!   batch fit saw (`u64`) and the file size past which a save prunes (`u64`). A few hundred
 //!   bytes.
-//! - 1, the vocabulary's lookup arrays: the tokens' bytes concatenated (ids are positions in
-//!   that order; training's tokens sorted, learned ones after them), the packed `u32` end
-//!   offset of each token, the packed `u32` open-addressing hash table of ids (`u32::MAX` is a
-//!   free slot).
-//! - 2, the vocabulary's counts: the packed `u32` document frequencies per class (ham, then
+//! - 1, the vocabulary's counts: the packed `u32` document frequencies per class (ham, then
 //!   spam), the message count per class (`[u32; 2]`), the packed `u32` last-seen message per
 //!   token and the message clock (`u32`).
-//! - 3, the record of learned messages (`LearnedMessages`, see `crate::filter::learned`): a
+//! - 2, the record of learned messages (`LearnedMessages`, see `crate::filter::learned`): a
 //!   sequence of (digest `u64`, label, learned-by-training `bool`), oldest first.
-//! - 4 and on, one model per section, in the head's order (a `TrainedModel`): its calibration (`Calibration`: slope and offset, two `f64`),
-//!   then the model (`AnyModel`: variant index in `ModelKind` order, then the model's struct),
-//!   whose first field is always its decision function (`LinearFunction`: the feature
-//!   transform, being its `FeatureConfig` and its packed `f64` idf table; the packed `f64`
-//!   weights; the `f64` bias), followed by the model's own state (Naive Bayes counts, packed,
-//!   with the Bernoulli model's histogram of counts and the multinomial model's class totals).
+//! - 3, the score table's index (`crate::filter::score_table::ScoreIndex`): per model its
+//!   kind, calibration, `FeatureConfig`, bias, Naive Bayes scoring (`Option<NbScoring>`), the
+//!   columns of its weights and idf, and the lengths of its weight and idf arrays; the number
+//!   of columns, the vocabulary hash table's size (`u64`), then the packed `u64` first hash of
+//!   each block and the packed `u32` end of each block in section 4.
+//! - 4, the score table's blocks: every vocabulary token, sorted by its SipHash-1-3 (the
+//!   vocabulary's key) and cut into blocks of about 1 KiB; each block is the CRC-32 (`u32`) of
+//!   the rest of it, then its records: the token's length (`u16`), its bytes, its id (`u32`;
+//!   ids are `0..n`: training's tokens sorted, learned ones after them), then one `f64` per
+//!   column (each model's weight, and idf where it has one; shared between models with equal
+//!   idf tables). Tokens of equal hash never straddle two blocks.
+//! - 5 and on, one model per section, in the head's order (a `TrainedModel`): its calibration
+//!   (`Calibration`: slope and offset, two `f64`), then the model (`AnyModel`: variant index
+//!   in `ModelKind` order, then the model's struct), whose first field is always its decision
+//!   function (`LinearFunction`: the feature transform, being its `FeatureConfig` and its
+//!   packed `f64` idf table, here empty; the packed `f64` weights, here only those of the
+//!   hashed features; the `f64` bias), followed by the model's own state (Naive Bayes counts,
+//!   packed, with the Bernoulli model's histogram of counts and the multinomial model's class
+//!   totals). The rest of the function is in the score table.
 //!
-//! The pipe filter reads sections 0, 1 and its model's; `spamsort learn` reads 0 and 3 and the
-//! journal; a full load reads everything. Each journal record holds one `spamsort learn` run's
-//! changes (`crate::filter::journal`): the record-of-learned-messages entries it sets, then the
-//! count changes (`crate::filter::store::StoreOp`: the message's tokens, label, learn or
-//! unlearn, time), which a full load applies in order after the sections.
-//!
-//! The pipe filter's scorer decodes only the leading fields of the chosen model's section
-//! ([`decode_prefix`]) and borrows the vocabulary's lookup arrays and the model's decision
-//! function where they lie; the fields after them are never decoded there.
+//! The pipe filter reads sections 0 and 3, and of 4 only the blocks its message's tokens fall
+//! in (each checked against its own checksum); `spamsort learn` reads 0 and 2 and the journal;
+//! a full load reads everything. Each journal record holds one `spamsort learn` run's changes
+//! (`crate::filter::journal`): the record-of-learned-messages entries it sets, then the count
+//! changes (`crate::filter::store::StoreOp`: the message's tokens, label, learn or unlearn,
+//! time), which a full load applies in order after the sections.
 //!
 //! A file of another format version is refused with [`ModelFileError::OtherVersion`], whose
 //! message says to retrain: version 2 files (bincode 2 sections, same container) are not read.
@@ -102,7 +108,8 @@ pub const MAGIC: [u8; 8] = *b"SPAMSORT";
 /// and the record of learned messages each in a section of their own; the Naive Bayes models'
 /// scoring settings; the fuser in the head; the tokenizer's byte 4-gram setting and the
 /// feature transforms' hashed-feature flag. 5: the score table (two sections before the
-/// models), which the pipe filter reads block by block.
+/// models), which the pipe filter reads block by block, holding the tokens and the models'
+/// per-token values that sections of their own held before.
 pub const FORMAT_VERSION: u32 = 5;
 /// Most sections a file may declare.
 pub const MAX_SECTIONS: usize = 64;

@@ -151,6 +151,12 @@ impl LinearSvm {
         &self.function
     }
 
+    /// The decision function, to move its vocabulary arrays out of and back into a model file
+    /// (see `crate::filter::score_table`).
+    pub(crate) fn function_mut(&mut self) -> &mut LinearFunction {
+        &mut self.function
+    }
+
     /// One passive-aggressive step (PA-I, Crammer et al. 2006) towards classifying `counts`
     /// as `label` with margin 1: the online update used by `learn` and online evaluation.
     pub fn learn(&mut self, counts: &SparseVector, label: crate::Label) {

@@ -261,6 +261,12 @@ impl LogisticRegression {
         &self.function
     }
 
+    /// The decision function, to move its vocabulary arrays out of and back into a model file
+    /// (see `crate::filter::score_table`).
+    pub(crate) fn function_mut(&mut self) -> &mut LinearFunction {
+        &mut self.function
+    }
+
     /// One stochastic gradient step on the log loss of (`counts`, `label`): the online update
     /// used by `learn` and online evaluation.
     pub fn learn(&mut self, counts: &SparseVector, label: Label) {

@@ -363,6 +363,17 @@ impl AnyModel {
         }
     }
 
+    /// [`AnyModel::function`], to move its vocabulary arrays out of and back into a model
+    /// file (see `crate::filter::score_table`).
+    pub(crate) fn function_mut(&mut self) -> &mut LinearFunction {
+        match self {
+            AnyModel::BernoulliNb(m) => m.function_mut(),
+            AnyModel::MultinomialNb(m) => m.function_mut(),
+            AnyModel::LinearSvm(m) => m.function_mut(),
+            AnyModel::LogisticRegression(m) => m.function_mut(),
+        }
+    }
+
     /// How a Naive Bayes model combines its token weights; `None` for the linear models,
     /// whose decision is their plain linear function.
     pub fn scoring(&self) -> Option<NbScoring> {

@@ -206,6 +206,12 @@ impl MultinomialNb {
         &self.function
     }
 
+    /// The decision function, to move its vocabulary arrays out of and back into a model file
+    /// (see `crate::filter::score_table`).
+    pub(crate) fn function_mut(&mut self) -> &mut LinearFunction {
+        &mut self.function
+    }
+
     /// How a message is scored from the weights.
     pub fn scoring(&self) -> NbScoring {
         self.scoring
