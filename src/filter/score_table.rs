@@ -498,6 +498,73 @@ mod tests {
         assert_eq!(back, index);
     }
 
+    /// A saved filter that learned messages of many distinct words (so its table has many
+    /// blocks), with its file open.
+    fn saved_filter(dir: &std::path::Path) -> (crate::SpamFilter, ModelFileReader) {
+        use crate::label::Label;
+        let mut filter = crate::SpamFilter::empty(&crate::TrainParams::default()).unwrap();
+        for i in 0..40 {
+            let words: Vec<String> = (0..50).map(|w| format!("w{i}x{w}")).collect();
+            let raw = format!("Subject: m{i}\n\n{}\n", words.join(" "));
+            let label = if i % 2 == 0 { Label::Spam } else { Label::Ham };
+            filter.learn(raw.as_bytes(), label).unwrap();
+        }
+        let path = dir.join("m.spamsort");
+        filter
+            .save(&model_file::lock_for_update(&path).unwrap())
+            .unwrap();
+        (filter, ModelFileReader::open(&path).unwrap())
+    }
+
+    #[test]
+    fn every_token_is_found_in_its_block_with_its_id_and_no_other_token_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let (filter, file) = saved_filter(dir.path());
+        let table = ScoreTable::open(
+            &file,
+            super::super::layout::SCORE_INDEX_SECTION,
+            super::super::layout::SCORE_BLOCKS_SECTION,
+        )
+        .unwrap();
+        assert!(table.index().ends.len() > 10, "many blocks");
+        let vocabulary = filter.vocabulary();
+        let n = vocabulary.len() as FeatureId;
+        let tokens: Vec<&[u8]> = (0..n).map(|id| vocabulary.token(id).as_bytes()).collect();
+        let (ids, rows) = table.lookup(&file, &tokens).unwrap();
+        assert_eq!(ids, (0..n).map(Some).collect::<Vec<_>>());
+        assert_eq!(rows.token(7), vocabulary.token(7));
+        let (ids, _) = table.lookup(&file, &[b"w0x0z", b"", b"nope"]).unwrap();
+        assert_eq!(ids, [None, None, None]);
+    }
+
+    #[test]
+    fn contents_give_back_the_tokens_in_id_order_and_refuse_a_damaged_block() {
+        let dir = tempfile::tempdir().unwrap();
+        let (filter, file) = saved_filter(dir.path());
+        let index: ScoreIndex = file
+            .read(super::super::layout::SCORE_INDEX_SECTION)
+            .unwrap();
+        let blocks = file
+            .section(super::super::layout::SCORE_BLOCKS_SECTION)
+            .unwrap();
+        let contents = Contents::read(&index, blocks).unwrap();
+        let vocabulary = filter.vocabulary();
+        assert_eq!(contents.ends.len(), vocabulary.len());
+        for id in 0..vocabulary.len() as FeatureId {
+            let start = if id == 0 {
+                0
+            } else {
+                contents.ends[id as usize - 1]
+            };
+            let token = &contents.blob[start as usize..contents.ends[id as usize] as usize];
+            assert_eq!(token, vocabulary.token(id).as_bytes());
+        }
+        let mut damaged = blocks.to_vec();
+        let last = damaged.len() - 1;
+        damaged[last] ^= 1;
+        assert!(Contents::read(&index, &damaged).is_err());
+    }
+
     #[test]
     fn find_reads_the_matching_record_and_stops_at_malformed_bytes() {
         let mut block = Vec::new();
