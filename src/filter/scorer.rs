@@ -96,9 +96,8 @@ impl ScorerFile {
     pub fn scorer(&self) -> Result<Scorer<'_>, ModelFileError> {
         let path = self.file.path();
         let head = &self.head;
-        let answer = match &self.table {
-            None => None,
-            Some(table) => {
+        let source = match (&self.table, &self.replayed) {
+            (Some(table), _) => {
                 let mut models = Vec::with_capacity(self.models.len());
                 for &i in &self.models {
                     let model = &table.index().models[i];
@@ -114,15 +113,13 @@ impl ScorerFile {
                     };
                     models.push(ModelView { model, hashed });
                 }
-                Some(match (self.kind, head.fusion.clone(), models.len()) {
+                let answer = match (self.kind, head.fusion.clone(), models.len()) {
                     (ModelKind::Fusion, Some(fusion), _) => Answer::Fused(fusion, models),
                     (_, _, 1) => Answer::One(models.swap_remove(0)),
                     _ => return Err(wrong_model(path)),
-                })
+                };
+                Source::Table(&self.file, table, answer)
             }
-        };
-        let answer = match (answer, &self.replayed) {
-            (Some(answer), _) => Source::Table(&self.file, self.table.as_ref(), answer),
             (None, Some(filter)) => Source::Replayed(filter),
             (None, None) => return Err(wrong_model(path)),
         };
@@ -134,7 +131,7 @@ impl ScorerFile {
                 .as_ref()
                 .map_or(head.summary.messages, |f| f.summary.messages),
             kind: self.kind,
-            source: answer,
+            source,
         })
     }
 }
@@ -153,7 +150,7 @@ pub struct Scorer<'a> {
 /// Where a [`Scorer`]'s verdicts come from.
 enum Source<'a> {
     /// The score table of this file, and the model or fusion it holds that answers.
-    Table(&'a ModelFileReader, Option<&'a ScoreTable>, Answer<'a>),
+    Table(&'a ModelFileReader, &'a ScoreTable, Answer<'a>),
     /// The model with the file's journal applied.
     Replayed(&'a SpamFilter),
 }
@@ -321,9 +318,6 @@ impl Scorer<'_> {
             Source::Replayed(_) => return Ok(self.replayed_explanation(raw).classification),
             Source::Table(file, table, answer) => (file, table, answer),
         };
-        let Some(table) = table else {
-            return Err(wrong_model(file.path()));
-        };
         let tokens = Tokenizer::new(self.tokenizer.clone()).tokenize(raw).tokens;
         let (x, rows) = count_vector(file, table, &tokens)?;
         let tokens = tokens.len();
@@ -342,9 +336,6 @@ impl Scorer<'_> {
         let (file, table, answer) = match &self.source {
             Source::Replayed(_) => return Ok(self.replayed_explanation(raw)),
             Source::Table(file, table, answer) => (file, table, answer),
-        };
-        let Some(table) = table else {
-            return Err(wrong_model(file.path()));
         };
         let tokens = Tokenizer::new(self.tokenizer.clone()).tokenize(raw).tokens;
         let (x, rows) = count_vector(file, table, &tokens)?;
