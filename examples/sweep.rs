@@ -193,6 +193,11 @@ fn main() {
             },
             features: features("SVM_FEATURES", svm.features),
             empty_features: features("SVM_EMPTY_FEATURES", svm.empty_features),
+            solver: match var("SVM_PASSES", usize::MAX) {
+                0 => SvmSolver::DualCoordinateDescent,
+                usize::MAX => svm.solver,
+                passes => SvmSolver::OnlinePasses { passes },
+            },
             ..svm
         }),
         ModelParams::LogisticRegression(LogisticRegressionParams {
@@ -202,6 +207,20 @@ fn main() {
             online_rate: var("LR_ONLINE_RATE", lr.online_rate),
             empty_features: features("LR_EMPTY_FEATURES", lr.empty_features),
             empty_rate: var("LR_EMPTY_RATE", lr.empty_rate),
+            solver: match (var("LR_PASSES", usize::MAX), lr.solver) {
+                (0, _) => LogisticSolver::NewtonCg,
+                (usize::MAX, LogisticSolver::OnlinePasses { passes, rate }) => {
+                    LogisticSolver::OnlinePasses {
+                        passes,
+                        rate: var("LR_PASS_RATE", rate),
+                    }
+                }
+                (usize::MAX, solver) => solver,
+                (passes, _) => LogisticSolver::OnlinePasses {
+                    passes,
+                    rate: var("LR_PASS_RATE", 0.004),
+                },
+            },
             ..lr
         }),
         ModelParams::Fusion(FusionParams {

@@ -174,7 +174,15 @@ fn a_token_first_seen_at_learn_time_moves_the_score_and_shows_in_explain() {
         let now = decision(&model, &probe, kind);
         assert!(now > *before, "{kind}: {before} -> {now}");
         let out = spamsort()
-            .args(["explain", "--classifier", kind.name(), "--model"])
+            // Every token: logistic regression's hashed byte 4-grams outnumber the words.
+            .args([
+                "explain",
+                "--top",
+                "100000",
+                "--classifier",
+                kind.name(),
+                "--model",
+            ])
             .arg(&model)
             .arg(&probe)
             .assert()
@@ -343,7 +351,7 @@ fn relabeling_a_training_message_leaves_tokens_it_was_not_trained_on_alone() {
 }
 
 #[test]
-fn a_model_learned_from_nothing_explains_byte_4grams_by_bucket_and_a_trained_one_has_none() {
+fn byte_4grams_are_explained_by_bucket_learned_from_nothing_or_trained() {
     let mut filter = SpamFilter::empty(&spamsort::TrainParams::default()).unwrap();
     assert_eq!(filter.tokenizer_config().byte_ngrams, 3072);
     assert_eq!(filter.active(), ModelKind::Fusion);
@@ -381,7 +389,20 @@ fn a_model_learned_from_nothing_explains_byte_4grams_by_bucket_and_a_trained_one
         )
         .unwrap();
     assert!(nb.contributions.iter().all(|(t, _)| hashed_id(t).is_none()));
-    // Training fits no model that sees them, so it does not tokenize them at all.
+    // Training counts them from the bytes for logistic regression, which sees them, and keeps
+    // the setting, so classifying counts them too.
     let trained = SpamFilter::load(&copy_of_trained_model(&TestDir::new())).unwrap();
-    assert_eq!(trained.tokenizer_config().byte_ngrams, 0);
+    assert_eq!(trained.tokenizer_config().byte_ngrams, 3072);
+    let explained = trained
+        .explain(
+            &std::fs::read(&spam[0]).unwrap(),
+            Some(ModelKind::LogisticRegression),
+        )
+        .unwrap();
+    assert!(
+        explained
+            .contributions
+            .iter()
+            .any(|(t, c)| hashed_id(t).is_some() && *c != 0.0)
+    );
 }

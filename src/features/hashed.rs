@@ -52,6 +52,31 @@ impl SparseVector {
         ))
     }
 
+    /// The vector with the hashed ids `ids` (from
+    /// [`Tokenizer::byte_ngram_ids`](crate::tokenize::Tokenizer::byte_ngram_ids), repeats
+    /// counted) added: what the count vector of the same tokens with their `b4:` tokens is.
+    pub fn with_hashed(self, ids: Vec<FeatureId>) -> SparseVector {
+        if ids.is_empty() {
+            return self;
+        }
+        let hashed = SparseVector::from_ids(ids);
+        if self.ids().last().is_none_or(|&id| !is_hashed(id))
+            && hashed.ids().iter().all(|&id| is_hashed(id))
+        {
+            // Every id of `self` is below every hashed one: the entries follow each other.
+            let ids = self.ids().iter().chain(hashed.ids()).copied().collect();
+            let values = self
+                .values()
+                .iter()
+                .chain(hashed.values())
+                .copied()
+                .collect();
+            return SparseVector::from_sorted(ids, values);
+        }
+        let pairs = self.iter().chain(hashed.iter()).collect();
+        SparseVector::from_pairs(pairs)
+    }
+
     /// The vector in a hashed model's input ids: buckets first, vocabulary ids after them
     /// (see the module doc).
     pub(crate) fn hashed_first(&self) -> SparseVector {
@@ -132,5 +157,13 @@ mod tests {
         assert_eq!(x.without_hashed().ids(), [0, 3]);
         let plain = SparseVector::from_ids(vec![1]);
         assert!(matches!(plain.without_hashed(), Cow::Borrowed(_)));
+        let added = x
+            .without_hashed()
+            .into_owned()
+            .with_hashed(vec![HASHED_BASE + 7]);
+        assert_eq!(added, x);
+        let twice = x.clone().with_hashed(vec![HASHED_BASE + 7, 2]);
+        assert_eq!(twice.ids(), [0, 2, 3, HASHED_BASE + 7]);
+        assert_eq!(twice.values(), [1.0, 1.0, 2.0, 2.0]);
     }
 }

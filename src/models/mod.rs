@@ -19,6 +19,7 @@ mod logistic;
 pub mod math;
 mod multinomial_nb;
 mod nb_scoring;
+mod passes;
 pub mod selection;
 #[cfg(test)]
 mod testutil;
@@ -28,7 +29,7 @@ pub use calibration::Calibration;
 pub use fusion::{Fusion, FusionParams, Squash};
 pub use linear::LinearFunction;
 pub(crate) use linear::LinearFunctionView;
-pub use linear_svm::{LinearSvm, LinearSvmParams, SvmLoss};
+pub use linear_svm::{LinearSvm, LinearSvmParams, SvmLoss, SvmSolver};
 pub use logistic::{LogisticRegression, LogisticRegressionParams, LogisticSolver};
 pub use multinomial_nb::{MultinomialNb, MultinomialNbParams, NbVariant};
 pub use nb_scoring::{NbScoring, TermScale};
