@@ -110,7 +110,7 @@ impl LinearSvmParams {
                     bias: 0.0,
                 },
             };
-            online_passes(data, passes, self.seed, |x, l| model.learn(x, l));
+            online_passes(data, None, passes, self.seed, |x, l| model.learn(x, l));
             return Ok(model);
         }
         let (xs, ys) = signed_rows(&transform, data);
@@ -286,7 +286,7 @@ mod tests {
         };
         let fitted = params.fit(&data).unwrap();
         let mut learned = params.untrained();
-        online_passes(&data, 3, params.seed, |x, l| learned.learn(x, l));
+        online_passes(&data, None, 3, params.seed, |x, l| learned.learn(x, l));
         for (x, l) in data.rows.iter().zip(&data.labels) {
             let d = fitted.function().decision(x);
             assert_eq!(d, learned.function().decision(x));

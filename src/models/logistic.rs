@@ -6,13 +6,13 @@
 //! ascent remains as a solver option for teaching and comparison.
 
 use super::ModelKind;
-use super::check::{require_both_classes, require_positive, signed_rows};
+use super::check::{require_both_classes, require_both_classes_at, require_positive, signed_rows};
 use super::linear::LinearFunction;
 use super::linear_svm::grow_and_add;
 use super::math::{axpy, dot, log1p_exp, norm2, sigmoid};
 use super::passes::online_passes;
 use crate::error::Result;
-use crate::features::{Dataset, FeatureConfig, FeatureRemap, SparseVector};
+use crate::features::{Dataset, FeatureConfig, FeatureRemap, SparseVector, Weighting};
 use crate::label::Label;
 use serde::{Deserialize, Serialize};
 
@@ -246,22 +246,11 @@ impl LogisticRegressionParams {
         require_positive(ModelKind::LogisticRegression, "C", self.c)?;
         require_positive(ModelKind::LogisticRegression, "tol", self.tol)?;
         require_both_classes(ModelKind::LogisticRegression, data)?;
-        let transform = self.features.fit(data);
-        let width = self.features.input_width(data.n_features);
-        if let LogisticSolver::OnlinePasses { passes, rate } = self.solver {
-            require_positive(ModelKind::LogisticRegression, "rate", rate)?;
-            let mut model = LogisticRegression {
-                online_rate: rate,
-                function: LinearFunction {
-                    transform,
-                    weights: vec![0.0; width],
-                    bias: 0.0,
-                },
-            };
-            // It goes on learning with the step it was fitted with.
-            online_passes(data, passes, PASSES_SEED, |x, l| model.learn(x, l));
+        if let Some(model) = self.fit_in_place(data, None)? {
             return Ok(model);
         }
+        let transform = self.features.fit(data);
+        let width = self.features.input_width(data.n_features);
         let (xs, ys) = signed_rows(&transform, data);
         let problem = Problem {
             xs: &xs,
@@ -290,6 +279,41 @@ impl LogisticRegressionParams {
 }
 
 impl LogisticRegressionParams {
+    /// Fits on the rows of `data` at `rows` (all if `None`) without copying them, where the
+    /// solver allows: [`LogisticSolver::OnlinePasses`], on features that need no statistics
+    /// of the rows (not tf-idf) unless all rows are used. `None` where it does not. Needs at
+    /// least one message of each class among the rows.
+    pub(crate) fn fit_in_place(
+        &self,
+        data: &Dataset,
+        rows: Option<&[usize]>,
+    ) -> Result<Option<LogisticRegression>> {
+        let LogisticSolver::OnlinePasses { passes, rate } = self.solver else {
+            return Ok(None);
+        };
+        if rows.is_some() && self.features.weighting == Weighting::TfIdf {
+            return Ok(None);
+        }
+        require_positive(ModelKind::LogisticRegression, "rate", rate)?;
+        match rows {
+            Some(rows) => require_both_classes_at(ModelKind::LogisticRegression, data, rows)?,
+            None => {
+                require_both_classes(ModelKind::LogisticRegression, data)?;
+            }
+        }
+        let mut model = LogisticRegression {
+            online_rate: rate,
+            function: LinearFunction {
+                transform: self.features.fit(data),
+                weights: vec![0.0; self.features.input_width(data.n_features)],
+                bias: 0.0,
+            },
+        };
+        // It goes on learning with the step it was fitted with.
+        online_passes(data, rows, passes, PASSES_SEED, |x, l| model.learn(x, l));
+        Ok(Some(model))
+    }
+
     /// A model that has seen nothing (all weights 0), to be trained by
     /// [`LogisticRegression::learn`] one message at a time, on `empty_features` with step
     /// `empty_rate`. Its features have no fitted statistics: idf is 1 throughout.
@@ -394,13 +418,17 @@ mod tests {
         };
         let mut fitted = params.fit(&data).unwrap();
         let mut learned = params.untrained();
-        online_passes(&data, 2, PASSES_SEED, |x, l| learned.learn(x, l));
+        online_passes(&data, None, 2, PASSES_SEED, |x, l| learned.learn(x, l));
         for x in &data.rows {
             assert_eq!(
                 fitted.function().decision(x),
                 learned.function().decision(x)
             );
         }
+        // Fitted on some rows in place, it is the model fitted on a copy of them.
+        let rows = [2, 0, 1];
+        let in_place = params.fit_in_place(&data, Some(&rows)).unwrap().unwrap();
+        assert_eq!(in_place, params.fit(&data.subset(&rows)).unwrap());
         // It goes on learning with the step it was fitted with, not `online_rate`.
         fitted.learn(&data.rows[1], Label::Spam);
         learned.learn(&data.rows[1], Label::Spam);

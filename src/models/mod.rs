@@ -251,6 +251,18 @@ impl ModelParams {
         })
     }
 
+    /// [`ModelParams::fit_uncalibrated`] on the rows of `data` at `rows`: logistic regression
+    /// fitted by online passes reads them in place, the others fit a copy (a row with hashed
+    /// features holds thousands of entries, and the internal folds fit in parallel).
+    fn fit_part(&self, data: &Dataset, rows: &[usize]) -> Result<AnyModel> {
+        if let ModelParams::LogisticRegression(p) = self
+            && let Some(model) = p.fit_in_place(data, Some(rows))?
+        {
+            return Ok(AnyModel::LogisticRegression(model));
+        }
+        self.fit_uncalibrated(&data.subset(rows))
+    }
+
     /// Fits the model, and where its decision value is no log-odds, Platt scaling on
     /// [`INTERNAL_FOLDS`] internal stratified folds (seeded by `seed`).
     pub fn fit(&self, data: &Dataset, seed: u64) -> Result<TrainedModel> {
@@ -267,6 +279,14 @@ impl ModelParams {
         seed: u64,
         keep_folds: bool,
     ) -> Result<(TrainedModel, Option<Vec<FoldDecisions>>)> {
+        // A model that does not see the hashed features drops them once here, not in each
+        // of its fits (they are most of a row's entries).
+        let data = if self.sees_hashed() {
+            std::borrow::Cow::Borrowed(data)
+        } else {
+            data.without_hashed()
+        };
+        let data = data.as_ref();
         let (held_out, model) = rayon::join(
             || {
                 (keep_folds || self.needs_calibration())
@@ -309,11 +329,12 @@ impl ModelParams {
             .par_iter()
             .enumerate()
             .map(|(k, held_out)| {
-                let part = data.subset(&training_indices(&folds, k));
-                if part.count(Label::Spam) == 0 || part.count(Label::Ham) == 0 {
+                let rows = training_indices(&folds, k);
+                let has = |label| rows.iter().any(|&i| data.labels[i] == label);
+                if !Label::ALL.into_iter().all(has) {
                     return Ok(Vec::new());
                 }
-                let inner = self.fit_uncalibrated(&part)?;
+                let inner = self.fit_part(data, &rows)?;
                 Ok(held_out
                     .iter()
                     .map(|&i| (inner.decision(&data.rows[i]), data.labels[i]))

@@ -9,15 +9,17 @@ use crate::label::Label;
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 
-/// Calls `learn` on every row of `data` with its label, `passes` times, each pass in a random
-/// order seeded by `seed` (the same orders for the same seed and number of rows).
+/// Calls `learn` on the rows of `data` at `rows` (every row if `None`) with their labels,
+/// `passes` times, each pass in a random order seeded by `seed` (the same orders for the same
+/// seed and rows).
 pub(crate) fn online_passes(
     data: &Dataset,
+    rows: Option<&[usize]>,
     passes: usize,
     seed: u64,
     mut learn: impl FnMut(&SparseVector, Label),
 ) {
-    let mut order: Vec<usize> = (0..data.len()).collect();
+    let mut order: Vec<usize> = rows.map_or_else(|| (0..data.len()).collect(), <[usize]>::to_vec);
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     for _ in 0..passes {
         order.shuffle(&mut rng);
@@ -40,7 +42,7 @@ mod tests {
         };
         let seen = |seed| {
             let mut seen = Vec::new();
-            online_passes(&data, 2, seed, |x, l| seen.push((x.ids()[0], l)));
+            online_passes(&data, None, 2, seed, |x, l| seen.push((x.ids()[0], l)));
             seen
         };
         let first = seen(1);
@@ -53,5 +55,9 @@ mod tests {
         assert!(first.iter().all(|&(id, l)| data.labels[id as usize] == l));
         assert_eq!(first, seen(1));
         assert_ne!(first, seen(2));
+        let mut some = Vec::new();
+        online_passes(&data, Some(&[3, 1]), 1, 1, |x, _| some.push(x.ids()[0]));
+        some.sort_unstable();
+        assert_eq!(some, [1, 3]);
     }
 }
