@@ -207,7 +207,8 @@ impl ModelParams {
     }
 
     /// True if the decision value is not a log-odds estimate and P(spam) needs Platt scaling:
-    /// so for the SVM, complement NB and a Naive Bayes model scored other than by the textbook.
+    /// so for the SVM, complement NB, a Naive Bayes model scored other than by the textbook,
+    /// and logistic regression fitted by online passes.
     fn needs_calibration(&self) -> bool {
         match self {
             ModelParams::LinearSvm(_) => true,
@@ -215,7 +216,11 @@ impl ModelParams {
                 p.variant == NbVariant::Complement || p.scoring != NbScoring::TEXTBOOK
             }
             ModelParams::BernoulliNb(p) => p.scoring != NbScoring::TEXTBOOK,
-            ModelParams::LogisticRegression(_) | ModelParams::Fusion(_) => false,
+            // A few online steps from nothing are no fitted log-odds: too timid.
+            ModelParams::LogisticRegression(p) => {
+                matches!(p.solver, LogisticSolver::OnlinePasses { .. })
+            }
+            ModelParams::Fusion(_) => false,
         }
     }
 
