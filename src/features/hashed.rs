@@ -197,8 +197,12 @@ mod tests {
                     .wrapping_mul(6364136223846793005)
                     .wrapping_add(1442695040888963407);
                 // A narrow range too, so repeats are many.
-                let bucket =
-                    (state >> 33) as u32 % if state % 2 == 0 { HASHED_BUCKETS } else { 300 };
+                let bucket = (state >> 33) as u32
+                    % if state.is_multiple_of(2) {
+                        HASHED_BUCKETS
+                    } else {
+                        300
+                    };
                 HASHED_BASE + bucket
             })
             .collect();

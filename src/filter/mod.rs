@@ -412,9 +412,9 @@ impl SpamFilter {
         params: &TrainParams,
         tokenized: impl Fn() + Sync,
     ) -> Result<SpamFilter> {
-        // Byte 4-grams feed only models that see hashed features, which no batch fit does by
-        // default: tokenizing them would triple training's time and memory, and slow every
-        // `filter`, for nothing. The stored settings say so, so `learn` agrees.
+        // Byte 4-grams feed only models that see hashed features (by default logistic
+        // regression): without one, counting them would slow training and every `filter` for
+        // nothing. The stored settings say so, so `learn` agrees.
         let mut config = params.tokenizer.clone();
         if !params.models.iter().any(ModelParams::sees_hashed) {
             config.byte_ngrams = 0;
