@@ -174,7 +174,15 @@ fn a_token_first_seen_at_learn_time_moves_the_score_and_shows_in_explain() {
         let now = decision(&model, &probe, kind);
         assert!(now > *before, "{kind}: {before} -> {now}");
         let out = spamsort()
-            .args(["explain", "--classifier", kind.name(), "--model"])
+            // Every token: logistic regression's hashed byte 4-grams outnumber the words.
+            .args([
+                "explain",
+                "--top",
+                "100000",
+                "--classifier",
+                kind.name(),
+                "--model",
+            ])
             .arg(&model)
             .arg(&probe)
             .assert()
@@ -381,7 +389,7 @@ fn a_model_learned_from_nothing_explains_byte_4grams_by_bucket_and_a_trained_one
         )
         .unwrap();
     assert!(nb.contributions.iter().all(|(t, _)| hashed_id(t).is_none()));
-    // Training fits no model that sees them, so it does not tokenize them at all.
+    // Training fits no model that sees them by default, so it does not tokenize them at all.
     let trained = SpamFilter::load(&copy_of_trained_model(&TestDir::new())).unwrap();
     assert_eq!(trained.tokenizer_config().byte_ngrams, 0);
 }

@@ -205,7 +205,7 @@ fn huge_and_deeply_nested_messages_are_bounded() {
     let out = Tokenizer::new(cfg.clone()).tokenize(&big);
     assert_sound(&out, &big);
     assert!(out.truncated);
-    assert!(out.tokens.len() <= cfg.max_tokens);
+    assert_eq!(capped(&out), cfg.max_tokens);
 
     let mut nested = String::from("Subject: nest\n");
     for i in 0..1000 {
@@ -216,15 +216,61 @@ fn huge_and_deeply_nested_messages_are_bounded() {
     nested.push_str("Content-Type: text/plain\n\ndeep inside\n");
     let out = Tokenizer::new(cfg).tokenize(nested.as_bytes());
     assert_sound(&out, nested.as_bytes());
-    assert!(out.tokens.len() <= 20_000);
+    assert!(capped(&out) <= 20_000);
+}
+
+#[test]
+fn byte_4grams_counted_from_the_bytes_are_the_b4_tokens_even_past_the_token_cap() {
+    use spamsort::features::hashed::hashed_token;
+    let mut big = b"From a@b Mon Jan  1 00:00:00 2024\nSubject: big\n\n".to_vec();
+    while big.len() < 64 * 1024 {
+        big.extend_from_slice(b"lorem ipsum dolor sit amet consectetur adipiscing elit\n");
+    }
+    let mut messages = vec![big];
+    for rel in ["corpus/sample/spam", "corpus/sample/ham"] {
+        let mut files: Vec<_> = std::fs::read_dir(repo_path(rel)).unwrap().collect();
+        files.truncate(5);
+        for f in files {
+            messages.push(std::fs::read(f.unwrap().path()).unwrap());
+        }
+    }
+    for max_tokens in [50, 20_000] {
+        let cfg = TokenizerConfig {
+            max_tokens,
+            ..TokenizerConfig::default()
+        };
+        let words = TokenizerConfig {
+            byte_ngrams: 0,
+            ..cfg.clone()
+        };
+        for raw in &messages {
+            let mut whole = Tokenizer::new(cfg.clone()).tokenize(raw).tokens;
+            let ids = Tokenizer::new(cfg.clone()).byte_ngram_ids(raw);
+            assert!(!ids.is_empty());
+            let mut split = Tokenizer::new(words.clone()).tokenize(raw).tokens;
+            split.extend(ids.into_iter().map(hashed_token));
+            whole.sort();
+            split.sort();
+            assert_eq!(whole, split, "max_tokens {max_tokens}");
+        }
+    }
 }
 
 /// The result holds no panic of spamsort's own code (those are bugs: caught so mail is never
-/// lost, but they must fail tests), and its token bytes stay within the budget for `input`.
+/// lost, but they must fail tests), its token bytes stay within the budget for `input`, and
+/// the hashed byte 4-grams, outside that budget, within theirs.
 fn assert_sound(out: &Tokenized, input: &[u8]) {
     assert!(!out.own_panic, "spamsort's own tokenizer code panicked");
-    let bytes: usize = out.tokens.iter().map(String::len).sum();
+    let (hashed, others): (Vec<&String>, Vec<&String>) =
+        out.tokens.iter().partition(|t| hashed_id(t).is_some());
+    let bytes: usize = others.iter().map(|t| t.len()).sum();
     assert!(bytes <= input.len() * TOKEN_BYTES_PER_INPUT_BYTE + TOKEN_BYTES_BASE);
+    assert!(hashed.len() <= TokenizerConfig::default().byte_ngrams.max(3) - 3);
+}
+
+/// The tokens besides the hashed byte 4-grams (which stand outside `max_tokens`).
+fn capped(out: &Tokenized) -> usize {
+    out.tokens.iter().filter(|t| hashed_id(t).is_none()).count()
 }
 
 proptest! {
@@ -234,7 +280,7 @@ proptest! {
     fn arbitrary_bytes_never_panic_and_respect_caps(bytes in proptest::collection::vec(any::<u8>(), 0..4096)) {
         let cfg = TokenizerConfig { max_tokens: 50, max_text_bytes: 1024, ..TokenizerConfig::default() };
         let out = Tokenizer::new(cfg).tokenize(&bytes);
-        prop_assert!(out.tokens.len() <= 50);
+        prop_assert!(capped(&out) <= 50);
         assert_sound(&out, &bytes);
     }
 
@@ -263,7 +309,7 @@ proptest! {
         let text: String = parts.concat();
         let cfg = TokenizerConfig { max_tokens: 200, ..TokenizerConfig::default() };
         let out = Tokenizer::new(cfg).tokenize(text.as_bytes());
-        prop_assert!(out.tokens.len() <= 200);
+        prop_assert!(capped(&out) <= 200);
         assert_sound(&out, text.as_bytes());
     }
 }

@@ -163,14 +163,29 @@ impl Classification {
     }
 }
 
-/// A message's count vector over a vocabulary, and how many tokens it yielded.
+/// A message's count vector over a vocabulary, and how many tokens it yielded. The hashed
+/// byte 4-grams are counted straight from the bytes, not made into `b4:` strings (the same
+/// vector: see [`Tokenizer::byte_ngram_ids`]).
 pub(crate) fn count_vector(
     tokenizer: &TokenizerConfig,
     vocabulary: TokenTable<'_, impl Elements<u32> + ?Sized>,
     raw: &[u8],
 ) -> (SparseVector, usize) {
-    let tokens = Tokenizer::new(tokenizer.clone()).tokenize(raw).tokens;
-    (vocabulary.count_vector(&tokens), tokens.len())
+    let (words, hashed) = words_and_hashed(tokenizer);
+    let tokens = words.tokenize(raw).tokens;
+    let hashed = hashed.byte_ngram_ids(raw);
+    let n = tokens.len() + hashed.len();
+    (vocabulary.count_vector(&tokens).with_hashed(hashed), n)
+}
+
+/// Two tokenizers that together do what one of `config` does: the first makes every token
+/// but the hashed byte 4-grams, whose ids the second's [`Tokenizer::byte_ngram_ids`] gives.
+fn words_and_hashed(config: &TokenizerConfig) -> (Tokenizer, Tokenizer) {
+    let words = TokenizerConfig {
+        byte_ngrams: 0,
+        ..config.clone()
+    };
+    (Tokenizer::new(words), Tokenizer::new(config.clone()))
 }
 
 /// What [`SpamFilter::learn`] did.
@@ -398,30 +413,33 @@ impl SpamFilter {
         params: &TrainParams,
         tokenized: impl Fn() + Sync,
     ) -> Result<SpamFilter> {
-        // Byte 4-grams feed only models that see hashed features, which no batch fit does by
-        // default: tokenizing them would triple training's time and memory, and slow every
-        // `filter`, for nothing. The stored settings say so, so `learn` agrees.
+        // Byte 4-grams feed only models that see hashed features (by default logistic
+        // regression): without one, counting them would slow training and every `filter` for
+        // nothing. The stored settings say so, so `learn` agrees.
         let mut config = params.tokenizer.clone();
         if !params.models.iter().any(ModelParams::sees_hashed) {
             config.byte_ngrams = 0;
         }
-        let tokenizer = Tokenizer::new(config.clone());
-        let tokenized: Vec<(Tokenized, Label)> = corpus
+        // The byte 4-grams are counted from the bytes as ids, never made into strings: as
+        // strings they took most of training's time and memory.
+        let (words, hashed) = words_and_hashed(&config);
+        let (tokenized, hashed_ids): (Vec<(Tokenized, Label)>, Vec<Vec<FeatureId>>) = corpus
             .messages
             .par_iter()
             .map(|(m, label)| {
-                let t = tokenizer.tokenize(&m.bytes);
+                let t = words.tokenize(&m.bytes);
+                let ids = hashed.byte_ngram_ids(&m.bytes);
                 tokenized();
-                (t, *label)
+                ((t, *label), ids)
             })
-            .collect();
+            .unzip();
         let mut summary = TrainingSummary {
             trained_at: Some(now_utc()),
             ..TrainingSummary::default()
         };
-        for (t, label) in &tokenized {
+        for ((t, label), ids) in tokenized.iter().zip(&hashed_ids) {
             summary.messages[label.index()] += 1;
-            summary.tokens += t.tokens.len() as u64;
+            summary.tokens += (t.tokens.len() + ids.len()) as u64;
             summary.fallbacks += u64::from(t.fallback);
             summary.truncated += u64::from(t.truncated);
         }
@@ -441,7 +459,8 @@ impl SpamFilter {
         let data = Dataset {
             rows: tokenized
                 .par_iter()
-                .map(|(t, _)| vocabulary.vectorize(&t.tokens))
+                .zip(hashed_ids)
+                .map(|((t, _), ids)| vocabulary.vectorize(&t.tokens).with_hashed(ids))
                 .collect(),
             labels: tokenized.iter().map(|(_, l)| *l).collect(),
             n_features: vocabulary.len(),

@@ -5,6 +5,7 @@ use super::ModelKind;
 use super::math::{class_counts, sign};
 use crate::error::{Error, Result};
 use crate::features::{Dataset, FeatureTransform, SparseVector};
+use crate::label::Label;
 
 /// Refuses a hyperparameter that is not a positive, finite number.
 pub(crate) fn require_positive(model: ModelKind, name: &str, value: f64) -> Result<()> {
@@ -21,11 +22,27 @@ pub(crate) fn require_positive(model: ModelKind, name: &str, value: f64) -> Resu
 pub(crate) fn require_both_classes(model: ModelKind, data: &Dataset) -> Result<[f64; 2]> {
     let counts = class_counts(data);
     if counts.contains(&0.0) {
-        return Err(Error::Config(format!(
-            "{model} needs spam and ham to train"
-        )));
+        return Err(missing_class(model));
     }
     Ok(counts)
+}
+
+/// Refuses the rows of `data` at `rows` if they lack either class.
+pub(crate) fn require_both_classes_at(
+    model: ModelKind,
+    data: &Dataset,
+    rows: &[usize],
+) -> Result<()> {
+    let has = |label| rows.iter().any(|&i| data.labels[i] == label);
+    if Label::ALL.into_iter().all(has) {
+        Ok(())
+    } else {
+        Err(missing_class(model))
+    }
+}
+
+fn missing_class(model: ModelKind) -> Error {
+    Error::Config(format!("{model} needs spam and ham to train"))
 }
 
 /// The transformed rows and their labels as +1 (spam) / -1 (ham).

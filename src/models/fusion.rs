@@ -17,7 +17,7 @@
 //! - Online, each learned message takes one stochastic gradient step ([`Fusion::learn`]) on the
 //!   inputs the models gave *before* they learned it, what classifying it showed.
 
-use super::logistic::LogisticRegressionParams;
+use super::logistic::{LogisticRegressionParams, LogisticSolver};
 use super::math::sigmoid;
 use super::{FoldDecisions, ModelKind, TrainedModel};
 use crate::error::{Error, Result};
@@ -220,6 +220,7 @@ impl FusionParams {
         };
         let lr = LogisticRegressionParams {
             c: self.c,
+            solver: LogisticSolver::NewtonCg,
             features: FeatureConfig::COUNTS,
             ..LogisticRegressionParams::default()
         }

@@ -19,6 +19,7 @@ mod logistic;
 pub mod math;
 mod multinomial_nb;
 mod nb_scoring;
+mod passes;
 pub mod selection;
 #[cfg(test)]
 mod testutil;
@@ -28,7 +29,7 @@ pub use calibration::Calibration;
 pub use fusion::{Fusion, FusionParams, Squash};
 pub use linear::LinearFunction;
 pub(crate) use linear::{LinearFunctionView, terms};
-pub use linear_svm::{LinearSvm, LinearSvmParams, SvmLoss};
+pub use linear_svm::{LinearSvm, LinearSvmParams, SvmLoss, SvmSolver};
 pub use logistic::{LogisticRegression, LogisticRegressionParams, LogisticSolver};
 pub use multinomial_nb::{MultinomialNb, MultinomialNbParams, NbVariant};
 pub use nb_scoring::{NbScoring, TermScale};
@@ -206,7 +207,8 @@ impl ModelParams {
     }
 
     /// True if the decision value is not a log-odds estimate and P(spam) needs Platt scaling:
-    /// so for the SVM, complement NB and a Naive Bayes model scored other than by the textbook.
+    /// so for the SVM, complement NB, a Naive Bayes model scored other than by the textbook,
+    /// and logistic regression fitted by online passes.
     fn needs_calibration(&self) -> bool {
         match self {
             ModelParams::LinearSvm(_) => true,
@@ -214,7 +216,11 @@ impl ModelParams {
                 p.variant == NbVariant::Complement || p.scoring != NbScoring::TEXTBOOK
             }
             ModelParams::BernoulliNb(p) => p.scoring != NbScoring::TEXTBOOK,
-            ModelParams::LogisticRegression(_) | ModelParams::Fusion(_) => false,
+            // A few online steps from nothing are no fitted log-odds: too timid.
+            ModelParams::LogisticRegression(p) => {
+                matches!(p.solver, LogisticSolver::OnlinePasses { .. })
+            }
+            ModelParams::Fusion(_) => false,
         }
     }
 
@@ -250,6 +256,18 @@ impl ModelParams {
         })
     }
 
+    /// [`ModelParams::fit_uncalibrated`] on the rows of `data` at `rows`: logistic regression
+    /// fitted by online passes reads them in place, the others fit a copy (a row with hashed
+    /// features holds thousands of entries, and the internal folds fit in parallel).
+    fn fit_part(&self, data: &Dataset, rows: &[usize]) -> Result<AnyModel> {
+        if let ModelParams::LogisticRegression(p) = self
+            && let Some(model) = p.fit_in_place(data, Some(rows))?
+        {
+            return Ok(AnyModel::LogisticRegression(model));
+        }
+        self.fit_uncalibrated(&data.subset(rows))
+    }
+
     /// Fits the model, and where its decision value is no log-odds, Platt scaling on
     /// [`INTERNAL_FOLDS`] internal stratified folds (seeded by `seed`).
     pub fn fit(&self, data: &Dataset, seed: u64) -> Result<TrainedModel> {
@@ -266,6 +284,14 @@ impl ModelParams {
         seed: u64,
         keep_folds: bool,
     ) -> Result<(TrainedModel, Option<Vec<FoldDecisions>>)> {
+        // A model that does not see the hashed features drops them once here, not in each
+        // of its fits (they are most of a row's entries).
+        let data = if self.sees_hashed() {
+            std::borrow::Cow::Borrowed(data)
+        } else {
+            data.without_hashed()
+        };
+        let data = data.as_ref();
         let (held_out, model) = rayon::join(
             || {
                 (keep_folds || self.needs_calibration())
@@ -308,11 +334,12 @@ impl ModelParams {
             .par_iter()
             .enumerate()
             .map(|(k, held_out)| {
-                let part = data.subset(&training_indices(&folds, k));
-                if part.count(Label::Spam) == 0 || part.count(Label::Ham) == 0 {
+                let rows = training_indices(&folds, k);
+                let has = |label| rows.iter().any(|&i| data.labels[i] == label);
+                if !Label::ALL.into_iter().all(has) {
                     return Ok(Vec::new());
                 }
-                let inner = self.fit_uncalibrated(&part)?;
+                let inner = self.fit_part(data, &rows)?;
                 Ok(held_out
                     .iter()
                     .map(|&i| (inner.decision(&data.rows[i]), data.labels[i]))

@@ -8,7 +8,8 @@
 //! [`sink`]: the input is cut at `max_input_bytes` (and before the MIME structure that would
 //! cost mail-parser more than linear time or memory, see [`parser_input`]), decoded text at
 //! `max_text_bytes`, output at `max_tokens` tokens and at [`TOKEN_BYTES_PER_INPUT_BYTE`] times
-//! the input's bytes (plus [`TOKEN_BYTES_BASE`]).
+//! the input's bytes (plus [`TOKEN_BYTES_BASE`]); the hashed byte 4-grams, bounded by their
+//! own `byte_ngrams`, come on top.
 //!
 //! Where the header block ends is decided by [`crate::corpus::header_block`], as for every
 //! other reader of header fields; [`parser_input`] makes mail-parser see it the same way.
@@ -47,7 +48,8 @@ pub struct TokenizerConfig {
     pub max_input_bytes: usize,
     /// At most this much decoded body text is tokenized per message (default 256 KiB).
     pub max_text_bytes: usize,
-    /// At most this many tokens per message (default 20,000).
+    /// At most this many tokens per message (default 20,000), besides the hashed byte 4-grams
+    /// (at most `byte_ngrams` of 8 bytes each).
     pub max_tokens: usize,
     /// Shorter words are dropped, except CJK characters (default 2).
     pub min_word_chars: usize,
@@ -152,12 +154,7 @@ impl Tokenizer {
     /// Tokenizes one raw message. Never panics, whatever the bytes; time and memory are bounded
     /// by the config's caps.
     pub fn tokenize(&self, raw: &[u8]) -> Tokenized {
-        let mut raw = skip_envelope_line(raw);
-        let mut input_cut = false;
-        if raw.len() > self.config.max_input_bytes {
-            raw = &raw[..self.config.max_input_bytes];
-            input_cut = true;
-        }
+        let (raw, mut input_cut) = self.input(raw);
         let (parsable, cut) = parser_input::parser_input(raw);
         input_cut |= cut;
         let message = guard::parser(|| mail_parser::MessageParser::default().parse(&*parsable));
@@ -184,6 +181,29 @@ impl Tokenizer {
             fallback,
             own_panic,
         }
+    }
+
+    /// What the tokenizer reads of a raw message: after its envelope line, at most
+    /// `max_input_bytes`; and whether that cut it.
+    fn input<'r>(&self, raw: &'r [u8]) -> (&'r [u8], bool) {
+        let raw = skip_envelope_line(raw);
+        match raw.get(..self.config.max_input_bytes) {
+            Some(cut) if cut.len() < raw.len() => (cut, true),
+            _ => (raw, false),
+        }
+    }
+
+    /// The count-vector ids (see [`crate::features::hashed`]) of the message's hashed byte
+    /// 4-grams, one per window: the ids of the `b4:` tokens [`Tokenizer::tokenize`] yields,
+    /// which stand outside its caps, computed without making strings of them (none when
+    /// `byte_ngrams` is 0). Tokenizing with `byte_ngrams` 0 and adding these gives the same
+    /// count vector as tokenizing with it.
+    pub fn byte_ngram_ids(&self, raw: &[u8]) -> Vec<crate::features::FeatureId> {
+        let (raw, _) = self.input(raw);
+        ngrams::byte_ngram_buckets(raw, self.config.byte_ngrams)
+            .into_iter()
+            .map(|bucket| crate::features::hashed::HASHED_BASE + bucket)
+            .collect()
     }
 
     /// Tokenizes many messages in parallel; results are in input order.

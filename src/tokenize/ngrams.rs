@@ -29,20 +29,28 @@ pub(crate) fn push_word_bigrams(sink: &mut Sink<'_>, words: &[String]) {
 pub(crate) fn push_char_ngrams(sink: &mut Sink<'_>, text: &str) {
     let end = floor_char_boundary(text, CHAR_NGRAM_BYTES);
     let lower = text[..end].to_lowercase();
-    push_hashed_windows(sink, "c4:", lower.as_bytes(), CHAR_NGRAM_BUCKETS);
+    for bucket in hashed_windows(lower.as_bytes(), CHAR_NGRAM_BUCKETS) {
+        sink.push_joined(&["c4:", &format!("{bucket:05x}")]);
+    }
 }
 
-/// `b4:XXXXX` tokens (see [`crate::features::hashed`]): FNV-1a hashes of every 4-byte window of the first `max_bytes` of the
-/// raw message `raw` (after its envelope line) as [`byte_ngram_input`] gives it, except
-/// windows of white space only: at most `max_bytes - 3` tokens, whatever the message holds.
+/// `b4:XXXXX` tokens (see [`crate::features::hashed`]), one per bucket of
+/// [`byte_ngram_buckets`], outside the token caps (see `Sink::push_uncapped`).
 pub(crate) fn push_byte_ngrams(sink: &mut Sink<'_>, raw: &[u8], max_bytes: usize) {
+    for bucket in byte_ngram_buckets(raw, max_bytes) {
+        sink.push_uncapped(hashed::hashed_token(hashed::HASHED_BASE + bucket));
+    }
+}
+
+/// The hash buckets of the byte 4-grams: FNV-1a hashes of every 4-byte window of the first
+/// `max_bytes` of the raw message `raw` (after its envelope line) as [`byte_ngram_input`] gives
+/// it, except windows of white space only: at most `max_bytes - 3`, whatever the message holds.
+pub(crate) fn byte_ngram_buckets(raw: &[u8], max_bytes: usize) -> Vec<u32> {
     let buckets = u64::from(hashed::HASHED_BUCKETS);
-    push_hashed_windows(
-        sink,
-        hashed::HASHED_PREFIX,
-        &byte_ngram_input(raw, max_bytes),
-        buckets,
-    );
+    // A bucket is below HASHED_BUCKETS, a u32.
+    hashed_windows(&byte_ngram_input(raw, max_bytes), buckets)
+        .map(|b| b as u32)
+        .collect()
 }
 
 /// The bytes byte 4-grams are taken from: the first `max_bytes` of `raw` with every `X-Spam-*`
@@ -81,15 +89,12 @@ pub(crate) fn byte_ngram_input(raw: &[u8], max_bytes: usize) -> Vec<u8> {
     out
 }
 
-/// Pushes a token for every 4-byte window of `bytes` that is not all white space.
-fn push_hashed_windows(sink: &mut Sink<'_>, prefix: &str, bytes: &[u8], buckets: u64) {
-    for window in bytes.windows(4) {
-        if window.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        let bucket = fnv1a(window) % buckets;
-        sink.push_joined(&[prefix, &format!("{bucket:05x}")]);
-    }
+/// The bucket (of `buckets`) of every 4-byte window of `bytes` that is not all white space.
+fn hashed_windows(bytes: &[u8], buckets: u64) -> impl Iterator<Item = u64> + '_ {
+    bytes
+        .windows(4)
+        .filter(|w| !w.iter().all(u8::is_ascii_whitespace))
+        .map(move |w| fnv1a(w) % buckets)
 }
 
 /// The 64-bit FNV-1a hash.

@@ -22,6 +22,8 @@ pub(crate) struct Sink<'c> {
     pub(crate) tokens: Vec<Token>,
     text_left: usize,
     bytes_left: usize,
+    /// Tokens kept outside the caps (see [`Sink::push_uncapped`]).
+    uncapped: usize,
     pub(crate) truncated: bool,
 }
 
@@ -35,6 +37,7 @@ impl<'c> Sink<'c> {
             bytes_left: input_len
                 .saturating_mul(TOKEN_BYTES_PER_INPUT_BYTE)
                 .saturating_add(TOKEN_BYTES_BASE),
+            uncapped: 0,
             truncated: false,
         }
     }
@@ -43,9 +46,19 @@ impl<'c> Sink<'c> {
         self.config
     }
 
-    /// True once `max_tokens` tokens were collected or the token-bytes budget is spent.
+    /// True once `max_tokens` tokens (besides the uncapped ones) were collected or the
+    /// token-bytes budget is spent.
     pub(crate) fn is_full(&self) -> bool {
-        self.tokens.len() >= self.config.max_tokens || self.bytes_left == 0
+        self.tokens.len() - self.uncapped >= self.config.max_tokens || self.bytes_left == 0
+    }
+
+    /// Keeps `token` outside the caps: for the hashed byte 4-grams, bounded by their own byte
+    /// count (`byte_ngrams`). Left out of the caps, they leave the other tokens the same with
+    /// or without them, so `train` may count them straight from the bytes instead (see
+    /// [`super::Tokenizer::byte_ngram_ids`]).
+    pub(crate) fn push_uncapped(&mut self, token: Token) {
+        self.uncapped += 1;
+        self.tokens.push(token);
     }
 
     /// Charges `text` against the decoded-text budget and returns the part that fits.
