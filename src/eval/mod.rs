@@ -119,6 +119,9 @@ impl FoldResult {
 
 impl CrossValidation {
     /// Runs the folds on tokenized messages. Results are ordered by fold, then model.
+    /// Tokens of features no model sees (byte 4-grams, unless a model sees hashed features)
+    /// are dropped before fitting: tokenize with
+    /// [`tokenizer_for`](crate::models::tokenizer_for) so they are never made.
     ///
     /// Refused with [`Error::Config`](crate::Error::Config) unless there are at least 2 folds
     /// and at least as many messages of each class as folds: a fold without a spam or a ham

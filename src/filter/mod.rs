@@ -397,13 +397,9 @@ impl SpamFilter {
         params: &TrainParams,
         tokenized: impl Fn() + Sync,
     ) -> Result<SpamFilter> {
-        // Byte 4-grams feed only models that see hashed features, which no batch fit does by
-        // default: tokenizing them would triple training's time and memory, and slow every
-        // `filter`, for nothing. The stored settings say so, so `learn` agrees.
-        let mut config = params.tokenizer.clone();
-        if !params.models.iter().any(ModelParams::sees_hashed) {
-            config.byte_ngrams = 0;
-        }
+        // Without byte 4-grams unless a model sees them, which would also slow every `filter`
+        // for nothing. The stored settings say so, so `learn` agrees.
+        let config = crate::models::tokenizer_for(&params.models, &params.tokenizer);
         let tokenizer = Tokenizer::new(config.clone());
         let tokenized: Vec<(Tokenized, Label)> = corpus
             .messages
