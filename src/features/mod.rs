@@ -13,7 +13,7 @@ mod weighting;
 pub use dataset::{Dataset, stratified_folds, training_indices};
 pub use remap::FeatureRemap;
 pub use sparse::SparseVector;
-pub use vocabulary::{FeatureId, PruneRule, Vocabulary, VocabularyParams};
+pub use vocabulary::{FeatureId, NumberedTokens, PruneRule, Vocabulary, VocabularyParams};
 pub(crate) use vocabulary::{TokenTable, VocabularyView};
 pub(crate) use weighting::FeatureTransformView;
 pub use weighting::{FeatureConfig, FeatureTransform, Weighting};
