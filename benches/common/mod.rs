@@ -1,6 +1,6 @@
-//! Shared by the criterion benches: the corpus they run on, and the `spamsort` binary's
-//! allocator, so the figures are the binary's; `served.rs` runs the server for the spamd
-//! benches.
+//! Shared by the criterion benches: the corpus they run on, the `spamsort` binary's
+//! allocator, so the figures are the binary's, and a process's memory as /proc tells it;
+//! `served.rs` runs the server for the spamd benches.
 
 #[allow(dead_code)] // only the spamd benches use it
 pub mod served;
@@ -29,4 +29,22 @@ pub fn corpus() -> (String, LabeledCorpus) {
         dir.file_name().unwrap().to_string_lossy().into_owned(),
         corpus,
     )
+}
+
+/// A `/proc/PID/status` memory field (`VmRSS:`, `VmHWM:`) of process `pid`, in KiB (0 once it
+/// has exited).
+#[allow(dead_code)] // only the benches of long-running processes use it
+pub fn memory_kib(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix(field)?
+                .trim()
+                .strip_suffix("kB")?
+                .trim()
+                .parse()
+                .ok()
+        })
+        .unwrap_or(0)
 }

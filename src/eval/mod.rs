@@ -168,7 +168,9 @@ impl CrossValidation {
         let train = training_indices(folds, k);
         let (vocab, ids) = self.vocabulary.fit_numbered(
             &numbered.tokens,
-            train.iter().map(|&i| (numbered.lists[i].as_slice(), labels[i])),
+            train
+                .iter()
+                .map(|&i| (numbered.lists[i].as_slice(), labels[i])),
         );
         let dataset = |idx: &[usize], row: &dyn Fn(usize) -> SparseVector| Dataset {
             rows: idx.iter().map(|&i| row(i)).collect(),

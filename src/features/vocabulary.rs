@@ -280,7 +280,13 @@ impl<'a> NumberedTokens<'a> {
         let numbers = self.lists[list].iter();
         SparseVector::from_ids(
             numbers
-                .filter_map(|&n| if is_hashed(n) { Some(n) } else { ids[n as usize] })
+                .filter_map(|&n| {
+                    if is_hashed(n) {
+                        Some(n)
+                    } else {
+                        ids[n as usize]
+                    }
+                })
                 .collect(),
         )
     }
@@ -357,7 +363,9 @@ impl VocabularyParams {
     fn build(&self, mut kept: Vec<Counted<'_>>, docs: [u32; 2]) -> (Vocabulary, Vec<u32>) {
         kept.retain(|(_, d, _, _)| d[0] + d[1] >= self.min_df);
         if let Some(max) = self.max_features.filter(|&m| m < kept.len()) {
-            kept.sort_unstable_by(|a, b| (b.1[0] + b.1[1]).cmp(&(a.1[0] + a.1[1])).then(a.0.cmp(b.0)));
+            kept.sort_unstable_by(|a, b| {
+                (b.1[0] + b.1[1]).cmp(&(a.1[0] + a.1[1])).then(a.0.cmp(b.0))
+            });
             kept.truncate(max);
         }
         kept.sort_unstable_by(|a, b| a.0.cmp(b.0));
@@ -763,7 +771,10 @@ mod tests {
                 &numbered.tokens,
                 subset.map(|i| (&numbered.lists[i][..], labels[i])),
             );
-            assert_eq!(by_numbers, by_tokens, "min_df {min_df} max {max_features:?}");
+            assert_eq!(
+                by_numbers, by_tokens,
+                "min_df {min_df} max {max_features:?}"
+            );
             for (n, t) in numbered.tokens.iter().enumerate() {
                 assert_eq!(ids[n], by_tokens.id(t), "{t}");
             }
