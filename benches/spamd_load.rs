@@ -215,7 +215,7 @@ fn main() {
         mib(peak),
         mib(peak - idle),
         (peak - idle) as f64 * 1024.0 / (workers * max_size) as f64,
-        workers * max_size >> 20
+        (workers * max_size) >> 20
     );
     println!("  server stopped on SIGTERM: {}", server.stop());
 }
