@@ -78,12 +78,7 @@ fn synthetic(tokens: usize) -> Vec<(Message, Label)> {
 }
 
 fn main() {
-    let args: Vec<usize> = std::env::args()
-        .skip(1)
-        .filter_map(|a| a.parse().ok())
-        .collect();
-    let total = args.first().copied().unwrap_or(5000);
-    let tokens = args.get(1).copied().unwrap_or(200_000);
+    let [total, tokens] = common::numbers([5000, 200_000]);
     let (name, corpus) = common::corpus();
     let mut trained = LabeledCorpus {
         messages: corpus.messages.clone(),

@@ -122,12 +122,7 @@ fn mib(kib: u64) -> f64 {
 }
 
 fn main() {
-    let args: Vec<usize> = std::env::args()
-        .skip(1)
-        .filter_map(|a| a.parse().ok())
-        .collect();
-    let clients = args.first().copied().unwrap_or(64);
-    let total = args.get(1).copied().unwrap_or(100_000);
+    let [clients, total] = common::numbers([64, 100_000]);
     let (name, corpus) = common::corpus();
     let messages: Arc<Vec<Vec<u8>>> = Arc::new(
         corpus

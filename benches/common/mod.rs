@@ -48,3 +48,11 @@ pub fn memory_kib(pid: u32, field: &str) -> u64 {
         })
         .unwrap_or(0)
 }
+
+/// The bench's numeric command-line arguments (others, such as cargo's `--bench`, skipped),
+/// each one not given taken from `defaults`.
+#[allow(dead_code)] // only the benches with arguments use it
+pub fn numbers<const N: usize>(defaults: [usize; N]) -> [usize; N] {
+    let mut given = std::env::args().skip(1).filter_map(|a| a.parse().ok());
+    defaults.map(|d| given.next().unwrap_or(d))
+}
