@@ -107,7 +107,12 @@ fn load(server: &Served, clients: usize, total: usize, messages: &Arc<Vec<Vec<u8
     let elapsed = start.elapsed();
     finished.store(true, Ordering::Relaxed);
     let mut rss = sampler.join().unwrap();
-    rss.push((total, server.memory_kib("VmRSS:")));
+    let last = server.memory_kib("VmRSS:");
+    println!(
+        "    after {total:>7} requests: server VmRSS {:.1} MiB (done)",
+        mib(last)
+    );
+    rss.push((total, last));
     latencies.sort();
     Load {
         messages_per_second: total as f64 / elapsed.as_secs_f64(),
