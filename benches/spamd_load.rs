@@ -70,7 +70,7 @@ fn load(server: &Served, clients: usize, total: usize, messages: &Arc<Vec<Vec<u8
                     shown = n * 10 / total.max(1);
                     println!(
                         "    after {n:>7} requests: server VmRSS {:.1} MiB",
-                        kib as f64 / 1024.0
+                        mib(kib)
                     );
                 }
                 std::thread::sleep(Duration::from_millis(100));
