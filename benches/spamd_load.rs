@@ -1,9 +1,17 @@
-//! Load on the spamd server: 64 concurrent clients send 20,000 messages from the corpus (the
-//! SpamAssassin corpus when fetched, else the sample, cycled) as PROCESS requests over
-//! 127.0.0.1, one connection per message as spamc makes. Prints messages per second, p50/p99
-//! latency per request, errors, and the server's resident memory as the load goes on. The
-//! server is the release binary, `target/release/spamsort serve` with its defaults (16
-//! workers), in its own process, so its memory is measured alone; the clients are threads here.
+//! Load on the spamd server, as spamc makes it: one connection per message, PROCESS requests
+//! over 127.0.0.1 from concurrent clients (threads here). The server is the release binary,
+//! `target/release/spamsort serve`, in its own process, so its memory is measured alone: its
+//! VmRSS is read from /proc every 100 ms during the run and printed at every tenth of the
+//! requests, then the spread after warm-up and the peak (VmHWM).
+//!
+//! Two runs:
+//! 1. Throughput: CLIENTS clients (default 64) send MESSAGES requests (default 100,000) of the
+//!    corpus (the SpamAssassin corpus when fetched, else the sample, cycled) to the server with
+//!    its defaults (16 workers, 10 MiB `--max-size`). Prints messages per second, p50/p99
+//!    latency per request and errors; the resident memory should stay flat.
+//! 2. The memory bound: 32 clients send 400 messages of nearly 1 MiB (corpus messages padded)
+//!    to a server with `--max-connections 4 --max-size 1048576`: its peak above idle, against
+//!    workers times `--max-size`.
 //!
 //! Run: `cargo build --release && cargo bench --bench spamd_load [-- CLIENTS MESSAGES]`
 
@@ -13,7 +21,7 @@ use common::served::Served;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 fn process(addr: SocketAddr, message: &[u8]) -> std::io::Result<bool> {
@@ -31,30 +39,50 @@ fn process(addr: SocketAddr, message: &[u8]) -> std::io::Result<bool> {
     Ok(answer.starts_with(b"SPAMD/1.5 0 EX_OK\r\n") && answer.len() > message.len())
 }
 
-fn main() {
-    let args: Vec<usize> = std::env::args()
-        .skip(1)
-        .filter_map(|a| a.parse().ok())
-        .collect();
-    let clients = args.first().copied().unwrap_or(64);
-    let total = args.get(1).copied().unwrap_or(20_000);
-    let (name, corpus) = common::corpus();
-    let server = Served::start(&corpus, &[]);
-    let addr = server.addr;
-    let messages: Arc<Vec<Vec<u8>>> =
-        Arc::new(corpus.messages.into_iter().map(|(m, _)| m.bytes).collect());
-    let rss_before = server.memory_kib("VmRSS:");
-    let mut rss_samples = Vec::new();
-    let server = Arc::new(server);
+/// What one load run measured.
+struct Load {
+    messages_per_second: f64,
+    latencies: Vec<Duration>,
+    errors: usize,
+    /// (requests done, server VmRSS in KiB), every 100 ms.
+    rss: Vec<(usize, u64)>,
+}
 
-    let sampled = Arc::new(std::sync::Mutex::new(Vec::new()));
+/// `clients` threads send `total` PROCESS requests, cycling through `messages`; the server's
+/// resident memory is sampled meanwhile, and printed at every tenth of the requests.
+fn load(server: &Served, clients: usize, total: usize, messages: &Arc<Vec<Vec<u8>>>) -> Load {
+    let addr = server.addr;
     let next = Arc::new(AtomicUsize::new(0));
+    let done = Arc::new(AtomicUsize::new(0));
     let errors = Arc::new(AtomicUsize::new(0));
+    let finished = Arc::new(AtomicBool::new(false));
+    let pid = server.child.id();
+    let sampler = {
+        let (done, finished) = (done.clone(), finished.clone());
+        std::thread::spawn(move || {
+            let mut samples = Vec::new();
+            let mut shown = 0;
+            while !finished.load(Ordering::Relaxed) {
+                let n = done.load(Ordering::Relaxed);
+                let kib = common::memory_kib(pid, "VmRSS:");
+                samples.push((n, kib));
+                if n * 10 / total.max(1) > shown {
+                    shown = n * 10 / total.max(1);
+                    println!(
+                        "    after {n:>7} requests: server VmRSS {:.1} MiB",
+                        mib(kib)
+                    );
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            samples
+        })
+    };
     let start = Instant::now();
     let workers: Vec<_> = (0..clients)
         .map(|_| {
-            let (next, errors, messages) = (next.clone(), errors.clone(), messages.clone());
-            let (sampled, server) = (sampled.clone(), server.clone());
+            let (next, done, errors) = (next.clone(), done.clone(), errors.clone());
+            let messages = messages.clone();
             std::thread::spawn(move || {
                 let mut latencies = Vec::new();
                 loop {
@@ -62,17 +90,12 @@ fn main() {
                     if i >= total {
                         return latencies;
                     }
-                    if i % (total / 4).max(1) == 0 && i > 0 {
-                        sampled
-                            .lock()
-                            .unwrap()
-                            .push((i, server.memory_kib("VmRSS:")));
-                    }
                     let t = Instant::now();
                     if !matches!(process(addr, &messages[i % messages.len()]), Ok(true)) {
                         errors.fetch_add(1, Ordering::Relaxed);
                     }
                     latencies.push(t.elapsed());
+                    done.fetch_add(1, Ordering::Relaxed);
                 }
             })
         })
@@ -82,33 +105,117 @@ fn main() {
         .flat_map(|w| w.join().unwrap())
         .collect();
     let elapsed = start.elapsed();
-    rss_samples.extend(sampled.lock().unwrap().iter().copied());
-    rss_samples.push((total, server.memory_kib("VmRSS:")));
-    rss_samples.sort();
-    let peak = server.memory_kib("VmHWM:");
-    let stopped = Arc::into_inner(server).expect("clients done").stop();
-    latencies.sort();
-    let pct = |p: f64| latencies[((latencies.len() as f64 * p) as usize).min(latencies.len() - 1)];
+    finished.store(true, Ordering::Relaxed);
+    let mut rss = sampler.join().unwrap();
+    let last = server.memory_kib("VmRSS:");
     println!(
-        "spamd load on {name}: {clients} clients, {total} PROCESS requests, 16 server workers"
+        "    after {total:>7} requests: server VmRSS {:.1} MiB (done)",
+        mib(last)
     );
+    rss.push((total, last));
+    latencies.sort();
+    Load {
+        messages_per_second: total as f64 / elapsed.as_secs_f64(),
+        latencies,
+        errors: errors.load(Ordering::Relaxed),
+        rss,
+    }
+}
+
+fn mib(kib: u64) -> f64 {
+    kib as f64 / 1024.0
+}
+
+fn main() {
+    let [clients, total] = common::numbers([64, 100_000]);
+    let (name, corpus) = common::corpus();
+    let messages: Arc<Vec<Vec<u8>>> = Arc::new(
+        corpus
+            .messages
+            .iter()
+            .map(|(m, _)| m.bytes.clone())
+            .collect(),
+    );
+
+    let server = Served::start(&corpus, &[]);
+    let idle = server.memory_kib("VmRSS:");
+    println!(
+        "spamd load on {name}: {clients} clients, {total} PROCESS requests, one connection each, \
+         16 server workers; server idle {:.1} MiB",
+        mib(idle)
+    );
+    let run = load(&server, clients, total, &messages);
+    let pct = |p: f64| {
+        let l = &run.latencies;
+        l[((l.len() as f64 * p) as usize).min(l.len() - 1)].as_secs_f64() * 1e3
+    };
     println!(
         "  {:.0} messages/s   p50 {:.2} ms   p99 {:.2} ms   max {:.2} ms   errors {}",
-        total as f64 / elapsed.as_secs_f64(),
-        pct(0.50).as_secs_f64() * 1e3,
-        pct(0.99).as_secs_f64() * 1e3,
-        latencies.last().unwrap().as_secs_f64() * 1e3,
-        errors.load(Ordering::Relaxed)
+        run.messages_per_second,
+        pct(0.50),
+        pct(0.99),
+        pct(1.0),
+        run.errors
     );
-    let samples: Vec<String> = rss_samples
+    // Warm-up: the first tenth fills the allocator's caches and the workers' buffers.
+    let steady: Vec<u64> = run
+        .rss
         .iter()
-        .map(|(i, kib)| format!("{} MiB after {i}", kib / 1024))
+        .filter(|(n, _)| *n >= total / 10)
+        .map(|(_, kib)| *kib)
         .collect();
     println!(
-        "  server resident memory: {} MiB idle, {}; peak {} MiB",
-        rss_before / 1024,
-        samples.join(", "),
-        peak / 1024
+        "  server VmRSS after the first tenth: {:.1} to {:.1} MiB over {} samples; peak (VmHWM) \
+         {:.1} MiB",
+        mib(steady.iter().copied().min().unwrap_or(0)),
+        mib(steady.iter().copied().max().unwrap_or(0)),
+        steady.len(),
+        mib(server.memory_kib("VmHWM:"))
     );
-    println!("  server stopped on SIGTERM: {stopped}");
+    println!("  server stopped on SIGTERM: {}", server.stop());
+
+    let (workers, max_size) = (4, 1 << 20);
+    let big: Arc<Vec<Vec<u8>>> = Arc::new(
+        messages
+            .iter()
+            .take(16)
+            .map(|m| {
+                let mut m = m.clone();
+                let line = b"padding padding padding padding padding padding padding\n";
+                while m.len() + line.len() < max_size - 1024 {
+                    m.extend_from_slice(line);
+                }
+                m
+            })
+            .collect(),
+    );
+    let server = Served::start(
+        &corpus,
+        &[
+            "--max-connections",
+            &workers.to_string(),
+            "--max-size",
+            &max_size.to_string(),
+        ],
+    );
+    let idle = server.memory_kib("VmRSS:");
+    println!(
+        "spamd memory bound: 32 clients, 400 PROCESS requests of {:.2} MiB, {workers} workers, \
+         --max-size {max_size}; server idle {:.1} MiB",
+        big[0].len() as f64 / (1 << 20) as f64,
+        mib(idle)
+    );
+    let run = load(&server, 32, 400, &big);
+    let peak = server.memory_kib("VmHWM:");
+    println!(
+        "  {:.0} messages/s, errors {}; peak (VmHWM) {:.1} MiB: {:.1} MiB above idle, {:.2} \
+         times workers x --max-size ({} MiB)",
+        run.messages_per_second,
+        run.errors,
+        mib(peak),
+        mib(peak - idle),
+        (peak - idle) as f64 * 1024.0 / (workers * max_size) as f64,
+        (workers * max_size) >> 20
+    );
+    println!("  server stopped on SIGTERM: {}", server.stop());
 }

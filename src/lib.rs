@@ -20,7 +20,7 @@
 //! [`filter::dump`] writes a filter's whole learned state as text and rebuilds it exactly.
 //! [`eval`] compares the models, cross-validated and online.
 //!
-//! The library needs none of the command line's crates (clap, indicatif, toml,
+//! The library needs none of the command line's crates (clap, indicatif, toml, mimalloc,
 //! signal-hook, tracing-subscriber, anyhow): they sit behind the default `cli` feature, which
 //! only the `spamsort` binary requires. Depend on spamsort with `default-features = false`.
 //!

@@ -7,7 +7,7 @@
 
 use crate::util::{
     Served, TestDir, copy_of_trained_model, loopback_buffer_bytes, sample_files, serve,
-    sigterm_and_wait, spamsort, to_crlf, trained_model,
+    sigterm_and_wait, spamsort, to_crlf, trained_model, transparent_huge_pages,
 };
 use std::process::Command;
 
@@ -282,4 +282,11 @@ fn spamc_z_check_and_process_answer_as_without_z() {
             assert_eq!(packed.stdout, plain.stdout, "{args:?} {}", path.display());
         }
     }
+}
+
+#[test]
+fn serve_keeps_its_memory_in_small_pages() {
+    // Huge pages held about four times the resident memory at 16 workers (benches/spamd_load).
+    let served = serve(trained_model(), &[]);
+    assert!(!transparent_huge_pages(served.child.id()));
 }

@@ -5,7 +5,10 @@
 //! however spelled) and unsafe ones are refused before anything is touched; corrections moved
 //! by the user are learned.
 
-use crate::util::{TestDir, copy_of_trained_model, sample_files, sigterm_and_wait, trained_model};
+use crate::util::{
+    TestDir, copy_of_trained_model, sample_files, sigterm_and_wait, trained_model,
+    transparent_huge_pages,
+};
 use rand::{Rng, SeedableRng};
 use spamsort::daemon::CRASH_POINT_VAR;
 use spamsort::filter::policy::HeaderStyle;
@@ -517,6 +520,17 @@ fn a_message_it_cannot_classify_is_filed_as_ham_untouched() {
         text.contains("unclassified (unreadable: larger than"),
         "{text}"
     );
+}
+
+#[test]
+fn daemon_keeps_its_memory_in_small_pages() {
+    let t = TestDir::new();
+    let dirs = Maildirs::new(&t);
+    let log = t.path().join("log");
+    let mut daemon = start(trained_model(), &dirs, &[], &log);
+    let huge = transparent_huge_pages(daemon.id());
+    stop(&mut daemon, &log);
+    assert!(!huge);
 }
 
 /// The ham and spam of the sample's first messages of each class, named as maildir files.

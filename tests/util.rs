@@ -106,6 +106,14 @@ pub fn peak_rss(pid: u32) -> u64 {
     kb * 1024
 }
 
+/// Whether transparent huge pages may back a running process's memory (`THP_enabled` of
+/// /proc/PID/status, Linux 5.0 on).
+pub fn transparent_huge_pages(pid: u32) -> bool {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let field = status.lines().find_map(|l| l.strip_prefix("THP_enabled:"));
+    field.expect("THP_enabled in /proc/PID/status").trim() != "0"
+}
+
 /// `spamsort serve` on an ephemeral port of 127.0.0.1, killed on drop.
 pub struct Served {
     pub child: Child,

@@ -1,11 +1,15 @@
-//! Shared by the criterion benches: the corpus they run on (with the system allocator, as the
-//! `spamsort` binary uses); `served.rs` runs the server for the spamd benches.
+//! Shared by the criterion benches: the corpus they run on, the `spamsort` binary's
+//! allocator, so the figures are the binary's, and a process's memory as /proc tells it;
+//! `served.rs` runs the server for the spamd benches.
 
 #[allow(dead_code)] // only the spamd benches use it
 pub mod served;
 
 use spamsort::LabeledCorpus;
 use std::path::Path;
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// The SpamAssassin corpus when it has been fetched (`corpus/fetch-spamassassin.sh`), else the
 /// committed sample; with its name.
@@ -25,4 +29,30 @@ pub fn corpus() -> (String, LabeledCorpus) {
         dir.file_name().unwrap().to_string_lossy().into_owned(),
         corpus,
     )
+}
+
+/// A `/proc/PID/status` memory field (`VmRSS:`, `VmHWM:`) of process `pid`, in KiB (0 once it
+/// has exited).
+#[allow(dead_code)] // only the benches of long-running processes use it
+pub fn memory_kib(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix(field)?
+                .trim()
+                .strip_suffix("kB")?
+                .trim()
+                .parse()
+                .ok()
+        })
+        .unwrap_or(0)
+}
+
+/// The bench's numeric command-line arguments (others, such as cargo's `--bench`, skipped),
+/// each one not given taken from `defaults`.
+#[allow(dead_code)] // only the benches with arguments use it
+pub fn numbers<const N: usize>(defaults: [usize; N]) -> [usize; N] {
+    let mut given = std::env::args().skip(1).filter_map(|a| a.parse().ok());
+    defaults.map(|d| given.next().unwrap_or(d))
 }

@@ -48,19 +48,7 @@ impl Served {
 
     /// A `/proc/PID/status` memory field (`VmRSS:`, `VmHWM:`) of the server, in KiB.
     pub fn memory_kib(&self, field: &str) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
-            .unwrap_or_default();
-        status
-            .lines()
-            .find_map(|l| {
-                l.strip_prefix(field)?
-                    .trim()
-                    .strip_suffix("kB")?
-                    .trim()
-                    .parse()
-                    .ok()
-            })
-            .unwrap_or(0)
+        super::memory_kib(self.child.id(), field)
     }
 
     /// Sends SIGTERM and waits: how the server exited.

@@ -71,6 +71,8 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitStatus> {
                 },
                 models,
             };
+            // Tokenized as `train` tokenizes for these models: CV fits them as it does.
+            let tokenizer = spamsort::models::tokenizer_for(&cv.models, &tokenizer);
             let results = cv.run(&TokenizedMail::of(&corpus, &tokenizer))?;
             let report =
                 EvalReport::new(&results, Protocol::CrossValidation, args.folds, args.seed);

@@ -14,6 +14,6 @@ pub use dataset::{Dataset, stratified_folds, training_indices};
 pub use remap::FeatureRemap;
 pub use sparse::SparseVector;
 pub(crate) use vocabulary::{CountsSection, TokenTable, slot_hash};
-pub use vocabulary::{FeatureId, PruneRule, Vocabulary, VocabularyParams};
+pub use vocabulary::{FeatureId, NumberedTokens, PruneRule, Vocabulary, VocabularyParams};
 pub use weighting::{FeatureConfig, FeatureTransform, Weighting};
 pub(crate) use weighting::{FeatureTransformView, count_id, weigh};

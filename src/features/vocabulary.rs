@@ -221,6 +221,68 @@ impl Vocabulary {
     }
 }
 
+/// Token lists written as numbers for [`VocabularyParams::fit_numbered`]: each distinct token
+/// once, and each list as the numbers of its tokens (a hashed token as its hashed id).
+#[derive(Debug, Clone, Default)]
+pub struct NumberedTokens<'a> {
+    /// The distinct tokens (hashed ones left out), token `n` at `n`, in order of first
+    /// appearance.
+    pub tokens: Vec<&'a str>,
+    /// Per token list, its tokens' numbers in order.
+    pub lists: Vec<Vec<FeatureId>>,
+}
+
+impl<'a> NumberedTokens<'a> {
+    /// Numbers the tokens of `lists`: one hash lookup per token occurrence, once.
+    pub fn of(lists: &'a [Vec<Token>]) -> NumberedTokens<'a> {
+        let mut number: HashMap<&'a str, FeatureId> = HashMap::new();
+        let mut tokens = Vec::new();
+        let lists = lists
+            .iter()
+            .map(|list| {
+                list.iter()
+                    .map(|t| {
+                        hashed_id(t).unwrap_or_else(|| {
+                            *number.entry(t.as_str()).or_insert_with(|| {
+                                tokens.push(t.as_str());
+                                // Numbers stay below the hashed ids: 2^31 distinct tokens
+                                // would not fit in memory first.
+                                FeatureId::try_from(tokens.len() - 1)
+                                    .ok()
+                                    .filter(|&n| !is_hashed(n))
+                                    .expect("fewer than 2^31 distinct tokens")
+                            })
+                        })
+                    })
+                    .collect()
+            })
+            .collect();
+        NumberedTokens { tokens, lists }
+    }
+
+    /// The count vector of list `list` over the vocabulary that
+    /// [`VocabularyParams::fit_numbered`] returned `ids` with: what
+    /// [`Vocabulary::vectorize`] gives for the tokens themselves.
+    pub fn count_vector(&self, list: usize, ids: &[Option<FeatureId>]) -> SparseVector {
+        let numbers = self.lists[list].iter();
+        SparseVector::from_ids(
+            numbers
+                .filter_map(|&n| {
+                    if is_hashed(n) {
+                        Some(n)
+                    } else {
+                        ids[n as usize]
+                    }
+                })
+                .collect(),
+        )
+    }
+}
+
+/// A token's training statistics: its text, document frequency per class (ham first), the
+/// number of the last message with it, and the caller's key for it.
+type Counted<'a> = (&'a str, [u32; 2], u32, u32);
+
 impl VocabularyParams {
     /// Builds the vocabulary of labeled token lists (each list one message; repeats within a
     /// message count once).
@@ -241,15 +303,55 @@ impl VocabularyParams {
                 }
             }
         }
-        let mut kept: Vec<(&str, ([u32; 2], u32))> = df
-            .into_iter()
-            .filter(|(_, (d, _))| d[0] + d[1] >= self.min_df)
-            .collect();
+        let counted = df.into_iter().map(|(t, (d, last))| (t, d, last, 0));
+        self.build(counted.collect(), docs).0
+    }
+
+    /// [`VocabularyParams::fit`] of messages whose tokens are given as numbers (see
+    /// [`NumberedTokens`]): `i` for `tokens[i]` (each distinct token listed once), a hashed
+    /// token's id ([`super::hashed::hashed_id`]) for itself. Builds the same vocabulary as `fit` on the
+    /// token lists they stand for, with each hash lookup of a token string done once instead
+    /// of at every occurrence, for a caller that fits many vocabularies on subsets of the same
+    /// messages (cross-validation's folds). Also returns, per entry of `tokens`, its id in
+    /// the vocabulary (`None` if left out), which turns the numbers into count vectors.
+    pub fn fit_numbered<'a, 'm>(
+        &self,
+        tokens: &[&'a str],
+        messages: impl IntoIterator<Item = (&'m [FeatureId], Label)>,
+    ) -> (Vocabulary, Vec<Option<FeatureId>>) {
+        let mut df = vec![[0u32; 2]; tokens.len()];
+        let mut last = vec![0u32; tokens.len()];
+        let mut docs = [0u32; 2];
+        for (numbers, label) in messages {
+            docs[label.index()] += 1;
+            let clock = docs[0] + docs[1];
+            for &n in numbers.iter().filter(|&&n| !is_hashed(n)) {
+                // A token already counted for this message has this message's clock.
+                if last[n as usize] != clock {
+                    df[n as usize][label.index()] += 1;
+                    last[n as usize] = clock;
+                }
+            }
+        }
+        let counted = (0..tokens.len())
+            .filter(|&n| df[n] != [0, 0])
+            .map(|n| (tokens[n], df[n], last[n], n as u32));
+        let (vocab, keys) = self.build(counted.collect(), docs);
+        let mut ids = vec![None; tokens.len()];
+        for (id, key) in keys.into_iter().enumerate() {
+            ids[key as usize] = Some(id as FeatureId);
+        }
+        (vocab, ids)
+    }
+
+    /// The vocabulary of the tokens `counted` in messages numbering `docs` per class: those in
+    /// at least `min_df` of them, at most `max_features` (those in the most), with ids in
+    /// token byte order; with the keys of the kept tokens in id order.
+    fn build(&self, mut kept: Vec<Counted<'_>>, docs: [u32; 2]) -> (Vocabulary, Vec<u32>) {
+        kept.retain(|(_, d, _, _)| d[0] + d[1] >= self.min_df);
         if let Some(max) = self.max_features.filter(|&m| m < kept.len()) {
             kept.sort_unstable_by(|a, b| {
-                (b.1.0[0] + b.1.0[1])
-                    .cmp(&(a.1.0[0] + a.1.0[1]))
-                    .then(a.0.cmp(b.0))
+                (b.1[0] + b.1[1]).cmp(&(a.1[0] + a.1[1])).then(a.0.cmp(b.0))
             });
             kept.truncate(max);
         }
@@ -259,7 +361,8 @@ impl VocabularyParams {
             clock: docs[0] + docs[1],
             ..Vocabulary::default()
         };
-        for (token, (d, last)) in kept {
+        let mut keys = Vec::with_capacity(kept.len());
+        for (token, d, last, key) in kept {
             vocab.blob.extend_from_slice(token.as_bytes());
             vocab
                 .ends
@@ -267,9 +370,10 @@ impl VocabularyParams {
             vocab.df_ham.push(d[0]);
             vocab.df_spam.push(d[1]);
             vocab.last_seen.push(last);
+            keys.push(key);
         }
         vocab.build_table();
-        vocab
+        (vocab, keys)
     }
 }
 
@@ -632,6 +736,44 @@ mod tests {
         assert_eq!((v.df(1, Label::Spam), v.df(1, Label::Ham)), (1, 1));
         assert_eq!((v.last_seen(0), v.last_seen(1), v.clock()), (1, 2, 2));
         assert_eq!(v.docs(Label::Ham), 1, "message counts are not pruned");
+    }
+
+    #[test]
+    fn fit_numbered_builds_what_fit_builds_and_maps_numbers_to_its_ids() {
+        let lists = [
+            toks("buy now buy cheap b4:00001 now"),
+            toks("meeting now notes b4:00001"),
+            toks("meeting notes cheap zzz"),
+            toks("buy buy buy once"),
+            toks("notes"),
+        ];
+        let labels = [Label::Spam, Label::Ham, Label::Ham, Label::Spam, Label::Ham];
+        let numbered = NumberedTokens::of(&lists);
+        assert!(!numbered.tokens.contains(&"b4:00001"));
+        assert_eq!(numbered.lists[0][4], hashed_id("b4:00001").unwrap());
+        for (min_df, max_features) in [(1, None), (2, None), (1, Some(3)), (2, Some(2))] {
+            let params = VocabularyParams {
+                min_df,
+                max_features,
+            };
+            // Fitted on a subset, as a fold is.
+            let subset = [0, 1, 3, 4];
+            let by_tokens = params.fit(subset.map(|i| (&lists[i][..], labels[i])));
+            let (by_numbers, ids) = params.fit_numbered(
+                &numbered.tokens,
+                subset.map(|i| (&numbered.lists[i][..], labels[i])),
+            );
+            assert_eq!(
+                by_numbers, by_tokens,
+                "min_df {min_df} max {max_features:?}"
+            );
+            for (n, t) in numbered.tokens.iter().enumerate() {
+                assert_eq!(ids[n], by_tokens.id(t), "{t}");
+            }
+            for (i, list) in lists.iter().enumerate() {
+                assert_eq!(numbered.count_vector(i, &ids), by_tokens.vectorize(list));
+            }
+        }
     }
 
     #[test]

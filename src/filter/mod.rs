@@ -413,15 +413,11 @@ impl SpamFilter {
         params: &TrainParams,
         tokenized: impl Fn() + Sync,
     ) -> Result<SpamFilter> {
-        // Byte 4-grams feed only models that see hashed features (by default logistic
-        // regression): without one, counting them would slow training and every `filter` for
-        // nothing. The stored settings say so, so `learn` agrees.
-        let mut config = params.tokenizer.clone();
-        if !params.models.iter().any(ModelParams::sees_hashed) {
-            config.byte_ngrams = 0;
-        }
-        // The byte 4-grams are counted from the bytes as ids, never made into strings: as
-        // strings they took most of training's time and memory.
+        // Byte 4-grams only if a model sees them (none does by default), which would also slow
+        // every `filter` for nothing. The stored settings say so, so `learn` agrees. They are
+        // counted from the bytes as ids, never made into strings: as strings they took most of
+        // training's time and memory.
+        let config = crate::models::tokenizer_for(&params.models, &params.tokenizer);
         let (words, hashed) = words_and_hashed(&config);
         let (tokenized, hashed_ids): (Vec<(Tokenized, Label)>, Vec<Vec<FeatureId>>) = corpus
             .messages

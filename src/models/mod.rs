@@ -161,6 +161,21 @@ pub enum ModelParams {
     Fusion(FusionParams),
 }
 
+/// `config` as a batch fit of `models` needs it: without byte 4-grams (`byte_ngrams` 0) when
+/// none of them sees hashed features ([`ModelParams::sees_hashed`]), as no batch fit does by
+/// default. Their tokens would be dropped before any model saw them, after tokenizing them
+/// had tripled the time and memory a corpus takes (`train` and `eval` both tokenize so).
+pub fn tokenizer_for(
+    models: &[ModelParams],
+    config: &crate::tokenize::TokenizerConfig,
+) -> crate::tokenize::TokenizerConfig {
+    let mut config = config.clone();
+    if !models.iter().any(ModelParams::sees_hashed) {
+        config.byte_ngrams = 0;
+    }
+    config
+}
+
 /// One internal fold's held-out messages: each one's decision value (from the model fitted on
 /// the other folds) and true label.
 pub type FoldDecisions = Vec<(f64, Label)>;
@@ -540,5 +555,41 @@ impl Classifier for TrainedModel {
 
     fn contributions(&self, counts: &SparseVector) -> Vec<(FeatureId, f64)> {
         self.model.contributions(counts).0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::features::FeatureConfig;
+    use crate::tokenize::TokenizerConfig;
+
+    #[test]
+    fn batch_fits_are_tokenized_without_byte_ngrams_unless_a_model_sees_hashed_features() {
+        let config = TokenizerConfig::default();
+        assert!(config.byte_ngrams > 0);
+        let batch: Vec<ModelParams> = ModelKind::WITH_FUSION
+            .iter()
+            .map(|&k| ModelParams::default_for(k))
+            .collect();
+        let tokenized = tokenizer_for(&batch, &config);
+        assert_eq!(tokenized.byte_ngrams, 0);
+        assert_eq!(
+            TokenizerConfig {
+                byte_ngrams: config.byte_ngrams,
+                ..tokenized
+            },
+            config,
+            "only byte_ngrams changes"
+        );
+        let hashed = ModelParams::LinearSvm(LinearSvmParams {
+            features: FeatureConfig::BINARY_HASHED,
+            ..LinearSvmParams::default()
+        });
+        let with_hashed = [batch, vec![hashed]].concat();
+        assert_eq!(
+            tokenizer_for(&with_hashed, &config).byte_ngrams,
+            config.byte_ngrams
+        );
     }
 }
