@@ -12,7 +12,7 @@ use super::{FeatureRemap, SparseVector};
 use crate::label::Label;
 use crate::model_file::packed::{Elements, Packed};
 use crate::tokenize::Token;
-use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
+use foldhash::{HashSet, HashSetExt};
 use serde::{Deserialize, Serialize};
 
 /// Index of a feature (a vocabulary entry) in weight vectors.
@@ -236,43 +236,37 @@ impl Vocabulary {
 
 impl VocabularyParams {
     /// Builds the vocabulary of labeled token lists (each list one message; repeats within a
-    /// message count once).
+    /// message count once). The same as counting them one by one with
+    /// [`DocumentFrequencies`](super::DocumentFrequencies) and calling its `vocabulary`.
     pub fn fit<'a>(&self, messages: impl IntoIterator<Item = (&'a [Token], Label)>) -> Vocabulary {
-        // Per token: document frequency per class, and the number of the last message with it.
-        let mut df: HashMap<&'a str, ([u32; 2], u32)> = HashMap::new();
-        let mut docs = [0u32; 2];
+        let mut counts = super::DocumentFrequencies::default();
         let mut seen: HashSet<&'a str> = HashSet::new();
+        let mut ids = Vec::new();
         for (tokens, label) in messages {
-            docs[label.index()] += 1;
-            let clock = docs[0] + docs[1];
             seen.clear();
-            for t in tokens.iter().filter(|t| hashed_id(t).is_none()) {
-                if seen.insert(t.as_str()) {
-                    let entry = df.entry(t.as_str()).or_default();
-                    entry.0[label.index()] += 1;
-                    entry.1 = clock;
-                }
-            }
+            let distinct = tokens
+                .iter()
+                .filter(|t| hashed_id(t).is_none() && seen.insert(t.as_str()))
+                .map(String::as_str);
+            counts.add(distinct, label, &mut ids);
         }
-        let mut kept: Vec<(&str, ([u32; 2], u32))> = df
-            .into_iter()
-            .filter(|(_, (d, _))| d[0] + d[1] >= self.min_df)
-            .collect();
-        if let Some(max) = self.max_features.filter(|&m| m < kept.len()) {
-            kept.sort_unstable_by(|a, b| {
-                (b.1.0[0] + b.1.0[1])
-                    .cmp(&(a.1.0[0] + a.1.0[1]))
-                    .then(a.0.cmp(b.0))
-            });
-            kept.truncate(max);
-        }
-        kept.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        counts.vocabulary(self).0
+    }
+}
+
+impl Vocabulary {
+    /// The vocabulary of `tokens` (strictly increasing), each with its document frequencies
+    /// (ham, spam) and the number of the last message that had it, out of `docs` messages.
+    pub(super) fn of_sorted<'a>(
+        tokens: impl Iterator<Item = (&'a str, [u32; 2], u32)>,
+        docs: [u32; 2],
+    ) -> Vocabulary {
         let mut vocab = Vocabulary {
             docs,
             clock: docs[0] + docs[1],
             ..Vocabulary::default()
         };
-        for (token, (d, last)) in kept {
+        for (token, d, last) in tokens {
             vocab.blob.extend_from_slice(token.as_bytes());
             vocab
                 .ends

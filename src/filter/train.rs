@@ -1,0 +1,407 @@
+//! `train`: a filter fitted on labeled mail in one batch. The mail is read as a stream, a
+//! window of messages at a time ([`crate::batch`]): each message is tokenized in parallel and
+//! kept only as its row of counts over provisional token ids ([`DocumentFrequencies`]), so no
+//! message's bytes or token list outlive its window. Once all are counted the vocabulary is
+//! built, the rows are mapped to its ids and the models are fitted (in parallel).
+
+use super::active::{resolve_active, split_fusion, with_fusion};
+use super::learned::{LearnedAs, LearnedMessages, digest};
+use super::{
+    ActiveModel, DEFAULT_MAX_MODEL_BYTES, SpamFilter, TrainParams, TrainingSummary, mean_auc,
+    now_utc,
+};
+use crate::batch::{self, Window};
+use crate::corpus::{CorpusError, LabeledCorpus};
+use crate::error::Result;
+use crate::features::hashed::hashed_id;
+use crate::features::{Dataset, DocumentFrequencies, FeatureId, SparseVector, Vocabulary};
+use crate::label::{Label, Thresholds};
+use crate::models::fusion::Stack;
+use crate::models::{FoldDecisions, ModelKind, ModelParams, TrainedModel};
+use crate::tokenize::{Token, Tokenizer, TokenizerConfig};
+use rayon::prelude::*;
+
+/// One message as training keeps it after tokenizing: what the summary, the record of learned
+/// messages and the document frequencies need, its tokens counted.
+struct Counted {
+    /// Its distinct word tokens, sorted, each with its number of occurrences.
+    words: Vec<(Token, u32)>,
+    /// Its hashed tokens' ids, with repeats.
+    hashed: Vec<FeatureId>,
+    digest: super::learned::Digest,
+    tokens: u64,
+    fallback: bool,
+    truncated: bool,
+}
+
+impl Counted {
+    fn of(tokenizer: &Tokenizer, raw: &[u8]) -> Counted {
+        let t = tokenizer.tokenize(raw);
+        let digest = digest(&t.tokens);
+        let tokens = t.tokens.len() as u64;
+        let (hashed, mut words): (Vec<Token>, Vec<Token>) =
+            t.tokens.into_iter().partition(|t| hashed_id(t).is_some());
+        words.sort_unstable();
+        let mut counted: Vec<(Token, u32)> = Vec::with_capacity(words.len());
+        for word in words {
+            match counted.last_mut() {
+                Some((last, n)) if *last == word => *n += 1,
+                _ => counted.push((word, 1)),
+            }
+        }
+        Counted {
+            words: counted,
+            hashed: hashed.iter().filter_map(|t| hashed_id(t)).collect(),
+            digest,
+            tokens,
+            fallback: t.fallback,
+            truncated: t.truncated,
+        }
+    }
+}
+
+/// What training has gathered from the messages counted so far.
+#[derive(Default)]
+struct Gathered {
+    summary: TrainingSummary,
+    learned: LearnedMessages,
+    frequencies: DocumentFrequencies,
+    /// Per message, its counts over provisional ids (and hashed ids).
+    rows: Vec<SparseVector>,
+    labels: Vec<Label>,
+    /// Scratch space for one message's provisional ids.
+    ids: Vec<u32>,
+}
+
+impl Gathered {
+    fn add(&mut self, c: Counted, label: Label) {
+        self.summary.messages[label.index()] += 1;
+        self.summary.tokens += c.tokens;
+        self.summary.fallbacks += u64::from(c.fallback);
+        self.summary.truncated += u64::from(c.truncated);
+        // Training messages count as learned: learning one of them again is a no-op.
+        let how = LearnedAs {
+            label,
+            in_training: true,
+        };
+        self.learned.insert(c.digest, how);
+        self.frequencies.add(
+            c.words.iter().map(|(w, _)| w.as_str()),
+            label,
+            &mut self.ids,
+        );
+        let pairs = (self.ids.iter().zip(&c.words))
+            .map(|(&id, (_, n))| (id, f64::from(*n)))
+            .chain(c.hashed.iter().map(|&id| (id, 1.0)))
+            .collect();
+        self.rows.push(SparseVector::from_pairs(pairs));
+        self.labels.push(label);
+    }
+
+    /// The vocabulary `params` keeps and the rows in its ids, with the summary and the record
+    /// of learned messages.
+    fn into_dataset(
+        self,
+        params: &TrainParams,
+    ) -> (Vocabulary, Dataset, TrainingSummary, LearnedMessages) {
+        let (vocabulary, provisional) = self.frequencies.vocabulary(&params.vocabulary);
+        // Each row is remapped and its provisional form freed in turn: the rows are never
+        // held twice.
+        let rows = self
+            .rows
+            .into_iter()
+            .map(|r| provisional.remap(&r))
+            .collect();
+        let data = Dataset {
+            rows,
+            labels: self.labels,
+            n_features: vocabulary.len(),
+        };
+        (vocabulary, data, self.summary, self.learned)
+    }
+}
+
+/// Tokenizes the stream's messages a window at a time and counts each in order.
+fn gather<B: AsRef<[u8]> + Send + Sync>(
+    messages: impl Iterator<Item = Result<(B, Label), CorpusError>> + Send,
+    config: &TokenizerConfig,
+    tokenized: impl Fn() + Sync,
+) -> Result<Gathered> {
+    let tokenizer = Tokenizer::new(config.clone());
+    let mut gathered = Gathered::default();
+    gathered.summary.trained_at = Some(now_utc());
+    batch::map_in_order(
+        messages,
+        Window::default(),
+        |item| item.as_ref().map_or(0, |(raw, _)| raw.as_ref().len()),
+        |item| {
+            let counted = item
+                .as_ref()
+                .ok()
+                .map(|(raw, _)| Counted::of(&tokenizer, raw.as_ref()));
+            tokenized();
+            counted
+        },
+        |item, counted| -> Result<()> {
+            let (_, label) = item?;
+            if let Some(counted) = counted {
+                gathered.add(counted, label);
+            }
+            Ok(())
+        },
+    )?;
+    let [ham, spam] = gathered.summary.messages;
+    if ham == 0 || spam == 0 {
+        return Err(CorpusError::OneClassOnly { spam, ham }.into());
+    }
+    Ok(gathered)
+}
+
+impl SpamFilter {
+    /// Tokenizes the corpus (in parallel; the result does not depend on the thread count),
+    /// builds the vocabulary and fits the models (in parallel). Fails on invalid model
+    /// parameters, a missing class, or an active model that is not among those fitted.
+    pub fn train(corpus: &LabeledCorpus, params: &TrainParams) -> Result<SpamFilter> {
+        SpamFilter::train_with_progress(corpus, params, || {})
+    }
+
+    /// [`SpamFilter::train`], calling `tokenized` once per message as tokenizing proceeds
+    /// (from any thread), for a progress display.
+    pub fn train_with_progress(
+        corpus: &LabeledCorpus,
+        params: &TrainParams,
+        tokenized: impl Fn() + Sync,
+    ) -> Result<SpamFilter> {
+        let messages = corpus.messages.iter().map(|(m, l)| Ok((&m.bytes, *l)));
+        SpamFilter::train_stream(messages, params, tokenized)
+    }
+
+    /// [`SpamFilter::train_with_progress`] on a stream of labeled raw messages (as
+    /// [`crate::corpus::LabeledMail`] reads them), read a [`Window`] at a time: memory holds
+    /// the messages of a few windows, each message's counts and the distinct tokens, never
+    /// the whole mail or its token lists. Gives the same filter as training on the stream's
+    /// messages held in a [`LabeledCorpus`]. An `Err` item stops the training and is returned.
+    /// Fails as `train` does, and if the stream has no spam or no ham
+    /// ([`CorpusError::OneClassOnly`]).
+    pub fn train_stream<B: AsRef<[u8]> + Send + Sync>(
+        messages: impl Iterator<Item = Result<(B, Label), CorpusError>> + Send,
+        params: &TrainParams,
+        tokenized: impl Fn() + Sync,
+    ) -> Result<SpamFilter> {
+        let config = training_tokenizer(params);
+        let (vocabulary, data, summary, learned) =
+            gather(messages, &config, tokenized)?.into_dataset(params);
+        let fitted = fit(&data, params)?;
+        let trained_features = vocabulary.len() as u64;
+        Ok(SpamFilter {
+            tokenizer: config,
+            vocabulary,
+            models: fitted.models,
+            fusion: fitted.fusion,
+            active: fitted.active,
+            thresholds: Thresholds::default(),
+            summary,
+            learned,
+            trained_features,
+            max_model_bytes: DEFAULT_MAX_MODEL_BYTES,
+        })
+    }
+}
+
+/// The tokenizer settings training uses: `params`' own, without byte 4-grams unless a model
+/// sees them. They feed only models that see hashed features, which no batch fit does by
+/// default: tokenizing them would triple training's time and memory, and slow every `filter`,
+/// for nothing. The stored settings say so, so `learn` agrees.
+fn training_tokenizer(params: &TrainParams) -> TokenizerConfig {
+    let mut config = params.tokenizer.clone();
+    if !params.models.iter().any(ModelParams::sees_hashed) {
+        config.byte_ngrams = 0;
+    }
+    config
+}
+
+/// The models fitted on a dataset, with their fusion and the model that answers.
+struct Fitted {
+    models: Vec<TrainedModel>,
+    fusion: Option<super::Fusion>,
+    active: ModelKind,
+}
+
+/// Fits `params`' models (in parallel), their fusion if asked, and picks the active model.
+fn fit(data: &Dataset, params: &TrainParams) -> Result<Fitted> {
+    // Choosing the active model by cross-validation uses the internal folds of Platt
+    // scaling (see `ModelParams::fit_with_folds`); so does fitting the fuser, on decisions
+    // of models that did not see the message.
+    let (others, fusion_params) = split_fusion(&params.models)?;
+    let select = matches!(params.active, Some(ActiveModel::BestByCrossValidation))
+        && params.models.len() > 1;
+    let keep_folds = select || fusion_params.is_some();
+    let fitted: Vec<(TrainedModel, Option<Vec<FoldDecisions>>)> = others
+        .par_iter()
+        .map(|p| p.fit_with_folds(data, params.seed, keep_folds))
+        .collect::<Result<_>>()?;
+    let kinds: Vec<ModelKind> = fitted.iter().map(|(m, _)| m.model.kind()).collect();
+    let mut scores: Vec<(ModelKind, f64)> = fitted
+        .iter()
+        .map(|(m, folds)| (m.model.kind(), folds.as_deref().map_or(0.0, mean_auc)))
+        .collect();
+    let fusion = match fusion_params {
+        Some(p) => {
+            let stack = Stack::of_fitted(&fitted)?;
+            if select {
+                let folds = p.held_out_decisions(&stack)?;
+                scores.push((ModelKind::Fusion, mean_auc(&folds)));
+            }
+            Some(p.fit_stack(&stack)?)
+        }
+        None => None,
+    };
+    let available = with_fusion(&kinds, fusion.is_some());
+    let active = match params.active {
+        Some(ActiveModel::BestByCrossValidation) if select => {
+            // The highest mean ROC area; ties go to the earlier model.
+            let mut best = scores[0];
+            for &s in &scores[1..] {
+                if s.1 > best.1 {
+                    best = s;
+                }
+            }
+            best.0
+        }
+        active => resolve_active(
+            active,
+            &available,
+            &[ModelKind::Fusion, ModelKind::LinearSvm],
+        )?,
+    };
+    Ok(Fitted {
+        models: fitted.into_iter().map(|(m, _)| m).collect(),
+        fusion,
+        active,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::features::VocabularyParams;
+    use crate::tokenize::Tokenized;
+    use std::path::PathBuf;
+
+    fn sample() -> LabeledCorpus {
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("corpus/sample");
+        LabeledCorpus::read(&[dir.join("spam")], &[dir.join("ham")], |e| panic!("{e}")).unwrap()
+    }
+
+    /// Training as it was before it streamed: every message's token list held, the
+    /// vocabulary fitted on all of them, then each list vectorized.
+    fn whole(
+        corpus: &LabeledCorpus,
+        config: &TokenizerConfig,
+        params: &TrainParams,
+    ) -> (
+        Vocabulary,
+        Vec<SparseVector>,
+        TrainingSummary,
+        LearnedMessages,
+    ) {
+        let tokenizer = Tokenizer::new(config.clone());
+        let tokenized: Vec<(Tokenized, Label)> = corpus
+            .messages
+            .iter()
+            .map(|(m, l)| (tokenizer.tokenize(&m.bytes), *l))
+            .collect();
+        let mut summary = TrainingSummary::default();
+        let mut learned = LearnedMessages::default();
+        for (t, label) in &tokenized {
+            summary.messages[label.index()] += 1;
+            summary.tokens += t.tokens.len() as u64;
+            summary.fallbacks += u64::from(t.fallback);
+            summary.truncated += u64::from(t.truncated);
+            let how = LearnedAs {
+                label: *label,
+                in_training: true,
+            };
+            learned.insert(digest(&t.tokens), how);
+        }
+        let vocabulary = params
+            .vocabulary
+            .fit(tokenized.iter().map(|(t, l)| (t.tokens.as_slice(), *l)));
+        let rows = tokenized
+            .iter()
+            .map(|(t, _)| vocabulary.vectorize(&t.tokens))
+            .collect();
+        (vocabulary, rows, summary, learned)
+    }
+
+    #[test]
+    fn streamed_training_counts_equal_those_of_every_token_list_held_whole() {
+        let corpus = sample();
+        let limited = TrainParams {
+            vocabulary: VocabularyParams {
+                min_df: 1,
+                max_features: Some(700),
+            },
+            ..TrainParams::default()
+        };
+        for params in [TrainParams::default(), limited] {
+            // With and without hashed byte 4-grams, which bypass the vocabulary.
+            for byte_ngrams in [0, 3072] {
+                let config = TokenizerConfig {
+                    byte_ngrams,
+                    ..params.tokenizer.clone()
+                };
+                let messages = corpus.messages.iter().map(|(m, l)| Ok((&m.bytes, *l)));
+                let (vocabulary, data, mut summary, learned) = gather(messages, &config, || {})
+                    .unwrap()
+                    .into_dataset(&params);
+                let expected = whole(&corpus, &config, &params);
+                summary.trained_at = None;
+                assert_eq!(vocabulary, expected.0);
+                assert!(
+                    data.rows == expected.1,
+                    "rows differ (byte_ngrams {byte_ngrams})"
+                );
+                assert_eq!(
+                    data.labels,
+                    corpus.messages.iter().map(|(_, l)| *l).collect::<Vec<_>>()
+                );
+                assert_eq!(data.n_features, vocabulary.len());
+                assert_eq!(summary, expected.2);
+                assert_eq!(learned, expected.3);
+                assert!(vocabulary.len() > 100, "a vocabulary was built");
+            }
+        }
+    }
+
+    #[test]
+    fn a_stream_error_stops_training_and_is_returned() {
+        let corpus = sample();
+        let messages = corpus
+            .messages
+            .iter()
+            .take(50)
+            .map(|(m, l)| Ok((&m.bytes, *l)))
+            .chain(std::iter::once(Err(CorpusError::UnknownFormat {
+                path: "broken".into(),
+            })));
+        let err = SpamFilter::train_stream(messages, &TrainParams::default(), || {}).unwrap_err();
+        assert!(err.to_string().contains("broken"), "{err}");
+    }
+
+    #[test]
+    fn a_stream_of_one_class_is_refused_with_its_counts() {
+        let corpus = sample();
+        let spam = corpus
+            .messages
+            .iter()
+            .filter(|(_, l)| *l == Label::Spam)
+            .map(|(m, l)| Ok((&m.bytes, *l)));
+        let err = SpamFilter::train_stream(spam, &TrainParams::default(), || {}).unwrap_err();
+        let n = corpus.count(Label::Spam);
+        assert_eq!(
+            err.to_string(),
+            format!("at least one spam and one ham message are needed (found {n} spam, 0 ham)")
+        );
+    }
+}
