@@ -103,11 +103,12 @@ const NOT_KEPT: FeatureId = FeatureId::MAX;
 pub struct ProvisionalIds(Vec<FeatureId>);
 
 impl ProvisionalIds {
-    /// A row of provisional ids as a row of vocabulary ids: entries whose token the vocabulary
-    /// left out are dropped, hashed ids kept as they are.
-    pub fn remap(&self, row: &SparseVector) -> SparseVector {
+    /// A row of (provisional id, value) pairs as a row of vocabulary ids: entries whose
+    /// token the vocabulary left out are dropped, hashed ids kept as they are (repeated ids
+    /// are summed, as [`SparseVector::from_pairs`] does).
+    pub fn remap(&self, row: impl IntoIterator<Item = (FeatureId, f64)>) -> SparseVector {
         SparseVector::from_pairs(
-            row.iter()
+            row.into_iter()
                 .filter_map(|(id, v)| {
                     if super::hashed::is_hashed(id) {
                         return Some((id, v));

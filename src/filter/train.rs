@@ -14,20 +14,24 @@ use crate::batch::{self, Window};
 use crate::corpus::{CorpusError, LabeledCorpus};
 use crate::error::Result;
 use crate::features::hashed::hashed_id;
-use crate::features::{Dataset, DocumentFrequencies, FeatureId, SparseVector, Vocabulary};
+use crate::features::{Dataset, DocumentFrequencies, FeatureId, Vocabulary};
 use crate::label::{Label, Thresholds};
 use crate::models::fusion::Stack;
 use crate::models::{FoldDecisions, ModelKind, ModelParams, TrainedModel};
-use crate::tokenize::{Token, Tokenizer, TokenizerConfig};
+use crate::tokenize::{Tokenizer, TokenizerConfig};
 use rayon::prelude::*;
 
 /// One message as training keeps it after tokenizing: what the summary, the record of learned
-/// messages and the document frequencies need, its tokens counted.
+/// messages and the document frequencies need, its tokens counted. Its words lie in one
+/// string: a few allocations per message instead of one per token, freed by whichever thread
+/// counts the message (an allocator keeps memory that one thread frees for another).
 struct Counted {
-    /// Its distinct word tokens, sorted, each with its number of occurrences.
-    words: Vec<(Token, u32)>,
-    /// Its hashed tokens' ids, with repeats.
-    hashed: Vec<FeatureId>,
+    /// Its distinct word tokens, sorted, one after another.
+    words: String,
+    /// Per word, where it ends in `words` and its number of occurrences.
+    ends: Vec<(u32, u32)>,
+    /// Its hashed tokens' ids with their numbers of occurrences.
+    hashed: Vec<(FeatureId, u32)>,
     digest: super::learned::Digest,
     tokens: u64,
     fallback: bool,
@@ -37,27 +41,62 @@ struct Counted {
 impl Counted {
     fn of(tokenizer: &Tokenizer, raw: &[u8]) -> Counted {
         let t = tokenizer.tokenize(raw);
-        let digest = digest(&t.tokens);
-        let tokens = t.tokens.len() as u64;
-        let (hashed, mut words): (Vec<Token>, Vec<Token>) =
-            t.tokens.into_iter().partition(|t| hashed_id(t).is_some());
-        words.sort_unstable();
-        let mut counted: Vec<(Token, u32)> = Vec::with_capacity(words.len());
-        for word in words {
-            match counted.last_mut() {
-                Some((last, n)) if *last == word => *n += 1,
-                _ => counted.push((word, 1)),
+        let mut hashed = Vec::new();
+        let mut words: Vec<&str> = Vec::with_capacity(t.tokens.len());
+        for token in &t.tokens {
+            match hashed_id(token) {
+                Some(id) => hashed.push(id),
+                None => words.push(token),
             }
         }
+        words.sort_unstable();
+        hashed.sort_unstable();
+        let mut blob = String::new();
+        let mut ends: Vec<(u32, u32)> = Vec::new();
+        let mut previous = None;
+        for word in words {
+            if previous == Some(word) {
+                if let Some((_, n)) = ends.last_mut() {
+                    *n += 1;
+                }
+                continue;
+            }
+            previous = Some(word);
+            blob.push_str(word);
+            // A message's tokens are bounded far below 4 GiB (`TokenizerConfig`).
+            ends.push((u32::try_from(blob.len()).unwrap_or(u32::MAX), 1));
+        }
         Counted {
-            words: counted,
-            hashed: hashed.iter().filter_map(|t| hashed_id(t)).collect(),
-            digest,
-            tokens,
+            words: blob,
+            ends,
+            hashed: run_lengths(hashed),
+            digest: digest(&t.tokens),
+            tokens: t.tokens.len() as u64,
             fallback: t.fallback,
             truncated: t.truncated,
         }
     }
+
+    /// The distinct words with their numbers of occurrences, sorted.
+    fn words(&self) -> impl Iterator<Item = (&str, u32)> {
+        self.ends.iter().scan(0, |start, &(end, n)| {
+            let word = self.words.get(*start as usize..end as usize).unwrap_or("");
+            *start = end;
+            Some((word, n))
+        })
+    }
+}
+
+/// Each distinct value of a sorted list with its number of occurrences.
+fn run_lengths(sorted: Vec<FeatureId>) -> Vec<(FeatureId, u32)> {
+    let mut out: Vec<(FeatureId, u32)> = Vec::new();
+    for id in sorted {
+        match out.last_mut() {
+            Some((last, n)) if *last == id => *n += 1,
+            _ => out.push((id, 1)),
+        }
+    }
+    out
 }
 
 /// What training has gathered from the messages counted so far.
@@ -66,8 +105,11 @@ struct Gathered {
     summary: TrainingSummary,
     learned: LearnedMessages,
     frequencies: DocumentFrequencies,
-    /// Per message, its counts over provisional ids (and hashed ids).
-    rows: Vec<SparseVector>,
+    /// Every message's counts over provisional ids (and hashed ids), one after another: one
+    /// array instead of two per message.
+    counts: Vec<(FeatureId, u32)>,
+    /// Where each message's counts end in `counts`.
+    row_ends: Vec<usize>,
     labels: Vec<Label>,
     /// Scratch space for one message's provisional ids.
     ids: Vec<u32>,
@@ -85,16 +127,11 @@ impl Gathered {
             in_training: true,
         };
         self.learned.insert(c.digest, how);
-        self.frequencies.add(
-            c.words.iter().map(|(w, _)| w.as_str()),
-            label,
-            &mut self.ids,
-        );
-        let pairs = (self.ids.iter().zip(&c.words))
-            .map(|(&id, (_, n))| (id, f64::from(*n)))
-            .chain(c.hashed.iter().map(|&id| (id, 1.0)))
-            .collect();
-        self.rows.push(SparseVector::from_pairs(pairs));
+        self.frequencies
+            .add(c.words().map(|(w, _)| w), label, &mut self.ids);
+        let words = self.ids.iter().zip(c.words()).map(|(&id, (_, n))| (id, n));
+        self.counts.extend(words.chain(c.hashed.iter().copied()));
+        self.row_ends.push(self.counts.len());
         self.labels.push(label);
     }
 
@@ -105,12 +142,13 @@ impl Gathered {
         params: &TrainParams,
     ) -> (Vocabulary, Dataset, TrainingSummary, LearnedMessages) {
         let (vocabulary, provisional) = self.frequencies.vocabulary(&params.vocabulary);
-        // Each row is remapped and its provisional form freed in turn: the rows are never
-        // held twice.
-        let rows = self
-            .rows
-            .into_iter()
-            .map(|r| provisional.remap(&r))
+        let mut start = 0;
+        let rows = (self.row_ends.iter())
+            .map(|&end| {
+                let row = self.counts[start..end].iter();
+                start = end;
+                provisional.remap(row.map(|&(id, n)| (id, f64::from(n))))
+            })
             .collect();
         let data = Dataset {
             rows,
@@ -284,7 +322,7 @@ fn fit(data: &Dataset, params: &TrainParams) -> Result<Fitted> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::features::VocabularyParams;
+    use crate::features::{SparseVector, VocabularyParams};
     use crate::tokenize::Tokenized;
     use std::path::PathBuf;
 
