@@ -29,22 +29,26 @@ trap 'rm -rf "$work"' EXIT
 # Message-ID of their own where a message has none).
 find "$PWD/corpus/spamassassin/spam" -type f -name '*.txt' | sort > "$work/spam.0"
 find "$PWD/corpus/spamassassin/ham" -type f -name '*.txt' | sort > "$work/ham.0"
-for k in 1 2 3; do
-  for class in spam ham; do
-    mkdir -p "$work/copy$k/$class"
-    : > "$work/$class.$k"
-    n=0
-    while read -r f; do
-      n=$((n + 1))
-      out="$work/copy$k/$class/$n.txt"
-      awk -v k="$k" -v n="$n" '
-        !done && /^[Mm][Ee][Ss][Ss][Aa][Gg][Ee]-[Ii][Dd]:/ { sub(/:[ \t]*<?/, ": <copy" k "."); done = 1 }
-        !done && /^\r?$/ { print "Message-ID: <copy" k "." n "@bench.invalid>"; done = 1 }
-        { print }' "$f" > "$out"
-      echo "$out" >> "$work/$class.$k"
-    done < "$work/$class.0"
-  done
-done
+python3 - "$work" <<'PY'
+import re, sys
+work = sys.argv[1]
+message_id = re.compile(rb"^(message-id:[ \t]*<?)", re.I | re.M)
+for k in (1, 2, 3):
+    for cls in ("spam", "ham"):
+        paths = []
+        for n, src in enumerate(open(f"{work}/{cls}.0").read().split("\n")[:-1], 1):
+            data = open(src, "rb").read()
+            blank = re.search(rb"\n\r?\n", data)
+            end = blank.start() + 1 if blank else len(data)
+            head, body = data[:end], data[end:]
+            new, found = message_id.subn(rb"\1copy%d." % k, head, count=1)
+            if not found:
+                new = b"Message-ID: <copy%d.%d@bench.invalid>\n" % (k, n) + head
+            out = f"{work}/copy{k}.{cls}.{n}.txt"
+            open(out, "wb").write(new + body)
+            paths.append(out)
+        open(f"{work}/{cls}.{k}", "w").write("".join(p + "\n" for p in paths))
+PY
 # spamsort reads file lists as TREC index files.
 for x in 1 2 4; do
   : > "$work/spam.${x}x"; : > "$work/ham.${x}x"

@@ -79,24 +79,15 @@ fn train_from_an_index_with_unreadable_entries_skips_them_and_equals_train_on_th
             list.push_str(&format!("{class} {}\n", f.display()));
         }
     }
-    let spam_index = dir.write(
-        "spam.index",
-        index
+    let index_of = |class: &str| {
+        let lines: String = index
             .lines()
-            .filter(|l| l.starts_with("spam "))
+            .filter(|l| l.starts_with(&format!("{class} ")))
             .map(|l| format!("{l}\n"))
-            .collect::<String>()
-            .as_bytes(),
-    );
-    let ham_index = dir.write(
-        "ham.index",
-        index
-            .lines()
-            .filter(|l| l.starts_with("ham "))
-            .map(|l| format!("{l}\n"))
-            .collect::<String>()
-            .as_bytes(),
-    );
+            .collect();
+        dir.write(&format!("{class}.index"), lines.as_bytes())
+    };
+    let (spam_index, ham_index) = (index_of("spam"), index_of("ham"));
     let from_index = dir.path().join("index.spamsort");
     let stderr = spamsort()
         .arg("train")

@@ -105,11 +105,9 @@ struct Gathered {
     summary: TrainingSummary,
     learned: LearnedMessages,
     frequencies: DocumentFrequencies,
-    /// Every message's counts over provisional ids (and hashed ids), one after another: one
-    /// array instead of two per message.
-    counts: Vec<(FeatureId, u32)>,
-    /// Where each message's counts end in `counts`.
-    row_ends: Vec<usize>,
+    /// Per message, its counts over provisional ids (and hashed ids), in an array of its exact
+    /// size: one allocation per message, never grown.
+    rows: Vec<Box<[(FeatureId, u32)]>>,
     labels: Vec<Label>,
     /// Scratch space for one message's provisional ids.
     ids: Vec<u32>,
@@ -130,8 +128,8 @@ impl Gathered {
         self.frequencies
             .add(c.words().map(|(w, _)| w), label, &mut self.ids);
         let words = self.ids.iter().zip(c.words()).map(|(&id, (_, n))| (id, n));
-        self.counts.extend(words.chain(c.hashed.iter().copied()));
-        self.row_ends.push(self.counts.len());
+        self.rows
+            .push(words.chain(c.hashed.iter().copied()).collect());
         self.labels.push(label);
     }
 
@@ -142,13 +140,10 @@ impl Gathered {
         params: &TrainParams,
     ) -> (Vocabulary, Dataset, TrainingSummary, LearnedMessages) {
         let (vocabulary, provisional) = self.frequencies.vocabulary(&params.vocabulary);
-        let mut start = 0;
-        let rows = (self.row_ends.iter())
-            .map(|&end| {
-                let row = self.counts[start..end].iter();
-                start = end;
-                provisional.remap(row.map(|&(id, n)| (id, f64::from(n))))
-            })
+        // Each row is remapped and its provisional form freed in turn: the rows are never
+        // held twice.
+        let rows = (self.rows.into_iter())
+            .map(|row| provisional.remap(row.iter().map(|&(id, n)| (id, f64::from(n)))))
             .collect();
         let data = Dataset {
             rows,
@@ -168,9 +163,15 @@ fn gather<B: AsRef<[u8]> + Send + Sync>(
     let tokenizer = Tokenizer::new(config.clone());
     let mut gathered = Gathered::default();
     gathered.summary.trained_at = Some(now_utc());
+    // Smaller windows than `classify`'s: a tokenized message's transient token list is several
+    // times its size, and training's peak memory is what `train` is measured by.
+    let window = Window {
+        chunk_bytes: 1 << 20,
+        chunk_items: 64,
+    };
     batch::map_in_order(
         messages,
-        Window::default(),
+        window,
         |item| item.as_ref().map_or(0, |(raw, _)| raw.as_ref().len()),
         |item| {
             let counted = item
