@@ -18,7 +18,8 @@
 //! fast path), [`filter::shared`] serves the long-running front ends (the maildir [`daemon`]
 //! and the [`spamd`] protocol server), [`filter::stamp`] inserts the X-Spam-* fields and
 //! [`filter::dump`] writes a filter's whole learned state as text and rebuilds it exactly.
-//! [`eval`] compares the models, cross-validated and online.
+//! [`eval`] compares the models, cross-validated and online. [`batch`] runs work over a stream
+//! of messages in parallel, in input order, with bounded memory (`classify`, `train`).
 //!
 //! The library needs none of the command line's crates (clap, indicatif, toml, mimalloc,
 //! signal-hook, tracing-subscriber, anyhow): they sit behind the default `cli` feature, which
@@ -32,6 +33,7 @@
 //! assert!(out.tokens.contains(&"url:pills.example".to_string()));
 //! ```
 
+pub mod batch;
 pub mod corpus;
 pub mod daemon;
 pub mod error;

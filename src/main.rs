@@ -6,9 +6,7 @@ mod cli;
 // mimalloc: tokenizing allocates many small strings, which it makes cheaper than glibc's
 // allocator, and under an address-space limit (`ulimit -v`) glibc's per-thread arenas cannot
 // be reserved while mimalloc's segments can (tests/bounded_cost.rs runs `serve` under one).
-// Its version 2, without transparent huge pages: version 3's arena set-up and tear-down, and
-// huge pages zeroed at first touch, cost the one-process-per-message filter more than all its
-// allocations (benches/pipe_latency.sh).
+// Transparent huge pages are turned off first thing (see `cli::pages`).
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
@@ -16,6 +14,7 @@ use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    cli::pages::use_small_pages();
     // Usage errors exit 3 like every other error: exit codes 1 and 2 mean ham and unsure to
     // the mail setups that call spamsort.
     let args = match cli::Cli::try_parse() {

@@ -1,5 +1,6 @@
 //! Integration tests: one binary, one module per area.
 
+mod batch;
 mod util;
 
 mod bounded_cost;

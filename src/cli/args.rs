@@ -184,25 +184,43 @@ impl LabeledMailArgs {
 
     /// Reads the mail; unreadable messages are reported and skipped (and counted).
     pub fn read(&self) -> anyhow::Result<(spamsort::LabeledCorpus, usize)> {
+        let mut skipped = 0;
+        let corpus = spamsort::LabeledCorpus {
+            messages: self
+                .stream(|| skipped += 1)?
+                .collect::<Result<_, _>>()
+                .context("reading the labeled mail")?,
+        };
+        anyhow::ensure!(
+            corpus.count(spamsort::Label::Spam) > 0 && corpus.count(spamsort::Label::Ham) > 0,
+            "{}",
+            spamsort::corpus::CorpusError::OneClassOnly {
+                spam: corpus.count(spamsort::Label::Spam) as u64,
+                ham: corpus.count(spamsort::Label::Ham) as u64,
+            }
+        );
+        Ok((corpus, skipped))
+    }
+
+    /// The mail as a stream read as it is advanced; unreadable messages are reported and
+    /// skipped, and `skipped` is called for each.
+    pub fn stream(
+        &self,
+        mut skipped: impl FnMut(),
+    ) -> anyhow::Result<spamsort::corpus::LabeledMail<impl FnMut(&spamsort::corpus::CorpusError)>>
+    {
         anyhow::ensure!(
             !self.spam.is_empty() && !self.ham.is_empty(),
             "give the labeled mail with --spam PATH... and --ham PATH..."
         );
-        let mut skipped = 0;
-        let corpus = spamsort::LabeledCorpus::read(&self.spam, &self.ham, |e| {
-            skipped += 1;
+        let warn = move |e: &spamsort::corpus::CorpusError| {
+            skipped();
             eprintln!(
                 "spamsort: skipped: {}",
                 super::terminal::escape_for_terminal(&spamsort::error::ErrorChain(e).to_string())
             );
-        })
-        .context("reading the labeled mail")?;
-        anyhow::ensure!(
-            corpus.count(spamsort::Label::Spam) > 0 && corpus.count(spamsort::Label::Ham) > 0,
-            "at least one spam and one ham message are needed (found {} spam, {} ham)",
-            corpus.count(spamsort::Label::Spam),
-            corpus.count(spamsort::Label::Ham)
-        );
-        Ok((corpus, skipped))
+        };
+        spamsort::corpus::LabeledMail::open(&self.spam, &self.ham, warn)
+            .context("reading the labeled mail")
     }
 }

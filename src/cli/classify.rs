@@ -3,6 +3,8 @@
 use super::args::{ModelArgs, VerdictArgs, open_model};
 use super::terminal::escape_for_terminal;
 use super::{ExitStatus, input};
+use spamsort::Classification;
+use spamsort::batch::Window;
 use spamsort::filter::policy::score;
 use std::io::Write;
 use std::path::PathBuf;
@@ -50,57 +52,82 @@ pub fn run(args: ClassifyArgs) -> anyhow::Result<ExitStatus> {
     } else {
         args.paths
     };
-    // Only what the tokenizer reads is held, one message at a time.
+    // Only what the tokenizer reads is held, a window of messages at a time: they are read on
+    // one thread and scored on all cores, the results written in input order.
     let messages = input::message_heads(&paths, scorer.tokenizer_config().head_bytes())?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let mut failed = false;
     let mut last = None;
     let mut count = 0_usize;
-    for item in messages {
-        count += 1;
-        let Some(message) = input::readable(&item, &mut failed) else {
-            continue;
-        };
-        let r = scorer.classify(&message.bytes)?;
-        let score = score(&r, required);
-        let source = message.source.to_string();
-        match args.format {
-            Format::Text => writeln!(
-                out,
-                "{}: {} (score {score:.1}, probability {:.3}, {})",
-                escape_for_terminal(&source),
-                r.verdict,
-                r.score.p_spam(),
-                r.model
-            )?,
-            Format::Tsv => writeln!(
-                out,
-                "{}\t{}\t{:.6}\t{score:.1}\t{:.6}",
-                source.replace(['\t', '\n', '\r'], " "),
-                r.verdict,
-                r.score.p_spam(),
-                r.decision
-            )?,
-            Format::Json => writeln!(
-                out,
-                "{}",
-                serde_json::json!({
-                    "source": source,
-                    "verdict": r.verdict.as_str(),
-                    "probability": r.score.p_spam(),
-                    "score": score,
-                    "decision": r.decision,
-                    "model": r.model.name(),
-                    "tokens": r.tokens,
-                })
-            )?,
-        }
-        last = Some(r.verdict);
-    }
+    spamsort::batch::map_in_order(
+        messages,
+        Window::default(),
+        |item| item.as_ref().map_or(0, |m| m.bytes.len()),
+        |item| item.as_ref().ok().map(|m| scorer.classify(&m.bytes)),
+        |item, r| -> anyhow::Result<()> {
+            count += 1;
+            let (Some(message), Some(r)) = (input::readable(&item, &mut failed), r) else {
+                return Ok(());
+            };
+            // The model file failing to read (or changing underneath) ends the run.
+            let r = r?;
+            write_result(
+                &mut out,
+                args.format,
+                &message.source.to_string(),
+                &r,
+                required,
+            )?;
+            last = Some(r.verdict);
+            Ok(())
+        },
+    )?;
     out.flush()?;
     Ok(match (count, last, failed) {
         (_, _, true) => ExitStatus::Error,
         (1, Some(verdict), false) => ExitStatus::of(verdict),
         _ => ExitStatus::Success,
     })
+}
+
+/// Writes one message's result line in `format`.
+fn write_result(
+    out: &mut impl Write,
+    format: Format,
+    source: &str,
+    r: &Classification,
+    required: f64,
+) -> std::io::Result<()> {
+    let score = score(r, required);
+    match format {
+        Format::Text => writeln!(
+            out,
+            "{}: {} (score {score:.1}, probability {:.3}, {})",
+            escape_for_terminal(source),
+            r.verdict,
+            r.score.p_spam(),
+            r.model
+        ),
+        Format::Tsv => writeln!(
+            out,
+            "{}\t{}\t{:.6}\t{score:.1}\t{:.6}",
+            source.replace(['\t', '\n', '\r'], " "),
+            r.verdict,
+            r.score.p_spam(),
+            r.decision
+        ),
+        Format::Json => writeln!(
+            out,
+            "{}",
+            serde_json::json!({
+                "source": source,
+                "verdict": r.verdict.as_str(),
+                "probability": r.score.p_spam(),
+                "score": score,
+                "decision": r.decision,
+                "model": r.model.name(),
+                "tokens": r.tokens,
+            })
+        ),
+    }
 }

@@ -45,7 +45,6 @@ pub struct DaemonArgs {
 
 pub fn run(args: DaemonArgs) -> anyhow::Result<ExitStatus> {
     logging::init();
-    super::pages::use_small_pages();
     let config = args.model.config()?;
     let policy = args.verdict.policy(&config, Some(&args.headers))?;
     let path = args.model.path(&config)?;

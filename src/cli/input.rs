@@ -30,8 +30,8 @@ pub fn messages(paths: &[PathBuf]) -> anyhow::Result<Vec<Result<Message, CorpusE
 pub fn message_heads(
     paths: &[PathBuf],
     head: u64,
-) -> anyhow::Result<impl Iterator<Item = Result<Message, CorpusError>>> {
-    let mut inputs: Vec<Box<dyn Iterator<Item = Result<Message, CorpusError>>>> = Vec::new();
+) -> anyhow::Result<impl Iterator<Item = Result<Message, CorpusError>> + Send + use<>> {
+    let mut inputs: Vec<Box<dyn Iterator<Item = Result<Message, CorpusError>> + Send>> = Vec::new();
     for path in paths {
         if path.as_os_str() == "-" {
             let message = Message {

@@ -15,7 +15,7 @@ mod input;
 mod learn;
 mod logging;
 mod man;
-mod pages;
+pub mod pages;
 mod prune;
 mod readiness;
 mod restore;

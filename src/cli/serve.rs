@@ -59,7 +59,6 @@ pub struct ServeArgs {
 
 pub fn run(args: ServeArgs) -> anyhow::Result<ExitStatus> {
     logging::init();
-    super::pages::use_small_pages();
     let config = args.model.config()?;
     let policy = args.verdict.policy(&config, Some(&args.headers))?;
     let path = args.model.path(&config)?;

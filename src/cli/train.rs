@@ -8,6 +8,7 @@ use spamsort::filter::ActiveModel;
 use spamsort::models::{ModelKind, ModelParams};
 use spamsort::{Label, SpamFilter, TrainParams};
 use std::io::IsTerminal;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 /// Arguments of `spamsort train`.
@@ -31,7 +32,6 @@ pub fn run(args: TrainArgs) -> anyhow::Result<ExitStatus> {
         anyhow::bail!("--active {kind} is not among --models");
     }
     let started = Instant::now();
-    let (corpus, skipped) = args.mail.read()?;
     let mut params = TrainParams {
         models: models
             .iter()
@@ -41,20 +41,33 @@ pub fn run(args: TrainArgs) -> anyhow::Result<ExitStatus> {
         ..TrainParams::default()
     };
     params.vocabulary.min_df = args.mail.min_df;
+    let skipped = AtomicUsize::new(0);
     let mut filter = {
         let bar = if std::io::stderr().is_terminal() {
-            indicatif::ProgressBar::new(corpus.messages.len() as u64)
+            indicatif::ProgressBar::no_length()
         } else {
             indicatif::ProgressBar::hidden()
         };
         bar.set_style(
-            indicatif::ProgressStyle::with_template("tokenizing {bar:40} {pos}/{len} messages")
+            indicatif::ProgressStyle::with_template("tokenizing {pos} messages")
                 .expect("valid template"),
         );
-        let filter = SpamFilter::train_with_progress(&corpus, &params, || bar.inc(1))?;
+        // The mail is read as training goes, a window of messages at a time, never held whole.
+        let mail = args.mail.stream(|| {
+            skipped.fetch_add(1, Ordering::Relaxed);
+        })?;
+        let mail = mail.map(|item| item.map(|(m, label)| (m.bytes, label)));
+        let filter =
+            SpamFilter::train_stream(mail, &params, || bar.inc(1)).map_err(|e| match e {
+                spamsort::Error::Corpus(_) => {
+                    anyhow::Error::new(e).context("reading the labeled mail")
+                }
+                e => e.into(),
+            })?;
         bar.finish_and_clear();
         filter
     };
+    let skipped = skipped.into_inner();
     if let Some(dir) = model_path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }

@@ -6,8 +6,11 @@
 //! [`mbox`] (mboxo / mboxrd, LF or CRLF) and [`trec`] (TREC spam-track index files). The format
 //! is detected from the path by [`MailboxFormat::detect`]. [`header_block`] finds where a
 //! message's header fields end and its body starts, for every reader of header fields.
+//! [`LabeledMail`] reads spam and ham mailboxes as one stream of labeled messages (what `train`
+//! reads, one window at a time), [`LabeledCorpus`] holds such a stream whole.
 
 pub mod header_block;
+mod labeled;
 pub mod maildir;
 pub mod mbox;
 pub mod mh;
@@ -19,6 +22,7 @@ use std::fmt;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+pub use labeled::{LabeledCorpus, LabeledMail};
 pub use regular_file::{open_regular, read_regular};
 
 /// Messages larger than this are reported and skipped by the readers, so one absurd file
@@ -88,6 +92,14 @@ pub enum CorpusError {
         listed: Label,
         /// The class the index was given as.
         given: Label,
+    },
+    /// The labeled mail has no message of one class (training needs both).
+    #[error("at least one spam and one ham message are needed (found {spam} spam, {ham} ham)")]
+    OneClassOnly {
+        /// Spam messages read.
+        spam: u64,
+        /// Ham messages read.
+        ham: u64,
     },
     /// The path is neither a mailbox directory nor a message file.
     #[error("{path}: not a maildir, message directory, mbox, TREC index or message file")]
@@ -283,138 +295,4 @@ fn read_file(path: &Path, head: Option<u64>) -> Result<Message, CorpusError> {
         bytes,
         source: Source::file(path),
     })
-}
-
-/// A file's identity (device and inode, symbolic links followed), if it can be looked up.
-fn file_id(path: &Path) -> Option<(u64, u64)> {
-    use std::os::unix::fs::MetadataExt;
-    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
-}
-
-/// Messages with their true labels, as used for training and evaluation.
-#[derive(Debug, Default, Clone)]
-pub struct LabeledCorpus {
-    /// The messages, in reading order (all spam paths first, then all ham paths).
-    pub messages: Vec<(Message, Label)>,
-}
-
-impl LabeledCorpus {
-    /// Reads every message below the given spam and ham mailboxes. Unreadable messages are
-    /// handed to `warn` and skipped; a mailbox that cannot be opened at all is an error, and
-    /// so is mail given both as spam and as ham: the same mailbox ([`CorpusError::SameMailbox`],
-    /// found before reading) or one file read in both classes ([`CorpusError::InBothClasses`]).
-    /// A TREC index keeps its own labels: one given as spam (or ham) that lists a message of
-    /// the other class is refused ([`CorpusError::IndexLabelDisagrees`]) before any message
-    /// is read from it.
-    pub fn read(
-        spam: &[PathBuf],
-        ham: &[PathBuf],
-        mut warn: impl FnMut(&CorpusError),
-    ) -> Result<Self, CorpusError> {
-        for s in spam {
-            for h in ham {
-                if file_id(s).is_some_and(|id| file_id(h) == Some(id)) {
-                    return Err(CorpusError::SameMailbox {
-                        spam: s.clone(),
-                        ham: h.clone(),
-                    });
-                }
-            }
-        }
-        let mut corpus = LabeledCorpus::default();
-        for (paths, label) in [(spam, Label::Spam), (ham, Label::Ham)] {
-            for path in paths {
-                if MailboxFormat::detect(path)? == MailboxFormat::TrecIndex {
-                    corpus.read_index_of(path, label, &mut warn)?;
-                    continue;
-                }
-                for item in Mailbox::open(path)? {
-                    match item {
-                        Ok(message) => corpus.messages.push((message, label)),
-                        Err(e) => warn(&e),
-                    }
-                }
-            }
-        }
-        corpus.refuse_files_in_both_classes()?;
-        Ok(corpus)
-    }
-
-    /// Adds the messages of the TREC index `index`, given as mail of class `given`, refusing
-    /// the index if it lists any message with the other label.
-    fn read_index_of(
-        &mut self,
-        index: &Path,
-        given: Label,
-        warn: &mut impl FnMut(&CorpusError),
-    ) -> Result<(), CorpusError> {
-        let entries = trec::read_index(index)?;
-        if let Some(other) = entries.iter().flatten().find(|e| e.label != given) {
-            return Err(CorpusError::IndexLabelDisagrees {
-                index: index.to_path_buf(),
-                message: other.path.clone(),
-                listed: other.label,
-                given,
-            });
-        }
-        for entry in entries {
-            match entry.and_then(|e| read_message_file(&e.path)) {
-                Ok(message) => self.messages.push((message, given)),
-                Err(e) => warn(&e),
-            }
-        }
-        Ok(())
-    }
-
-    /// Refuses a corpus in which one file (by device and inode: links and other spellings of
-    /// a path count as the same) gave both spam and ham, as when one folder lies inside the
-    /// other or a message is named in both. Trained on, such mail teaches nothing but noise.
-    fn refuse_files_in_both_classes(&self) -> Result<(), CorpusError> {
-        let mut spam = std::collections::HashMap::new();
-        let mut previous: Option<&Path> = None;
-        for (m, label) in &self.messages {
-            // The messages of an mbox file follow each other: one look-up per file.
-            if previous == Some(m.source.path.as_path()) {
-                continue;
-            }
-            previous = Some(&m.source.path);
-            let Some(id) = file_id(&m.source.path) else {
-                continue;
-            };
-            match label {
-                Label::Spam => {
-                    spam.entry(id).or_insert(&m.source);
-                }
-                Label::Ham => {
-                    if let Some(&first) = spam.get(&id) {
-                        return Err(CorpusError::InBothClasses {
-                            spam: first.clone(),
-                            ham: m.source.clone(),
-                        });
-                    }
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Reads the messages a TREC index lists, with the labels it gives them, in index order.
-    pub fn read_trec(
-        index: &Path,
-        mut warn: impl FnMut(&CorpusError),
-    ) -> Result<Self, CorpusError> {
-        let mut corpus = LabeledCorpus::default();
-        for entry in trec::read_index(index)? {
-            match entry.and_then(|e| Ok((read_message_file(&e.path)?, e.label))) {
-                Ok(pair) => corpus.messages.push(pair),
-                Err(e) => warn(&e),
-            }
-        }
-        Ok(corpus)
-    }
-
-    /// How many messages carry `label`.
-    pub fn count(&self, label: Label) -> usize {
-        self.messages.iter().filter(|(_, l)| *l == label).count()
-    }
 }

@@ -4,6 +4,7 @@
 //! [`hashed`] features (byte 4-grams) bypass the vocabulary: a token names its bucket.
 
 mod dataset;
+mod document_frequencies;
 pub mod hashed;
 mod remap;
 mod sparse;
@@ -11,6 +12,7 @@ mod vocabulary;
 mod weighting;
 
 pub use dataset::{Dataset, stratified_folds, training_indices};
+pub use document_frequencies::{DocumentFrequencies, ProvisionalIds};
 pub use remap::FeatureRemap;
 pub use sparse::SparseVector;
 pub(crate) use vocabulary::{CountsSection, TokenTable, slot_hash};

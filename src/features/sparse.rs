@@ -30,7 +30,11 @@ impl SparseVector {
     /// dropped.
     pub fn from_pairs(mut pairs: Vec<(FeatureId, f64)>) -> Self {
         pairs.sort_unstable_by_key(|&(id, _)| id);
-        let mut out = SparseVector::default();
+        // Sized once: training holds thousands of these at a time.
+        let mut out = SparseVector {
+            ids: Vec::with_capacity(pairs.len()),
+            values: Vec::with_capacity(pairs.len()),
+        };
         for (id, v) in pairs {
             if out.ids.last() == Some(&id) {
                 *out.values.last_mut().expect("values track ids") += v;

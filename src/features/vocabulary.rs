@@ -281,30 +281,25 @@ impl<'a> NumberedTokens<'a> {
 
 /// A token's training statistics: its text, document frequency per class (ham first), the
 /// number of the last message with it, and the caller's key for it.
-type Counted<'a> = (&'a str, [u32; 2], u32, u32);
+pub(super) type Counted<'a> = (&'a str, [u32; 2], u32, u32);
 
 impl VocabularyParams {
     /// Builds the vocabulary of labeled token lists (each list one message; repeats within a
-    /// message count once).
+    /// message count once). The same as counting them one by one with
+    /// [`DocumentFrequencies`](super::DocumentFrequencies) and calling its `vocabulary`.
     pub fn fit<'a>(&self, messages: impl IntoIterator<Item = (&'a [Token], Label)>) -> Vocabulary {
-        // Per token: document frequency per class, and the number of the last message with it.
-        let mut df: HashMap<&'a str, ([u32; 2], u32)> = HashMap::new();
-        let mut docs = [0u32; 2];
+        let mut counts = super::DocumentFrequencies::default();
         let mut seen: HashSet<&'a str> = HashSet::new();
+        let mut ids = Vec::new();
         for (tokens, label) in messages {
-            docs[label.index()] += 1;
-            let clock = docs[0] + docs[1];
             seen.clear();
-            for t in tokens.iter().filter(|t| hashed_id(t).is_none()) {
-                if seen.insert(t.as_str()) {
-                    let entry = df.entry(t.as_str()).or_default();
-                    entry.0[label.index()] += 1;
-                    entry.1 = clock;
-                }
-            }
+            let distinct = tokens
+                .iter()
+                .filter(|t| hashed_id(t).is_none() && seen.insert(t.as_str()))
+                .map(String::as_str);
+            counts.add(distinct, label, &mut ids);
         }
-        let counted = df.into_iter().map(|(t, (d, last))| (t, d, last, 0));
-        self.build(counted.collect(), docs).0
+        counts.vocabulary(self).0
     }
 
     /// [`VocabularyParams::fit`] of messages whose tokens are given as numbers (see
@@ -347,7 +342,11 @@ impl VocabularyParams {
     /// The vocabulary of the tokens `counted` in messages numbering `docs` per class: those in
     /// at least `min_df` of them, at most `max_features` (those in the most), with ids in
     /// token byte order; with the keys of the kept tokens in id order.
-    fn build(&self, mut kept: Vec<Counted<'_>>, docs: [u32; 2]) -> (Vocabulary, Vec<u32>) {
+    pub(super) fn build(
+        &self,
+        mut kept: Vec<Counted<'_>>,
+        docs: [u32; 2],
+    ) -> (Vocabulary, Vec<u32>) {
         kept.retain(|(_, d, _, _)| d[0] + d[1] >= self.min_df);
         if let Some(max) = self.max_features.filter(|&m| m < kept.len()) {
             kept.sort_unstable_by(|a, b| {

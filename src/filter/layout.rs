@@ -124,7 +124,7 @@ impl SpamFilter {
         let invalid = |reason: String| ModelFileError::invalid(path, reason);
         let head = Head::read(reader)?;
         let index: ScoreIndex = reader.read(SCORE_INDEX_SECTION)?;
-        let mut table =
+        let table =
             Contents::read(&index, reader.section(SCORE_BLOCKS_SECTION)?).map_err(invalid)?;
         if index.models.len() != head.kinds.len() {
             return Err(wrong_model(path));

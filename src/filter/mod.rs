@@ -25,25 +25,23 @@ pub mod scorer;
 pub mod shared;
 pub mod stamp;
 pub mod store;
+mod train;
 pub mod update;
 
-use crate::corpus::LabeledCorpus;
 use crate::error::{Error, Result};
 use crate::features::{
-    Dataset, FeatureId, FeatureRemap, PruneRule, SparseVector, TokenTable, Vocabulary,
-    VocabularyParams, hashed,
+    FeatureId, FeatureRemap, PruneRule, SparseVector, TokenTable, Vocabulary, VocabularyParams,
+    hashed,
 };
 use crate::label::{Label, SpamScore, Thresholds, Verdict};
 use crate::model_file::packed::Elements;
 use crate::models::auc::auc;
-use crate::models::fusion::Stack;
 use crate::models::{
     Calibration, Classifier, FoldDecisions, Fusion, ModelKind, ModelParams, TrainedModel,
 };
-use crate::tokenize::{Token, Tokenized, Tokenizer, TokenizerConfig};
+use crate::tokenize::{Token, Tokenizer, TokenizerConfig};
 use active::{resolve_active, split_fusion, with_fusion};
-use learned::{LearnedAs, LearnedMessages, digest};
-use rayon::prelude::*;
+use learned::LearnedMessages;
 use serde::{Deserialize, Serialize};
 use store::LearnedStore;
 
@@ -180,7 +178,7 @@ pub(crate) fn count_vector(
 
 /// Two tokenizers that together do what one of `config` does: the first makes every token
 /// but the hashed byte 4-grams, whose ids the second's [`Tokenizer::byte_ngram_ids`] gives.
-fn words_and_hashed(config: &TokenizerConfig) -> (Tokenizer, Tokenizer) {
+pub(super) fn words_and_hashed(config: &TokenizerConfig) -> (Tokenizer, Tokenizer) {
     let words = TokenizerConfig {
         byte_ngrams: 0,
         ..config.clone()
@@ -395,129 +393,6 @@ impl SpamFilter {
             summary: TrainingSummary::default(),
             learned: LearnedMessages::default(),
             trained_features: 0,
-            max_model_bytes: DEFAULT_MAX_MODEL_BYTES,
-        })
-    }
-
-    /// Tokenizes the corpus (in parallel; the result does not depend on the thread count),
-    /// builds the vocabulary and fits the models (in parallel). Fails on invalid model
-    /// parameters, a missing class, or an active model that is not among those fitted.
-    pub fn train(corpus: &LabeledCorpus, params: &TrainParams) -> Result<SpamFilter> {
-        SpamFilter::train_with_progress(corpus, params, || {})
-    }
-
-    /// [`SpamFilter::train`], calling `tokenized` once per message as tokenizing proceeds
-    /// (from any thread), for a progress display.
-    pub fn train_with_progress(
-        corpus: &LabeledCorpus,
-        params: &TrainParams,
-        tokenized: impl Fn() + Sync,
-    ) -> Result<SpamFilter> {
-        // Byte 4-grams only if a model sees them (none does by default), which would also slow
-        // every `filter` for nothing. The stored settings say so, so `learn` agrees. They are
-        // counted from the bytes as ids, never made into strings: as strings they took most of
-        // training's time and memory.
-        let config = crate::models::tokenizer_for(&params.models, &params.tokenizer);
-        let (words, hashed) = words_and_hashed(&config);
-        let (tokenized, hashed_ids): (Vec<(Tokenized, Label)>, Vec<Vec<FeatureId>>) = corpus
-            .messages
-            .par_iter()
-            .map(|(m, label)| {
-                let t = words.tokenize(&m.bytes);
-                let ids = hashed.byte_ngram_ids(&m.bytes);
-                tokenized();
-                ((t, *label), ids)
-            })
-            .unzip();
-        let mut summary = TrainingSummary {
-            trained_at: Some(now_utc()),
-            ..TrainingSummary::default()
-        };
-        for ((t, label), ids) in tokenized.iter().zip(&hashed_ids) {
-            summary.messages[label.index()] += 1;
-            summary.tokens += (t.tokens.len() + ids.len()) as u64;
-            summary.fallbacks += u64::from(t.fallback);
-            summary.truncated += u64::from(t.truncated);
-        }
-        let vocabulary = params
-            .vocabulary
-            .fit(tokenized.iter().map(|(t, l)| (t.tokens.as_slice(), *l)));
-        // Training messages count as learned: learning one of them again is a no-op.
-        let mut learned = LearnedMessages::default();
-        for (t, label) in &tokenized {
-            let how = LearnedAs {
-                label: *label,
-                in_training: true,
-            };
-            learned.insert(digest(&t.tokens), how);
-        }
-        let vocabulary_len = vocabulary.len() as u64;
-        let data = Dataset {
-            rows: tokenized
-                .par_iter()
-                .zip(hashed_ids)
-                .map(|((t, _), ids)| vocabulary.vectorize(&t.tokens).with_hashed(ids))
-                .collect(),
-            labels: tokenized.iter().map(|(_, l)| *l).collect(),
-            n_features: vocabulary.len(),
-        };
-        // The tokens are the largest thing training holds: freed while the models are fitted.
-        std::thread::spawn(move || drop(tokenized));
-        // Choosing the active model by cross-validation uses the internal folds of Platt
-        // scaling (see `ModelParams::fit_with_folds`); so does fitting the fuser, on decisions
-        // of models that did not see the message.
-        let (others, fusion_params) = split_fusion(&params.models)?;
-        let select = matches!(params.active, Some(ActiveModel::BestByCrossValidation))
-            && params.models.len() > 1;
-        let keep_folds = select || fusion_params.is_some();
-        let fitted: Vec<(TrainedModel, Option<Vec<FoldDecisions>>)> = others
-            .par_iter()
-            .map(|p| p.fit_with_folds(&data, params.seed, keep_folds))
-            .collect::<Result<_>>()?;
-        let kinds: Vec<ModelKind> = fitted.iter().map(|(m, _)| m.model.kind()).collect();
-        let mut scores: Vec<(ModelKind, f64)> = fitted
-            .iter()
-            .map(|(m, folds)| (m.model.kind(), folds.as_deref().map_or(0.0, mean_auc)))
-            .collect();
-        let fusion = match fusion_params {
-            Some(p) => {
-                let stack = Stack::of_fitted(&fitted)?;
-                if select {
-                    let folds = p.held_out_decisions(&stack)?;
-                    scores.push((ModelKind::Fusion, mean_auc(&folds)));
-                }
-                Some(p.fit_stack(&stack)?)
-            }
-            None => None,
-        };
-        let available = with_fusion(&kinds, fusion.is_some());
-        let active = match params.active {
-            Some(ActiveModel::BestByCrossValidation) if select => {
-                // The highest mean ROC area; ties go to the earlier model.
-                let mut best = scores[0];
-                for &s in &scores[1..] {
-                    if s.1 > best.1 {
-                        best = s;
-                    }
-                }
-                best.0
-            }
-            active => resolve_active(
-                active,
-                &available,
-                &[ModelKind::Fusion, ModelKind::LinearSvm],
-            )?,
-        };
-        Ok(SpamFilter {
-            tokenizer: config,
-            vocabulary,
-            models: fitted.into_iter().map(|(m, _)| m).collect(),
-            fusion,
-            active,
-            thresholds: Thresholds::default(),
-            summary,
-            learned,
-            trained_features: vocabulary_len,
             max_model_bytes: DEFAULT_MAX_MODEL_BYTES,
         })
     }

@@ -181,7 +181,7 @@ pub(crate) fn strip(model: &mut TrainedModel) {
 /// The tokens and columns of a whole score table, by vocabulary id: what a full load rebuilds
 /// the vocabulary's lookup arrays and the models' functions from.
 pub(crate) struct Contents {
-    /// The tokens' bytes, in id order (until [`Contents::vocabulary`] takes them).
+    /// The tokens' bytes, in id order.
     pub blob: Vec<u8>,
     /// Where each token ends in `blob`.
     pub ends: Vec<u32>,
@@ -195,10 +195,7 @@ impl Contents {
     pub fn read(index: &ScoreIndex, blocks: &[u8]) -> Result<Contents, String> {
         let columns = index.columns as usize;
         let record_values = 8 * columns;
-        // Records in block order (by hash); placed by id below, without sorting.
-        // At most this many records fit in the section (each is at least this long).
-        let most = blocks.len() / (2 + 4 + record_values);
-        let mut records: Vec<(FeatureId, &[u8], &[u8])> = Vec::with_capacity(most);
+        let mut records: Vec<(FeatureId, &[u8], &[u8])> = Vec::new();
         let mut start = 0usize;
         for &end in &index.ends {
             let block = blocks
@@ -229,21 +226,16 @@ impl Contents {
                 return Err("a score table block ends inside a record".into());
             }
         }
-        let n = records.len();
-        let mut by_id: Vec<Option<(&[u8], &[u8])>> = vec![None; n];
-        for (id, token, values) in records {
-            match by_id.get_mut(id as usize) {
-                Some(slot @ None) => *slot = Some((token, values)),
-                _ => return Err("the score table's ids are not one per token".into()),
-            }
+        records.sort_unstable_by_key(|r| r.0);
+        if records.iter().enumerate().any(|(i, r)| r.0 as usize != i) {
+            return Err("the score table's ids are not one per token".into());
         }
         let mut contents = Contents {
-            blob: Vec::with_capacity(blocks.len()),
-            ends: Vec::with_capacity(n),
-            columns: (0..columns).map(|_| Vec::with_capacity(n)).collect(),
+            blob: Vec::new(),
+            ends: Vec::with_capacity(records.len()),
+            columns: vec![Vec::with_capacity(records.len()); columns],
         };
-        // Every slot is filled: n records, each in its own slot.
-        for (token, values) in by_id.into_iter().flatten() {
+        for (_, token, values) in records {
             contents.blob.extend_from_slice(token);
             contents.ends.push(contents.blob.len() as u32);
             for (column, v) in contents.columns.iter_mut().zip(values.chunks_exact(8)) {
@@ -253,14 +245,10 @@ impl Contents {
         Ok(contents)
     }
 
-    /// The vocabulary of these tokens with `counts` (the tokens move into it).
-    pub fn vocabulary(&mut self, index: &ScoreIndex, counts: CountsSection) -> Vocabulary {
+    /// The vocabulary of these tokens with `counts`.
+    pub fn vocabulary(&self, index: &ScoreIndex, counts: CountsSection) -> Vocabulary {
         let slots = usize::try_from(index.slots).unwrap_or(usize::MAX);
-        let (blob, ends) = (
-            std::mem::take(&mut self.blob),
-            std::mem::take(&mut self.ends),
-        );
-        Vocabulary::from_parts(blob, ends, counts, slots)
+        Vocabulary::from_parts(self.blob.clone(), self.ends.clone(), counts, slots)
     }
 
     /// Puts back into a model read from its section what [`strip`] took out of it.

@@ -314,49 +314,60 @@ impl Scorer<'_> {
     /// Classifies one raw message. Fails only if the model file cannot be read (or a score
     /// table block is corrupt, or the file changed under it).
     pub fn classify(&self, raw: &[u8]) -> Result<Classification, ModelFileError> {
+        self.answer(
+            raw,
+            |e| e.classification,
+            |answer, x, rows, tokens| match answer {
+                Answer::One(m) => {
+                    self.classification(m.decision(x, rows), m.model.calibration, tokens)
+                }
+                Answer::Fused(fusion, models) => {
+                    self.fused(fusion, &log_odds(models, x, rows), tokens)
+                }
+            },
+        )
+    }
+
+    /// `replayed` of the explanation of the filter with the journal applied, or `scored` of
+    /// the table's answer, the message's count vector, its rows and its number of tokens.
+    fn answer<T>(
+        &self,
+        raw: &[u8],
+        replayed: impl FnOnce(Explanation) -> T,
+        scored: impl FnOnce(&Answer<'_>, &SparseVector, &Rows<'_>, usize) -> T,
+    ) -> Result<T, ModelFileError> {
         let (file, table, answer) = match &self.source {
-            Source::Replayed(_) => return Ok(self.replayed_explanation(raw).classification),
+            Source::Replayed(_) => return Ok(replayed(self.replayed_explanation(raw))),
             Source::Table(file, table, answer) => (file, table, answer),
         };
         let tokens = Tokenizer::new(self.tokenizer.clone()).tokenize(raw).tokens;
         let (x, rows) = count_vector(file, table, &tokens)?;
-        let tokens = tokens.len();
-        Ok(match answer {
-            Answer::One(m) => {
-                self.classification(m.decision(&x, &rows), m.model.calibration, tokens)
-            }
-            Answer::Fused(fusion, models) => {
-                self.fused(fusion, &log_odds(models, &x, &rows), tokens)
-            }
-        })
+        Ok(scored(answer, &x, &rows, tokens.len()))
     }
 
     /// Why the model scores a message as it does, as [`SpamFilter::explain`].
     pub fn explain(&self, raw: &[u8]) -> Result<Explanation, ModelFileError> {
-        let (file, table, answer) = match &self.source {
-            Source::Replayed(_) => return Ok(self.replayed_explanation(raw)),
-            Source::Table(file, table, answer) => (file, table, answer),
-        };
-        let tokens = Tokenizer::new(self.tokenizer.clone()).tokenize(raw).tokens;
-        let (x, rows) = count_vector(file, table, &tokens)?;
-        let tokens = tokens.len();
-        Ok(match answer {
-            Answer::One(m) => {
-                let (decision, contributions) = m.contributions(&x, &rows);
-                let token = |id: FeatureId| rows.token(id);
-                Explanation::new(
-                    self.classification(decision, m.model.calibration, tokens),
-                    m.model.calibration,
-                    m.model.bias,
-                    contributions,
-                    token,
-                )
-            }
-            Answer::Fused(fusion, models) => {
-                let log_odds = log_odds(models, &x, &rows);
-                Explanation::fused(self.fused(fusion, &log_odds, tokens), fusion, &log_odds)
-            }
-        })
+        self.answer(
+            raw,
+            |e| e,
+            |answer, x, rows, tokens| match answer {
+                Answer::One(m) => {
+                    let (decision, contributions) = m.contributions(x, rows);
+                    let token = |id: FeatureId| rows.token(id);
+                    Explanation::new(
+                        self.classification(decision, m.model.calibration, tokens),
+                        m.model.calibration,
+                        m.model.bias,
+                        contributions,
+                        token,
+                    )
+                }
+                Answer::Fused(fusion, models) => {
+                    let log_odds = log_odds(models, x, rows);
+                    Explanation::fused(self.fused(fusion, &log_odds, tokens), fusion, &log_odds)
+                }
+            },
+        )
     }
 
     /// The explanation of the filter loaded with the journal applied, under this scorer's
