@@ -80,6 +80,29 @@ pub(crate) struct ScoreIndex {
     ends: Vec<u32>,
 }
 
+impl ScoreIndex {
+    /// Checks what a reader relies on before it trusts the index: a fence per block, blocks in
+    /// order, at most two columns per model (its weights and idf) and every column a model
+    /// names among them.
+    fn check(&self) -> Result<(), &'static str> {
+        if self.fences.len() != self.ends.len() || !self.ends.is_sorted() {
+            return Err("the score table's index is malformed");
+        }
+        if self.columns as usize > 2 * self.models.len() {
+            return Err("the score table has more columns than its models");
+        }
+        let named = |c: u32| c < self.columns;
+        if !self
+            .models
+            .iter()
+            .all(|m| named(m.weights) && m.idf.is_none_or(named))
+        {
+            return Err("the score table names a column it does not have");
+        }
+        Ok(())
+    }
+}
+
 /// Builds the score table of a vocabulary and its models: the index and the blocks section's
 /// bytes.
 pub(crate) fn build(vocabulary: &Vocabulary, models: &[TrainedModel]) -> (ScoreIndex, Vec<u8>) {
@@ -193,6 +216,7 @@ impl Contents {
     /// Reads every record of the blocks section `blocks` (its checksum checked by the reader),
     /// checking each block's checksum and that the ids are exactly `0..n`.
     pub fn read(index: &ScoreIndex, blocks: &[u8]) -> Result<Contents, String> {
+        index.check()?;
         let columns = index.columns as usize;
         let record_values = 8 * columns;
         let mut records: Vec<(FeatureId, &[u8], &[u8])> = Vec::new();
@@ -320,17 +344,9 @@ impl ScoreTable {
         blocks: usize,
     ) -> Result<ScoreTable, ModelFileError> {
         let index: ScoreIndex = file.read(index)?;
-        let bad = |reason: &str| ModelFileError::invalid(file.path(), reason.to_string());
-        if index.fences.len() != index.ends.len() || !index.ends.is_sorted() {
-            return Err(bad("the score table's index is malformed"));
-        }
-        let columns_ok = index
-            .models
-            .iter()
-            .all(|m| m.weights < index.columns && m.idf.is_none_or(|c| c < index.columns));
-        if !columns_ok {
-            return Err(bad("the score table names a column it does not have"));
-        }
+        index
+            .check()
+            .map_err(|reason| ModelFileError::invalid(file.path(), reason))?;
         let table = ScoreTable {
             blocks: index.ends.iter().map(|_| OnceLock::new()).collect(),
             section: blocks,
@@ -563,6 +579,21 @@ mod tests {
         let last = damaged.len() - 1;
         damaged[last] ^= 1;
         assert!(Contents::read(&index, &damaged).is_err());
+    }
+
+    #[test]
+    fn an_index_claiming_more_columns_than_its_models_or_unordered_blocks_is_refused() {
+        let index = |columns, ends: Vec<u32>| ScoreIndex {
+            models: Vec::new(),
+            columns,
+            slots: 0,
+            fences: vec![0; ends.len()],
+            ends,
+        };
+        // No records to read, so nothing else would stop the columns' allocation.
+        assert!(Contents::read(&index(u32::MAX, Vec::new()), &[]).is_err());
+        assert!(Contents::read(&index(0, vec![8, 4]), &[0; 8]).is_err());
+        assert!(Contents::read(&index(0, Vec::new()), &[]).is_ok());
     }
 
     #[test]
