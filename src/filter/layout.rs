@@ -124,18 +124,18 @@ impl SpamFilter {
         let invalid = |reason: String| ModelFileError::invalid(path, reason);
         let head = Head::read(reader)?;
         let index: ScoreIndex = reader.read(SCORE_INDEX_SECTION)?;
-        let table =
-            Contents::read(&index, reader.section(SCORE_BLOCKS_SECTION)?).map_err(invalid)?;
+        let table = Contents::read(&index, &reader.section_owned(SCORE_BLOCKS_SECTION)?)
+            .map_err(invalid)?;
         if index.models.len() != head.kinds.len() {
             return Err(wrong_model(path));
         }
-        let vocabulary = table.vocabulary(&index, reader.read(VOCABULARY_COUNTS_SECTION)?);
+        let vocabulary = table.vocabulary(&index, reader.read_owned(VOCABULARY_COUNTS_SECTION)?);
         vocabulary.validate().map_err(|r| invalid(r.to_string()))?;
         // Scoring never reads the record of learned messages (the journal's record entries then
         // go into an empty one).
         let learned: LearnedMessages = match only {
             Some(_) => LearnedMessages::default(),
-            None => reader.read(LEARNED_SECTION)?,
+            None => reader.read_owned(LEARNED_SECTION)?,
         };
         let fusion = match only {
             Some(kind) if kind != ModelKind::Fusion => None,
@@ -151,7 +151,7 @@ impl SpamFilter {
             if !needed(*kind) {
                 continue;
             }
-            let mut model: TrainedModel = reader.read(FIRST_MODEL_SECTION + i)?;
+            let mut model: TrainedModel = reader.read_owned(FIRST_MODEL_SECTION + i)?;
             if model.model.kind() != *kind || index.models[i].kind != *kind {
                 return Err(wrong_model(path));
             }

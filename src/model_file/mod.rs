@@ -487,12 +487,23 @@ impl ModelFileReader {
 
     /// Section `i`, read and its checksum checked (once; later calls return the same bytes).
     pub fn section(&self, i: usize) -> Result<&[u8], ModelFileError> {
+        if let Some(bytes) = self.sections.get(i).and_then(|s| s.get()) {
+            return Ok(bytes);
+        }
+        let bytes = self.section_owned(i)?;
+        Ok(self.sections[i].get_or_init(|| bytes))
+    }
+
+    /// Section `i`, read and its checksum checked, and not kept by the reader: for a caller
+    /// that decodes it once (a full load), so that its bytes are freed as soon as it is
+    /// decoded instead of when the reader is dropped.
+    pub fn section_owned(&self, i: usize) -> Result<Vec<u8>, ModelFileError> {
         let e = *self
             .entries
             .get(i)
             .ok_or_else(|| ModelFileError::invalid(&self.path, format!("missing section {i}")))?;
         if let Some(bytes) = self.sections[i].get() {
-            return Ok(bytes);
+            return Ok(bytes.clone());
         }
         let bytes = {
             // A thread that panicked holding the file left only its position behind.
@@ -500,7 +511,7 @@ impl ModelFileReader {
             read_at(&mut file, e.offset, e.len, &self.path)?
         };
         check_crc(&bytes, e.crc, &self.path)?;
-        Ok(self.sections[i].get_or_init(|| bytes))
+        Ok(bytes)
     }
 
     /// `len` bytes of section `i` from byte `offset` of it, read with one positioned read and
@@ -537,6 +548,12 @@ impl ModelFileReader {
     /// Reads, checks and decodes section `i`.
     pub fn read<T: DeserializeOwned>(&self, i: usize) -> Result<T, ModelFileError> {
         decode_exact(self.section(i)?, &self.path)
+    }
+
+    /// [`ModelFileReader::read`] of a section not kept by the reader (see
+    /// [`ModelFileReader::section_owned`]).
+    pub fn read_owned<T: DeserializeOwned>(&self, i: usize) -> Result<T, ModelFileError> {
+        decode_exact(&self.section_owned(i)?, &self.path)
     }
 
     /// The file's path, for errors.
