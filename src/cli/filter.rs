@@ -119,7 +119,10 @@ fn classify_and_mark(
 ) -> Result<(Vec<u8>, Verdict), String> {
     // The tokenizer already contains parser panics; this guards everything else.
     let (marked, verdict) = catch_unwind(AssertUnwindSafe(|| {
-        let result = scorer.classify(head).map_err(|e| e.to_string())?;
+        // The whole chain: an I/O error's reason is its source.
+        let result = scorer
+            .classify(head)
+            .map_err(|e| format!("{:#}", anyhow::Error::from(e)))?;
         let thresholds = scorer.thresholds();
         let marked = if whole {
             style.mark(head, &result, thresholds)

@@ -11,7 +11,7 @@
 //!   and where each block ends;
 //! - the blocks, read one block at a time: the tokens sorted by [`slot_hash`] and cut into
 //!   blocks of about [`BLOCK_BYTES`], each block a CRC-32 of the rest of it, then its records:
-//!   token length (`u16` LE), the token's bytes, its vocabulary id (`u32` LE), then one `f64`
+//!   token length (`u32` LE), the token's bytes, its vocabulary id (`u32` LE), then one `f64`
 //!   LE per column. Tokens with equal hashes are never split across blocks, so a token is in
 //!   the last block whose first hash is at most its own, or nowhere.
 //!
@@ -169,11 +169,10 @@ pub(crate) fn build(vocabulary: &Vocabulary, models: &[TrainedModel]) -> (ScoreI
         }
         last_hash = Some(hash);
         let token = tokens.token(id).as_bytes();
-        // Tokens are bounded far below 64 KiB by the tokenizer; a longer one is cut here,
-        // which only makes it unknown to the scorer.
-        let len = token.len().min(usize::from(u16::MAX));
-        block.extend_from_slice(&(len as u16).to_le_bytes());
-        block.extend_from_slice(&token[..len]);
+        // The vocabulary's offsets are `u32`, so every token's length is one too.
+        let len = u32::try_from(token.len()).unwrap_or(u32::MAX);
+        block.extend_from_slice(&len.to_le_bytes());
+        block.extend_from_slice(token);
         block.extend_from_slice(&id.to_le_bytes());
         for c in &columns {
             block.extend_from_slice(&c[id as usize].to_le_bytes());
@@ -232,8 +231,8 @@ impl Contents {
             if crc32fast::hash(rest).to_le_bytes() != crc {
                 return Err("a score table block's checksum does not match".into());
             }
-            while let Some((len, after)) = rest.split_first_chunk::<2>() {
-                let len = usize::from(u16::from_le_bytes(*len));
+            while let Some((len, after)) = rest.split_first_chunk::<4>() {
+                let len = u32::from_le_bytes(*len) as usize;
                 let (record, after) = after
                     .split_at_checked(len + 4 + record_values)
                     .ok_or("a score table record is cut short")?;
@@ -456,8 +455,8 @@ impl ScoreTable {
 /// The id and the values' bytes of `token` among a block's records, if it is there (a
 /// malformed block ends the search: no panic).
 fn find<'b>(mut records: &'b [u8], token: &[u8], columns: usize) -> Option<(FeatureId, &'b [u8])> {
-    while let Some((len, rest)) = records.split_first_chunk::<2>() {
-        let len = usize::from(u16::from_le_bytes(*len));
+    while let Some((len, rest)) = records.split_first_chunk::<4>() {
+        let len = u32::from_le_bytes(*len) as usize;
         let (this, rest) = rest.split_at_checked(len + 4 + 8 * columns)?;
         records = rest;
         if &this[..len] == token {
@@ -597,10 +596,31 @@ mod tests {
     }
 
     #[test]
+    fn a_token_longer_than_64_kib_is_kept_whole() {
+        let long = "é".repeat(40_000);
+        let mut records = Vec::new();
+        records.extend_from_slice(&(long.len() as u32).to_le_bytes());
+        records.extend_from_slice(long.as_bytes());
+        records.extend_from_slice(&0u32.to_le_bytes());
+        assert_eq!(find(&records, long.as_bytes(), 0).map(|r| r.0), Some(0));
+        let mut block = crc32fast::hash(&records).to_le_bytes().to_vec();
+        block.extend_from_slice(&records);
+        let index = ScoreIndex {
+            models: Vec::new(),
+            columns: 0,
+            slots: 0,
+            fences: vec![slot_hash(long.as_bytes())],
+            ends: vec![block.len() as u32],
+        };
+        let contents = Contents::read(&index, &block).unwrap();
+        assert_eq!(contents.blob, long.as_bytes());
+    }
+
+    #[test]
     fn find_reads_the_matching_record_and_stops_at_malformed_bytes() {
         let mut block = Vec::new();
         for (token, id, v) in [(&b"ab"[..], 7u32, 1.5f64), (b"abc", 9, -2.0)] {
-            block.extend_from_slice(&(token.len() as u16).to_le_bytes());
+            block.extend_from_slice(&(token.len() as u32).to_le_bytes());
             block.extend_from_slice(token);
             block.extend_from_slice(&id.to_le_bytes());
             block.extend_from_slice(&v.to_le_bytes());

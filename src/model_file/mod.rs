@@ -58,7 +58,7 @@
 //!   each block and the packed `u32` end of each block in section 4.
 //! - 4, the score table's blocks: every vocabulary token, sorted by its SipHash-1-3 (the
 //!   vocabulary's key) and cut into blocks of about 1 KiB; each block is the CRC-32 (`u32`) of
-//!   the rest of it, then its records: the token's length (`u16`), its bytes, its id (`u32`;
+//!   the rest of it, then its records: the token's length (`u32`), its bytes, its id (`u32`;
 //!   ids are `0..n`: training's tokens sorted, learned ones after them), then one `f64` per
 //!   column (each model's weight, and idf where it has one; shared between models with equal
 //!   idf tables). Tokens of equal hash never straddle two blocks.
