@@ -85,7 +85,8 @@ impl ScoreIndex {
     /// order, at most two columns per model (its weights and idf) and every column a model
     /// names among them.
     fn check(&self) -> Result<(), &'static str> {
-        if self.fences.len() != self.ends.len() || !self.ends.is_sorted() {
+        let fences_rise = self.fences.windows(2).all(|w| w[0] < w[1]);
+        if self.fences.len() != self.ends.len() || !self.ends.is_sorted() || !fences_rise {
             return Err("the score table's index is malformed");
         }
         if self.columns as usize > 2 * self.models.len() {
@@ -274,8 +275,20 @@ impl Contents {
         Vocabulary::from_parts(self.blob.clone(), self.ends.clone(), counts, slots)
     }
 
-    /// Puts back into a model read from its section what [`strip`] took out of it.
+    /// Puts back into a model read from its section what [`strip`] took out of it, after
+    /// checking that the index's copy of its settings (what the pipe filter scores with) is
+    /// the section's.
     pub fn restore(&self, model: &mut TrainedModel, entry: &ScoreModel) -> Result<(), String> {
+        let same = entry.kind == model.model.kind()
+            && entry.calibration == model.calibration
+            && entry.scoring == model.model.scoring()
+            && entry.config == model.model.function().transform.config()
+            && entry.bias.to_bits() == model.model.function().bias.to_bits();
+        if !same {
+            return Err(
+                "the score table's copy of a model's settings differs from the model".into(),
+            );
+        }
         let f = model.model.function_mut();
         let front = f.weights.len();
         let weights_len = usize::try_from(entry.weights_len).unwrap_or(usize::MAX);
@@ -593,6 +606,26 @@ mod tests {
         assert!(Contents::read(&index(u32::MAX, Vec::new()), &[]).is_err());
         assert!(Contents::read(&index(0, vec![8, 4]), &[0; 8]).is_err());
         assert!(Contents::read(&index(0, Vec::new()), &[]).is_ok());
+    }
+
+    #[test]
+    fn a_model_whose_settings_differ_from_the_index_copy_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let (_, file) = saved_filter(dir.path());
+        let index: ScoreIndex = file
+            .read(super::super::layout::SCORE_INDEX_SECTION)
+            .unwrap();
+        let blocks = file
+            .section(super::super::layout::SCORE_BLOCKS_SECTION)
+            .unwrap();
+        let contents = Contents::read(&index, blocks).unwrap();
+        let section = super::super::layout::FIRST_MODEL_SECTION;
+        let mut model: TrainedModel = file.read(section).unwrap();
+        let mut entry = index.models[0].clone();
+        entry.bias += 1.0;
+        assert!(contents.restore(&mut model, &entry).is_err());
+        let mut model: TrainedModel = file.read(section).unwrap();
+        contents.restore(&mut model, &index.models[0]).unwrap();
     }
 
     #[test]
