@@ -124,7 +124,7 @@ impl ScorerFile {
             (None, None) => return Err(wrong_model(path)),
         };
         Ok(Scorer {
-            tokenizer: head.tokenizer.clone(),
+            tokenizer: Tokenizer::new(head.tokenizer.clone()),
             thresholds: head.thresholds,
             messages: self
                 .replayed
@@ -139,7 +139,8 @@ impl ScorerFile {
 /// Verdicts of one model (or fusion) from a [`ScorerFile`]: the same classification and
 /// explanation as the [`SpamFilter`](crate::SpamFilter) saved in the file.
 pub struct Scorer<'a> {
-    tokenizer: TokenizerConfig,
+    /// The tokenizer the model was trained with, made once for every message.
+    tokenizer: Tokenizer,
     thresholds: Thresholds,
     /// Messages learned per class, ham first: with a 0, every verdict is unsure.
     messages: [u64; 2],
@@ -291,7 +292,7 @@ impl Scorer<'_> {
 
     /// The tokenizer settings the model was trained with.
     pub fn tokenizer_config(&self) -> &TokenizerConfig {
-        &self.tokenizer
+        self.tokenizer.config()
     }
 
     /// The verdict thresholds (the file's, unless replaced).
@@ -340,7 +341,7 @@ impl Scorer<'_> {
             Source::Replayed(_) => return Ok(replayed(self.replayed_explanation(raw))),
             Source::Table(file, table, answer) => (file, table, answer),
         };
-        let tokens = Tokenizer::new(self.tokenizer.clone()).tokenize(raw).tokens;
+        let tokens = self.tokenizer.tokenize(raw).tokens;
         let (x, rows) = count_vector(file, table, &tokens)?;
         Ok(scored(answer, &x, &rows, tokens.len()))
     }
