@@ -544,6 +544,17 @@ mod tests {
         (filter, ModelFileReader::open(&path).unwrap())
     }
 
+    /// The score table's index and blocks section of an open file.
+    fn index_and_blocks(file: &ModelFileReader) -> (ScoreIndex, &[u8]) {
+        let index = file
+            .read(super::super::layout::SCORE_INDEX_SECTION)
+            .unwrap();
+        let blocks = file
+            .section(super::super::layout::SCORE_BLOCKS_SECTION)
+            .unwrap();
+        (index, blocks)
+    }
+
     #[test]
     fn every_token_is_found_in_its_block_with_its_id_and_no_other_token_is() {
         let dir = tempfile::tempdir().unwrap();
@@ -569,12 +580,7 @@ mod tests {
     fn contents_give_back_the_tokens_in_id_order_and_refuse_a_damaged_block() {
         let dir = tempfile::tempdir().unwrap();
         let (filter, file) = saved_filter(dir.path());
-        let index: ScoreIndex = file
-            .read(super::super::layout::SCORE_INDEX_SECTION)
-            .unwrap();
-        let blocks = file
-            .section(super::super::layout::SCORE_BLOCKS_SECTION)
-            .unwrap();
+        let (index, blocks) = index_and_blocks(&file);
         let contents = Contents::read(&index, blocks).unwrap();
         let vocabulary = filter.vocabulary();
         assert_eq!(contents.ends.len(), vocabulary.len());
@@ -612,12 +618,7 @@ mod tests {
     fn a_model_whose_settings_differ_from_the_index_copy_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let (_, file) = saved_filter(dir.path());
-        let index: ScoreIndex = file
-            .read(super::super::layout::SCORE_INDEX_SECTION)
-            .unwrap();
-        let blocks = file
-            .section(super::super::layout::SCORE_BLOCKS_SECTION)
-            .unwrap();
+        let (index, blocks) = index_and_blocks(&file);
         let contents = Contents::read(&index, blocks).unwrap();
         let section = super::super::layout::FIRST_MODEL_SECTION;
         let mut model: TrainedModel = file.read(section).unwrap();
