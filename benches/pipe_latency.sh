@@ -5,8 +5,9 @@
 # of messages, alternating, in one run. Prints median, mean and 90th percentile per message,
 # process start included, and the ratios to bogofilter, of the whole time and of the work above
 # the floor of `cat` (a process started and the message piped through). spamsort is measured
-# twice: the default build, and a statically linked one (`+crt-static`, the build README
-# recommends for pipe mode), which skips the dynamic loader's work at every start.
+# twice: the default build, and the build README recommends for pipe mode: statically linked
+# (`+crt-static`) and not position-independent (`relocation-model=static`), which skips the
+# dynamic loader and the relocation of the binary's tables at every start.
 #
 # Usage: benches/pipe_latency.sh [MESSAGES]   (default 600)
 set -euo pipefail
@@ -19,7 +20,7 @@ if ! command -v bogofilter >/dev/null; then
 fi
 cargo build --release --quiet
 host="$(rustc -vV | sed -n 's/^host: //p')"
-RUSTFLAGS="-C target-feature=+crt-static" \
+RUSTFLAGS="-C target-feature=+crt-static -C relocation-model=static" \
   cargo build --release --quiet --target "$host" --target-dir target/static
 static_bin="target/static/$host/release/spamsort"
 work="$(mktemp -d)"

@@ -9,7 +9,8 @@ use spamsort::model_file::UpdateLock;
 use spamsort::models::ModelKind;
 use std::path::{Path, PathBuf};
 
-/// Where the model file lives, and which config file to read over the system's and the user's.
+// Where the model file lives, and which config file to read over the system's and the user's.
+// (Plain comments on these argument structs, not doc comments: see `Command` in cli/mod.rs.)
 #[derive(Debug, Clone, clap::Args)]
 pub struct ModelArgs {
     /// Model file [default: config `model`, else $XDG_DATA_HOME/spamsort/model.spamsort]
@@ -73,7 +74,7 @@ pub fn model_kind() -> impl clap::builder::TypedValueParser<Value = ModelKind> {
         .try_map(|name| name.parse::<ModelKind>())
 }
 
-/// Which model answers and where its verdict cut-offs lie.
+// Which model answers and where its verdict cut-offs lie.
 #[derive(Debug, Clone, clap::Args)]
 pub struct VerdictArgs {
     /// Use this trained model instead of the active one.
@@ -87,7 +88,7 @@ pub struct VerdictArgs {
     pub ham_threshold: Option<f64>,
 }
 
-/// How verdicts are written into headers (`filter`, `daemon --add-headers`, `serve`).
+// How verdicts are written into headers (`filter`, `daemon --add-headers`, `serve`).
 #[derive(Debug, Clone, clap::Args)]
 pub struct HeaderArgs {
     /// Start every field name with this instead of `X-Spam-` (such as `X-Spamsort-`, to run
@@ -146,7 +147,7 @@ pub fn open_model(
     Ok(ScorerFile::open(&model.path(config)?, policy.classifier())?)
 }
 
-/// Labeled mail and what to fit on it: shared by `train` and `eval`.
+// Labeled mail and what to fit on it: shared by `train` and `eval`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct LabeledMailArgs {
     /// Mailboxes of spam (maildir, mbox, MH or plain folder, TREC index); repeatable; needed.

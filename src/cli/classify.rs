@@ -21,7 +21,7 @@ pub enum Format {
     Json,
 }
 
-/// Arguments of `spamsort classify`.
+// Arguments of `spamsort classify` (not a doc comment: see `Command`).
 #[derive(Debug, clap::Args)]
 pub struct ClassifyArgs {
     /// Message files or mailboxes (maildir, mbox, MH, TREC index); `-` or nothing: stdin.

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Arguments of `spamsort daemon`.
+// Arguments of `spamsort daemon` (not a doc comment: see `Command`).
 #[derive(Debug, clap::Args)]
 pub struct DaemonArgs {
     /// The maildir whose new/ is sorted (where the MTA or fetchmail delivers).

@@ -8,7 +8,7 @@ use spamsort::SpamFilter;
 use std::io::Write;
 use std::path::PathBuf;
 
-/// Arguments of `spamsort dump`.
+// Arguments of `spamsort dump` (not a doc comment: see `Command`).
 #[derive(Debug, clap::Args)]
 pub struct DumpArgs {
     /// Where to write the dump; `-` or nothing: stdout.

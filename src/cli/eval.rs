@@ -14,7 +14,7 @@ use spamsort::models::ModelParams;
 use spamsort::{Label, LabeledCorpus, TokenizerConfig, VocabularyParams};
 use std::io::Write;
 
-/// Arguments of `spamsort eval`.
+// Arguments of `spamsort eval` (not a doc comment: see `Command`).
 #[derive(Debug, clap::Args)]
 pub struct EvalArgs {
     #[command(flatten)]

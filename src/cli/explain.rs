@@ -8,7 +8,7 @@ use spamsort::filter::policy::score;
 use std::io::Write;
 use std::path::PathBuf;
 
-/// Arguments of `spamsort explain`.
+// Arguments of `spamsort explain` (not a doc comment: see `Command`).
 #[derive(Debug, clap::Args)]
 pub struct ExplainArgs {
     /// The message file, or `-` for standard input.

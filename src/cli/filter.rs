@@ -15,7 +15,7 @@ use spamsort::filter::scorer::{Scorer, ScorerFile};
 use std::io::{Read, Write};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-/// Arguments of `spamsort filter`.
+// Arguments of `spamsort filter` (not a doc comment: see `Command`).
 #[derive(Debug, clap::Args)]
 pub struct FilterArgs {
     #[command(flatten)]
@@ -40,7 +40,7 @@ pub fn run(args: FilterArgs) -> anyhow::Result<ExitStatus> {
     let scorer = match &opened {
         Ok((file, policy)) => policy
             .scorer(file)
-            .map(|s| (s, &policy.headers))
+            .map(|s| (s.for_one_message(), &policy.headers))
             .map_err(|e| format!("{e:#}")),
         Err(reason) => Err(reason.clone()),
     };

@@ -7,7 +7,7 @@ use spamsort::model_file::ModelFileError;
 use spamsort::{Label, SpamFilter};
 use std::io::Write;
 
-/// Arguments of `spamsort info`.
+// Arguments of `spamsort info` (not a doc comment: see `Command`).
 #[derive(Debug, clap::Args)]
 pub struct InfoArgs {
     #[command(flatten)]

@@ -15,7 +15,7 @@ use spamsort::filter::update::{IfMissing, update};
 use spamsort::{Label, LearnOutcome, Verdict};
 use std::path::PathBuf;
 
-/// Arguments of `spamsort learn`.
+// Arguments of `spamsort learn` (not a doc comment: see `Command`).
 #[derive(Debug, clap::Args)]
 #[command(group(clap::ArgGroup::new("class").args(["spam", "ham"])))]
 pub struct LearnArgs {

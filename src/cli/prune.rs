@@ -7,7 +7,7 @@ use super::args::{ModelArgs, waiting};
 use spamsort::PruneRule;
 use spamsort::filter::update::{IfMissing, update};
 
-/// Arguments of `spamsort prune`.
+// Arguments of `spamsort prune` (not a doc comment: see `Command`).
 #[derive(Debug, clap::Args)]
 pub struct PruneArgs {
     /// Keep every token in at least this many messages (spam and ham together).

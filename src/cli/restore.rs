@@ -8,7 +8,7 @@ use anyhow::{Context, bail};
 use std::io::BufReader;
 use std::path::PathBuf;
 
-/// Arguments of `spamsort restore`.
+// Arguments of `spamsort restore` (not a doc comment: see `Command`).
 #[derive(Debug, clap::Args)]
 pub struct RestoreArgs {
     /// The dump to read; `-` or nothing: stdin.

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Arguments of `spamsort serve`.
+// Arguments of `spamsort serve` (not a doc comment: see `Command`).
 #[derive(Debug, clap::Args)]
 pub struct ServeArgs {
     /// TCP address to listen on; repeatable [default: 127.0.0.1:783 unless --socket is given].

@@ -7,7 +7,7 @@ use spamsort::{Tokenizer, TokenizerConfig};
 use std::io::{Read, Write};
 use std::path::PathBuf;
 
-/// Arguments of `spamsort tokens`.
+// Arguments of `spamsort tokens` (not a doc comment: see `Command`).
 #[derive(Debug, clap::Args)]
 pub struct TokensArgs {
     /// The message file, or `-` for standard input.

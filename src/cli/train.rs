@@ -11,7 +11,7 @@ use std::io::IsTerminal;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
-/// Arguments of `spamsort train`.
+// Arguments of `spamsort train` (not a doc comment: see `Command`).
 #[derive(Debug, clap::Args)]
 pub struct TrainArgs {
     #[command(flatten)]

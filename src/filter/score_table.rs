@@ -343,9 +343,13 @@ impl<'t> Rows<'t> {
 pub(crate) struct ScoreTable {
     section: usize,
     index: ScoreIndex,
-    /// Per block: its records, once read and checked.
-    blocks: Vec<OnceLock<Box<[u8]>>>,
 }
+
+/// The blocks of a [`ScoreTable`] kept once read and checked, for a reader of many messages
+/// (`classify` over a mailbox reads each block once at most). One message alone is scored
+/// without one: its blocks are read into one reused buffer and dropped.
+#[derive(Debug)]
+pub(crate) struct KeptBlocks(Vec<OnceLock<Box<[u8]>>>);
 
 impl ScoreTable {
     /// Reads the index (section `index`) of the table whose blocks are section `blocks` of
@@ -359,17 +363,20 @@ impl ScoreTable {
         index
             .check()
             .map_err(|reason| ModelFileError::invalid(file.path(), reason))?;
-        let table = ScoreTable {
-            blocks: index.ends.iter().map(|_| OnceLock::new()).collect(),
+        Ok(ScoreTable {
             section: blocks,
             index,
-        };
-        Ok(table)
+        })
     }
 
     /// The index: the models' settings.
     pub fn index(&self) -> &ScoreIndex {
         &self.index
+    }
+
+    /// An empty store of this table's blocks, for [`ScoreTable::lookup`] to fill.
+    pub fn kept_blocks(&self) -> KeptBlocks {
+        KeptBlocks(self.index.ends.iter().map(|_| OnceLock::new()).collect())
     }
 
     /// The block a token of this hash is in, if any.
@@ -386,20 +393,65 @@ impl ScoreTable {
         (u64::from(start), u64::from(self.index.ends[i]))
     }
 
-    /// Reads the blocks not read yet among `needed` (sorted, distinct), adjacent ones in one
-    /// read, and checks each block's checksum.
-    fn fetch(&self, file: &ModelFileReader, needed: &[usize]) -> Result<(), ModelFileError> {
-        let missing: Vec<usize> = needed
+    /// Looks up `tokens` (distinct): the ids of those in the vocabulary (`None` for the
+    /// others), in their order, and their rows. Blocks in `kept` are not read again; the
+    /// others are read from `file` (the one the table was opened from), adjacent ones in one
+    /// read, each checked against its checksum, and put in `kept` if given.
+    pub fn lookup<'t>(
+        &self,
+        file: &ModelFileReader,
+        kept: Option<&KeptBlocks>,
+        tokens: &[&'t [u8]],
+    ) -> Result<(Vec<Option<FeatureId>>, Rows<'t>), ModelFileError> {
+        let columns = self.index.columns as usize;
+        // (block, token) for each token that falls in a block, block by block.
+        let mut wanted: Vec<(usize, usize)> = tokens
             .iter()
-            .copied()
-            .filter(|&i| self.blocks[i].get().is_none())
+            .enumerate()
+            .filter_map(|(t, token)| Some((self.block_of(slot_hash(token))?, t)))
             .collect();
-        for run in missing.chunk_by(|a, b| b == &(a + 1)) {
-            let (first, last) = (run[0], run[run.len() - 1]);
+        wanted.sort_unstable();
+        let mut ids = vec![None; tokens.len()];
+        // (id, token, where its values start in `values`) of each token found.
+        let mut found: Vec<(FeatureId, usize, usize)> = Vec::with_capacity(wanted.len());
+        let mut values: Vec<f64> = Vec::with_capacity(wanted.len() * columns);
+        let mut find_in = |records: &[u8], of_block: &[(usize, usize)]| {
+            for &(_, t) in of_block {
+                if let Some((id, bytes)) = find(records, tokens[t], columns) {
+                    ids[t] = Some(id);
+                    found.push((id, t, values.len()));
+                    values.extend(
+                        bytes
+                            .chunks_exact(8)
+                            .map(|c| f64::from_le_bytes(c.try_into().expect("chunks of 8"))),
+                    );
+                }
+            }
+        };
+        let kept_block = |i: usize| kept.and_then(|k| k.0[i].get());
+        let mut bytes = Vec::new();
+        let mut rest = &wanted[..];
+        while let Some(&(first, _)) = rest.first() {
+            let mut n = rest.partition_point(|w| w.0 == first);
+            if let Some(records) = kept_block(first) {
+                find_in(records, &rest[..n]);
+                rest = &rest[n..];
+                continue;
+            }
+            // The run of wanted blocks from `first` on that are adjacent and not kept.
+            let mut last = first;
+            while let Some(&(next, _)) = rest.get(n) {
+                if next != last + 1 || kept_block(next).is_some() {
+                    break;
+                }
+                last = next;
+                n += rest[n..].partition_point(|w| w.0 == next);
+            }
             let (start, _) = self.span(first);
             let (_, end) = self.span(last);
-            let bytes = file.read_range(self.section, start, end - start)?;
-            for &i in run {
+            file.read_range(self.section, start, end - start, &mut bytes)?;
+            for of_block in rest[..n].chunk_by(|a, b| a.0 == b.0) {
+                let i = of_block[0].0;
                 let (s, e) = self.span(i);
                 let block = &bytes[(s - start) as usize..(e - start) as usize];
                 let (crc, records) = block.split_at_checked(CRC_BYTES).ok_or_else(|| {
@@ -411,39 +463,14 @@ impl ScoreTable {
                         "a score table block's checksum does not match",
                     ));
                 }
-                // Another thread may have set it meanwhile: the same bytes.
-                let _ = self.blocks[i].set(records.into());
+                find_in(records, of_block);
+                if let Some(kept) = kept {
+                    // Another thread may have set it meanwhile: the same bytes.
+                    let _ = kept.0[i].set(records.into());
+                }
             }
+            rest = &rest[n..];
         }
-        Ok(())
-    }
-
-    /// Looks up `tokens` (distinct): the ids of those in the vocabulary (`None` for the
-    /// others), in their order, and their rows, reading the blocks they need from `file` (the
-    /// one the table was opened from).
-    pub fn lookup<'t>(
-        &self,
-        file: &ModelFileReader,
-        tokens: &[&'t [u8]],
-    ) -> Result<(Vec<Option<FeatureId>>, Rows<'t>), ModelFileError> {
-        let blocks: Vec<Option<usize>> =
-            tokens.iter().map(|t| self.block_of(slot_hash(t))).collect();
-        let mut needed: Vec<usize> = blocks.iter().flatten().copied().collect();
-        needed.sort_unstable();
-        needed.dedup();
-        self.fetch(file, &needed)?;
-        let columns = self.index.columns as usize;
-        let mut found: Vec<(FeatureId, &'t [u8], &[u8])> = Vec::with_capacity(tokens.len());
-        let ids = tokens
-            .iter()
-            .zip(blocks)
-            .map(|(&token, block)| {
-                let records = self.blocks[block?].get()?;
-                let (id, values) = find(records, token, columns)?;
-                found.push((id, token, values));
-                Some(id)
-            })
-            .collect();
         found.sort_unstable_by_key(|f| f.0);
         found.dedup_by_key(|f| f.0);
         let mut rows = Rows {
@@ -452,14 +479,10 @@ impl ScoreTable {
             values: Vec::with_capacity(found.len() * columns),
             columns,
         };
-        for (id, token, values) in found {
+        for (id, t, at) in found {
             rows.ids.push(id);
-            rows.tokens.push(token);
-            rows.values.extend(
-                values
-                    .chunks_exact(8)
-                    .map(|c| f64::from_le_bytes(c.try_into().expect("chunks of 8"))),
-            );
+            rows.tokens.push(tokens[t]);
+            rows.values.extend_from_slice(&values[at..at + columns]);
         }
         Ok((ids, rows))
     }
@@ -569,10 +592,17 @@ mod tests {
         let vocabulary = filter.vocabulary();
         let n = vocabulary.len() as FeatureId;
         let tokens: Vec<&[u8]> = (0..n).map(|id| vocabulary.token(id).as_bytes()).collect();
-        let (ids, rows) = table.lookup(&file, &tokens).unwrap();
+        let (ids, rows) = table.lookup(&file, None, &tokens).unwrap();
+        let kept = table.kept_blocks();
+        let (again, _) = table.lookup(&file, Some(&kept), &tokens).unwrap();
+        assert_eq!(again, ids, "read into the store of kept blocks");
+        let (again, _) = table.lookup(&file, Some(&kept), &tokens).unwrap();
+        assert_eq!(again, ids, "found among the kept blocks");
         assert_eq!(ids, (0..n).map(Some).collect::<Vec<_>>());
         assert_eq!(rows.token(7), vocabulary.token(7));
-        let (ids, _) = table.lookup(&file, &[b"w0x0z", b"", b"nope"]).unwrap();
+        let (ids, _) = table
+            .lookup(&file, None, &[b"w0x0z", b"", b"nope"])
+            .unwrap();
         assert_eq!(ids, [None, None, None]);
     }
 

@@ -22,7 +22,7 @@ use super::SpamFilter;
 use super::layout::{
     FIRST_MODEL_SECTION, Head, SCORE_BLOCKS_SECTION, SCORE_INDEX_SECTION, wrong_model,
 };
-use super::score_table::{Column, Rows, ScoreModel, ScoreTable};
+use super::score_table::{Column, KeptBlocks, Rows, ScoreModel, ScoreTable};
 use crate::features::hashed::{HASHED_BUCKETS, hashed_id};
 use crate::features::{FeatureId, SparseVector, count_id, weigh};
 use crate::filter::{Classification, Explanation};
@@ -118,7 +118,7 @@ impl ScorerFile {
                     (_, _, 1) => Answer::One(models.swap_remove(0)),
                     _ => return Err(wrong_model(path)),
                 };
-                Source::Table(&self.file, table, answer)
+                Source::Table(&self.file, table, answer, Some(table.kept_blocks()))
             }
             (None, Some(filter)) => Source::Replayed(filter),
             (None, None) => return Err(wrong_model(path)),
@@ -150,8 +150,14 @@ pub struct Scorer<'a> {
 
 /// Where a [`Scorer`]'s verdicts come from.
 enum Source<'a> {
-    /// The score table of this file, and the model or fusion it holds that answers.
-    Table(&'a ModelFileReader, &'a ScoreTable, Answer<'a>),
+    /// The score table of this file, the model or fusion it holds that answers, and the
+    /// table's blocks read so far if they are kept.
+    Table(
+        &'a ModelFileReader,
+        &'a ScoreTable,
+        Answer<'a>,
+        Option<KeptBlocks>,
+    ),
     /// The model with the file's journal applied.
     Replayed(&'a SpamFilter),
 }
@@ -258,6 +264,7 @@ fn log_odds(models: &[ModelView<'_>], x: &SparseVector, rows: &Rows<'_>) -> Vec<
 fn count_vector<'t>(
     file: &ModelFileReader,
     table: &ScoreTable,
+    kept: Option<&KeptBlocks>,
     tokens: &'t [crate::tokenize::Token],
 ) -> Result<(SparseVector, Rows<'t>), ModelFileError> {
     // Each distinct word once, by its first occurrence.
@@ -273,7 +280,7 @@ fn count_vector<'t>(
             })),
         })
         .collect();
-    let (ids, rows) = table.lookup(file, &words)?;
+    let (ids, rows) = table.lookup(file, kept, &words)?;
     let ids = places
         .into_iter()
         .filter_map(|p| match p {
@@ -303,6 +310,15 @@ impl Scorer<'_> {
     /// Replaces the verdict thresholds.
     pub fn set_thresholds(&mut self, thresholds: Thresholds) {
         self.thresholds = thresholds;
+    }
+
+    /// This scorer for one message only: the score table's blocks it reads are not kept for
+    /// later messages, which saves copying them.
+    pub fn for_one_message(mut self) -> Self {
+        if let Source::Table(_, _, _, kept) = &mut self.source {
+            *kept = None;
+        }
+        self
     }
 
     /// The class with no message learned, if there is one: then every verdict is unsure.
@@ -337,12 +353,12 @@ impl Scorer<'_> {
         replayed: impl FnOnce(Explanation) -> T,
         scored: impl FnOnce(&Answer<'_>, &SparseVector, &Rows<'_>, usize) -> T,
     ) -> Result<T, ModelFileError> {
-        let (file, table, answer) = match &self.source {
+        let (file, table, answer, kept) = match &self.source {
             Source::Replayed(_) => return Ok(replayed(self.replayed_explanation(raw))),
-            Source::Table(file, table, answer) => (file, table, answer),
+            Source::Table(file, table, answer, kept) => (file, table, answer, kept.as_ref()),
         };
         let tokens = self.tokenizer.tokenize(raw).tokens;
-        let (x, rows) = count_vector(file, table, &tokens)?;
+        let (x, rows) = count_vector(file, table, kept, &tokens)?;
         Ok(scored(answer, &x, &rows, tokens.len()))
     }
 

@@ -514,11 +514,18 @@ impl ModelFileReader {
         Ok(bytes)
     }
 
-    /// `len` bytes of section `i` from byte `offset` of it, read with one positioned read and
-    /// not checked against the section's checksum (which covers the whole section): for a
-    /// section whose parts carry their own checksums, read piece by piece (the score table's
-    /// blocks). A range beyond the section is refused.
-    pub fn read_range(&self, i: usize, offset: u64, len: u64) -> Result<Vec<u8>, ModelFileError> {
+    /// `len` bytes of section `i` from byte `offset` of it into `bytes` (replacing what it
+    /// held, so that one buffer serves many reads), read with one positioned read and not
+    /// checked against the section's checksum (which covers the whole section): for a section
+    /// whose parts carry their own checksums, read piece by piece (the score table's blocks).
+    /// A range beyond the section is refused.
+    pub fn read_range(
+        &self,
+        i: usize,
+        offset: u64,
+        len: u64,
+        bytes: &mut Vec<u8>,
+    ) -> Result<(), ModelFileError> {
         use std::os::unix::fs::FileExt;
         let e = *self
             .entries
@@ -531,9 +538,10 @@ impl ModelFileReader {
                 format!("a read past the end of section {i}"),
             ));
         };
-        let mut bytes = vec![0; len as usize];
+        bytes.clear();
+        bytes.resize(len as usize, 0);
         let file = self.file.lock().unwrap_or_else(|p| p.into_inner());
-        file.read_exact_at(&mut bytes, e.offset + offset)
+        file.read_exact_at(bytes, e.offset + offset)
             .map_err(|err| match err.kind() {
                 std::io::ErrorKind::UnexpectedEof => ModelFileError::Truncated {
                     path: self.path.clone(),
@@ -541,8 +549,7 @@ impl ModelFileReader {
                     got: self.len.min(e.offset + offset),
                 },
                 _ => ModelFileError::io(&self.path, err),
-            })?;
-        Ok(bytes)
+            })
     }
 
     /// Reads, checks and decodes section `i`.
