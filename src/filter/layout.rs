@@ -129,7 +129,8 @@ impl SpamFilter {
         if index.models.len() != head.kinds.len() {
             return Err(wrong_model(path));
         }
-        let vocabulary = table.vocabulary(&index, reader.read_owned(VOCABULARY_COUNTS_SECTION)?);
+        let (vocabulary, columns) =
+            table.into_vocabulary(&index, reader.read_owned(VOCABULARY_COUNTS_SECTION)?);
         vocabulary.validate().map_err(|r| invalid(r.to_string()))?;
         // Scoring never reads the record of learned messages (the journal's record entries then
         // go into an empty one).
@@ -155,7 +156,7 @@ impl SpamFilter {
             if model.model.kind() != *kind || index.models[i].kind != *kind {
                 return Err(wrong_model(path));
             }
-            table
+            columns
                 .restore(&mut model, &index.models[i])
                 .map_err(invalid)?;
             models.push(model);

@@ -209,72 +209,118 @@ pub(crate) struct Contents {
     /// Where each token ends in `blob`.
     pub ends: Vec<u32>,
     /// Each column's values, by id.
-    columns: Vec<Vec<f64>>,
+    pub columns: Columns,
+}
+
+/// The columns of a whole score table: each one's values, by vocabulary id.
+pub(crate) struct Columns(Vec<Vec<f64>>);
+
+/// One record of a score table block: the token's bytes, its id and its values' bytes; `None`
+/// at the end of the block; an error if the block ends inside a record.
+fn next_record<'b>(
+    rest: &mut &'b [u8],
+    record_values: usize,
+) -> Result<Option<(&'b [u8], FeatureId, &'b [u8])>, String> {
+    let Some((len, after)) = rest.split_first_chunk::<4>() else {
+        return if rest.is_empty() {
+            Ok(None)
+        } else {
+            Err("a score table block ends inside a record".into())
+        };
+    };
+    let len = u32::from_le_bytes(*len) as usize;
+    let (record, after) = after
+        .split_at_checked(len + 4 + record_values)
+        .ok_or("a score table record is cut short")?;
+    *rest = after;
+    let (token, record) = record.split_at(len);
+    let (id, values) = record.split_at(4);
+    Ok(Some((
+        token,
+        u32::from_le_bytes(id.try_into().expect("4 bytes")),
+        values,
+    )))
 }
 
 impl Contents {
     /// Reads every record of the blocks section `blocks` (its checksum checked by the reader),
-    /// checking each block's checksum and that the ids are exactly `0..n`.
+    /// checking each block's checksum and that the ids are exactly `0..n`. Each record is put
+    /// in its place by id (one pass counts them, the next places them): no sort, and nothing
+    /// held per record but its token's place.
     pub fn read(index: &ScoreIndex, blocks: &[u8]) -> Result<Contents, String> {
         index.check()?;
         let columns = index.columns as usize;
         let record_values = 8 * columns;
-        let mut records: Vec<(FeatureId, &[u8], &[u8])> = Vec::new();
-        let mut start = 0usize;
-        for &end in &index.ends {
+        // Each block's records, its checksum checked.
+        let block_records = |start: usize, end: u32| -> Result<&[u8], String> {
             let block = blocks
                 .get(start..end as usize)
                 .ok_or("a score table block lies outside its section")?;
-            start = end as usize;
-            let (crc, mut rest) = block
+            let (crc, records) = block
                 .split_at_checked(CRC_BYTES)
                 .ok_or("a score table block is empty")?;
-            if crc32fast::hash(rest).to_le_bytes() != crc {
+            if crc32fast::hash(records).to_le_bytes() != crc {
                 return Err("a score table block's checksum does not match".into());
             }
-            while let Some((len, after)) = rest.split_first_chunk::<4>() {
-                let len = u32::from_le_bytes(*len) as usize;
-                let (record, after) = after
-                    .split_at_checked(len + 4 + record_values)
-                    .ok_or("a score table record is cut short")?;
-                let (token, record) = record.split_at(len);
-                let (id, values) = record.split_at(4);
-                records.push((
-                    u32::from_le_bytes(id.try_into().expect("4 bytes")),
-                    token,
-                    values,
-                ));
-                rest = after;
-            }
-            if !rest.is_empty() {
-                return Err("a score table block ends inside a record".into());
-            }
-        }
-        records.sort_unstable_by_key(|r| r.0);
-        if records.iter().enumerate().any(|(i, r)| r.0 as usize != i) {
-            return Err("the score table's ids are not one per token".into());
-        }
-        let mut contents = Contents {
-            blob: Vec::new(),
-            ends: Vec::with_capacity(records.len()),
-            columns: vec![Vec::with_capacity(records.len()); columns],
+            Ok(records)
         };
-        for (_, token, values) in records {
-            contents.blob.extend_from_slice(token);
-            contents.ends.push(contents.blob.len() as u32);
-            for (column, v) in contents.columns.iter_mut().zip(values.chunks_exact(8)) {
-                column.push(f64::from_le_bytes(v.try_into().expect("8 bytes")));
+        let mut n = 0usize;
+        let mut start = 0usize;
+        for &end in &index.ends {
+            let mut rest = block_records(start, end)?;
+            start = end as usize;
+            while next_record(&mut rest, record_values)?.is_some() {
+                n += 1;
             }
         }
-        Ok(contents)
+        // Per id: where its token lies in `blocks` (start, length); u32::MAX: no record yet.
+        let mut places = vec![(u32::MAX, 0u32); n];
+        let mut values = vec![vec![0.0; n]; columns];
+        let mut start = 0usize;
+        for &end in &index.ends {
+            // Checked in the first pass.
+            let mut rest = &blocks[start + CRC_BYTES..end as usize];
+            start = end as usize;
+            while let Some((token, id, bytes)) = next_record(&mut rest, record_values)? {
+                let place = places
+                    .get_mut(id as usize)
+                    .filter(|p| p.0 == u32::MAX)
+                    .ok_or("the score table's ids are not one per token")?;
+                let at = token.as_ptr() as usize - blocks.as_ptr() as usize;
+                *place = (at as u32, token.len() as u32);
+                for (column, v) in values.iter_mut().zip(bytes.chunks_exact(8)) {
+                    column[id as usize] = f64::from_le_bytes(v.try_into().expect("8 bytes"));
+                }
+            }
+        }
+        // n records, each id below n and none twice: every id in 0..n has its record.
+        let mut blob = Vec::with_capacity(places.iter().map(|p| p.1 as usize).sum());
+        let mut ends = Vec::with_capacity(n);
+        for (at, len) in places {
+            blob.extend_from_slice(&blocks[at as usize..(at + len) as usize]);
+            ends.push(blob.len() as u32);
+        }
+        Ok(Contents {
+            blob,
+            ends,
+            columns: Columns(values),
+        })
     }
 
-    /// The vocabulary of these tokens with `counts`.
-    pub fn vocabulary(&self, index: &ScoreIndex, counts: CountsSection) -> Vocabulary {
+    /// The vocabulary of these tokens with `counts` (the tokens move into it), and the columns
+    /// to [`Columns::restore`] the models from.
+    pub fn into_vocabulary(
+        self,
+        index: &ScoreIndex,
+        counts: CountsSection,
+    ) -> (Vocabulary, Columns) {
         let slots = usize::try_from(index.slots).unwrap_or(usize::MAX);
-        Vocabulary::from_parts(self.blob.clone(), self.ends.clone(), counts, slots)
+        let vocabulary = Vocabulary::from_parts(self.blob, self.ends, counts, slots);
+        (vocabulary, self.columns)
     }
+}
 
+impl Columns {
     /// Puts back into a model read from its section what [`strip`] took out of it, after
     /// checking that the index's copy of its settings (what the pipe filter scores with) is
     /// the section's.
@@ -293,7 +339,7 @@ impl Contents {
         let front = f.weights.len();
         let weights_len = usize::try_from(entry.weights_len).unwrap_or(usize::MAX);
         let column = |c: u32, len: usize| -> Result<&[f64], String> {
-            self.columns
+            self.0
                 .get(c as usize)
                 .and_then(|c| c.get(..len))
                 .ok_or_else(|| "a model's weights or idf do not fit the score table".to_string())
@@ -491,13 +537,9 @@ impl ScoreTable {
 /// The id and the values' bytes of `token` among a block's records, if it is there (a
 /// malformed block ends the search: no panic).
 fn find<'b>(mut records: &'b [u8], token: &[u8], columns: usize) -> Option<(FeatureId, &'b [u8])> {
-    while let Some((len, rest)) = records.split_first_chunk::<4>() {
-        let len = u32::from_le_bytes(*len) as usize;
-        let (this, rest) = rest.split_at_checked(len + 4 + 8 * columns)?;
-        records = rest;
-        if &this[..len] == token {
-            let id = u32::from_le_bytes(this[len..len + 4].try_into().ok()?);
-            return Some((id, &this[len + 4..]));
+    while let Ok(Some((this, id, values))) = next_record(&mut records, 8 * columns) {
+        if this == token {
+            return Some((id, values));
         }
     }
     None
@@ -654,9 +696,12 @@ mod tests {
         let mut model: TrainedModel = file.read(section).unwrap();
         let mut entry = index.models[0].clone();
         entry.bias += 1.0;
-        assert!(contents.restore(&mut model, &entry).is_err());
+        assert!(contents.columns.restore(&mut model, &entry).is_err());
         let mut model: TrainedModel = file.read(section).unwrap();
-        contents.restore(&mut model, &index.models[0]).unwrap();
+        contents
+            .columns
+            .restore(&mut model, &index.models[0])
+            .unwrap();
     }
 
     #[test]
