@@ -215,12 +215,20 @@ pub(crate) struct Contents {
 /// The columns of a whole score table: each one's values, by vocabulary id.
 pub(crate) struct Columns(Vec<Vec<f64>>);
 
-/// One record of a score table block: the token's bytes, its id and its values' bytes; `None`
-/// at the end of the block; an error if the block ends inside a record.
+/// One record of a score table block.
+struct Record<'b> {
+    token: &'b [u8],
+    id: FeatureId,
+    /// The values' bytes, 8 per column.
+    values: &'b [u8],
+}
+
+/// The next record of a score table block (`rest`, advanced past it): `None` at the end of the
+/// block; an error if the block ends inside a record.
 fn next_record<'b>(
     rest: &mut &'b [u8],
     record_values: usize,
-) -> Result<Option<(&'b [u8], FeatureId, &'b [u8])>, String> {
+) -> Result<Option<Record<'b>>, String> {
     let Some((len, after)) = rest.split_first_chunk::<4>() else {
         return if rest.is_empty() {
             Ok(None)
@@ -235,11 +243,11 @@ fn next_record<'b>(
     *rest = after;
     let (token, record) = record.split_at(len);
     let (id, values) = record.split_at(4);
-    Ok(Some((
+    Ok(Some(Record {
         token,
-        u32::from_le_bytes(id.try_into().expect("4 bytes")),
+        id: u32::from_le_bytes(id.try_into().expect("4 bytes")),
         values,
-    )))
+    }))
 }
 
 impl Contents {
@@ -281,7 +289,12 @@ impl Contents {
             // Checked in the first pass.
             let mut rest = &blocks[start + CRC_BYTES..end as usize];
             start = end as usize;
-            while let Some((token, id, bytes)) = next_record(&mut rest, record_values)? {
+            while let Some(Record {
+                token,
+                id,
+                values: bytes,
+            }) = next_record(&mut rest, record_values)?
+            {
                 let place = places
                     .get_mut(id as usize)
                     .filter(|p| p.0 == u32::MAX)
@@ -537,9 +550,9 @@ impl ScoreTable {
 /// The id and the values' bytes of `token` among a block's records, if it is there (a
 /// malformed block ends the search: no panic).
 fn find<'b>(mut records: &'b [u8], token: &[u8], columns: usize) -> Option<(FeatureId, &'b [u8])> {
-    while let Ok(Some((this, id, values))) = next_record(&mut records, 8 * columns) {
-        if this == token {
-            return Some((id, values));
+    while let Ok(Some(record)) = next_record(&mut records, 8 * columns) {
+        if record.token == token {
+            return Some((record.id, record.values));
         }
     }
     None
