@@ -17,18 +17,23 @@ fn scorer_agrees_with_the_loaded_filter_for_every_model_and_fusion() {
         .collect();
     for kind in ModelKind::WITH_FUSION {
         let file = ScorerFile::open(trained_model(), Some(kind)).unwrap();
-        let scorer = file.scorer().unwrap();
-        assert_eq!(scorer.model(), kind);
-        assert_eq!(scorer.thresholds(), filter.thresholds());
-        for m in &messages {
-            assert_eq!(
-                scorer.classify(m).unwrap(),
-                filter.classify_with(m, kind).unwrap()
-            );
-            assert_eq!(
-                scorer.explain(m).unwrap(),
-                filter.explain(m, Some(kind)).unwrap()
-            );
+        // Blocks read afresh for every message, and kept from one message to the next.
+        for scorer in [
+            file.scorer().unwrap(),
+            file.scorer().unwrap().keeping_blocks(),
+        ] {
+            assert_eq!(scorer.model(), kind);
+            assert_eq!(scorer.thresholds(), filter.thresholds());
+            for m in &messages {
+                assert_eq!(
+                    scorer.classify(m).unwrap(),
+                    filter.classify_with(m, kind).unwrap()
+                );
+                assert_eq!(
+                    scorer.explain(m).unwrap(),
+                    filter.explain(m, Some(kind)).unwrap()
+                );
+            }
         }
     }
     let active = ScorerFile::open(trained_model(), None).unwrap();

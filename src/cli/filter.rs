@@ -40,7 +40,7 @@ pub fn run(args: FilterArgs) -> anyhow::Result<ExitStatus> {
     let scorer = match &opened {
         Ok((file, policy)) => policy
             .scorer(file)
-            .map(|s| (s.for_one_message(), &policy.headers))
+            .map(|s| (s, &policy.headers))
             .map_err(|e| format!("{e:#}")),
         Err(reason) => Err(reason.clone()),
     };

@@ -22,9 +22,10 @@
 //! section (see [`super::scorer`]). A model's idf column is shared with an earlier model's if
 //! their idf tables are equal.
 //!
-//! A block is fetched with one positioned read, its checksum checked, and kept for the next
-//! message (so `classify` over a mailbox reads each block once at most); adjacent blocks a
-//! message needs are fetched in one read.
+//! A block is fetched with one positioned read and its checksum checked; adjacent blocks a
+//! message needs are fetched in one read. A reader of many messages keeps the blocks it read
+//! ([`KeptBlocks`]: `classify` over a mailbox reads each block once at most); the pipe filter,
+//! which scores one message, keeps none.
 
 use crate::features::{CountsSection, FeatureConfig, FeatureId, Vocabulary, slot_hash};
 use crate::model_file::packed::Elements;
@@ -215,6 +216,24 @@ pub(crate) struct Contents {
 /// The columns of a whole score table: each one's values, by vocabulary id.
 pub(crate) struct Columns(Vec<Vec<f64>>);
 
+/// A block's records, once its checksum (its first [`CRC_BYTES`] bytes) matches them.
+fn checked_records(block: &[u8]) -> Result<&[u8], &'static str> {
+    let (crc, records) = block
+        .split_at_checked(CRC_BYTES)
+        .ok_or("a score table block is empty")?;
+    if crc32fast::hash(records).to_le_bytes() != crc {
+        return Err("a score table block's checksum does not match");
+    }
+    Ok(records)
+}
+
+/// A record's values, from their little-endian bytes.
+fn values_of(bytes: &[u8]) -> impl Iterator<Item = f64> + '_ {
+    bytes
+        .chunks_exact(8)
+        .map(|c| f64::from_le_bytes(c.try_into().expect("chunks of 8")))
+}
+
 /// One record of a score table block.
 struct Record<'b> {
     token: &'b [u8],
@@ -237,8 +256,9 @@ fn next_record<'b>(
         };
     };
     let len = u32::from_le_bytes(*len) as usize;
-    let (record, after) = after
-        .split_at_checked(len + 4 + record_values)
+    let (record, after) = len
+        .checked_add(4 + record_values)
+        .and_then(|n| after.split_at_checked(n))
         .ok_or("a score table record is cut short")?;
     *rest = after;
     let (token, record) = record.split_at(len);
@@ -259,23 +279,13 @@ impl Contents {
         index.check()?;
         let columns = index.columns as usize;
         let record_values = 8 * columns;
-        // Each block's records, its checksum checked.
-        let block_records = |start: usize, end: u32| -> Result<&[u8], String> {
-            let block = blocks
-                .get(start..end as usize)
-                .ok_or("a score table block lies outside its section")?;
-            let (crc, records) = block
-                .split_at_checked(CRC_BYTES)
-                .ok_or("a score table block is empty")?;
-            if crc32fast::hash(records).to_le_bytes() != crc {
-                return Err("a score table block's checksum does not match".into());
-            }
-            Ok(records)
-        };
         let mut n = 0usize;
         let mut start = 0usize;
         for &end in &index.ends {
-            let mut rest = block_records(start, end)?;
+            let block = blocks
+                .get(start..end as usize)
+                .ok_or("a score table block lies outside its section")?;
+            let mut rest = checked_records(block)?;
             start = end as usize;
             while next_record(&mut rest, record_values)?.is_some() {
                 n += 1;
@@ -301,8 +311,8 @@ impl Contents {
                     .ok_or("the score table's ids are not one per token")?;
                 let at = token.as_ptr() as usize - blocks.as_ptr() as usize;
                 *place = (at as u32, token.len() as u32);
-                for (column, v) in values.iter_mut().zip(bytes.chunks_exact(8)) {
-                    column[id as usize] = f64::from_le_bytes(v.try_into().expect("8 bytes"));
+                for (column, v) in values.iter_mut().zip(values_of(bytes)) {
+                    column[id as usize] = v;
                 }
             }
         }
@@ -374,7 +384,7 @@ impl Columns {
 
 /// The rows of a message's vocabulary tokens found in the table, sorted by id: each token's
 /// id, bytes and values (one per column).
-#[derive(Debug, Default)]
+#[derive(Debug, Default, PartialEq)]
 pub(crate) struct Rows<'t> {
     ids: Vec<FeatureId>,
     tokens: Vec<&'t [u8]>,
@@ -479,11 +489,7 @@ impl ScoreTable {
                 if let Some((id, bytes)) = find(records, tokens[t], columns) {
                     ids[t] = Some(id);
                     found.push((id, t, values.len()));
-                    values.extend(
-                        bytes
-                            .chunks_exact(8)
-                            .map(|c| f64::from_le_bytes(c.try_into().expect("chunks of 8"))),
-                    );
+                    values.extend(values_of(bytes));
                 }
             }
         };
@@ -513,15 +519,8 @@ impl ScoreTable {
                 let i = of_block[0].0;
                 let (s, e) = self.span(i);
                 let block = &bytes[(s - start) as usize..(e - start) as usize];
-                let (crc, records) = block.split_at_checked(CRC_BYTES).ok_or_else(|| {
-                    ModelFileError::invalid(file.path(), "a score table block is empty")
-                })?;
-                if crc32fast::hash(records).to_le_bytes() != crc {
-                    return Err(ModelFileError::invalid(
-                        file.path(),
-                        "a score table block's checksum does not match",
-                    ));
-                }
+                let records = checked_records(block)
+                    .map_err(|reason| ModelFileError::invalid(file.path(), reason))?;
                 find_in(records, of_block);
                 if let Some(kept) = kept {
                     // Another thread may have set it meanwhile: the same bytes.
@@ -648,17 +647,81 @@ mod tests {
         let n = vocabulary.len() as FeatureId;
         let tokens: Vec<&[u8]> = (0..n).map(|id| vocabulary.token(id).as_bytes()).collect();
         let (ids, rows) = table.lookup(&file, None, &tokens).unwrap();
-        let kept = table.kept_blocks();
-        let (again, _) = table.lookup(&file, Some(&kept), &tokens).unwrap();
-        assert_eq!(again, ids, "read into the store of kept blocks");
-        let (again, _) = table.lookup(&file, Some(&kept), &tokens).unwrap();
-        assert_eq!(again, ids, "found among the kept blocks");
         assert_eq!(ids, (0..n).map(Some).collect::<Vec<_>>());
         assert_eq!(rows.token(7), vocabulary.token(7));
         let (ids, _) = table
             .lookup(&file, None, &[b"w0x0z", b"", b"nope"])
             .unwrap();
         assert_eq!(ids, [None, None, None]);
+    }
+
+    #[test]
+    fn kept_blocks_give_the_same_rows_as_blocks_read_afresh_when_runs_mix_both() {
+        let dir = tempfile::tempdir().unwrap();
+        let (filter, file) = saved_filter(dir.path());
+        let table = ScoreTable::open(
+            &file,
+            super::super::layout::SCORE_INDEX_SECTION,
+            super::super::layout::SCORE_BLOCKS_SECTION,
+        )
+        .unwrap();
+        let vocabulary = filter.vocabulary();
+        let tokens: Vec<&[u8]> = (0..vocabulary.len() as FeatureId)
+            .map(|id| vocabulary.token(id).as_bytes())
+            .collect();
+        let block = |t: &[u8]| table.block_of(slot_hash(t)).unwrap();
+        let even: Vec<&[u8]> = tokens
+            .iter()
+            .copied()
+            .filter(|t| block(t) % 2 == 0)
+            .collect();
+        let kept = table.kept_blocks();
+        let kept_count = || kept.0.iter().filter(|b| b.get().is_some()).count();
+        // Every other block kept: a lookup of all tokens then alternates kept blocks and runs
+        // of one block read afresh.
+        let afresh = table.lookup(&file, None, &even).unwrap();
+        assert_eq!(table.lookup(&file, Some(&kept), &even).unwrap(), afresh);
+        let blocks = table.index().ends.len();
+        assert_eq!(kept_count(), blocks.div_ceil(2), "the even blocks kept");
+        let afresh = table.lookup(&file, None, &tokens).unwrap();
+        assert_eq!(table.lookup(&file, Some(&kept), &tokens).unwrap(), afresh);
+        assert_eq!(kept_count(), blocks, "every block kept");
+        assert_eq!(table.lookup(&file, Some(&kept), &tokens).unwrap(), afresh);
+    }
+
+    /// A block of one record per (token, id), its checksum in front.
+    fn block_of_records(records: &[(&[u8], u32)]) -> Vec<u8> {
+        let mut bytes = Vec::new();
+        for (token, id) in records {
+            bytes.extend_from_slice(&(token.len() as u32).to_le_bytes());
+            bytes.extend_from_slice(token);
+            bytes.extend_from_slice(&id.to_le_bytes());
+        }
+        let mut block = crc32fast::hash(&bytes).to_le_bytes().to_vec();
+        block.extend_from_slice(&bytes);
+        block
+    }
+
+    #[test]
+    fn a_table_whose_ids_repeat_or_reach_past_its_records_is_refused() {
+        let index = |block: &[u8]| ScoreIndex {
+            models: Vec::new(),
+            columns: 0,
+            slots: 0,
+            fences: vec![0],
+            ends: vec![block.len() as u32],
+        };
+        let good = block_of_records(&[(b"a", 1), (b"b", 0)]);
+        let contents = Contents::read(&index(&good), &good).unwrap();
+        assert_eq!((contents.blob, contents.ends), (b"ba".to_vec(), vec![1, 2]));
+        for bad in [
+            block_of_records(&[(b"a", 0), (b"b", 0)]),
+            block_of_records(&[(b"a", 0), (b"b", 2)]),
+            block_of_records(&[(b"a", u32::MAX)]),
+        ] {
+            let err = Contents::read(&index(&bad), &bad).err().unwrap();
+            assert_eq!(err, "the score table's ids are not one per token");
+        }
     }
 
     #[test]
@@ -720,13 +783,9 @@ mod tests {
     #[test]
     fn a_token_longer_than_64_kib_is_kept_whole() {
         let long = "é".repeat(40_000);
-        let mut records = Vec::new();
-        records.extend_from_slice(&(long.len() as u32).to_le_bytes());
-        records.extend_from_slice(long.as_bytes());
-        records.extend_from_slice(&0u32.to_le_bytes());
-        assert_eq!(find(&records, long.as_bytes(), 0).map(|r| r.0), Some(0));
-        let mut block = crc32fast::hash(&records).to_le_bytes().to_vec();
-        block.extend_from_slice(&records);
+        let block = block_of_records(&[(long.as_bytes(), 0)]);
+        let records = checked_records(&block).unwrap();
+        assert_eq!(find(records, long.as_bytes(), 0).map(|r| r.0), Some(0));
         let index = ScoreIndex {
             models: Vec::new(),
             columns: 0,

@@ -10,8 +10,9 @@
 //! over the same values.
 //!
 //! The file is read, not mapped (see [`ModelFileReader`]), so rewriting it in place under a
-//! running scorer gives an error, never a crash; a block read for a message is kept for the
-//! next one (`classify` over a mailbox reads each block once at most).
+//! running scorer gives an error, never a crash. A scorer made [`Scorer::keeping_blocks`] keeps
+//! each block it read for the next message (`classify` over a mailbox reads each block once at
+//! most).
 //!
 //! A file whose journal is not empty (messages `spamsort learn` appended since the last save)
 //! is scored exactly as [`SpamFilter::load`](crate::SpamFilter::load) would: the chosen model
@@ -118,7 +119,7 @@ impl ScorerFile {
                     (_, _, 1) => Answer::One(models.swap_remove(0)),
                     _ => return Err(wrong_model(path)),
                 };
-                Source::Table(&self.file, table, answer, Some(table.kept_blocks()))
+                Source::Table(&self.file, table, answer, None)
             }
             (None, Some(filter)) => Source::Replayed(filter),
             (None, None) => return Err(wrong_model(path)),
@@ -312,11 +313,12 @@ impl Scorer<'_> {
         self.thresholds = thresholds;
     }
 
-    /// This scorer for one message only: the score table's blocks it reads are not kept for
-    /// later messages, which saves copying them.
-    pub fn for_one_message(mut self) -> Self {
-        if let Source::Table(_, _, _, kept) = &mut self.source {
-            *kept = None;
+    /// This scorer keeping the score table's blocks it reads for later messages (one read of
+    /// each block at most), for a reader of many messages. Without it each message's blocks are
+    /// read into one buffer and dropped, which is cheaper for one message (the pipe filter).
+    pub fn keeping_blocks(mut self) -> Self {
+        if let Source::Table(_, table, _, kept) = &mut self.source {
+            *kept = Some(table.kept_blocks());
         }
         self
     }
