@@ -260,8 +260,15 @@ fn every_command_has_help_that_opens_with_its_description() {
         .collect();
     assert!(commands.len() >= 15, "commands listed: {commands:?}");
     for (name, about) in &commands {
-        let help = spamsort().args([name.as_str(), "--help"]).assert().success();
+        let help = spamsort()
+            .args([name.as_str(), "--help"])
+            .assert()
+            .success();
         let help = String::from_utf8_lossy(&help.get_output().stdout).into_owned();
-        assert_eq!(help.lines().next(), Some(about.as_str()), "spamsort {name} --help");
+        assert_eq!(
+            help.lines().next(),
+            Some(about.as_str()),
+            "spamsort {name} --help"
+        );
     }
 }

@@ -106,3 +106,58 @@ fn nb_scorer_gives_weak_tokens_no_share_and_the_shares_add_up_to_the_decision() 
         "{left_out} left out, {counted} counted"
     );
 }
+
+/// `spamsort learn FLAG --model MODEL MESSAGE`, which appends to the model file's journal.
+fn learn(model: &std::path::Path, flag: &str, message: &std::path::Path) {
+    crate::util::spamsort()
+        .args(["learn", flag, "--model"])
+        .arg(model)
+        .arg(message)
+        .assert()
+        .success();
+}
+
+#[test]
+fn one_message_scorer_of_a_trained_model_with_a_journal_agrees_with_the_full_load() {
+    use crate::util::sample_class_files;
+    let t = crate::util::TestDir::new();
+    let path = crate::util::copy_of_trained_model(&t);
+    let new = b"Subject: frobnicated quux\n\nfrobnicated quux offers, frobnicated\n";
+    let new_file = t.write("new.eml", new);
+    let (spam, ham) = (sample_class_files("spam"), sample_class_files("ham"));
+    // New tokens; a training message unlearned (it counted only in training's tokens); a
+    // training message relabeled; a message learned twice over several records.
+    learn(&path, "--spam", &new_file);
+    learn(&path, "--unlearn", &spam[0]);
+    learn(&path, "--spam", &ham[1]);
+    learn(&path, "--ham", &new_file);
+    let (records, _) = spamsort::filter::journal::pending(&path).unwrap();
+    assert_eq!(records, 4, "learned through the journal");
+    let loaded = SpamFilter::load(&path).unwrap();
+    let messages: Vec<Vec<u8>> = [&spam[0], &spam[1], &ham[0], &ham[1]]
+        .iter()
+        .map(|p| std::fs::read(p).unwrap())
+        .chain([
+            new.to_vec(),
+            b"Subject: quux\n\nfrobnicated".to_vec(),
+            Vec::new(),
+        ])
+        .collect();
+    for kind in ModelKind::WITH_FUSION {
+        let file = ScorerFile::open(&path, Some(kind)).unwrap();
+        for m in &messages {
+            let one = file.scorer().unwrap().for_one_message();
+            assert_eq!(
+                one.explain(m).unwrap(),
+                loaded.explain(m, Some(kind)).unwrap(),
+                "{kind}"
+            );
+            let one = file.scorer().unwrap().for_one_message();
+            assert_eq!(
+                one.classify(m).unwrap(),
+                loaded.classify_with(m, kind).unwrap(),
+                "{kind}"
+            );
+        }
+    }
+}

@@ -64,7 +64,7 @@ pub(crate) struct Head {
 
 /// The section of the vocabulary's counts (document frequencies, last seen); its tokens are
 /// in the score table.
-const VOCABULARY_COUNTS_SECTION: usize = 1;
+pub(crate) const VOCABULARY_COUNTS_SECTION: usize = 1;
 
 /// The section of the record of learned messages.
 pub(crate) const LEARNED_SECTION: usize = 2;

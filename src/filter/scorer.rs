@@ -14,11 +14,16 @@
 //! next one (`classify` over a mailbox reads each block once at most).
 //!
 //! A file whose journal is not empty (messages `spamsort learn` appended since the last save)
-//! is scored exactly as [`SpamFilter::load`](crate::SpamFilter::load) would: the chosen model
-//! (for fusion, the models it stacks) is loaded whole and the journal applied, which costs
-//! more than the score table until the next save (a compaction) empties the journal.
+//! is scored exactly as [`SpamFilter::load`](crate::SpamFilter::load) would. A scorer of one
+//! message ([`Scorer::for_one_message`], the pipe filter) replays the journal sparsely (see
+//! [`super::sparse`]): over only the tokens of the journal's messages and of the message,
+//! looked up in the score table, with the chosen model's section (for fusion, those of the
+//! models it stacks) and the vocabulary's counts; it loads the models whole only where that
+//! would not be exact (complement Naive Bayes; see [`super::sparse`]). A scorer of many
+//! messages loads the chosen model whole and applies the journal once, at its first message.
 
 use super::SpamFilter;
+use super::journal::{self, Record};
 use super::layout::{
     FIRST_MODEL_SECTION, Head, SCORE_BLOCKS_SECTION, SCORE_INDEX_SECTION, wrong_model,
 };
@@ -30,8 +35,9 @@ use crate::label::{Label, Thresholds};
 use crate::model_file::packed::{Elements, Packed};
 use crate::model_file::{self, ModelFileError, ModelFileReader};
 use crate::models::{Calibration, Fusion, ModelKind, TrainedModelView, terms};
-use crate::tokenize::{Tokenizer, TokenizerConfig};
+use crate::tokenize::{Token, Tokenizer, TokenizerConfig};
 use std::path::Path;
+use std::sync::OnceLock;
 
 /// A model file opened for scoring with one model: its head and its score table's index
 /// checked, the models that answer found.
@@ -39,15 +45,16 @@ pub struct ScorerFile {
     file: ModelFileReader,
     /// The file's head, read and checked once at open.
     head: Head,
-    /// The score table (`None` when the journal is replayed instead).
-    table: Option<ScoreTable>,
+    /// The score table.
+    table: ScoreTable,
     /// The models that answer, by position in the head's list: the chosen one, or those
     /// fusion stacks, in its order.
     models: Vec<usize>,
     /// The model that answers.
     kind: ModelKind,
-    /// The chosen model loaded with the journal applied, if the file's journal is not empty.
-    replayed: Option<SpamFilter>,
+    /// The file's journal, decoded: messages learned since the last save, which the score
+    /// table does not hold yet.
+    journal: Vec<Record<'static>>,
 }
 
 impl ScorerFile {
@@ -69,25 +76,21 @@ impl ScorerFile {
             .map(|k| head.kinds.iter().position(|h| h == k))
             .collect::<Option<Vec<usize>>>()
             .ok_or_else(missing)?;
-        // Learned messages in the journal change the counts: this model is loaded and the
-        // journal applied (exact, slower; the next compaction makes the journal empty again).
-        let (table, replayed) = if file.journal()?.records.is_empty() {
-            let table = ScoreTable::open(&file, SCORE_INDEX_SECTION, SCORE_BLOCKS_SECTION)?;
-            let kinds = table.index().models.iter().map(|m| m.kind);
-            if !kinds.eq(head.kinds.iter().copied()) {
-                return Err(wrong_model(path));
-            }
-            (Some(table), None)
-        } else {
-            (None, Some(SpamFilter::read(&file, Some(kind))?))
-        };
+        let table = ScoreTable::open(&file, SCORE_INDEX_SECTION, SCORE_BLOCKS_SECTION)?;
+        let kinds = table.index().models.iter().map(|m| m.kind);
+        if !kinds.eq(head.kinds.iter().copied()) {
+            return Err(wrong_model(path));
+        }
+        // Learned messages in the journal change the counts: they are applied to what each
+        // message needs (see `Source::Replayed`) until the next compaction empties it.
+        let journal = journal::records(&file)?;
         Ok(ScorerFile {
             file,
             head,
             table,
             models,
             kind,
-            replayed,
+            journal,
         })
     }
 
@@ -96,43 +99,49 @@ impl ScorerFile {
     pub fn scorer(&self) -> Result<Scorer<'_>, ModelFileError> {
         let path = self.file.path();
         let head = &self.head;
-        let source = match (&self.table, &self.replayed) {
-            (Some(table), _) => {
-                let mut models = Vec::with_capacity(self.models.len());
-                for &i in &self.models {
-                    let model = &table.index().models[i];
-                    let hashed = if model.config.hashed {
-                        let section = self.file.section(FIRST_MODEL_SECTION + i)?;
-                        let view: TrainedModelView = model_file::decode_prefix(section, path)?;
-                        if view.kind() != model.kind {
-                            return Err(wrong_model(path));
-                        }
-                        view.weights()
-                    } else {
-                        None
-                    };
-                    models.push(ModelView { model, hashed });
-                }
-                let answer = match (self.kind, head.fusion.clone(), models.len()) {
-                    (ModelKind::Fusion, Some(fusion), _) => Answer::Fused(fusion, models),
-                    (_, _, 1) => Answer::One(models.swap_remove(0)),
-                    _ => return Err(wrong_model(path)),
-                };
-                Source::Table(&self.file, table, answer, Some(table.kept_blocks()))
-            }
-            (None, Some(filter)) => Source::Replayed(filter),
-            (None, None) => return Err(wrong_model(path)),
-        };
-        Ok(Scorer {
+        let table = &self.table;
+        let scorer = |messages, source| Scorer {
             tokenizer: Tokenizer::new(head.tokenizer.clone()),
             thresholds: head.thresholds,
-            messages: self
-                .replayed
-                .as_ref()
-                .map_or(head.summary.messages, |f| f.summary.messages),
+            messages,
             kind: self.kind,
             source,
-        })
+        };
+        if !self.journal.is_empty() {
+            let mut messages = head.summary.messages;
+            for (_, label, unlearn) in self.journal.iter().flat_map(Record::messages) {
+                super::count_message(&mut messages, label, unlearn);
+            }
+            return Ok(scorer(
+                messages,
+                Source::Replayed(self, Some(OnceLock::new())),
+            ));
+        }
+        let mut models = Vec::with_capacity(self.models.len());
+        for &i in &self.models {
+            let model = &table.index().models[i];
+            let hashed = if model.config.hashed {
+                let section = self.file.section(FIRST_MODEL_SECTION + i)?;
+                let view: TrainedModelView = model_file::decode_prefix(section, path)?;
+                if view.kind() != model.kind {
+                    return Err(wrong_model(path));
+                }
+                view.weights()
+            } else {
+                None
+            };
+            models.push(ModelView { model, hashed });
+        }
+        let answer = match (self.kind, head.fusion.clone(), models.len()) {
+            (ModelKind::Fusion, Some(fusion), _) => Answer::Fused(fusion, models),
+            (_, _, 1) => Answer::One(models.swap_remove(0)),
+            _ => return Err(wrong_model(path)),
+        };
+        let kept = Some(table.kept_blocks());
+        Ok(scorer(
+            head.summary.messages,
+            Source::Table(&self.file, table, answer, kept),
+        ))
     }
 }
 
@@ -158,8 +167,9 @@ enum Source<'a> {
         Answer<'a>,
         Option<KeptBlocks>,
     ),
-    /// The model with the file's journal applied.
-    Replayed(&'a SpamFilter),
+    /// The file, whose journal is applied for each message (`None`: sparsely, to what the
+    /// message needs) or once to the chosen model loaded whole (kept here once loaded).
+    Replayed(&'a ScorerFile, Option<OnceLock<SpamFilter>>),
 }
 
 /// What gives a [`Scorer`]'s verdicts.
@@ -313,10 +323,12 @@ impl Scorer<'_> {
     }
 
     /// This scorer for one message only: the score table's blocks it reads are not kept for
-    /// later messages, which saves copying them.
+    /// later messages, which saves copying them, and a journal is applied to what the message
+    /// needs only, instead of to the whole model.
     pub fn for_one_message(mut self) -> Self {
-        if let Source::Table(_, _, _, kept) = &mut self.source {
-            *kept = None;
+        match &mut self.source {
+            Source::Table(_, _, _, kept) => *kept = None,
+            Source::Replayed(_, full) => *full = None,
         }
         self
     }
@@ -353,11 +365,17 @@ impl Scorer<'_> {
         replayed: impl FnOnce(Explanation) -> T,
         scored: impl FnOnce(&Answer<'_>, &SparseVector, &Rows<'_>, usize) -> T,
     ) -> Result<T, ModelFileError> {
+        let tokens = self.tokenizer.tokenize(raw).tokens;
         let (file, table, answer, kept) = match &self.source {
-            Source::Replayed(_) => return Ok(replayed(self.replayed_explanation(raw))),
+            Source::Replayed(file, full) => {
+                return Ok(replayed(self.replayed_explanation(
+                    file,
+                    full.as_ref(),
+                    &tokens,
+                )?));
+            }
             Source::Table(file, table, answer, kept) => (file, table, answer, kept.as_ref()),
         };
-        let tokens = self.tokenizer.tokenize(raw).tokens;
         let (x, rows) = count_vector(file, table, kept, &tokens)?;
         Ok(scored(answer, &x, &rows, tokens.len()))
     }
@@ -387,17 +405,46 @@ impl Scorer<'_> {
         )
     }
 
-    /// The explanation of the filter loaded with the journal applied, under this scorer's
-    /// thresholds.
-    fn replayed_explanation(&self, raw: &[u8]) -> Explanation {
-        let Source::Replayed(filter) = &self.source else {
-            unreachable!("called for a replayed filter only")
+    /// The explanation of a message (all its `tokens`) by the filter of `file` with its
+    /// journal applied, under this scorer's thresholds: applied to what the message needs
+    /// (`full` is `None`, see [`super::sparse`]) or to the chosen model loaded whole, once
+    /// (kept in `full`).
+    fn replayed_explanation(
+        &self,
+        file: &ScorerFile,
+        full: Option<&OnceLock<SpamFilter>>,
+        tokens: &[Token],
+    ) -> Result<Explanation, ModelFileError> {
+        let load = || SpamFilter::read(&file.file, Some(self.kind));
+        let sparse;
+        let filter = match full {
+            Some(kept) => match kept.get() {
+                Some(filter) => filter,
+                None => {
+                    let filter = load()?;
+                    kept.get_or_init(|| filter)
+                }
+            },
+            None => {
+                let (f, head, table) = (&file.file, &file.head, &file.table);
+                sparse = match super::sparse::replayed_for(
+                    f,
+                    head,
+                    table,
+                    &file.journal,
+                    self.kind,
+                    tokens,
+                )? {
+                    Some(filter) => filter,
+                    None => load()?,
+                };
+                &sparse
+            }
         };
-        // `SpamFilter::read` with `only` holds that model (and for fusion the models it
-        // stacks), so `explain` answers.
-        let mut explanation = filter
-            .explain(raw, Some(self.kind))
-            .expect("a filter read for this model explains it");
+        // A filter read for this model (for fusion, the models it stacks) explains it.
+        let mut explanation = filter.explain_tokens(tokens, self.kind).ok_or_else(|| {
+            ModelFileError::invalid(file.file.path(), format!("it holds no {} model", self.kind))
+        })?;
         let calibration = match self.kind {
             ModelKind::Fusion => Calibration::IDENTITY,
             kind => filter
@@ -406,7 +453,7 @@ impl Scorer<'_> {
         };
         let c = &mut explanation.classification;
         *c = self.classification(c.decision, calibration, c.tokens);
-        explanation
+        Ok(explanation)
     }
 
     fn classification(

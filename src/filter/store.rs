@@ -153,6 +153,26 @@ fn forget(tokens: &[Token], how: LearnedAs, at: u64) -> StoreOp<'_> {
 }
 
 impl StoreOp<'_> {
+    /// The op with its tokens borrowed from this one, to apply it and keep it.
+    pub fn reborrow(&self) -> StoreOp<'_> {
+        match self {
+            StoreOp::AddMessage {
+                tokens,
+                label,
+                unlearn,
+                in_training,
+                at,
+            } => StoreOp::AddMessage {
+                tokens: Cow::Borrowed(tokens),
+                label: *label,
+                unlearn: *unlearn,
+                in_training: *in_training,
+                at: *at,
+            },
+            &StoreOp::SetLearned { digest, how } => StoreOp::SetLearned { digest, how },
+        }
+    }
+
     /// The op with its tokens owned, to keep past the borrow.
     pub fn into_owned(self) -> StoreOp<'static> {
         match self {

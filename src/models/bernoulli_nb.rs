@@ -15,7 +15,7 @@
 use super::ModelKind;
 use super::check::{require_both_classes, require_positive};
 use super::linear::LinearFunction;
-use super::math::log_prior_ratio_so_far;
+use super::math::{gather, log_prior_ratio_so_far};
 use super::nb_scoring::NbScoring;
 use super::selection::select_top;
 use crate::error::{Error, Result};
@@ -357,6 +357,19 @@ impl BernoulliNb {
         self.absent = [Label::Ham, Label::Spam].map(|l| self.absent_term(l));
         self.stale = true;
         Ok(())
+    }
+
+    /// Keeps the counts of the features `ids` alone (ascending), renumbered `0..ids.len()`
+    /// in that order, and what depends on every feature (message counts, the histograms of
+    /// counts, the absent-word terms): a message whose features are among `ids`, or new
+    /// ones numbered after them, then scores, learns and unlearns bit for bit as in the whole
+    /// model, if the model covered the whole vocabulary (so that new features are numbered
+    /// after it in both). The cached function is left as it is: the caller gives it the same
+    /// features' weights.
+    pub(crate) fn restrict(&mut self, ids: &[FeatureId]) {
+        self.df_ham = gather(&self.df_ham, ids, 0.0);
+        self.df_spam = gather(&self.df_spam, ids, 0.0);
+        self.selected = gather(&self.selected, ids, 0);
     }
 
     /// Drops and renumbers features by `remap`. The model is then exactly the one the kept

@@ -82,6 +82,13 @@ pub fn sign(label: Label) -> f64 {
     }
 }
 
+/// The elements of `values` at `ids`, in that order (`missing` for an id past the end).
+pub fn gather<T: Copy>(values: &[T], ids: &[crate::features::FeatureId], missing: T) -> Vec<T> {
+    ids.iter()
+        .map(|&id| values.get(id as usize).copied().unwrap_or(missing))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

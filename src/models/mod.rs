@@ -474,6 +474,33 @@ impl AnyModel {
         }
     }
 
+    /// The number of features a Naive Bayes model holds counts for (`None` for the linear
+    /// models, which hold none).
+    pub(crate) fn count_width(&self) -> Option<usize> {
+        match self {
+            AnyModel::BernoulliNb(m) => Some(m.counts().1.len()),
+            AnyModel::MultinomialNb(m) => Some(m.counts().1.len()),
+            AnyModel::LinearSvm(_) | AnyModel::LogisticRegression(_) => None,
+        }
+    }
+
+    /// Keeps a Naive Bayes model's counts of the features `ids` alone (ascending), renumbered
+    /// `0..ids.len()`, and what depends on every feature, so that a message over those
+    /// features (or new ones after them) scores, learns and unlearns bit for bit as in the
+    /// whole model (see `BernoulliNb::restrict`, `MultinomialNb::restrict`). The linear models
+    /// hold no counts: unchanged. False, and nothing changed, if that cannot be exact
+    /// (complement NB reads every feature at each learn).
+    pub(crate) fn restrict_counts(&mut self, ids: &[FeatureId]) -> bool {
+        match self {
+            AnyModel::BernoulliNb(m) => {
+                m.restrict(ids);
+                true
+            }
+            AnyModel::MultinomialNb(m) => m.restrict(ids),
+            AnyModel::LinearSvm(_) | AnyModel::LogisticRegression(_) => true,
+        }
+    }
+
     /// Learns one message (`unlearn`: forgets it). The Naive Bayes models add or remove its
     /// counts exactly (unlearning a message they never learned is refused). The SVM takes a
     /// passive-aggressive step and logistic regression a stochastic-gradient step, on top of

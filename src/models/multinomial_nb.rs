@@ -11,7 +11,7 @@
 use super::ModelKind;
 use super::check::{require_both_classes, require_positive};
 use super::linear::LinearFunction;
-use super::math::log_prior_ratio_so_far;
+use super::math::{gather, log_prior_ratio_so_far};
 use super::nb_scoring::NbScoring;
 use crate::error::{Error, Result};
 use crate::features::{Dataset, FeatureConfig, FeatureId, FeatureRemap, SparseVector};
@@ -84,6 +84,10 @@ pub struct MultinomialNb {
     /// loaded or fitted model).
     #[serde(skip)]
     stale: bool,
+    /// Features left out by [`MultinomialNb::restrict`] that still count in |V| (0 but in a
+    /// scorer's restricted copy; never saved).
+    #[serde(skip)]
+    features_elsewhere: usize,
 }
 
 impl MultinomialNbParams {
@@ -110,6 +114,7 @@ impl MultinomialNbParams {
             counts_spam,
             totals,
             stale: false,
+            features_elsewhere: 0,
             function: LinearFunction {
                 transform,
                 weights: Vec::new(),
@@ -135,6 +140,7 @@ impl MultinomialNbParams {
             counts_spam: Vec::new(),
             totals: [0.0; 2],
             stale: false,
+            features_elsewhere: 0,
             function: LinearFunction::zero(self.features),
         })
     }
@@ -150,7 +156,8 @@ impl MultinomialNb {
 
     /// ln(c_y + alpha |V|), the normalizer of phi_ky.
     fn log_denominator(&self, label: Label) -> f64 {
-        (self.totals[label.index()] + self.alpha * self.counts_ham.len() as f64).ln()
+        let features = self.counts_ham.len() + self.features_elsewhere;
+        (self.totals[label.index()] + self.alpha * features as f64).ln()
     }
 
     /// ln phi_ky for every k, for class `label`.
@@ -315,6 +322,25 @@ impl MultinomialNb {
             self.refresh();
         }
         Ok(())
+    }
+
+    /// Keeps the counts of the features `ids` alone (ascending), renumbered `0..ids.len()`
+    /// in that order, and what depends on every feature (class totals, |V|): a message whose
+    /// features are among `ids`, or new ones numbered after them, then scores, learns and
+    /// unlearns bit for bit as in the whole model, if the model covered the whole vocabulary
+    /// (so that new features are numbered after it in both). False, and nothing changed, for
+    /// the complement variant, whose every learn reads every feature. The cached function is
+    /// left as it is: the caller gives it the same features' weights.
+    pub(crate) fn restrict(&mut self, ids: &[FeatureId]) -> bool {
+        if self.variant == NbVariant::Complement {
+            return false;
+        }
+        let width = self.counts_ham.len();
+        for counts in [&mut self.counts_ham, &mut self.counts_spam] {
+            *counts = gather(counts, ids, 0.0);
+        }
+        self.features_elsewhere += width.saturating_sub(self.counts_ham.len());
+        true
     }
 
     /// Drops and renumbers features by `remap`. The model is then exactly the one the kept
