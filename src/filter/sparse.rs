@@ -70,26 +70,38 @@ pub(crate) fn replayed_for(
         .collect();
     let (_, rows) = table.lookup(file, None, &words)?;
     let ids = rows.ids();
-    let counts: CountsView<'_> =
-        model_file::decode_prefix(file.section(VOCABULARY_COUNTS_SECTION)?, path)?;
-    let (df_ham, df_spam, docs, last_seen, clock) = counts;
-    let n = df_ham.len();
-    if df_spam.len() != n || last_seen.len() != n || ids.last().is_some_and(|&id| id as usize >= n)
+    // Only unlearning reads a token's counts (see `Vocabulary::learn`), so the counts section
+    // (read whole, to check its checksum) is read only for a journal that unlearns.
+    let unlearns = records.iter().flat_map(Record::messages).any(|m| m.2);
+    let counts: Option<CountsView<'_>> = if unlearns {
+        let section = file.section(VOCABULARY_COUNTS_SECTION)?;
+        Some(model_file::decode_prefix(section, path)?)
+    } else {
+        None
+    };
+    // The vocabulary's length, if its counts were read.
+    let n = counts.as_ref().map(|c| c.0.len());
+    let fits = |len: usize| ids.last().is_none_or(|&id| (id as usize) < len);
+    if let Some((df_ham, df_spam, _, last_seen, _)) = &counts
+        && (df_spam.len() != df_ham.len() || last_seen.len() != df_ham.len() || !fits(df_ham.len()))
     {
         return Ok(None);
     }
     let mut tokens = Vec::with_capacity(ids.len());
     for (&id, bytes) in ids.iter().zip(rows.tokens()) {
-        let (Ok(token), Some(ham), Some(spam), Some(last)) = (
-            std::str::from_utf8(bytes),
-            df_ham.at(id as usize),
-            df_spam.at(id as usize),
-            last_seen.at(id as usize),
-        ) else {
+        let Ok(token) = std::str::from_utf8(bytes) else {
             return Ok(None);
         };
-        tokens.push((token, [ham, spam], last));
+        let (df, last) = match &counts {
+            Some((df_ham, df_spam, _, last_seen, _)) => {
+                let at = |a: &Packed<'_, u32>| a.at(id as usize).unwrap_or(0);
+                ([at(df_ham), at(df_spam)], at(last_seen))
+            }
+            None => ([0, 0], 0),
+        };
+        tokens.push((token, df, last));
     }
+    let (docs, clock) = counts.as_ref().map_or(([0, 0], 0), |c| (c.2, c.4));
     let Ok(vocabulary) = Vocabulary::from_tokens(tokens, docs, clock) else {
         return Ok(None);
     };
@@ -100,6 +112,7 @@ pub(crate) fn replayed_for(
     };
     let contents = rows.contents();
     let mut models = Vec::new();
+    let mut width = None;
     for (i, &k) in head.kinds.iter().enumerate() {
         if !needed(k) {
             continue;
@@ -116,7 +129,16 @@ pub(crate) fn replayed_for(
         contents
             .restore(&mut model, &entry.restricted(ids))
             .map_err(|reason| ModelFileError::invalid(path, reason))?;
-        if model.model.count_width().is_some_and(|w| w != n) || !model.model.restrict_counts(ids) {
+        // New tokens must be numbered after the counts in both filters: the counts cover
+        // exactly the vocabulary (if it was read; else every token here, and the other Naive
+        // Bayes model's as far).
+        if let Some(w) = model.model.count_width() {
+            if n.is_some_and(|n| n != w) || !fits(w) || width.is_some_and(|other| other != w) {
+                return Ok(None);
+            }
+            width = Some(w);
+        }
+        if !model.model.restrict_counts(ids) {
             return Ok(None);
         }
         models.push(model);
