@@ -169,18 +169,21 @@ fn missing_truncated_or_corrupt_model_passes_the_message_unchanged() {
 
 #[test]
 fn journaled_model_with_damaged_counts_or_blocks_passes_the_message_unchanged() {
-    // With a journal, the pipe filter also reads the vocabulary's counts and the models'
-    // sections (see `spamsort::filter::scorer`): damage there, or in the blocks it reads,
-    // passes the message through unchanged with the reason.
+    // With a journal, the pipe filter also reads the models' sections and, for a journal that
+    // unlearns, the vocabulary's counts (see `spamsort::filter::scorer`): damage there, or in
+    // the blocks it reads, passes the message through unchanged with the reason.
     let t = TestDir::new();
     let model = crate::util::copy_of_trained_model(&t);
     let learned = t.write("learned.eml", b"Subject: zorblax\n\nzorblax offers\n");
-    spamsort()
-        .args(["learn", "--spam", "--model"])
-        .arg(&model)
-        .arg(&learned)
-        .assert()
-        .success();
+    // Learned, then unlearned: unlearning reads the vocabulary's counts.
+    for flag in ["--spam", "--unlearn"] {
+        spamsort()
+            .args(["learn", flag, "--model"])
+            .arg(&model)
+            .arg(&learned)
+            .assert()
+            .success();
+    }
     let good = std::fs::read(&model).unwrap();
     let input = std::fs::read(&sample_files()[0]).unwrap();
     for (name, section) in [("counts", 1), ("blocks", 4), ("first-model", 5)] {

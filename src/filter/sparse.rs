@@ -7,19 +7,22 @@
 //!
 //! Why it is exact: those tokens are looked up in the score table (their ids and each model's
 //! weights and idf) and renumbered `0..` in the order of their ids, so every sum over a
-//! message's features runs in the same order; a token new to the file gets the next id in both
-//! filters, in the same order. The vocabulary keeps their counts (read from the counts
-//! section, which is borrowed, not copied), which unlearning reads. The SVM and logistic
-//! regression read and write only a message's weights and their bias. The Naive Bayes models
-//! keep, besides the restricted counts, everything that depends on every token (message
-//! counts, class totals and |V|, the Bernoulli model's histograms and absent-word terms; see
-//! `AnyModel::restrict_counts`).
+//! message's features runs in the same order, and a token new to the file gets the next id in
+//! both filters, in the same order. The vocabulary holds their counts, which only unlearning
+//! reads: the counts section is read (borrowed, not copied) only for a journal that unlearns.
+//! The SVM and logistic regression read and write only a message's weights and their bias.
+//! The Naive Bayes models keep, besides the counts of those tokens (borrowed from their
+//! sections and gathered), everything that depends on every token (message counts, class
+//! totals and |V|, the Bernoulli model's histograms and absent-word terms; see
+//! `TrainedModelSection::restricted`).
 //!
 //! Where that cannot be exact, [`replayed_for`] gives `None` and the scorer loads the models
 //! whole: complement Naive Bayes (its every learn refreshes all its weights), a Naive Bayes
 //! model whose counts do not cover exactly the vocabulary (new tokens would be numbered
-//! differently from its width; no file spamsort writes is so), and a file whose counts,
-//! tokens or ids do not fit together (the full load then says what is wrong).
+//! differently from its width; no file spamsort writes is so, and where the counts section is
+//! not read this is checked as far as the tokens at hand and the other Naive Bayes model
+//! show), and a file whose counts, tokens or ids do not fit together (the full load then says
+//! what is wrong).
 
 use super::SpamFilter;
 use super::journal::{self, Record};
@@ -30,7 +33,7 @@ use crate::features::Vocabulary;
 use crate::features::hashed::hashed_id;
 use crate::model_file::packed::{Elements, Packed};
 use crate::model_file::{self, ModelFileError, ModelFileReader};
-use crate::models::{ModelKind, TrainedModel};
+use crate::models::{ModelKind, TrainedModelSection};
 use crate::tokenize::Token;
 
 /// The vocabulary's counts section, its arrays borrowed (the layout of
@@ -122,25 +125,26 @@ pub(crate) fn replayed_for(
             .models
             .get(i)
             .ok_or_else(|| wrong_model(path))?;
-        let mut model: TrainedModel = file.read_owned(FIRST_MODEL_SECTION + i)?;
-        if model.model.kind() != k || entry.kind != k {
+        let section = file.section(FIRST_MODEL_SECTION + i)?;
+        let view: TrainedModelSection<'_> = model_file::decode_prefix(section, path)?;
+        if view.kind() != k || entry.kind != k {
             return Err(wrong_model(path));
         }
-        contents
-            .restore(&mut model, &entry.restricted(ids))
-            .map_err(|reason| ModelFileError::invalid(path, reason))?;
         // New tokens must be numbered after the counts in both filters: the counts cover
         // exactly the vocabulary (if it was read; else every token here, and the other Naive
         // Bayes model's as far).
-        if let Some(w) = model.model.count_width() {
+        if let Some(w) = view.count_width() {
             if n.is_some_and(|n| n != w) || !fits(w) || width.is_some_and(|other| other != w) {
                 return Ok(None);
             }
             width = Some(w);
         }
-        if !model.model.restrict_counts(ids) {
+        let Some(mut model) = view.restricted(ids) else {
             return Ok(None);
-        }
+        };
+        contents
+            .restore(&mut model, &entry.restricted(ids))
+            .map_err(|reason| ModelFileError::invalid(path, reason))?;
         models.push(model);
     }
     let mut filter = SpamFilter {

@@ -16,6 +16,7 @@ use super::nb_scoring::NbScoring;
 use crate::error::{Error, Result};
 use crate::features::{Dataset, FeatureConfig, FeatureId, FeatureRemap, SparseVector};
 use crate::label::Label;
+use crate::model_file::packed::{Elements, Packed};
 use serde::{Deserialize, Serialize};
 
 /// Which multinomial model.
@@ -84,10 +85,59 @@ pub struct MultinomialNb {
     /// loaded or fitted model).
     #[serde(skip)]
     stale: bool,
-    /// Features left out by [`MultinomialNb::restrict`] that still count in |V| (0 but in a
+    /// Features left out by [`MultinomialNbSection::restricted`] that still count in |V| (0 but in a
     /// scorer's restricted copy; never saved).
     #[serde(skip)]
     features_elsewhere: usize,
+}
+
+/// A serialized [`MultinomialNb`] (the same fields in the same order) with its per-feature
+/// counts borrowed where they lie, for [`MultinomialNbSection::restricted`].
+#[derive(Debug, Deserialize)]
+pub(crate) struct MultinomialNbSection<'a> {
+    function: LinearFunction,
+    scoring: NbScoring,
+    alpha: f64,
+    variant: NbVariant,
+    class_counts: [f64; 2],
+    #[serde(borrow)]
+    counts_ham: Packed<'a, f64>,
+    #[serde(borrow)]
+    counts_spam: Packed<'a, f64>,
+    totals: [f64; 2],
+}
+
+impl MultinomialNbSection<'_> {
+    /// The number of features it holds counts for.
+    pub fn width(&self) -> usize {
+        self.counts_ham.len()
+    }
+
+    /// The model with the counts of the features `ids` alone (ascending), renumbered
+    /// `0..ids.len()` in that order, and what depends on every feature (class totals, |V|):
+    /// a message whose features are among `ids`, or new ones numbered after them, scores,
+    /// learns and unlearns in it bit for bit as in the whole model, if that covered the whole
+    /// vocabulary (so that new features are numbered after it in both). `None` for the
+    /// complement variant, whose every learn reads every feature. Its cached function is the
+    /// section's: the caller gives it the same features' weights.
+    pub fn restricted(self, ids: &[FeatureId]) -> Option<MultinomialNb> {
+        if self.variant == NbVariant::Complement {
+            return None;
+        }
+        let features_elsewhere = self.width().saturating_sub(ids.len());
+        Some(MultinomialNb {
+            function: self.function,
+            scoring: self.scoring,
+            alpha: self.alpha,
+            variant: self.variant,
+            class_counts: self.class_counts,
+            counts_ham: gather(&self.counts_ham, ids, 0.0),
+            counts_spam: gather(&self.counts_spam, ids, 0.0),
+            totals: self.totals,
+            stale: false,
+            features_elsewhere,
+        })
+    }
 }
 
 impl MultinomialNbParams {
@@ -322,25 +372,6 @@ impl MultinomialNb {
             self.refresh();
         }
         Ok(())
-    }
-
-    /// Keeps the counts of the features `ids` alone (ascending), renumbered `0..ids.len()`
-    /// in that order, and what depends on every feature (class totals, |V|): a message whose
-    /// features are among `ids`, or new ones numbered after them, then scores, learns and
-    /// unlearns bit for bit as in the whole model, if the model covered the whole vocabulary
-    /// (so that new features are numbered after it in both). False, and nothing changed, for
-    /// the complement variant, whose every learn reads every feature. The cached function is
-    /// left as it is: the caller gives it the same features' weights.
-    pub(crate) fn restrict(&mut self, ids: &[FeatureId]) -> bool {
-        if self.variant == NbVariant::Complement {
-            return false;
-        }
-        let width = self.counts_ham.len();
-        for counts in [&mut self.counts_ham, &mut self.counts_spam] {
-            *counts = gather(counts, ids, 0.0);
-        }
-        self.features_elsewhere += width.saturating_sub(self.counts_ham.len());
-        true
     }
 
     /// Drops and renumbers features by `remap`. The model is then exactly the one the kept
