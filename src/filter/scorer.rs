@@ -55,6 +55,9 @@ pub struct ScorerFile {
     /// The file's journal, decoded: messages learned since the last save, which the score
     /// table does not hold yet.
     journal: Vec<Record<'static>>,
+    /// The chosen model loaded whole with the journal applied, once a scorer of many
+    /// messages needed it.
+    replayed: OnceLock<SpamFilter>,
 }
 
 impl ScorerFile {
@@ -91,6 +94,7 @@ impl ScorerFile {
             models,
             kind,
             journal,
+            replayed: OnceLock::new(),
         })
     }
 
@@ -112,10 +116,7 @@ impl ScorerFile {
             for (_, label, unlearn) in self.journal.iter().flat_map(Record::messages) {
                 super::count_message(&mut messages, label, unlearn);
             }
-            return Ok(scorer(
-                messages,
-                Source::Replayed(self, Some(OnceLock::new())),
-            ));
+            return Ok(scorer(messages, Source::Replayed(self, Replay::Whole)));
         }
         let mut models = Vec::with_capacity(self.models.len());
         for &i in &self.models {
@@ -167,9 +168,17 @@ enum Source<'a> {
         Answer<'a>,
         Option<KeptBlocks>,
     ),
-    /// The file, whose journal is applied for each message (`None`: sparsely, to what the
-    /// message needs) or once to the chosen model loaded whole (kept here once loaded).
-    Replayed(&'a ScorerFile, Option<OnceLock<SpamFilter>>),
+    /// The file, whose journal is applied to the chosen model.
+    Replayed(&'a ScorerFile, Replay),
+}
+
+/// How a scorer applies a file's journal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Replay {
+    /// Once, to the chosen model loaded whole (kept in the [`ScorerFile`]): for many messages.
+    Whole,
+    /// For each message, to what it needs (see [`super::sparse`]): for one message.
+    Sparse,
 }
 
 /// What gives a [`Scorer`]'s verdicts.
@@ -328,7 +337,7 @@ impl Scorer<'_> {
     pub fn for_one_message(mut self) -> Self {
         match &mut self.source {
             Source::Table(_, _, _, kept) => *kept = None,
-            Source::Replayed(_, full) => *full = None,
+            Source::Replayed(_, replay) => *replay = Replay::Sparse,
         }
         self
     }
@@ -367,12 +376,8 @@ impl Scorer<'_> {
     ) -> Result<T, ModelFileError> {
         let tokens = self.tokenizer.tokenize(raw).tokens;
         let (file, table, answer, kept) = match &self.source {
-            Source::Replayed(file, full) => {
-                return Ok(replayed(self.replayed_explanation(
-                    file,
-                    full.as_ref(),
-                    &tokens,
-                )?));
+            Source::Replayed(file, replay) => {
+                return Ok(replayed(self.replayed_explanation(file, *replay, &tokens)?));
             }
             Source::Table(file, table, answer, kept) => (file, table, answer, kept.as_ref()),
         };
@@ -406,26 +411,24 @@ impl Scorer<'_> {
     }
 
     /// The explanation of a message (all its `tokens`) by the filter of `file` with its
-    /// journal applied, under this scorer's thresholds: applied to what the message needs
-    /// (`full` is `None`, see [`super::sparse`]) or to the chosen model loaded whole, once
-    /// (kept in `full`).
+    /// journal applied as `replay` says, under this scorer's thresholds.
     fn replayed_explanation(
         &self,
         file: &ScorerFile,
-        full: Option<&OnceLock<SpamFilter>>,
+        replay: Replay,
         tokens: &[Token],
     ) -> Result<Explanation, ModelFileError> {
         let load = || SpamFilter::read(&file.file, Some(self.kind));
         let sparse;
-        let filter = match full {
-            Some(kept) => match kept.get() {
+        let filter = match replay {
+            Replay::Whole => match file.replayed.get() {
                 Some(filter) => filter,
                 None => {
                     let filter = load()?;
-                    kept.get_or_init(|| filter)
+                    file.replayed.get_or_init(|| filter)
                 }
             },
-            None => {
+            Replay::Sparse => {
                 let (f, head, table) = (&file.file, &file.head, &file.table);
                 sparse = match super::sparse::replayed_for(
                     f,
