@@ -7,7 +7,8 @@
 //! Every full load ([`SpamFilter::load`]: `info`, `dump`, `serve`, the daemon, the next update)
 //! applies the journal's operations in order through the same [`LearnedStore::apply`], so the
 //! state is exactly the one learning in memory gives; the pipe filter's scorer does the same
-//! when the journal is not empty (see [`crate::filter::scorer`]). Once the journal holds
+//! when the journal is not empty, over only the tokens a message needs (see
+//! [`crate::filter::scorer`]). Once the journal holds
 //! [`COMPACT_RECORDS`] records or [`COMPACT_BYTES`] bytes, the learn that finds it so saves the
 //! whole filter instead (the journal applied, the file pruned if over its limit, an empty
 //! journal), so a reader never applies more than that.
