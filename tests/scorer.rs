@@ -161,3 +161,31 @@ fn one_message_scorer_of_a_trained_model_with_a_journal_agrees_with_the_full_loa
         }
     }
 }
+
+#[test]
+fn threads_scoring_a_journaled_file_at_once_agree_with_the_full_load() {
+    let t = crate::util::TestDir::new();
+    let path = crate::util::copy_of_trained_model(&t);
+    let new = t.write("new.eml", b"Subject: frobnicated\n\nfrobnicated quux offers\n");
+    learn(&path, "--spam", &new);
+    let loaded = SpamFilter::load(&path).unwrap();
+    let file = ScorerFile::open(&path, Some(ModelKind::Fusion)).unwrap();
+    // A scorer of many messages, as `classify` shares it between threads: the model is
+    // loaded whole at the first message, once.
+    let scorer = file.scorer().unwrap();
+    let files = sample_files();
+    std::thread::scope(|s| {
+        for chunk in files.chunks(files.len().div_ceil(4)) {
+            let (scorer, loaded) = (&scorer, &loaded);
+            s.spawn(move || {
+                for p in chunk {
+                    let m = std::fs::read(p).unwrap();
+                    assert_eq!(
+                        scorer.classify(&m).unwrap(),
+                        loaded.classify_with(&m, ModelKind::Fusion).unwrap()
+                    );
+                }
+            });
+        }
+    });
+}

@@ -37,7 +37,7 @@ use crate::model_file::{self, ModelFileError, ModelFileReader};
 use crate::models::{Calibration, Fusion, ModelKind, TrainedModelView, terms};
 use crate::tokenize::{Token, Tokenizer, TokenizerConfig};
 use std::path::Path;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 /// A model file opened for scoring with one model: its head and its score table's index
 /// checked, the models that answer found.
@@ -58,6 +58,8 @@ pub struct ScorerFile {
     /// The chosen model loaded whole with the journal applied, once a scorer of many
     /// messages needed it.
     replayed: OnceLock<SpamFilter>,
+    /// Held while loading it, so that threads scoring at once load it once.
+    loading: Mutex<()>,
 }
 
 impl ScorerFile {
@@ -95,6 +97,7 @@ impl ScorerFile {
             kind,
             journal,
             replayed: OnceLock::new(),
+            loading: Mutex::new(()),
         })
     }
 
@@ -424,8 +427,15 @@ impl Scorer<'_> {
             Replay::Whole => match file.replayed.get() {
                 Some(filter) => filter,
                 None => {
-                    let filter = load()?;
-                    file.replayed.get_or_init(|| filter)
+                    // A thread that panicked loading left nothing half done behind.
+                    let _loading = file.loading.lock().unwrap_or_else(|p| p.into_inner());
+                    match file.replayed.get() {
+                        Some(filter) => filter,
+                        None => {
+                            let filter = load()?;
+                            file.replayed.get_or_init(|| filter)
+                        }
+                    }
                 }
             },
             Replay::Sparse => {
