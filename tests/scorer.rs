@@ -166,7 +166,10 @@ fn one_message_scorer_of_a_trained_model_with_a_journal_agrees_with_the_full_loa
 fn threads_scoring_a_journaled_file_at_once_agree_with_the_full_load() {
     let t = crate::util::TestDir::new();
     let path = crate::util::copy_of_trained_model(&t);
-    let new = t.write("new.eml", b"Subject: frobnicated\n\nfrobnicated quux offers\n");
+    let new = t.write(
+        "new.eml",
+        b"Subject: frobnicated\n\nfrobnicated quux offers\n",
+    );
     learn(&path, "--spam", &new);
     let loaded = SpamFilter::load(&path).unwrap();
     let file = ScorerFile::open(&path, Some(ModelKind::Fusion)).unwrap();
