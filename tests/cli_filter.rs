@@ -168,6 +168,61 @@ fn missing_truncated_or_corrupt_model_passes_the_message_unchanged() {
 }
 
 #[test]
+fn journaled_model_with_damaged_counts_or_blocks_passes_the_message_unchanged() {
+    // With a journal, the pipe filter also reads the models' sections and, for a journal that
+    // unlearns, the vocabulary's counts (see `spamsort::filter::scorer`): damage there, or in
+    // the blocks it reads, passes the message through unchanged with the reason.
+    let t = TestDir::new();
+    let model = crate::util::copy_of_trained_model(&t);
+    let learned = t.write("learned.eml", b"Subject: zorblax\n\nzorblax offers\n");
+    // Learned, then unlearned: unlearning reads the vocabulary's counts.
+    for flag in ["--spam", "--unlearn"] {
+        spamsort()
+            .args(["learn", flag, "--model"])
+            .arg(&model)
+            .arg(&learned)
+            .assert()
+            .success();
+    }
+    let good = std::fs::read(&model).unwrap();
+    let input = std::fs::read(&sample_files()[0]).unwrap();
+    for (name, section) in [("counts", 1), ("blocks", 4), ("first-model", 5)] {
+        let mut bad = good.clone();
+        let (offset, len) = section_span(&good, section);
+        for at in (offset..offset + len).step_by(64) {
+            bad[at] ^= 0xff;
+        }
+        let path = t.write(&format!("journaled-{name}.spamsort"), &bad);
+        // The first model's section is read only by that model and fusion.
+        let classifiers: &[&str] = match name {
+            "first-model" => &["bernoulli-nb", "fusion"],
+            _ => &[
+                "bernoulli-nb",
+                "multinomial-nb",
+                "linear-svm",
+                "logistic-regression",
+                "fusion",
+            ],
+        };
+        for classifier in classifiers {
+            let assert = spamsort()
+                .args(["filter", "--classifier", classifier, "--model"])
+                .arg(&path)
+                .write_stdin(input.clone())
+                .assert()
+                .success();
+            let output = assert.get_output();
+            assert!(output.stdout == input, "{name} {classifier}: changed");
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert!(
+                stderr.contains("passed through unchanged") && stderr.contains(name),
+                "{name} {classifier}: {stderr}"
+            );
+        }
+    }
+}
+
+#[test]
 fn format_2_bincode_model_passes_the_message_unchanged_and_says_to_retrain() {
     // A file of the previous release (format version 2, bincode sections) is not read.
     let t = TestDir::new();

@@ -20,7 +20,7 @@ fn scorer_agrees_with_the_loaded_filter_for_every_model_and_fusion() {
         // Blocks read afresh for every message, and kept from one message to the next.
         for scorer in [
             file.scorer().unwrap(),
-            file.scorer().unwrap().keeping_blocks(),
+            file.scorer().unwrap().for_many_messages(),
         ] {
             assert_eq!(scorer.model(), kind);
             assert_eq!(scorer.thresholds(), filter.thresholds());
@@ -110,4 +110,90 @@ fn nb_scorer_gives_weak_tokens_no_share_and_the_shares_add_up_to_the_decision() 
         left_out > 0 && counted > 0,
         "{left_out} left out, {counted} counted"
     );
+}
+
+/// `spamsort learn FLAG --model MODEL MESSAGE`, which appends to the model file's journal.
+fn learn(model: &std::path::Path, flag: &str, message: &std::path::Path) {
+    crate::util::spamsort()
+        .args(["learn", flag, "--model"])
+        .arg(model)
+        .arg(message)
+        .assert()
+        .success();
+}
+
+#[test]
+fn one_message_scorer_of_a_trained_model_with_a_journal_agrees_with_the_full_load() {
+    use crate::util::sample_class_files;
+    let t = crate::util::TestDir::new();
+    let path = crate::util::copy_of_trained_model(&t);
+    let new = b"Subject: frobnicated quux\n\nfrobnicated quux offers, frobnicated\n";
+    let new_file = t.write("new.eml", new);
+    let (spam, ham) = (sample_class_files("spam"), sample_class_files("ham"));
+    // New tokens; a training message unlearned (it counted only in training's tokens); a
+    // training message relabeled; a message learned twice over several records.
+    learn(&path, "--spam", &new_file);
+    learn(&path, "--unlearn", &spam[0]);
+    learn(&path, "--spam", &ham[1]);
+    learn(&path, "--ham", &new_file);
+    let (records, _) = spamsort::filter::journal::pending(&path).unwrap();
+    assert_eq!(records, 4, "learned through the journal");
+    let loaded = SpamFilter::load(&path).unwrap();
+    let messages: Vec<Vec<u8>> = [&spam[0], &spam[1], &ham[0], &ham[1]]
+        .iter()
+        .map(|p| std::fs::read(p).unwrap())
+        .chain([
+            new.to_vec(),
+            b"Subject: quux\n\nfrobnicated".to_vec(),
+            Vec::new(),
+        ])
+        .collect();
+    for kind in ModelKind::WITH_FUSION {
+        let file = ScorerFile::open(&path, Some(kind)).unwrap();
+        for m in &messages {
+            let one = file.scorer().unwrap();
+            assert_eq!(
+                one.explain(m).unwrap(),
+                loaded.explain(m, Some(kind)).unwrap(),
+                "{kind}"
+            );
+            let one = file.scorer().unwrap();
+            assert_eq!(
+                one.classify(m).unwrap(),
+                loaded.classify_with(m, kind).unwrap(),
+                "{kind}"
+            );
+        }
+    }
+}
+
+#[test]
+fn threads_scoring_a_journaled_file_at_once_agree_with_the_full_load() {
+    let t = crate::util::TestDir::new();
+    let path = crate::util::copy_of_trained_model(&t);
+    let new = t.write(
+        "new.eml",
+        b"Subject: frobnicated\n\nfrobnicated quux offers\n",
+    );
+    learn(&path, "--spam", &new);
+    let loaded = SpamFilter::load(&path).unwrap();
+    let file = ScorerFile::open(&path, Some(ModelKind::Fusion)).unwrap();
+    // A scorer of many messages, as `classify` shares it between threads: the model is
+    // loaded whole at the first message, once.
+    let scorer = file.scorer().unwrap().for_many_messages();
+    let files = sample_files();
+    std::thread::scope(|s| {
+        for chunk in files.chunks(files.len().div_ceil(4)) {
+            let (scorer, loaded) = (&scorer, &loaded);
+            s.spawn(move || {
+                for p in chunk {
+                    let m = std::fs::read(p).unwrap();
+                    assert_eq!(
+                        scorer.classify(&m).unwrap(),
+                        loaded.classify_with(&m, ModelKind::Fusion).unwrap()
+                    );
+                }
+            });
+        }
+    });
 }

@@ -40,7 +40,7 @@ pub fn run(args: ClassifyArgs) -> anyhow::Result<ExitStatus> {
     let config = args.model.config()?;
     let policy = args.verdict.policy(&config, None)?;
     let file = open_model(&args.model, &policy, &config)?;
-    let scorer = policy.scorer(&file)?.keeping_blocks();
+    let scorer = policy.scorer(&file)?.for_many_messages();
     let required = scorer.thresholds().spam();
     if let Some(class) = scorer.missing_class() {
         eprintln!(

@@ -27,7 +27,7 @@ pub fn run(args: ExplainArgs) -> anyhow::Result<ExitStatus> {
     let config = args.model.config()?;
     let policy = args.verdict.policy(&config, None)?;
     let file = open_model(&args.model, &policy, &config)?;
-    let scorer = policy.scorer(&file)?.keeping_blocks();
+    let scorer = policy.scorer(&file)?.for_many_messages();
     let head = scorer.tokenizer_config().head_bytes();
     let messages = input::message_heads(std::slice::from_ref(&args.path), head)?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());

@@ -7,7 +7,8 @@
 //! Every full load ([`SpamFilter::load`]: `info`, `dump`, `serve`, the daemon, the next update)
 //! applies the journal's operations in order through the same [`LearnedStore::apply`], so the
 //! state is exactly the one learning in memory gives; the pipe filter's scorer does the same
-//! when the journal is not empty (see [`crate::filter::scorer`]). Once the journal holds
+//! when the journal is not empty, over only the tokens a message needs (see
+//! [`crate::filter::scorer`]). Once the journal holds
 //! [`COMPACT_RECORDS`] records or [`COMPACT_BYTES`] bytes, the learn that finds it so saves the
 //! whole filter instead (the journal applied, the file pruned if over its limit, an empty
 //! journal), so a reader never applies more than that.
@@ -17,8 +18,9 @@ use super::store::{LearnedStore, StoreOp};
 use super::update::{IfMissing, Updated, update};
 use super::{SpamFilter, layout};
 use crate::error::Result;
+use crate::label::Label;
 use crate::model_file::{self, ModelFileError, ModelFileReader};
-use crate::tokenize::TokenizerConfig;
+use crate::tokenize::{Token, TokenizerConfig};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -41,7 +43,7 @@ pub fn pending(path: &Path) -> std::result::Result<(usize, u64), ModelFileError>
 /// they commute with the count changes (which never read the record), so applying the counts
 /// first and then the entries, each in order, gives the state of applying the run's ops in order.
 #[derive(Debug, Default, Serialize, Deserialize)]
-struct Record<'a> {
+pub(crate) struct Record<'a> {
     /// The [`StoreOp::SetLearned`] changes, in order.
     learned: Vec<(Digest, Option<LearnedAs>)>,
     /// The [`StoreOp::AddMessage`] changes, in order.
@@ -56,15 +58,43 @@ struct RecordHead {
 
 impl Record<'_> {
     /// Applies the record to a store: the count changes, then the record's entries.
-    fn apply_to(self, store: &mut dyn LearnedStore) -> Result<()> {
-        for op in self.counts {
-            store.apply(op)?;
+    fn apply_to(&self, store: &mut dyn LearnedStore) -> Result<()> {
+        for op in &self.counts {
+            store.apply(op.reborrow())?;
         }
-        for (digest, how) in self.learned {
+        for &(digest, how) in &self.learned {
             store.apply(StoreOp::SetLearned { digest, how })?;
         }
         Ok(())
     }
+
+    /// The record's [`StoreOp::AddMessage`] changes, in order: each message's tokens, its
+    /// label and whether it is unlearned.
+    pub(crate) fn messages(&self) -> impl Iterator<Item = (&[Token], Label, bool)> {
+        self.counts.iter().filter_map(|op| match op {
+            StoreOp::AddMessage {
+                tokens,
+                label,
+                unlearn,
+                ..
+            } => Some((tokens.as_ref(), *label, *unlearn)),
+            StoreOp::SetLearned { .. } => None,
+        })
+    }
+}
+
+/// The journal of the open file `reader`, its records decoded, in order. A record that does
+/// not decode makes the file corrupt.
+pub(crate) fn records(
+    reader: &ModelFileReader,
+) -> std::result::Result<Vec<Record<'static>>, ModelFileError> {
+    let path = reader.path();
+    reader
+        .journal()?
+        .records
+        .iter()
+        .map(|record| model_file::decode_payload(record, path))
+        .collect()
 }
 
 /// Applies the journal of the open file `reader` to `filter` (the file's sections, loaded).
@@ -73,9 +103,17 @@ pub(crate) fn replay(
     reader: &ModelFileReader,
     filter: &mut SpamFilter,
 ) -> std::result::Result<(), ModelFileError> {
-    let path = reader.path();
-    for (i, record) in reader.journal()?.records.iter().enumerate() {
-        let record: Record<'static> = model_file::decode_payload(record, path)?;
+    apply(reader.path(), &records(reader)?, filter)
+}
+
+/// Applies decoded journal `records` of the file at `path` to `filter`, in order. A record
+/// whose operations do not apply makes the file corrupt.
+pub(crate) fn apply(
+    path: &Path,
+    records: &[Record<'_>],
+    filter: &mut SpamFilter,
+) -> std::result::Result<(), ModelFileError> {
+    for (i, record) in records.iter().enumerate() {
         record.apply_to(filter).map_err(|e| {
             ModelFileError::invalid(
                 path,
@@ -254,6 +292,32 @@ mod tests {
         .unwrap()
     }
 
+    /// Both scorers of the file at `path` (of many messages: the models loaded whole; of one:
+    /// the journal replayed sparsely) explain each of `messages` as `filter` does, bit for
+    /// bit, for every model and fusion.
+    fn assert_scorers_explain_as(path: &Path, filter: &SpamFilter, messages: &[&[u8]]) {
+        use crate::filter::scorer::ScorerFile;
+        for kind in ModelKind::WITH_FUSION
+            .into_iter()
+            .filter(|&k| filter.has(k))
+        {
+            let file = ScorerFile::open(path, Some(kind)).unwrap();
+            let many = file.scorer().unwrap().for_many_messages();
+            for raw in messages {
+                let expected = filter.explain(raw, Some(kind)).unwrap();
+                assert_eq!(many.explain(raw).unwrap(), expected, "{kind}");
+                let one = file.scorer().unwrap();
+                assert_eq!(one.explain(raw).unwrap(), expected, "{kind}, one message");
+                let one = file.scorer().unwrap();
+                assert_eq!(
+                    one.classify(raw).unwrap(),
+                    expected.classification,
+                    "{kind}, one message"
+                );
+            }
+        }
+    }
+
     #[test]
     fn journaled_learning_loads_as_the_state_learning_in_memory_gives() {
         let dir = tempfile::tempdir().unwrap();
@@ -287,17 +351,8 @@ mod tests {
         let loaded = SpamFilter::load(&path).unwrap();
         assert_eq!(loaded, memory);
         // The pipe filter's scorer applies the journal too, for every model.
-        for kind in ModelKind::ALL {
-            let file = crate::filter::scorer::ScorerFile::open(&path, Some(kind)).unwrap();
-            let scorer = file.scorer().unwrap();
-            for (raw, _) in MESSAGES {
-                assert_eq!(
-                    scorer.explain(raw.as_bytes()).unwrap(),
-                    memory.explain(raw.as_bytes(), Some(kind)).unwrap(),
-                    "{kind}"
-                );
-            }
-        }
+        let messages = MESSAGES.map(|(raw, _)| raw.as_bytes());
+        assert_scorers_explain_as(&path, &memory, &messages);
         // A save compacts: same state, no journal.
         let mut compacted = loaded.clone();
         compacted

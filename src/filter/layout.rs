@@ -5,7 +5,9 @@
 //! the score table does not hold), then the journal of operations `spamsort learn` appended
 //! since the last save (see [`super::journal`]). Each reader reads only what it needs: the
 //! pipe filter 0, 3 and the blocks of 4 its message needs (and the section of a model that
-//! sees hashed features, for those weights); `spamsort learn` 0 and 2 and the journal; a full
+//! sees hashed features, for those weights), and with a journal also the answering models'
+//! sections, the journal and, if it unlearns, 1 (see [`super::sparse`]); `spamsort learn` 0
+//! and 2 and the journal; a full
 //! load all of them, rebuilding the vocabulary's lookup arrays and the models' functions from
 //! the score table. Loading checks it all before it is trusted and applies the journal; saving
 //! writes the whole state with an empty journal, pruning first if the file would be over its
@@ -64,7 +66,7 @@ pub(crate) struct Head {
 
 /// The section of the vocabulary's counts (document frequencies, last seen); its tokens are
 /// in the score table.
-const VOCABULARY_COUNTS_SECTION: usize = 1;
+pub(crate) const VOCABULARY_COUNTS_SECTION: usize = 1;
 
 /// The section of the record of learned messages.
 pub(crate) const LEARNED_SECTION: usize = 2;

@@ -23,6 +23,7 @@ pub mod policy;
 mod score_table;
 pub mod scorer;
 pub mod shared;
+mod sparse;
 pub mod stamp;
 pub mod store;
 mod train;
@@ -184,6 +185,13 @@ pub(super) fn words_and_hashed(config: &TokenizerConfig) -> (Tokenizer, Tokenize
         ..config.clone()
     };
     (Tokenizer::new(words), Tokenizer::new(config.clone()))
+}
+
+/// Counts one learned message of class `label` in `messages` (per class, ham first), or with
+/// `unlearn` takes it away.
+pub(crate) fn count_message(messages: &mut [u64; 2], label: Label, unlearn: bool) {
+    let n = &mut messages[label.index()];
+    *n = if unlearn { n.saturating_sub(1) } else { *n + 1 };
 }
 
 /// What [`SpamFilter::learn`] did.
@@ -491,13 +499,32 @@ impl SpamFilter {
             return None;
         }
         let (x, tokens) = self.count_vector(raw);
-        let classification = self.classify_vector(kind, &x, tokens)?;
+        self.explain_vector(kind, &x, tokens)
+    }
+
+    /// [`SpamFilter::explain`] of one tokenized message (all its tokens, the hashed byte
+    /// 4-grams included): the same answer as for the raw message they came from.
+    pub(crate) fn explain_tokens(&self, tokens: &[Token], kind: ModelKind) -> Option<Explanation> {
+        if !self.has(kind) {
+            return None;
+        }
+        self.explain_vector(kind, &self.vocabulary.vectorize(tokens), tokens.len())
+    }
+
+    /// The explanation of the named model (or fusion) of a count vector of `tokens` tokens.
+    fn explain_vector(
+        &self,
+        kind: ModelKind,
+        x: &SparseVector,
+        tokens: usize,
+    ) -> Option<Explanation> {
+        let classification = self.classify_vector(kind, x, tokens)?;
         if let Some(fusion) = self.fusion.as_ref().filter(|_| kind == ModelKind::Fusion) {
-            let log_odds = self.fusion_inputs(fusion, &x);
+            let log_odds = self.fusion_inputs(fusion, x);
             return Some(Explanation::fused(classification, fusion, &log_odds));
         }
         let model = self.model(kind)?;
-        let (contributions, bias) = model.model.contributions(&x);
+        let (contributions, bias) = model.model.contributions(x);
         Some(Explanation::new(
             classification,
             model.calibration,
@@ -556,8 +583,7 @@ impl SpamFilter {
         if let (Some(fusion), Some(log_odds)) = (&mut self.fusion, before) {
             fusion.learn(&log_odds, if unlearn { label.other() } else { label });
         }
-        let n = &mut self.summary.messages[label.index()];
-        *n = if unlearn { n.saturating_sub(1) } else { *n + 1 };
+        count_message(&mut self.summary.messages, label, unlearn);
         self.summary.learned_at = Some(at);
         Ok(())
     }

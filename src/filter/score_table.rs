@@ -64,6 +64,24 @@ pub(crate) struct ScoreModel {
     pub idf_len: u64,
 }
 
+impl ScoreModel {
+    /// This entry for the model restricted to the tokens of vocabulary ids `ids` (ascending),
+    /// renumbered `0..ids.len()` in that order: its weights and idf cover the same of them.
+    pub fn restricted(&self, ids: &[FeatureId]) -> ScoreModel {
+        let below = |len: u64| ids.partition_point(|&id| u64::from(id) < len) as u64;
+        let front = self.config.input_width(0) as u64;
+        let weights_len = match self.weights_len.checked_sub(front) {
+            Some(vocabulary) if vocabulary > 0 => front + below(vocabulary),
+            _ => self.weights_len,
+        };
+        ScoreModel {
+            weights_len,
+            idf_len: below(self.idf_len),
+            ..self.clone()
+        }
+    }
+}
+
 /// The score table's index section.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct ScoreIndex {
@@ -397,6 +415,31 @@ impl<'t> Rows<'t> {
     /// The row of token `id`, if found.
     fn row(&self, id: FeatureId) -> Option<usize> {
         self.ids.binary_search(&id).ok()
+    }
+
+    /// The ids of the tokens found, ascending.
+    pub fn ids(&self) -> &[FeatureId] {
+        &self.ids
+    }
+
+    /// The bytes of the tokens found, in the order of their ids.
+    pub fn tokens(&self) -> &[&'t [u8]] {
+        &self.tokens
+    }
+
+    /// The rows as the columns of a table of these tokens alone, renumbered `0..` in the order
+    /// of their ids: what [`Columns::restore`] reads a model restricted to them from (with
+    /// [`ScoreModel::restricted`]).
+    pub fn columns(&self) -> Columns {
+        Columns(
+            (0..self.columns)
+                .map(|c| {
+                    (0..self.ids.len())
+                        .map(|r| self.values[r * self.columns + c])
+                        .collect()
+                })
+                .collect(),
+        )
     }
 
     /// The bytes of token `id` ("" if not found or not UTF-8).

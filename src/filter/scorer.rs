@@ -10,16 +10,22 @@
 //! over the same values.
 //!
 //! The file is read, not mapped (see [`ModelFileReader`]), so rewriting it in place under a
-//! running scorer gives an error, never a crash. A scorer made [`Scorer::keeping_blocks`] keeps
-//! each block it read for the next message (`classify` over a mailbox reads each block once at
-//! most).
+//! running scorer gives an error, never a crash. A scorer made [`Scorer::for_many_messages`]
+//! keeps each block it read for the next message (`classify` over a mailbox reads each block
+//! once at most).
 //!
 //! A file whose journal is not empty (messages `spamsort learn` appended since the last save)
-//! is scored exactly as [`SpamFilter::load`](crate::SpamFilter::load) would: the chosen model
-//! (for fusion, the models it stacks) is loaded whole and the journal applied, which costs
-//! more than the score table until the next save (a compaction) empties the journal.
+//! is scored exactly as [`SpamFilter::load`](crate::SpamFilter::load) would. A scorer of one
+//! message (the default; the pipe filter) replays the journal sparsely (see
+//! [`super::sparse`]): over only the tokens of the journal's messages and of the message,
+//! looked up in the score table, with the chosen model's section (for fusion, those of the
+//! models it stacks) and the vocabulary's counts; it loads the models whole only where that
+//! would not be exact (complement Naive Bayes; see [`super::sparse`]). A scorer of many
+//! messages ([`Scorer::for_many_messages`]) loads the chosen model whole and applies the
+//! journal once, at its first message.
 
 use super::SpamFilter;
+use super::journal::{self, Record};
 use super::layout::{
     FIRST_MODEL_SECTION, Head, SCORE_BLOCKS_SECTION, SCORE_INDEX_SECTION, wrong_model,
 };
@@ -31,8 +37,9 @@ use crate::label::{Label, Thresholds};
 use crate::model_file::packed::{Elements, Packed};
 use crate::model_file::{self, ModelFileError, ModelFileReader};
 use crate::models::{Calibration, Fusion, ModelKind, TrainedModelView, terms};
-use crate::tokenize::{Tokenizer, TokenizerConfig};
+use crate::tokenize::{Token, Tokenizer, TokenizerConfig};
 use std::path::Path;
+use std::sync::{Mutex, OnceLock};
 
 /// A model file opened for scoring with one model: its head and its score table's index
 /// checked, the models that answer found.
@@ -40,15 +47,21 @@ pub struct ScorerFile {
     file: ModelFileReader,
     /// The file's head, read and checked once at open.
     head: Head,
-    /// The score table (`None` when the journal is replayed instead).
-    table: Option<ScoreTable>,
+    /// The score table.
+    table: ScoreTable,
     /// The models that answer, by position in the head's list: the chosen one, or those
     /// fusion stacks, in its order.
     models: Vec<usize>,
     /// The model that answers.
     kind: ModelKind,
-    /// The chosen model loaded with the journal applied, if the file's journal is not empty.
-    replayed: Option<SpamFilter>,
+    /// The file's journal, decoded: messages learned since the last save, which the score
+    /// table does not hold yet.
+    journal: Vec<Record<'static>>,
+    /// The chosen model loaded whole with the journal applied, once a scorer of many
+    /// messages needed it.
+    replayed: OnceLock<SpamFilter>,
+    /// Held while loading it, so that threads scoring at once load it once.
+    loading: Mutex<()>,
 }
 
 impl ScorerFile {
@@ -70,25 +83,23 @@ impl ScorerFile {
             .map(|k| head.kinds.iter().position(|h| h == k))
             .collect::<Option<Vec<usize>>>()
             .ok_or_else(missing)?;
-        // Learned messages in the journal change the counts: this model is loaded and the
-        // journal applied (exact, slower; the next compaction makes the journal empty again).
-        let (table, replayed) = if file.journal()?.records.is_empty() {
-            let table = ScoreTable::open(&file, SCORE_INDEX_SECTION, SCORE_BLOCKS_SECTION)?;
-            let kinds = table.index().models.iter().map(|m| m.kind);
-            if !kinds.eq(head.kinds.iter().copied()) {
-                return Err(wrong_model(path));
-            }
-            (Some(table), None)
-        } else {
-            (None, Some(SpamFilter::read(&file, Some(kind))?))
-        };
+        let table = ScoreTable::open(&file, SCORE_INDEX_SECTION, SCORE_BLOCKS_SECTION)?;
+        let kinds = table.index().models.iter().map(|m| m.kind);
+        if !kinds.eq(head.kinds.iter().copied()) {
+            return Err(wrong_model(path));
+        }
+        // Learned messages in the journal change the counts: they are applied to what each
+        // message needs (see `Source::Replayed`) until the next compaction empties it.
+        let journal = journal::records(&file)?;
         Ok(ScorerFile {
             file,
             head,
             table,
             models,
             kind,
-            replayed,
+            journal,
+            replayed: OnceLock::new(),
+            loading: Mutex::new(()),
         })
     }
 
@@ -97,43 +108,45 @@ impl ScorerFile {
     pub fn scorer(&self) -> Result<Scorer<'_>, ModelFileError> {
         let path = self.file.path();
         let head = &self.head;
-        let source = match (&self.table, &self.replayed) {
-            (Some(table), _) => {
-                let mut models = Vec::with_capacity(self.models.len());
-                for &i in &self.models {
-                    let model = &table.index().models[i];
-                    let hashed = if model.config.hashed {
-                        let section = self.file.section(FIRST_MODEL_SECTION + i)?;
-                        let view: TrainedModelView = model_file::decode_prefix(section, path)?;
-                        if view.kind() != model.kind {
-                            return Err(wrong_model(path));
-                        }
-                        view.weights()
-                    } else {
-                        None
-                    };
-                    models.push(ModelView { model, hashed });
-                }
-                let answer = match (self.kind, head.fusion.clone(), models.len()) {
-                    (ModelKind::Fusion, Some(fusion), _) => Answer::Fused(fusion, models),
-                    (_, _, 1) => Answer::One(models.swap_remove(0)),
-                    _ => return Err(wrong_model(path)),
-                };
-                Source::Table(&self.file, table, answer, None)
-            }
-            (None, Some(filter)) => Source::Replayed(filter),
-            (None, None) => return Err(wrong_model(path)),
-        };
-        Ok(Scorer {
+        let table = &self.table;
+        let scorer = |messages, source| Scorer {
             tokenizer: Tokenizer::new(head.tokenizer.clone()),
             thresholds: head.thresholds,
-            messages: self
-                .replayed
-                .as_ref()
-                .map_or(head.summary.messages, |f| f.summary.messages),
+            messages,
             kind: self.kind,
             source,
-        })
+        };
+        if !self.journal.is_empty() {
+            let mut messages = head.summary.messages;
+            for (_, label, unlearn) in self.journal.iter().flat_map(Record::messages) {
+                super::count_message(&mut messages, label, unlearn);
+            }
+            return Ok(scorer(messages, Source::Replayed(self, Replay::Sparse)));
+        }
+        let mut models = Vec::with_capacity(self.models.len());
+        for &i in &self.models {
+            let model = &table.index().models[i];
+            let hashed = if model.config.hashed {
+                let section = self.file.section(FIRST_MODEL_SECTION + i)?;
+                let view: TrainedModelView = model_file::decode_prefix(section, path)?;
+                if view.kind() != model.kind {
+                    return Err(wrong_model(path));
+                }
+                view.weights()
+            } else {
+                None
+            };
+            models.push(ModelView { model, hashed });
+        }
+        let answer = match (self.kind, head.fusion.clone(), models.len()) {
+            (ModelKind::Fusion, Some(fusion), _) => Answer::Fused(fusion, models),
+            (_, _, 1) => Answer::One(models.swap_remove(0)),
+            _ => return Err(wrong_model(path)),
+        };
+        Ok(scorer(
+            head.summary.messages,
+            Source::Table(&self.file, table, answer, None),
+        ))
     }
 }
 
@@ -159,8 +172,17 @@ enum Source<'a> {
         Answer<'a>,
         Option<KeptBlocks>,
     ),
-    /// The model with the file's journal applied.
-    Replayed(&'a SpamFilter),
+    /// The file, whose journal is applied to the chosen model.
+    Replayed(&'a ScorerFile, Replay),
+}
+
+/// How a scorer applies a file's journal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Replay {
+    /// Once, to the chosen model loaded whole (kept in the [`ScorerFile`]): for many messages.
+    Whole,
+    /// For each message, to what it needs (see [`super::sparse`]): for one message.
+    Sparse,
 }
 
 /// What gives a [`Scorer`]'s verdicts.
@@ -313,12 +335,14 @@ impl Scorer<'_> {
         self.thresholds = thresholds;
     }
 
-    /// This scorer keeping the score table's blocks it reads for later messages (one read of
-    /// each block at most), for a reader of many messages. Without it each message's blocks are
-    /// read into one buffer and dropped, which is cheaper for one message (the pipe filter).
-    pub fn keeping_blocks(mut self) -> Self {
-        if let Source::Table(_, table, _, kept) = &mut self.source {
-            *kept = Some(table.kept_blocks());
+    /// This scorer for many messages: it keeps the score table's blocks it reads for later
+    /// messages (one read of each block at most), and applies a journal once, to the chosen
+    /// model loaded whole. Without it (the pipe filter's one message) each message's blocks are
+    /// read into one buffer and dropped, and a journal is applied to what the message needs.
+    pub fn for_many_messages(mut self) -> Self {
+        match &mut self.source {
+            Source::Table(_, table, _, kept) => *kept = Some(table.kept_blocks()),
+            Source::Replayed(_, replay) => *replay = Replay::Whole,
         }
         self
     }
@@ -355,11 +379,13 @@ impl Scorer<'_> {
         replayed: impl FnOnce(Explanation) -> T,
         scored: impl FnOnce(&Answer<'_>, &SparseVector, &Rows<'_>, usize) -> T,
     ) -> Result<T, ModelFileError> {
+        let tokens = self.tokenizer.tokenize(raw).tokens;
         let (file, table, answer, kept) = match &self.source {
-            Source::Replayed(_) => return Ok(replayed(self.replayed_explanation(raw))),
+            Source::Replayed(file, replay) => {
+                return Ok(replayed(self.replayed_explanation(file, *replay, &tokens)?));
+            }
             Source::Table(file, table, answer, kept) => (file, table, answer, kept.as_ref()),
         };
-        let tokens = self.tokenizer.tokenize(raw).tokens;
         let (x, rows) = count_vector(file, table, kept, &tokens)?;
         Ok(scored(answer, &x, &rows, tokens.len()))
     }
@@ -389,17 +415,51 @@ impl Scorer<'_> {
         )
     }
 
-    /// The explanation of the filter loaded with the journal applied, under this scorer's
-    /// thresholds.
-    fn replayed_explanation(&self, raw: &[u8]) -> Explanation {
-        let Source::Replayed(filter) = &self.source else {
-            unreachable!("called for a replayed filter only")
+    /// The explanation of a message (all its `tokens`) by the filter of `file` with its
+    /// journal applied as `replay` says, under this scorer's thresholds.
+    fn replayed_explanation(
+        &self,
+        file: &ScorerFile,
+        replay: Replay,
+        tokens: &[Token],
+    ) -> Result<Explanation, ModelFileError> {
+        let load = || SpamFilter::read(&file.file, Some(self.kind));
+        let sparse;
+        let filter = match replay {
+            Replay::Whole => match file.replayed.get() {
+                Some(filter) => filter,
+                None => {
+                    // A thread that panicked loading left nothing half done behind.
+                    let _loading = file.loading.lock().unwrap_or_else(|p| p.into_inner());
+                    match file.replayed.get() {
+                        Some(filter) => filter,
+                        None => {
+                            let filter = load()?;
+                            file.replayed.get_or_init(|| filter)
+                        }
+                    }
+                }
+            },
+            Replay::Sparse => {
+                let (f, head, table) = (&file.file, &file.head, &file.table);
+                sparse = match super::sparse::replayed_for(
+                    f,
+                    head,
+                    table,
+                    &file.journal,
+                    self.kind,
+                    tokens,
+                )? {
+                    Some(filter) => filter,
+                    None => load()?,
+                };
+                &sparse
+            }
         };
-        // `SpamFilter::read` with `only` holds that model (and for fusion the models it
-        // stacks), so `explain` answers.
-        let mut explanation = filter
-            .explain(raw, Some(self.kind))
-            .expect("a filter read for this model explains it");
+        // A filter read for this model (for fusion, the models it stacks) explains it.
+        let mut explanation = filter.explain_tokens(tokens, self.kind).ok_or_else(|| {
+            ModelFileError::invalid(file.file.path(), format!("it holds no {} model", self.kind))
+        })?;
         let calibration = match self.kind {
             ModelKind::Fusion => Calibration::IDENTITY,
             kind => filter
@@ -408,7 +468,7 @@ impl Scorer<'_> {
         };
         let c = &mut explanation.classification;
         *c = self.classification(c.decision, calibration, c.tokens);
-        explanation
+        Ok(explanation)
     }
 
     fn classification(

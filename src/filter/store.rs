@@ -153,17 +153,17 @@ fn forget(tokens: &[Token], how: LearnedAs, at: u64) -> StoreOp<'_> {
 }
 
 impl StoreOp<'_> {
-    /// The op with its tokens owned, to keep past the borrow.
-    pub fn into_owned(self) -> StoreOp<'static> {
-        match self {
+    /// This op with `tokens` for its message's tokens (a [`StoreOp::SetLearned`] as it is).
+    fn with_tokens<'b>(&self, tokens: Cow<'b, [Token]>) -> StoreOp<'b> {
+        match *self {
             StoreOp::AddMessage {
-                tokens,
                 label,
                 unlearn,
                 in_training,
                 at,
+                ..
             } => StoreOp::AddMessage {
-                tokens: Cow::Owned(tokens.into_owned()),
+                tokens,
                 label,
                 unlearn,
                 in_training,
@@ -171,6 +171,24 @@ impl StoreOp<'_> {
             },
             StoreOp::SetLearned { digest, how } => StoreOp::SetLearned { digest, how },
         }
+    }
+
+    /// The op with its tokens borrowed from this one, to apply it and keep it.
+    pub fn reborrow(&self) -> StoreOp<'_> {
+        let tokens = match self {
+            StoreOp::AddMessage { tokens, .. } => tokens.as_ref(),
+            StoreOp::SetLearned { .. } => &[],
+        };
+        self.with_tokens(Cow::Borrowed(tokens))
+    }
+
+    /// The op with its tokens owned, to keep past the borrow.
+    pub fn into_owned(mut self) -> StoreOp<'static> {
+        let tokens = match &mut self {
+            StoreOp::AddMessage { tokens, .. } => std::mem::take(tokens).into_owned(),
+            StoreOp::SetLearned { .. } => Vec::new(),
+        };
+        self.with_tokens(Cow::Owned(tokens))
     }
 }
 

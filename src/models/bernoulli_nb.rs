@@ -15,12 +15,13 @@
 use super::ModelKind;
 use super::check::{require_both_classes, require_positive};
 use super::linear::LinearFunction;
-use super::math::log_prior_ratio_so_far;
+use super::math::{gather, log_prior_ratio_so_far};
 use super::nb_scoring::NbScoring;
 use super::selection::select_top;
 use crate::error::{Error, Result};
 use crate::features::{Dataset, FeatureConfig, FeatureId, FeatureRemap, SparseVector};
 use crate::label::Label;
+use crate::model_file::packed::{Elements, Packed};
 use serde::{Deserialize, Serialize};
 
 /// Hyperparameters of [`BernoulliNb`].
@@ -86,6 +87,55 @@ pub struct BernoulliNb {
     /// loaded or fitted model).
     #[serde(skip)]
     stale: bool,
+}
+
+/// A serialized [`BernoulliNb`] (the same fields in the same order) with its per-feature
+/// counts borrowed where they lie, for [`BernoulliNbSection::restricted`].
+#[derive(Debug, Deserialize)]
+pub(crate) struct BernoulliNbSection<'a> {
+    function: LinearFunction,
+    scoring: NbScoring,
+    alpha: f64,
+    class_counts: [f64; 2],
+    #[serde(borrow)]
+    df_ham: Packed<'a, f64>,
+    #[serde(borrow)]
+    df_spam: Packed<'a, f64>,
+    #[serde(borrow)]
+    selected: &'a [u8],
+    select_new: bool,
+    histogram: [Vec<u64>; 2],
+    absent: [f64; 2],
+}
+
+impl BernoulliNbSection<'_> {
+    /// The number of features it holds counts for.
+    pub fn width(&self) -> usize {
+        self.df_ham.len()
+    }
+
+    /// The model with the counts of the features `ids` alone (ascending), renumbered
+    /// `0..ids.len()` in that order, and what depends on every feature (message counts, the
+    /// histograms of counts, the absent-word terms): a message whose features are among
+    /// `ids`, or new ones numbered after them, scores, learns and unlearns in it bit for bit
+    /// as in the whole model, if that covered the whole vocabulary (so that new features are
+    /// numbered after it in both). Its cached function is the section's: the caller gives
+    /// it the same features' weights.
+    pub fn restricted(self, ids: &[FeatureId]) -> BernoulliNb {
+        BernoulliNb {
+            function: self.function,
+            scoring: self.scoring,
+            alpha: self.alpha,
+            class_counts: self.class_counts,
+            df_ham: gather(&self.df_ham, ids, 0.0),
+            df_spam: gather(&self.df_spam, ids, 0.0),
+            selected: gather(self.selected, ids, 0),
+            select_new: self.select_new,
+            histogram: self.histogram,
+            absent: self.absent,
+            stale: false,
+        }
+    }
 }
 
 impl BernoulliNbParams {

@@ -82,6 +82,17 @@ pub fn sign(label: Label) -> f64 {
     }
 }
 
+/// The elements of `values` at `ids`, in that order (`missing` for an id past the end).
+pub(crate) fn gather<T: Copy>(
+    values: &(impl crate::model_file::packed::Elements<T> + ?Sized),
+    ids: &[crate::features::FeatureId],
+    missing: T,
+) -> Vec<T> {
+    ids.iter()
+        .map(|&id| values.at(id as usize).unwrap_or(missing))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -544,6 +544,67 @@ impl<'a> TrainedModelView<'a> {
     }
 }
 
+/// A serialized [`TrainedModel`] with a Naive Bayes model's per-feature counts borrowed where
+/// they lie (the linear models are decoded whole: their sections hold only their settings and
+/// hashed weights), for a scorer that restricts it to a message's features (see
+/// `crate::filter::sparse`).
+#[derive(Debug, Deserialize)]
+pub(crate) struct TrainedModelSection<'a> {
+    calibration: Calibration,
+    #[serde(borrow)]
+    model: AnyModelSection<'a>,
+}
+
+/// [`AnyModel`]'s variants, in the same order, as [`TrainedModelSection`] reads them.
+#[derive(Debug, Deserialize)]
+enum AnyModelSection<'a> {
+    BernoulliNb(#[serde(borrow)] bernoulli_nb::BernoulliNbSection<'a>),
+    MultinomialNb(#[serde(borrow)] multinomial_nb::MultinomialNbSection<'a>),
+    LinearSvm(LinearSvm),
+    LogisticRegression(LogisticRegression),
+}
+
+impl TrainedModelSection<'_> {
+    /// Which model this is.
+    pub fn kind(&self) -> ModelKind {
+        match self.model {
+            AnyModelSection::BernoulliNb(_) => ModelKind::BernoulliNb,
+            AnyModelSection::MultinomialNb(_) => ModelKind::MultinomialNb,
+            AnyModelSection::LinearSvm(_) => ModelKind::LinearSvm,
+            AnyModelSection::LogisticRegression(_) => ModelKind::LogisticRegression,
+        }
+    }
+
+    /// The number of features a Naive Bayes model holds counts for (`None` for the linear
+    /// models, which hold none).
+    pub fn count_width(&self) -> Option<usize> {
+        match &self.model {
+            AnyModelSection::BernoulliNb(m) => Some(m.width()),
+            AnyModelSection::MultinomialNb(m) => Some(m.width()),
+            AnyModelSection::LinearSvm(_) | AnyModelSection::LogisticRegression(_) => None,
+        }
+    }
+
+    /// The model with a Naive Bayes model's counts of the features `ids` alone (ascending),
+    /// renumbered `0..ids.len()`, and what depends on every feature, so that a message over
+    /// those features (or new ones after them) scores, learns and unlearns in it bit for bit
+    /// as in the whole model (see `BernoulliNbSection::restricted`). The linear models hold no
+    /// counts: as decoded. `None` where that cannot be exact (complement NB reads every
+    /// feature at each learn).
+    pub fn restricted(self, ids: &[FeatureId]) -> Option<TrainedModel> {
+        let model = match self.model {
+            AnyModelSection::BernoulliNb(m) => AnyModel::BernoulliNb(m.restricted(ids)),
+            AnyModelSection::MultinomialNb(m) => AnyModel::MultinomialNb(m.restricted(ids)?),
+            AnyModelSection::LinearSvm(m) => AnyModel::LinearSvm(m),
+            AnyModelSection::LogisticRegression(m) => AnyModel::LogisticRegression(m),
+        };
+        Some(TrainedModel {
+            calibration: self.calibration,
+            model,
+        })
+    }
+}
+
 impl Classifier for TrainedModel {
     fn decision(&self, counts: &SparseVector) -> f64 {
         self.model.decision(counts)

@@ -11,11 +11,12 @@
 use super::ModelKind;
 use super::check::{require_both_classes, require_positive};
 use super::linear::LinearFunction;
-use super::math::log_prior_ratio_so_far;
+use super::math::{gather, log_prior_ratio_so_far};
 use super::nb_scoring::NbScoring;
 use crate::error::{Error, Result};
 use crate::features::{Dataset, FeatureConfig, FeatureId, FeatureRemap, SparseVector};
 use crate::label::Label;
+use crate::model_file::packed::{Elements, Packed};
 use serde::{Deserialize, Serialize};
 
 /// Which multinomial model.
@@ -84,6 +85,59 @@ pub struct MultinomialNb {
     /// loaded or fitted model).
     #[serde(skip)]
     stale: bool,
+    /// Features left out by [`MultinomialNbSection::restricted`] that still count in |V| (0 but in a
+    /// scorer's restricted copy; never saved).
+    #[serde(skip)]
+    features_elsewhere: usize,
+}
+
+/// A serialized [`MultinomialNb`] (the same fields in the same order) with its per-feature
+/// counts borrowed where they lie, for [`MultinomialNbSection::restricted`].
+#[derive(Debug, Deserialize)]
+pub(crate) struct MultinomialNbSection<'a> {
+    function: LinearFunction,
+    scoring: NbScoring,
+    alpha: f64,
+    variant: NbVariant,
+    class_counts: [f64; 2],
+    #[serde(borrow)]
+    counts_ham: Packed<'a, f64>,
+    #[serde(borrow)]
+    counts_spam: Packed<'a, f64>,
+    totals: [f64; 2],
+}
+
+impl MultinomialNbSection<'_> {
+    /// The number of features it holds counts for.
+    pub fn width(&self) -> usize {
+        self.counts_ham.len()
+    }
+
+    /// The model with the counts of the features `ids` alone (ascending), renumbered
+    /// `0..ids.len()` in that order, and what depends on every feature (class totals, |V|):
+    /// a message whose features are among `ids`, or new ones numbered after them, scores,
+    /// learns and unlearns in it bit for bit as in the whole model, if that covered the whole
+    /// vocabulary (so that new features are numbered after it in both). `None` for the
+    /// complement variant, whose every learn reads every feature. Its cached function is the
+    /// section's: the caller gives it the same features' weights.
+    pub fn restricted(self, ids: &[FeatureId]) -> Option<MultinomialNb> {
+        if self.variant == NbVariant::Complement {
+            return None;
+        }
+        let features_elsewhere = self.width().saturating_sub(ids.len());
+        Some(MultinomialNb {
+            function: self.function,
+            scoring: self.scoring,
+            alpha: self.alpha,
+            variant: self.variant,
+            class_counts: self.class_counts,
+            counts_ham: gather(&self.counts_ham, ids, 0.0),
+            counts_spam: gather(&self.counts_spam, ids, 0.0),
+            totals: self.totals,
+            stale: false,
+            features_elsewhere,
+        })
+    }
 }
 
 impl MultinomialNbParams {
@@ -110,6 +164,7 @@ impl MultinomialNbParams {
             counts_spam,
             totals,
             stale: false,
+            features_elsewhere: 0,
             function: LinearFunction {
                 transform,
                 weights: Vec::new(),
@@ -135,6 +190,7 @@ impl MultinomialNbParams {
             counts_spam: Vec::new(),
             totals: [0.0; 2],
             stale: false,
+            features_elsewhere: 0,
             function: LinearFunction::zero(self.features),
         })
     }
@@ -150,7 +206,8 @@ impl MultinomialNb {
 
     /// ln(c_y + alpha |V|), the normalizer of phi_ky.
     fn log_denominator(&self, label: Label) -> f64 {
-        (self.totals[label.index()] + self.alpha * self.counts_ham.len() as f64).ln()
+        let features = self.counts_ham.len() + self.features_elsewhere;
+        (self.totals[label.index()] + self.alpha * features as f64).ln()
     }
 
     /// ln phi_ky for every k, for class `label`.

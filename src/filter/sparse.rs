@@ -1,0 +1,331 @@
+//! The journal replayed sparsely, for a scorer of one message (see [`super::scorer`]): instead
+//! of loading the answering models whole and rebuilding the whole vocabulary,
+//! [`replayed_for`] builds a [`SpamFilter`] over only the tokens the journal's messages and the
+//! scored message hold, and applies the journal to it through the same
+//! [`LearnedStore::apply`](super::store::LearnedStore::apply) as a full load. Its answer for
+//! that message is bit for bit the full load's.
+//!
+//! Why it is exact: those tokens are looked up in the score table (their ids and each model's
+//! weights and idf) and renumbered `0..` in the order of their ids, so every sum over a
+//! message's features runs in the same order, and a token new to the file gets the next id in
+//! both filters, in the same order. The vocabulary holds their counts, which only unlearning
+//! reads: the counts section is read (borrowed, not copied) only for a journal that unlearns.
+//! The SVM and logistic regression read and write only a message's weights and their bias.
+//! The Naive Bayes models keep, besides the counts of those tokens (borrowed from their
+//! sections and gathered), everything that depends on every token (message counts, class
+//! totals and |V|, the Bernoulli model's histograms and absent-word terms; see
+//! `TrainedModelSection::restricted`).
+//!
+//! Where that cannot be exact, [`replayed_for`] gives `None` and the scorer loads the models
+//! whole: complement Naive Bayes (its every learn refreshes all its weights), a Naive Bayes
+//! model whose counts do not cover exactly the vocabulary (new tokens would be numbered
+//! differently from its width; no file spamsort writes is so, and where the counts section is
+//! not read this is checked as far as the tokens at hand and the other Naive Bayes model
+//! show), and a file whose counts, tokens or ids do not fit together (the full load then says
+//! what is wrong).
+
+use super::SpamFilter;
+use super::journal::{self, Record};
+use super::layout::{FIRST_MODEL_SECTION, Head, VOCABULARY_COUNTS_SECTION, wrong_model};
+use super::learned::LearnedMessages;
+use super::score_table::ScoreTable;
+use crate::features::Vocabulary;
+use crate::features::hashed::hashed_id;
+use crate::model_file::packed::{Elements, Packed};
+use crate::model_file::{self, ModelFileError, ModelFileReader};
+use crate::models::{ModelKind, TrainedModelSection};
+use crate::tokenize::Token;
+
+/// The vocabulary's counts section, its arrays borrowed (the layout of
+/// `crate::features::vocabulary::CountsRef`): document frequencies of ham and spam, messages
+/// per class, each token's last-seen number, and the clock.
+type CountsView<'a> = (
+    Packed<'a, u32>,
+    Packed<'a, u32>,
+    [u32; 2],
+    Packed<'a, u32>,
+    u32,
+);
+
+/// The filter of the file `file` (its head `head`, its score table `table`, its journal
+/// `records`) for scoring `message` (all its tokens) with `kind`: over only the tokens of the
+/// journal's messages and of `message`, `kind`'s models (for fusion, the models it stacks)
+/// read and the journal applied. `None` where a sparse replay would not be exact (see the
+/// module doc): the caller loads the models whole.
+pub(crate) fn replayed_for(
+    file: &ModelFileReader,
+    head: &Head,
+    table: &ScoreTable,
+    records: &[Record<'_>],
+    kind: ModelKind,
+    message: &[Token],
+) -> Result<Option<SpamFilter>, ModelFileError> {
+    let path = file.path();
+    // Each distinct vocabulary token once (hashed byte 4-grams have no vocabulary entry).
+    let mut seen: foldhash::HashSet<&[u8]> = foldhash::HashSet::default();
+    let journaled = records.iter().flat_map(|r| r.messages().map(|m| m.0));
+    let words: Vec<&[u8]> = journaled
+        .chain(std::iter::once(message))
+        .flatten()
+        .filter(|t| hashed_id(t).is_none())
+        .map(|t| t.as_bytes())
+        .filter(|t| seen.insert(t))
+        .collect();
+    let (_, rows) = table.lookup(file, None, &words)?;
+    let ids = rows.ids();
+    // Only unlearning reads a token's counts (see `Vocabulary::learn`), so the counts section
+    // (read whole, to check its checksum) is read only for a journal that unlearns.
+    let unlearns = records.iter().flat_map(Record::messages).any(|m| m.2);
+    let counts: Option<CountsView<'_>> = if unlearns {
+        let section = file.section(VOCABULARY_COUNTS_SECTION)?;
+        Some(model_file::decode_prefix(section, path)?)
+    } else {
+        None
+    };
+    // The vocabulary's length, if its counts were read.
+    let n = counts.as_ref().map(|c| c.0.len());
+    let fits = |len: usize| ids.last().is_none_or(|&id| (id as usize) < len);
+    if let Some((df_ham, df_spam, _, last_seen, _)) = &counts
+        && (df_spam.len() != df_ham.len() || last_seen.len() != df_ham.len() || !fits(df_ham.len()))
+    {
+        return Ok(None);
+    }
+    let mut tokens = Vec::with_capacity(ids.len());
+    for (&id, bytes) in ids.iter().zip(rows.tokens()) {
+        let Ok(token) = std::str::from_utf8(bytes) else {
+            return Ok(None);
+        };
+        let (df, last) = match &counts {
+            Some((df_ham, df_spam, _, last_seen, _)) => {
+                let at = |a: &Packed<'_, u32>| a.at(id as usize).unwrap_or(0);
+                ([at(df_ham), at(df_spam)], at(last_seen))
+            }
+            None => ([0, 0], 0),
+        };
+        tokens.push((token, df, last));
+    }
+    let (docs, clock) = counts.as_ref().map_or(([0, 0], 0), |c| (c.2, c.4));
+    let Ok(vocabulary) = Vocabulary::from_tokens(tokens, docs, clock) else {
+        return Ok(None);
+    };
+    let fusion = head.fusion.clone().filter(|_| kind == ModelKind::Fusion);
+    let needed = |k: ModelKind| match &fusion {
+        Some(f) => f.models().contains(&k),
+        None => k == kind,
+    };
+    let columns = rows.columns();
+    let mut models = Vec::new();
+    let mut width = None;
+    for (i, &k) in head.kinds.iter().enumerate() {
+        if !needed(k) {
+            continue;
+        }
+        let entry = table
+            .index()
+            .models
+            .get(i)
+            .ok_or_else(|| wrong_model(path))?;
+        let section = file.section(FIRST_MODEL_SECTION + i)?;
+        let view: TrainedModelSection<'_> = model_file::decode_prefix(section, path)?;
+        if view.kind() != k || entry.kind != k {
+            return Err(wrong_model(path));
+        }
+        // New tokens must be numbered after the counts in both filters: the counts cover
+        // exactly the vocabulary (if it was read; else every token here, and the other Naive
+        // Bayes model's as far).
+        if let Some(w) = view.count_width() {
+            if n.is_some_and(|n| n != w) || !fits(w) || width.is_some_and(|other| other != w) {
+                return Ok(None);
+            }
+            width = Some(w);
+        }
+        let Some(mut model) = view.restricted(ids) else {
+            return Ok(None);
+        };
+        columns
+            .restore(&mut model, &entry.restricted(ids))
+            .map_err(|reason| ModelFileError::invalid(path, reason))?;
+        models.push(model);
+    }
+    let mut filter = SpamFilter {
+        tokenizer: head.tokenizer.clone(),
+        vocabulary,
+        models,
+        fusion,
+        active: kind,
+        thresholds: head.thresholds,
+        summary: head.summary.clone(),
+        // Scoring never reads the record of learned messages.
+        learned: LearnedMessages::default(),
+        // Training's tokens are those below `trained_features`: as many of them as are here.
+        trained_features: ids.partition_point(|&id| u64::from(id) < head.trained_features) as u64,
+        max_model_bytes: head.max_model_bytes,
+    };
+    journal::apply(path, records, &mut filter)?;
+    Ok(Some(filter))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::filter::layout::{SCORE_BLOCKS_SECTION, SCORE_INDEX_SECTION};
+    use crate::label::Label;
+    use crate::models::{ModelParams, MultinomialNbParams, NbVariant};
+    use crate::tokenize::Tokenizer;
+    use crate::{LearnOutcome, TrainParams};
+    use std::path::{Path, PathBuf};
+
+    /// A model file of `params` started empty that learned two messages, saved.
+    fn saved(dir: &Path, params: &TrainParams) -> PathBuf {
+        let path = dir.join("m.spamsort");
+        let mut filter = SpamFilter::empty(params).unwrap();
+        filter
+            .learn(b"Subject: cheap meds\n\nbuy cheap meds now", Label::Spam)
+            .unwrap();
+        filter
+            .learn(b"Subject: lunch\n\nsee you at noon for lunch", Label::Ham)
+            .unwrap();
+        filter
+            .save(&model_file::lock_for_update(&path).unwrap())
+            .unwrap();
+        path
+    }
+
+    /// Learns `raw` as `label` (`None`: unlearns it) through the journal.
+    fn journal_learn(path: &Path, raw: &str, label: Option<Label>) {
+        journal::learn(
+            path,
+            || {},
+            |store| {
+                let changed = match label {
+                    Some(label) => store.learn_message(raw.as_bytes(), label)?,
+                    None => match store.unlearn_message(raw.as_bytes())? {
+                        Some(_) => LearnOutcome::Learned,
+                        None => LearnOutcome::AlreadyLearned,
+                    },
+                } != LearnOutcome::AlreadyLearned;
+                Ok(((), changed))
+            },
+        )
+        .unwrap();
+    }
+
+    /// The sparse replay of the file at `path` for each message, for every model it holds
+    /// (`None` if it was not sparse), each checked to explain the message as the full load.
+    fn sparse_replays(path: &Path, messages: &[&str]) -> Vec<Option<SpamFilter>> {
+        let loaded = SpamFilter::load(path).unwrap();
+        let file = ModelFileReader::open(path).unwrap();
+        let head = Head::read(&file).unwrap();
+        let table = ScoreTable::open(&file, SCORE_INDEX_SECTION, SCORE_BLOCKS_SECTION).unwrap();
+        let records = journal::records(&file).unwrap();
+        assert!(!records.is_empty(), "the journal holds records");
+        let tokenizer = Tokenizer::new(head.tokenizer.clone());
+        let mut replays = Vec::new();
+        for kind in ModelKind::WITH_FUSION
+            .into_iter()
+            .filter(|&k| loaded.has(k))
+        {
+            for raw in messages {
+                let tokens = tokenizer.tokenize(raw.as_bytes()).tokens;
+                let sparse = replayed_for(&file, &head, &table, &records, kind, &tokens).unwrap();
+                if let Some(sparse) = &sparse {
+                    assert_eq!(
+                        sparse.explain_tokens(&tokens, kind).unwrap(),
+                        loaded.explain(raw.as_bytes(), Some(kind)).unwrap(),
+                        "{kind}: {raw}"
+                    );
+                }
+                replays.push(sparse);
+            }
+        }
+        replays
+    }
+
+    const NEW: &str = "Subject: zorblax frobnicate\n\nzorblax frobnicate quuxify zorblax";
+
+    #[test]
+    fn a_sparse_replay_of_new_tokens_relabels_and_unlearns_explains_as_the_full_load() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = saved(dir.path(), &TrainParams::default());
+        let offer = "Subject: offer\n\nfree offer, click now, cheap quux";
+        journal_learn(&path, offer, Some(Label::Spam));
+        journal_learn(&path, NEW, Some(Label::Spam));
+        journal_learn(
+            &path,
+            "Subject: notes\n\nmeeting notes at noon",
+            Some(Label::Ham),
+        );
+        journal_learn(&path, offer, Some(Label::Ham));
+        journal_learn(&path, "Subject: lunch\n\nsee you at noon for lunch", None);
+        let messages = [
+            NEW,
+            offer,
+            "Subject: lunch\n\nnoon meds quuxify",
+            "",
+            "unseen words",
+        ];
+        let replays = sparse_replays(&path, &messages);
+        assert_eq!(replays.len(), 5 * messages.len(), "four models and fusion");
+        assert!(replays.iter().all(Option::is_some), "all sparse");
+    }
+
+    /// A message none of whose tokens the file of [`saved`] has.
+    const ALL_NEW: &str = "zorblax frobnicate quuxify zorblax";
+
+    #[test]
+    fn a_record_whose_tokens_are_all_new_replays_sparsely_with_hashed_features() {
+        let dir = tempfile::tempdir().unwrap();
+        let params = TrainParams::default();
+        let path = saved(dir.path(), &params);
+        let before = SpamFilter::load(&path).unwrap();
+        let svm = before.model(ModelKind::LinearSvm).unwrap();
+        assert!(
+            svm.model.function().transform.config().hashed,
+            "sees hashed features"
+        );
+        let tokens = Tokenizer::new(params.tokenizer.clone())
+            .tokenize(ALL_NEW.as_bytes())
+            .tokens;
+        let known: Vec<&Token> = tokens
+            .iter()
+            .filter(|t| before.vocabulary().id(t).is_some())
+            .collect();
+        assert!(known.is_empty(), "every token new: {known:?}");
+        journal_learn(&path, ALL_NEW, Some(Label::Ham));
+        let replays = sparse_replays(&path, &[ALL_NEW, "Subject: zorblax\n\nmeds", NEW]);
+        assert!(replays.iter().all(Option::is_some), "all sparse");
+    }
+
+    #[test]
+    fn complement_nb_is_replayed_whole_and_the_others_sparsely() {
+        let dir = tempfile::tempdir().unwrap();
+        let complement = ModelParams::MultinomialNb(MultinomialNbParams {
+            variant: NbVariant::Complement,
+            ..MultinomialNbParams::default()
+        });
+        let params = TrainParams {
+            models: vec![
+                complement,
+                ModelParams::default_for(ModelKind::LinearSvm),
+                ModelParams::default_for(ModelKind::Fusion),
+            ],
+            ..TrainParams::default()
+        };
+        let path = saved(dir.path(), &params);
+        journal_learn(&path, NEW, Some(Label::Spam));
+        // Multinomial (complement), linear-svm, fusion (which stacks the complement model).
+        let replays = sparse_replays(&path, &[NEW]);
+        let sparse: Vec<bool> = replays.iter().map(Option::is_some).collect();
+        assert_eq!(sparse, [false, true, false]);
+        // The scorer of one message falls back to the whole model and answers the same.
+        let loaded = SpamFilter::load(&path).unwrap();
+        for kind in [ModelKind::MultinomialNb, ModelKind::Fusion] {
+            let file = crate::filter::scorer::ScorerFile::open(&path, Some(kind)).unwrap();
+            let scorer = file.scorer().unwrap();
+            assert_eq!(
+                scorer.explain(NEW.as_bytes()).unwrap(),
+                loaded.explain(NEW.as_bytes(), Some(kind)).unwrap()
+            );
+        }
+    }
+}
