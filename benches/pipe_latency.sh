@@ -8,7 +8,10 @@
 # twice: the default build, and the build README recommends for pipe mode, statically linked
 # against musl (target x86_64-unknown-linux-musl, still position-independent), which skips the
 # dynamic loader and glibc's start-up (its CPU cache probing by `cpuid`, slow in a VM) at every
-# start. The two builds must write the same bytes for every message.
+# start. The two builds must write the same bytes for every message. The static build is also
+# timed on copies of the model whose journal holds 1, 16 and 63 `spamsort learn` runs (63: the
+# most before the next learn compacts the file), each learning one corpus spam with its Subject
+# changed (so it is a new message), as a user's corrections leave the file between compactions.
 #
 # Usage: benches/pipe_latency.sh [MESSAGES]   (default 600)
 set -euo pipefail
@@ -37,6 +40,20 @@ echo "training spamsort and bogofilter on corpus/spamassassin ..." >&2
 mkdir -p "$work/bogo"
 find corpus/spamassassin/spam -type f -name '*.txt' | sort | bogofilter -d "$work/bogo" -s -b
 find corpus/spamassassin/ham -type f -name '*.txt' | sort | bogofilter -d "$work/bogo" -n -b
+echo "learning 1, 16 and 63 messages into copies of the model (their journals) ..." >&2
+for k in 1 16 63; do cp "$work/model.spamsort" "$work/journal-$k.spamsort"; done
+find corpus/spamassassin/spam -type f -name '*.txt' | sort > "$work/spam.list"
+i=0
+head -n 63 "$work/spam.list" | while read -r f; do
+  i=$((i + 1))
+  sed "s/^Subject:/Subject: correction $i/" "$f" > "$work/correction.eml"
+  for k in 1 16 63; do
+    if [ "$i" -le "$k" ]; then
+      ./target/release/spamsort learn --spam --model "$work/journal-$k.spamsort" \
+        "$work/correction.eml" >/dev/null 2>&1
+    fi
+  done
+done
 
 python3 - "$work" "$n" "$static_bin" <<'PY'
 import os, statistics, subprocess, sys, time
@@ -48,6 +65,8 @@ sample = files[::step][:n]
 tools = {
     "spamsort filter": ["./target/release/spamsort", "filter", "--model", f"{work}/model.spamsort"],
     "spamsort (static)": [static_bin, "filter", "--model", f"{work}/model.spamsort"],
+    **{f"static, journal {k}": [static_bin, "filter", "--model", f"{work}/journal-{k}.spamsort"]
+       for k in (1, 16, 63)},
     "bogofilter -p -e": ["bogofilter", "-d", f"{work}/bogo", "-p", "-e"],
     # The floor: starting a process and piping the message through it.
     "cat": ["cat"],
@@ -66,14 +85,16 @@ for i, path in enumerate(sample):
         outputs[name] = out
     assert outputs["spamsort filter"] == outputs["spamsort (static)"], f"the builds differ on {path}"
 print(f"{len(sample)} messages, one process each, model loaded each time")
-print(f"{'tool':<18} {'median ms':>10} {'mean ms':>9} {'p90 ms':>8}")
+print(f"{'tool':<20} {'median ms':>10} {'mean ms':>9} {'p90 ms':>8}")
 for name, ts in times.items():
     ts = sorted(ts)
-    print(f"{name:<18} {1000*statistics.median(ts):>10.2f} {1000*statistics.mean(ts):>9.2f} {1000*ts[int(0.9*len(ts))]:>8.2f}")
+    print(f"{name:<20} {1000*statistics.median(ts):>10.2f} {1000*statistics.mean(ts):>9.2f} {1000*ts[int(0.9*len(ts))]:>8.2f}")
 medians = {k: statistics.median(v) for k, v in times.items()}
 bogo = medians["bogofilter -p -e"]
 floor = medians["cat"]
 for name in ("spamsort filter", "spamsort (static)"):
     print(f"{name} / bogofilter median ratio: {medians[name] / bogo:.2f}")
     print(f"{name} / bogofilter median above the cat floor: {(medians[name] - floor) / (bogo - floor):.2f}")
+for k in (1, 16, 63):
+    print(f"static, journal {k} / bogofilter median ratio: {medians[f'static, journal {k}'] / bogo:.2f}")
 PY
