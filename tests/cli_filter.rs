@@ -223,6 +223,62 @@ fn journaled_model_with_damaged_counts_or_blocks_passes_the_message_unchanged() 
 }
 
 #[test]
+fn journaled_model_with_damaged_naive_bayes_counts_in_a_block_passes_the_message_unchanged() {
+    // The Naive Bayes models' per-token counts are columns of the score table's blocks, which
+    // the journal's sparse replay reads for the message's tokens: damaged counts there fail
+    // the block's checksum, and the message passes through unchanged with the reason.
+    let t = TestDir::new();
+    let model = crate::util::copy_of_trained_model(&t);
+    let learned = t.write("learned.eml", b"Subject: zorblax\n\nzorblax offers\n");
+    spamsort()
+        .args(["learn", "--spam", "--model"])
+        .arg(&model)
+        .arg(&learned)
+        .assert()
+        .success();
+    let good = std::fs::read(&model).unwrap();
+    let input = std::fs::read(&sample_files()[0]).unwrap();
+    // A record of a token of the message: its length (u32 LE), its bytes, its id (u32 LE),
+    // then one f64 per column; columns 1 and 2 hold the Bernoulli model's counts, which the
+    // Boolean multinomial model's share (the default models; pinned in score_table's tests).
+    let (offset, len) = section_span(&good, 4);
+    let blocks = &good[offset..offset + len];
+    let tokens = spamsort::Tokenizer::new(spamsort::TokenizerConfig::default())
+        .tokenize(&input)
+        .tokens;
+    let record = tokens
+        .iter()
+        .find_map(|token| {
+            let mut key = (token.len() as u32).to_le_bytes().to_vec();
+            key.extend_from_slice(token.as_bytes());
+            let at = blocks.windows(key.len()).position(|w| w == key)?;
+            Some(offset + at + key.len() + 4)
+        })
+        .expect("a token of the message is in the table");
+    let mut bad = good.clone();
+    for column in [1, 2] {
+        // The counts' lowest mantissa byte: the value stays a plausible count.
+        bad[record + 8 * column] ^= 1;
+    }
+    let path = t.write("journaled-counts.spamsort", &bad);
+    for classifier in ["bernoulli-nb", "multinomial-nb", "fusion"] {
+        let assert = spamsort()
+            .args(["filter", "--classifier", classifier, "--model"])
+            .arg(&path)
+            .write_stdin(input.clone())
+            .assert()
+            .success();
+        let output = assert.get_output();
+        assert!(output.stdout == input, "{classifier}: changed");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains("passed through unchanged") && stderr.contains("checksum"),
+            "{classifier}: {stderr}"
+        );
+    }
+}
+
+#[test]
 fn format_2_bincode_model_passes_the_message_unchanged_and_says_to_retrain() {
     // A file of the previous release (format version 2, bincode sections) is not read.
     let t = TestDir::new();

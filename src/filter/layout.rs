@@ -237,9 +237,10 @@ impl SpamFilter {
             model_file::encode_section(&score_index),
             score_blocks,
         ];
+        let n = self.vocabulary.len();
         sections.extend(self.models.iter().map(|m| {
             let mut m = m.clone();
-            score_table::strip(&mut m);
+            score_table::strip(&mut m, n);
             model_file::encode_section(&m)
         }));
         model_file::encode_sections(&sections)

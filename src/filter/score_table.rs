@@ -7,8 +7,8 @@
 //! Two sections (see [`super::layout`]):
 //! - the index ([`ScoreIndex`], small, read whole): per model what its function needs besides
 //!   per-token values (calibration, feature settings, bias, Naive Bayes scoring, and which
-//!   columns hold its weights and idf), and the blocks' fences: the first hash of each block
-//!   and where each block ends;
+//!   columns hold its weights, idf and, for a Naive Bayes model, its per-token counts), and
+//!   the blocks' fences: the first hash of each block and where each block ends;
 //! - the blocks, read one block at a time: the tokens sorted by [`slot_hash`] and cut into
 //!   blocks of about [`BLOCK_BYTES`], each block a CRC-32 of the rest of it, then its records:
 //!   token length (`u32` LE), the token's bytes, its vocabulary id (`u32` LE), then one `f64`
@@ -19,8 +19,12 @@
 //! would give (a weight beyond its array as 0, an idf beyond its table as 1, which the
 //! function treats the same way), so a scorer computes bit for bit the decision the filter
 //! saved. Models that see the hashed byte 4-grams keep their hashed weights in their own
-//! section (see [`super::scorer`]). A model's idf column is shared with an earlier model's if
-//! their idf tables are equal.
+//! section (see [`super::scorer`]). A Naive Bayes model's per-token counts (ham, spam) are
+//! columns too, so a journal's sparse replay (see [`super::sparse`]) takes them from the rows
+//! it looked up rather than reading the model's whole section; its section keeps what depends
+//! on every token. A model's idf or counts column is shared with an earlier column if their
+//! values are equal bit for bit (the Bernoulli model's and the Boolean multinomial model's
+//! counts are).
 //!
 //! A block is fetched with one positioned read and its checksum checked; adjacent blocks a
 //! message needs are fetched in one read. A reader of many messages keeps the blocks it read
@@ -62,6 +66,11 @@ pub(crate) struct ScoreModel {
     pub weights_len: u64,
     /// The length of its idf table.
     pub idf_len: u64,
+    /// The columns of a Naive Bayes model's per-token counts (ham, spam), if the table holds
+    /// them (`None`: a linear model, or counts its section keeps; see [`strip`]).
+    pub counts: Option<[u32; 2]>,
+    /// The length of its count arrays (if the table holds them).
+    pub counts_len: u64,
 }
 
 impl ScoreModel {
@@ -77,6 +86,7 @@ impl ScoreModel {
         ScoreModel {
             weights_len,
             idf_len: below(self.idf_len),
+            counts_len: below(self.counts_len),
             ..self.clone()
         }
     }
@@ -101,22 +111,22 @@ pub(crate) struct ScoreIndex {
 
 impl ScoreIndex {
     /// Checks what a reader relies on before it trusts the index: a fence per block, blocks in
-    /// order, at most two columns per model (its weights and idf) and every column a model
-    /// names among them.
+    /// order, at most four columns per model (its weights, idf and two count arrays) and every
+    /// column a model names among them.
     fn check(&self) -> Result<(), &'static str> {
         let fences_rise = self.fences.windows(2).all(|w| w[0] < w[1]);
         if self.fences.len() != self.ends.len() || !self.ends.is_sorted() || !fences_rise {
             return Err("the score table's index is malformed");
         }
-        if self.columns as usize > 2 * self.models.len() {
+        if self.columns as usize > 4 * self.models.len() {
             return Err("the score table has more columns than its models");
         }
         let named = |c: u32| c < self.columns;
-        if !self
-            .models
-            .iter()
-            .all(|m| named(m.weights) && m.idf.is_none_or(named))
-        {
+        if !self.models.iter().all(|m| {
+            named(m.weights)
+                && m.idf.is_none_or(named)
+                && m.counts.is_none_or(|c| c.map(named) == [true; 2])
+        }) {
             return Err("the score table names a column it does not have");
         }
         Ok(())
@@ -127,8 +137,8 @@ impl ScoreIndex {
 /// bytes.
 pub(crate) fn build(vocabulary: &Vocabulary, models: &[TrainedModel]) -> (ScoreIndex, Vec<u8>) {
     let n = vocabulary.len();
-    // Columns by vocabulary id: each model's weights, and its idf unless an earlier column
-    // holds the same table.
+    // Columns by vocabulary id: each model's weights, its idf and a Naive Bayes model's counts
+    // unless an earlier column holds the same values.
     let mut columns: Vec<Vec<f64>> = Vec::new();
     let mut score_models = Vec::with_capacity(models.len());
     for m in models {
@@ -142,16 +152,16 @@ pub(crate) fn build(vocabulary: &Vocabulary, models: &[TrainedModel]) -> (ScoreI
         let weights = columns.len() as u32 - 1;
         let table = f.transform.idf();
         let idf = (!table.is_empty()).then(|| {
-            let idf: Vec<f64> = (0..n)
-                .map(|id| table.get(id).copied().unwrap_or(1.0))
-                .collect();
-            match columns.iter().position(|c| c.as_slice() == idf.as_slice()) {
-                Some(i) if i as u32 != weights => i as u32,
-                _ => {
-                    columns.push(idf);
-                    columns.len() as u32 - 1
-                }
-            }
+            let idf = (0..n).map(|id| table.get(id).copied().unwrap_or(1.0));
+            shared_column(&mut columns, idf.collect(), Some(weights))
+        });
+        let counts = moved_counts(m, n);
+        let counts_len = counts.map_or(0, |[ham, _]| ham.len() as u64);
+        let counts = counts.map(|arrays| {
+            arrays.map(|a| {
+                let values = (0..n).map(|id| a.get(id).copied().unwrap_or(0.0));
+                shared_column(&mut columns, values.collect(), None)
+            })
         });
         score_models.push(ScoreModel {
             kind: m.model.kind(),
@@ -164,6 +174,8 @@ pub(crate) fn build(vocabulary: &Vocabulary, models: &[TrainedModel]) -> (ScoreI
             // A weight or idf beyond the vocabulary belongs to no token: not kept.
             weights_len: f.weights.len().min(front + n) as u64,
             idf_len: table.len().min(n) as u64,
+            counts,
+            counts_len,
         });
     }
     let tokens = vocabulary.tokens();
@@ -211,9 +223,45 @@ pub(crate) fn build(vocabulary: &Vocabulary, models: &[TrainedModel]) -> (ScoreI
     (index, blocks)
 }
 
-/// Takes out of a model what the score table holds: its function's weights past the hashed
-/// ones, and its idf table (see [`restore`]). What a model file stores in its section.
-pub(crate) fn strip(model: &mut TrainedModel) {
+/// The column of `values` among `columns`: an earlier one (other than `avoid`) holding the
+/// same values bit for bit, else `values` added as a new one.
+fn shared_column(columns: &mut Vec<Vec<f64>>, values: Vec<f64>, avoid: Option<u32>) -> u32 {
+    let same = |c: &Vec<f64>| {
+        c.iter()
+            .map(|v| v.to_bits())
+            .eq(values.iter().map(|v| v.to_bits()))
+    };
+    match columns.iter().position(same) {
+        Some(i) if Some(i as u32) != avoid => i as u32,
+        _ => {
+            columns.push(values);
+            columns.len() as u32 - 1
+        }
+    }
+}
+
+/// A Naive Bayes model's per-token counts (ham, spam) if the score table of a vocabulary of
+/// `n` tokens holds them: if they cover at most its tokens (they cover exactly them in every
+/// file spamsort writes; counts of more stay in the model's section, as would counts of
+/// unequal lengths).
+fn moved_counts(model: &TrainedModel, n: usize) -> Option<[&[f64]; 2]> {
+    model
+        .model
+        .count_arrays()
+        .filter(|[ham, spam]| ham.len() <= n && spam.len() == ham.len())
+}
+
+/// Takes out of a model what the score table of a vocabulary of `n` tokens holds: its
+/// function's weights past the hashed ones, its idf table and a Naive Bayes model's
+/// per-token counts (see [`Columns::restore`]). What a model file stores in its section.
+pub(crate) fn strip(model: &mut TrainedModel, n: usize) {
+    if moved_counts(model, n).is_some()
+        && let Some(arrays) = model.model.count_arrays_mut()
+    {
+        for a in arrays {
+            *a = Vec::new();
+        }
+    }
     let f = model.model.function_mut();
     let front = f.transform.config().input_width(0);
     f.weights.truncate(front);
@@ -364,7 +412,8 @@ impl Contents {
 impl Columns {
     /// Puts back into a model read from its section what [`strip`] took out of it, after
     /// checking that the index's copy of its settings (what the pipe filter scores with) is
-    /// the section's.
+    /// the section's. A Naive Bayes model whose counts the table holds must come with its
+    /// count arrays empty (as [`strip`] left them, or a sparse replay restricted them).
     pub fn restore(&self, model: &mut TrainedModel, entry: &ScoreModel) -> Result<(), String> {
         let same = entry.kind == model.model.kind()
             && entry.calibration == model.calibration
@@ -383,7 +432,7 @@ impl Columns {
             self.0
                 .get(c as usize)
                 .and_then(|c| c.get(..len))
-                .ok_or_else(|| "a model's weights or idf do not fit the score table".to_string())
+                .ok_or_else(|| "a model's per-token values do not fit the score table".to_string())
         };
         if weights_len > front {
             if front != f.transform.config().input_width(0) {
@@ -395,6 +444,19 @@ impl Columns {
         if let Some(idf) = entry.idf {
             let len = usize::try_from(entry.idf_len).unwrap_or(usize::MAX);
             *f.transform.idf_mut() = column(idf, len)?.to_vec();
+        }
+        if let Some(counts) = entry.counts {
+            let Some(arrays) = model.model.count_arrays_mut() else {
+                return Err("the score table holds counts of a model that keeps none".into());
+            };
+            // Counts in both places: one of them would be silently dropped.
+            if arrays.iter().any(|a| !a.is_empty()) {
+                return Err("a model's counts are both in its section and the score table".into());
+            }
+            let len = usize::try_from(entry.counts_len).unwrap_or(usize::MAX);
+            for (a, c) in arrays.into_iter().zip(counts) {
+                *a = column(c, len)?.to_vec();
+            }
         }
         Ok(())
     }
@@ -821,6 +883,73 @@ mod tests {
             .columns
             .restore(&mut model, &index.models[0])
             .unwrap();
+    }
+
+    #[test]
+    fn naive_bayes_counts_leave_their_sections_for_shared_columns_and_a_full_load_restores_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut filter, file) = saved_filter(dir.path());
+        let (index, _) = index_and_blocks(&file);
+        let entry = |kind| index.models.iter().find(|m| m.kind == kind).unwrap();
+        let (bernoulli, multinomial) = (
+            entry(ModelKind::BernoulliNb),
+            entry(ModelKind::MultinomialNb),
+        );
+        let n = filter.vocabulary().len() as u64;
+        assert_eq!((bernoulli.counts_len, multinomial.counts_len), (n, n));
+        // Boolean multinomial counts are the Bernoulli model's document frequencies: the
+        // arrays move into the table once, they are not copied.
+        assert_eq!(bernoulli.counts, Some([1, 2]), "after its weights (no idf)");
+        assert_eq!(bernoulli.counts, multinomial.counts);
+        for (i, m) in index.models.iter().enumerate() {
+            let section = file
+                .section(super::super::layout::FIRST_MODEL_SECTION + i)
+                .unwrap();
+            let view: crate::models::TrainedModelSection<'_> =
+                model_file::decode_prefix(section, file.path()).unwrap();
+            let width = view.count_width();
+            assert_eq!(
+                width,
+                m.counts.map(|_| 0),
+                "{}: no counts in its section",
+                m.kind
+            );
+        }
+        let mut loaded = crate::SpamFilter::load(file.path()).unwrap();
+        assert_eq!(loaded.models, filter.models);
+        let dump = |f: &mut crate::SpamFilter| {
+            let mut out = Vec::new();
+            crate::filter::dump::write_dump(f, &mut out).unwrap();
+            out
+        };
+        assert_eq!(dump(&mut loaded), dump(&mut filter));
+    }
+
+    #[test]
+    fn counts_both_in_a_section_and_the_table_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let (filter, file) = saved_filter(dir.path());
+        let (index, blocks) = index_and_blocks(&file);
+        let contents = Contents::read(&index, blocks).unwrap();
+        let i = index
+            .models
+            .iter()
+            .position(|m| m.kind == ModelKind::BernoulliNb)
+            .unwrap();
+        let whole = filter.model(ModelKind::BernoulliNb).unwrap();
+        let mut model = whole.clone();
+        strip(&mut model, filter.vocabulary().len());
+        contents
+            .columns
+            .restore(&mut model, &index.models[i])
+            .unwrap();
+        assert_eq!(&model, whole);
+        let mut unstripped = whole.clone();
+        let err = contents.columns.restore(&mut unstripped, &index.models[i]);
+        assert_eq!(
+            err.unwrap_err(),
+            "a model's counts are both in its section and the score table"
+        );
     }
 
     #[test]

@@ -11,10 +11,10 @@
 //! both filters, in the same order. The vocabulary holds their counts, which only unlearning
 //! reads: the counts section is read (borrowed, not copied) only for a journal that unlearns.
 //! The SVM and logistic regression read and write only a message's weights and their bias.
-//! The Naive Bayes models keep, besides the counts of those tokens (borrowed from their
-//! sections and gathered), everything that depends on every token (message counts, class
-//! totals and |V|, the Bernoulli model's histograms and absent-word terms; see
-//! `TrainedModelSection::restricted`).
+//! The Naive Bayes models keep, besides the counts of those tokens (columns of the score
+//! table, so from the rows looked up), everything that depends on every token (message
+//! counts, class totals and |V|, the Bernoulli model's histograms and absent-word terms: what
+//! their sections hold; see `TrainedModelSection::restricted`).
 //!
 //! Where that cannot be exact, [`replayed_for`] gives `None` and the scorer loads the models
 //! whole: complement Naive Bayes (its every learn refreshes all its weights), a Naive Bayes
@@ -130,16 +130,22 @@ pub(crate) fn replayed_for(
         if view.kind() != k || entry.kind != k {
             return Err(wrong_model(path));
         }
+        // How many tokens a Naive Bayes model counts: the score table's count where that
+        // holds its counts (its section's arrays are then empty).
+        let counted = view.count_width().map(|w| match entry.counts {
+            Some(_) => usize::try_from(entry.counts_len).unwrap_or(usize::MAX),
+            None => w,
+        });
         // New tokens must be numbered after the counts in both filters: the counts cover
         // exactly the vocabulary (if it was read; else every token here, and the other Naive
         // Bayes model's as far).
-        if let Some(w) = view.count_width() {
+        if let Some(w) = counted {
             if n.is_some_and(|n| n != w) || !fits(w) || width.is_some_and(|other| other != w) {
                 return Ok(None);
             }
             width = Some(w);
         }
-        let Some(mut model) = view.restricted(ids) else {
+        let Some(mut model) = view.restricted(ids, counted.unwrap_or(0)) else {
             return Ok(None);
         };
         columns

@@ -109,8 +109,9 @@ pub const MAGIC: [u8; 8] = *b"SPAMSORT";
 /// scoring settings; the fuser in the head; the tokenizer's byte 4-gram setting and the
 /// feature transforms' hashed-feature flag. 5: the score table (two sections before the
 /// models), which the pipe filter reads block by block, holding the tokens and the models'
-/// per-token values that sections of their own held before.
-pub const FORMAT_VERSION: u32 = 5;
+/// per-token values that sections of their own held before. 6: the Naive Bayes models'
+/// per-token counts are columns of the score table, no longer in their sections.
+pub const FORMAT_VERSION: u32 = 6;
 /// Most sections a file may declare.
 pub const MAX_SECTIONS: usize = 64;
 /// Largest section accepted, a guard against absurd length fields.

@@ -15,7 +15,7 @@
 use super::ModelKind;
 use super::check::{require_both_classes, require_positive};
 use super::linear::LinearFunction;
-use super::math::{gather, log_prior_ratio_so_far};
+use super::math::{gather, gather_held, log_prior_ratio_so_far};
 use super::nb_scoring::NbScoring;
 use super::selection::select_top;
 use crate::error::{Error, Result};
@@ -119,16 +119,17 @@ impl BernoulliNbSection<'_> {
     /// histograms of counts, the absent-word terms): a message whose features are among
     /// `ids`, or new ones numbered after them, scores, learns and unlearns in it bit for bit
     /// as in the whole model, if that covered the whole vocabulary (so that new features are
-    /// numbered after it in both). Its cached function is the section's: the caller gives
-    /// it the same features' weights.
+    /// numbered after it in both). Its cached function is the section's, and where the score
+    /// table holds the counts (the section's are empty) so are its counts: the caller gives
+    /// it the same features' weights and counts.
     pub fn restricted(self, ids: &[FeatureId]) -> BernoulliNb {
         BernoulliNb {
             function: self.function,
             scoring: self.scoring,
             alpha: self.alpha,
             class_counts: self.class_counts,
-            df_ham: gather(&self.df_ham, ids, 0.0),
-            df_spam: gather(&self.df_spam, ids, 0.0),
+            df_ham: gather_held(&self.df_ham, ids),
+            df_spam: gather_held(&self.df_spam, ids),
             selected: gather(self.selected, ids, 0),
             select_new: self.select_new,
             histogram: self.histogram,
@@ -290,6 +291,12 @@ impl BernoulliNb {
     /// (see `crate::filter::score_table`).
     pub(crate) fn function_mut(&mut self) -> &mut LinearFunction {
         &mut self.function
+    }
+
+    /// The per-feature counts (ham, spam), to move them out of and back into a model file
+    /// (see `crate::filter::score_table`).
+    pub(crate) fn counts_mut(&mut self) -> [&mut Vec<f64>; 2] {
+        [&mut self.df_ham, &mut self.df_spam]
     }
 
     /// How a message is scored from the weights.

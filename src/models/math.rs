@@ -93,6 +93,20 @@ pub(crate) fn gather<T: Copy>(
         .collect()
 }
 
+/// A Naive Bayes section's per-feature counts `values` at `ids` ([`gather`], 0 past the end),
+/// or none if the section holds none: the score table holds them (see
+/// `crate::filter::score_table`), and its rows give them.
+pub(crate) fn gather_held(
+    values: &impl crate::model_file::packed::Elements<f64>,
+    ids: &[crate::features::FeatureId],
+) -> Vec<f64> {
+    if values.len() == 0 {
+        Vec::new()
+    } else {
+        gather(values, ids, 0.0)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -416,6 +416,27 @@ impl AnyModel {
         }
     }
 
+    /// A Naive Bayes model's per-feature counts (ham, spam); `None` for the linear models,
+    /// which hold none.
+    pub(crate) fn count_arrays(&self) -> Option<[&[f64]; 2]> {
+        match self {
+            AnyModel::BernoulliNb(m) => Some(m.counts()),
+            AnyModel::MultinomialNb(m) => Some(m.counts()),
+            AnyModel::LinearSvm(_) | AnyModel::LogisticRegression(_) => None,
+        }
+        .map(|(_, ham, spam)| [ham, spam])
+    }
+
+    /// [`AnyModel::count_arrays`], to move them out of and back into a model file (see
+    /// `crate::filter::score_table`).
+    pub(crate) fn count_arrays_mut(&mut self) -> Option<[&mut Vec<f64>; 2]> {
+        match self {
+            AnyModel::BernoulliNb(m) => Some(m.counts_mut()),
+            AnyModel::MultinomialNb(m) => Some(m.counts_mut()),
+            AnyModel::LinearSvm(_) | AnyModel::LogisticRegression(_) => None,
+        }
+    }
+
     /// How a Naive Bayes model combines its token weights; `None` for the linear models,
     /// whose decision is their plain linear function.
     pub fn scoring(&self) -> Option<NbScoring> {
@@ -588,13 +609,15 @@ impl TrainedModelSection<'_> {
     /// The model with a Naive Bayes model's counts of the features `ids` alone (ascending),
     /// renumbered `0..ids.len()`, and what depends on every feature, so that a message over
     /// those features (or new ones after them) scores, learns and unlearns in it bit for bit
-    /// as in the whole model (see `BernoulliNbSection::restricted`). The linear models hold no
-    /// counts: as decoded. `None` where that cannot be exact (complement NB reads every
-    /// feature at each learn).
-    pub fn restricted(self, ids: &[FeatureId]) -> Option<TrainedModel> {
+    /// as in the whole model (see `BernoulliNbSection::restricted`); `width` is the number of
+    /// features the whole model counts (its section's [`TrainedModelSection::count_width`],
+    /// or the score table's where that holds the counts, which are then left empty here for
+    /// the caller to give). The linear models hold no counts: as decoded. `None` where that
+    /// cannot be exact (complement NB reads every feature at each learn).
+    pub fn restricted(self, ids: &[FeatureId], width: usize) -> Option<TrainedModel> {
         let model = match self.model {
             AnyModelSection::BernoulliNb(m) => AnyModel::BernoulliNb(m.restricted(ids)),
-            AnyModelSection::MultinomialNb(m) => AnyModel::MultinomialNb(m.restricted(ids)?),
+            AnyModelSection::MultinomialNb(m) => AnyModel::MultinomialNb(m.restricted(ids, width)?),
             AnyModelSection::LinearSvm(m) => AnyModel::LinearSvm(m),
             AnyModelSection::LogisticRegression(m) => AnyModel::LogisticRegression(m),
         };

@@ -11,7 +11,7 @@
 use super::ModelKind;
 use super::check::{require_both_classes, require_positive};
 use super::linear::LinearFunction;
-use super::math::{gather, log_prior_ratio_so_far};
+use super::math::{gather_held, log_prior_ratio_so_far};
 use super::nb_scoring::NbScoring;
 use crate::error::{Error, Result};
 use crate::features::{Dataset, FeatureConfig, FeatureId, FeatureRemap, SparseVector};
@@ -118,21 +118,24 @@ impl MultinomialNbSection<'_> {
     /// a message whose features are among `ids`, or new ones numbered after them, scores,
     /// learns and unlearns in it bit for bit as in the whole model, if that covered the whole
     /// vocabulary (so that new features are numbered after it in both). `None` for the
-    /// complement variant, whose every learn reads every feature. Its cached function is the
-    /// section's: the caller gives it the same features' weights.
-    pub fn restricted(self, ids: &[FeatureId]) -> Option<MultinomialNb> {
+    /// complement variant, whose every learn reads every feature. `width` is the number of
+    /// features the whole model holds counts for (the section's, or the score table's where
+    /// that holds them). Its cached function is the section's, and where the score table
+    /// holds the counts (the section's are empty) so are its counts: the caller gives it the
+    /// same features' weights and counts.
+    pub fn restricted(self, ids: &[FeatureId], width: usize) -> Option<MultinomialNb> {
         if self.variant == NbVariant::Complement {
             return None;
         }
-        let features_elsewhere = self.width().saturating_sub(ids.len());
+        let features_elsewhere = width.saturating_sub(ids.len());
         Some(MultinomialNb {
             function: self.function,
             scoring: self.scoring,
             alpha: self.alpha,
             variant: self.variant,
             class_counts: self.class_counts,
-            counts_ham: gather(&self.counts_ham, ids, 0.0),
-            counts_spam: gather(&self.counts_spam, ids, 0.0),
+            counts_ham: gather_held(&self.counts_ham, ids),
+            counts_spam: gather_held(&self.counts_spam, ids),
             totals: self.totals,
             stale: false,
             features_elsewhere,
@@ -267,6 +270,12 @@ impl MultinomialNb {
     /// (see `crate::filter::score_table`).
     pub(crate) fn function_mut(&mut self) -> &mut LinearFunction {
         &mut self.function
+    }
+
+    /// The per-feature counts c_ky (ham, spam), to move them out of and back into a model
+    /// file (see `crate::filter::score_table`).
+    pub(crate) fn counts_mut(&mut self) -> [&mut Vec<f64>; 2] {
+        [&mut self.counts_ham, &mut self.counts_spam]
     }
 
     /// How a message is scored from the weights.
