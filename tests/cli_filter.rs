@@ -205,19 +205,7 @@ fn journaled_model_with_damaged_counts_or_blocks_passes_the_message_unchanged() 
             ],
         };
         for classifier in classifiers {
-            let assert = spamsort()
-                .args(["filter", "--classifier", classifier, "--model"])
-                .arg(&path)
-                .write_stdin(input.clone())
-                .assert()
-                .success();
-            let output = assert.get_output();
-            assert!(output.stdout == input, "{name} {classifier}: changed");
-            let stderr = String::from_utf8_lossy(&output.stderr);
-            assert!(
-                stderr.contains("passed through unchanged") && stderr.contains(name),
-                "{name} {classifier}: {stderr}"
-            );
+            assert_passed_through(&path, classifier, &input, name);
         }
     }
 }
@@ -262,19 +250,7 @@ fn journaled_model_with_damaged_naive_bayes_counts_in_a_block_passes_the_message
     }
     let path = t.write("journaled-counts.spamsort", &bad);
     for classifier in ["bernoulli-nb", "multinomial-nb", "fusion"] {
-        let assert = spamsort()
-            .args(["filter", "--classifier", classifier, "--model"])
-            .arg(&path)
-            .write_stdin(input.clone())
-            .assert()
-            .success();
-        let output = assert.get_output();
-        assert!(output.stdout == input, "{classifier}: changed");
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(
-            stderr.contains("passed through unchanged") && stderr.contains("checksum"),
-            "{classifier}: {stderr}"
-        );
+        assert_passed_through(&path, classifier, &input, "checksum");
     }
 }
 
@@ -299,6 +275,24 @@ fn format_2_bincode_model_passes_the_message_unchanged_and_says_to_retrain() {
 }
 
 /// Offset and length of section `i` of a model file, from its directory.
+/// Runs `filter --classifier CLASSIFIER --model MODEL` on `input` and asserts that the message
+/// came out unchanged, exit 0, with "passed through unchanged" and `reason` on stderr.
+fn assert_passed_through(model: &std::path::Path, classifier: &str, input: &[u8], reason: &str) {
+    let assert = spamsort()
+        .args(["filter", "--classifier", classifier, "--model"])
+        .arg(model)
+        .write_stdin(input.to_vec())
+        .assert()
+        .success();
+    let output = assert.get_output();
+    assert!(output.stdout == input, "{classifier}: changed");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("passed through unchanged") && stderr.contains(reason),
+        "{classifier}: {stderr}"
+    );
+}
+
 fn section_span(file: &[u8], i: usize) -> (usize, usize) {
     let at = 16 + 24 * i;
     let word = |k: usize| u64::from_le_bytes(file[k..k + 8].try_into().unwrap()) as usize;

@@ -726,6 +726,23 @@ mod tests {
         (filter, ModelFileReader::open(&path).unwrap())
     }
 
+    /// The score table of an open file.
+    fn open_table(file: &ModelFileReader) -> ScoreTable {
+        ScoreTable::open(
+            file,
+            super::super::layout::SCORE_INDEX_SECTION,
+            super::super::layout::SCORE_BLOCKS_SECTION,
+        )
+        .unwrap()
+    }
+
+    /// Every token of a vocabulary, in id order.
+    fn tokens_by_id(vocabulary: &Vocabulary) -> Vec<&[u8]> {
+        (0..vocabulary.len() as FeatureId)
+            .map(|id| vocabulary.token(id).as_bytes())
+            .collect()
+    }
+
     /// The score table's index and blocks section of an open file.
     fn index_and_blocks(file: &ModelFileReader) -> (ScoreIndex, &[u8]) {
         let index = file
@@ -741,16 +758,11 @@ mod tests {
     fn every_token_is_found_in_its_block_with_its_id_and_no_other_token_is() {
         let dir = tempfile::tempdir().unwrap();
         let (filter, file) = saved_filter(dir.path());
-        let table = ScoreTable::open(
-            &file,
-            super::super::layout::SCORE_INDEX_SECTION,
-            super::super::layout::SCORE_BLOCKS_SECTION,
-        )
-        .unwrap();
+        let table = open_table(&file);
         assert!(table.index().ends.len() > 10, "many blocks");
         let vocabulary = filter.vocabulary();
         let n = vocabulary.len() as FeatureId;
-        let tokens: Vec<&[u8]> = (0..n).map(|id| vocabulary.token(id).as_bytes()).collect();
+        let tokens = tokens_by_id(vocabulary);
         let (ids, rows) = table.lookup(&file, None, &tokens).unwrap();
         assert_eq!(ids, (0..n).map(Some).collect::<Vec<_>>());
         assert_eq!(rows.token(7), vocabulary.token(7));
@@ -764,16 +776,8 @@ mod tests {
     fn kept_blocks_give_the_same_rows_as_blocks_read_afresh_when_runs_mix_both() {
         let dir = tempfile::tempdir().unwrap();
         let (filter, file) = saved_filter(dir.path());
-        let table = ScoreTable::open(
-            &file,
-            super::super::layout::SCORE_INDEX_SECTION,
-            super::super::layout::SCORE_BLOCKS_SECTION,
-        )
-        .unwrap();
-        let vocabulary = filter.vocabulary();
-        let tokens: Vec<&[u8]> = (0..vocabulary.len() as FeatureId)
-            .map(|id| vocabulary.token(id).as_bytes())
-            .collect();
+        let table = open_table(&file);
+        let tokens = tokens_by_id(filter.vocabulary());
         let block = |t: &[u8]| table.block_of(slot_hash(t)).unwrap();
         let even: Vec<&[u8]> = tokens
             .iter()
