@@ -173,18 +173,8 @@ fn journaled_model_with_damaged_counts_or_blocks_passes_the_message_unchanged() 
     // unlearns, the vocabulary's counts (see `spamsort::filter::scorer`): damage there, or in
     // the blocks it reads, passes the message through unchanged with the reason.
     let t = TestDir::new();
-    let model = crate::util::copy_of_trained_model(&t);
-    let learned = t.write("learned.eml", b"Subject: zorblax\n\nzorblax offers\n");
     // Learned, then unlearned: unlearning reads the vocabulary's counts.
-    for flag in ["--spam", "--unlearn"] {
-        spamsort()
-            .args(["learn", flag, "--model"])
-            .arg(&model)
-            .arg(&learned)
-            .assert()
-            .success();
-    }
-    let good = std::fs::read(&model).unwrap();
+    let good = journaled_model_bytes(&t, &["--spam", "--unlearn"]);
     let input = std::fs::read(&sample_files()[0]).unwrap();
     for (name, section) in [("counts", 1), ("blocks", 4), ("first-model", 5)] {
         let mut bad = good.clone();
@@ -216,15 +206,7 @@ fn journaled_model_with_damaged_naive_bayes_counts_in_a_block_passes_the_message
     // the journal's sparse replay reads for the message's tokens: damaged counts there fail
     // the block's checksum, and the message passes through unchanged with the reason.
     let t = TestDir::new();
-    let model = crate::util::copy_of_trained_model(&t);
-    let learned = t.write("learned.eml", b"Subject: zorblax\n\nzorblax offers\n");
-    spamsort()
-        .args(["learn", "--spam", "--model"])
-        .arg(&model)
-        .arg(&learned)
-        .assert()
-        .success();
-    let good = std::fs::read(&model).unwrap();
+    let good = journaled_model_bytes(&t, &["--spam"]);
     let input = std::fs::read(&sample_files()[0]).unwrap();
     // A record of a token of the message: its length (u32 LE), its bytes, its id (u32 LE),
     // then one f64 per column; columns 1 and 2 hold the Bernoulli model's counts, which the
@@ -275,6 +257,22 @@ fn format_2_bincode_model_passes_the_message_unchanged_and_says_to_retrain() {
 }
 
 /// Offset and length of section `i` of a model file, from its directory.
+/// The bytes of a copy of the trained model after one `learn FLAG` run per flag, each of the
+/// same new message (so its journal holds them).
+fn journaled_model_bytes(t: &TestDir, flags: &[&str]) -> Vec<u8> {
+    let model = crate::util::copy_of_trained_model(t);
+    let learned = t.write("learned.eml", b"Subject: zorblax\n\nzorblax offers\n");
+    for flag in flags {
+        spamsort()
+            .args(["learn", flag, "--model"])
+            .arg(&model)
+            .arg(&learned)
+            .assert()
+            .success();
+    }
+    std::fs::read(&model).unwrap()
+}
+
 /// Runs `filter --classifier CLASSIFIER --model MODEL` on `input` and asserts that the message
 /// came out unchanged, exit 0, with "passed through unchanged" and `reason` on stderr.
 fn assert_passed_through(model: &std::path::Path, classifier: &str, input: &[u8], reason: &str) {
