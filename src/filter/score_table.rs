@@ -179,11 +179,17 @@ pub(crate) fn build(vocabulary: &Vocabulary, models: &[TrainedModel]) -> (ScoreI
         });
     }
     let tokens = vocabulary.tokens();
+    // The vocabulary's tokens are UTF-8 (it holds `str`s): their bytes need no checking.
+    let bytes_of = |id: FeatureId| tokens.bytes_of(id).unwrap_or_default();
     let mut order: Vec<(u64, FeatureId)> = (0..n as FeatureId)
-        .map(|id| (slot_hash(tokens.token(id).as_bytes()), id))
+        .map(|id| (slot_hash(bytes_of(id)), id))
         .collect();
     order.sort_unstable();
-    let mut blocks = Vec::new();
+    // Each record: its length, bytes and id, and a value per column; each block its checksum.
+    let records: usize = (0..n as FeatureId)
+        .map(|id| 8 + bytes_of(id).len() + 8 * columns.len())
+        .sum();
+    let mut blocks = Vec::with_capacity(records + records / BLOCK_BYTES * CRC_BYTES + CRC_BYTES);
     let (mut fences, mut ends) = (Vec::new(), Vec::new());
     let mut block: Vec<u8> = Vec::new();
     let mut last_hash = None;
@@ -200,7 +206,7 @@ pub(crate) fn build(vocabulary: &Vocabulary, models: &[TrainedModel]) -> (ScoreI
             fences.push(hash);
         }
         last_hash = Some(hash);
-        let token = tokens.token(id).as_bytes();
+        let token = bytes_of(id);
         // The vocabulary's offsets are `u32`, so every token's length is one too.
         let len = u32::try_from(token.len()).unwrap_or(u32::MAX);
         block.extend_from_slice(&len.to_le_bytes());
