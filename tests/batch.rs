@@ -27,15 +27,12 @@ fn classify_of_many_messages_prints_each_own_result_in_input_order() {
         paths.push(big.clone());
     }
     assert!(paths.len() > 1000);
-    let out = spamsort()
-        .args(["classify", "--format", "tsv", "--model"])
-        .arg(trained_model())
-        .args(&paths)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let out = stdout_of(
+        spamsort()
+            .args(["classify", "--format", "tsv", "--model"])
+            .arg(trained_model())
+            .args(&paths),
+    );
     let text = String::from_utf8(out).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), paths.len());
@@ -112,15 +109,7 @@ fn train_from_an_index_with_unreadable_entries_skips_them_and_equals_train_on_th
         .assert()
         .success();
     let dump = |model: &PathBuf| {
-        let out = spamsort()
-            .arg("dump")
-            .arg("--model")
-            .arg(model)
-            .assert()
-            .success()
-            .get_output()
-            .stdout
-            .clone();
+        let out = stdout_of(spamsort().arg("dump").arg("--model").arg(model));
         // The training time differs; everything else must not.
         let text = String::from_utf8(out).unwrap();
         let at = regex::Regex::new(r#""trained_at":\d+"#).unwrap();

@@ -1,6 +1,6 @@
 //! `spamsort tokens`: prints tokens, reads stdin, escapes control characters, reports errors.
 
-use crate::util::{TestDir, spamsort};
+use crate::util::{TestDir, spamsort, stdout_of};
 
 #[test]
 fn prints_tokens_of_a_file_and_of_stdin() {
@@ -9,14 +9,7 @@ fn prints_tokens_of_a_file_and_of_stdin() {
         "m.eml",
         b"Subject: Cheap Meds\n\nVisit http://pills.example/buy\n",
     );
-    let out = spamsort()
-        .arg("tokens")
-        .arg(&msg)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let out = stdout_of(spamsort().arg("tokens").arg(&msg));
     let text = String::from_utf8(out).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert!(
@@ -33,14 +26,11 @@ fn prints_tokens_of_a_file_and_of_stdin() {
 
 #[test]
 fn escapes_terminal_controls_and_fails_clearly() {
-    let out = spamsort()
-        .args(["tokens", "-"])
-        .write_stdin("Subject: a\u{1b}]0;pwned\u{7}b\n\nx\n")
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let out = stdout_of(
+        spamsort()
+            .args(["tokens", "-"])
+            .write_stdin("Subject: a\u{1b}]0;pwned\u{7}b\n\nx\n"),
+    );
     assert!(
         !out.contains(&0x1b),
         "no raw escape byte reaches the terminal"

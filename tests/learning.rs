@@ -2,7 +2,7 @@
 //! tokens, learns each message once, relabels, unlearns without a label, and agrees exactly
 //! with `eval --online` (which is the same library code run over an index).
 
-use crate::util::{TestDir, copy_of_trained_model, spamsort};
+use crate::util::{TestDir, copy_of_trained_model, spamsort, stdout_of};
 use spamsort::eval::{TokenizedMail, online};
 use spamsort::features::hashed::hashed_id;
 use spamsort::models::{AnyModel, ModelKind, ModelParams};
@@ -235,15 +235,12 @@ fn learning_twice_changes_nothing_and_unlearn_without_a_label_restores_the_count
         stderr.contains("learned 0 message(s) as spam, 1 already learned"),
         "{stderr}"
     );
-    let filtered = spamsort()
-        .args(["filter", "--model"])
-        .arg(&model)
-        .write_stdin(std::fs::read(&message).unwrap())
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let filtered = stdout_of(
+        spamsort()
+            .args(["filter", "--model"])
+            .arg(&model)
+            .write_stdin(std::fs::read(&message).unwrap()),
+    );
     assert!(filtered.starts_with(b"X-Spam"));
     let copy = t.write("filtered.eml", &filtered);
     learn(&model, "--spam", &copy);

@@ -75,6 +75,11 @@ pub fn spamsort() -> assert_cmd::Command {
     assert_cmd::Command::cargo_bin("spamsort").expect("spamsort binary")
 }
 
+/// What `cmd` writes on stdout, once it has run and succeeded (the test fails otherwise).
+pub fn stdout_of(cmd: &mut assert_cmd::Command) -> Vec<u8> {
+    cmd.assert().success().get_output().stdout.clone()
+}
+
 /// The path of the `spamsort` binary built for this test run.
 pub fn spamsort_bin() -> PathBuf {
     assert_cmd::cargo::cargo_bin!("spamsort").to_path_buf()

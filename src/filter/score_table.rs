@@ -804,6 +804,18 @@ mod tests {
         assert_eq!(table.lookup(&file, Some(&kept), &tokens).unwrap(), afresh);
     }
 
+    /// The index of a table of no models and no columns whose one block, starting at hash
+    /// `fence`, is `block`.
+    fn one_block_index(fence: u64, block: &[u8]) -> ScoreIndex {
+        ScoreIndex {
+            models: Vec::new(),
+            columns: 0,
+            slots: 0,
+            fences: vec![fence],
+            ends: vec![block.len() as u32],
+        }
+    }
+
     /// A block of one record per (token, id), its checksum in front.
     fn block_of_records(records: &[(&[u8], u32)]) -> Vec<u8> {
         let mut bytes = Vec::new();
@@ -819,13 +831,7 @@ mod tests {
 
     #[test]
     fn a_table_whose_ids_repeat_or_reach_past_its_records_is_refused() {
-        let index = |block: &[u8]| ScoreIndex {
-            models: Vec::new(),
-            columns: 0,
-            slots: 0,
-            fences: vec![0],
-            ends: vec![block.len() as u32],
-        };
+        let index = |block: &[u8]| one_block_index(0, block);
         let good = block_of_records(&[(b"a", 1), (b"b", 0)]);
         let contents = Contents::read(&index(&good), &good).unwrap();
         assert_eq!((contents.blob, contents.ends), (b"ba".to_vec(), vec![1, 2]));
@@ -968,13 +974,7 @@ mod tests {
         let block = block_of_records(&[(long.as_bytes(), 0)]);
         let records = checked_records(&block).unwrap();
         assert_eq!(find(records, long.as_bytes(), 0).map(|r| r.0), Some(0));
-        let index = ScoreIndex {
-            models: Vec::new(),
-            columns: 0,
-            slots: 0,
-            fences: vec![slot_hash(long.as_bytes())],
-            ends: vec![block.len() as u32],
-        };
+        let index = one_block_index(slot_hash(long.as_bytes()), &block);
         let contents = Contents::read(&index, &block).unwrap();
         assert_eq!(contents.blob, long.as_bytes());
     }
