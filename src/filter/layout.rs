@@ -122,6 +122,17 @@ impl SpamFilter {
         reader: &ModelFileReader,
         only: Option<ModelKind>,
     ) -> std::result::Result<SpamFilter, ModelFileError> {
+        let mut filter = SpamFilter::read_sections(reader, only)?;
+        super::journal::replay(reader, &mut filter)?;
+        Ok(filter)
+    }
+
+    /// [`SpamFilter::read`] without applying the journal: the state its sections hold, for a
+    /// caller that has the journal's records decoded already.
+    pub(crate) fn read_sections(
+        reader: &ModelFileReader,
+        only: Option<ModelKind>,
+    ) -> std::result::Result<SpamFilter, ModelFileError> {
         let path = reader.path();
         let invalid = |reason: String| ModelFileError::invalid(path, reason);
         let head = Head::read(reader)?;
@@ -173,7 +184,7 @@ impl SpamFilter {
             Some(kind) => kind,
             None => head.active,
         };
-        let mut filter = SpamFilter {
+        Ok(SpamFilter {
             tokenizer: head.tokenizer,
             vocabulary,
             models,
@@ -184,9 +195,7 @@ impl SpamFilter {
             learned,
             trained_features: head.trained_features,
             max_model_bytes: head.max_model_bytes,
-        };
-        super::journal::replay(reader, &mut filter)?;
-        Ok(filter)
+        })
     }
 
     /// Saves the filter atomically to the model file whose update lock is held: one section for

@@ -423,7 +423,12 @@ impl Scorer<'_> {
         replay: Replay,
         tokens: &[Token],
     ) -> Result<Explanation, ModelFileError> {
-        let load = || SpamFilter::read(&file.file, Some(self.kind));
+        // The journal's records were decoded at open: applied, not read again.
+        let load = || {
+            let mut filter = SpamFilter::read_sections(&file.file, Some(self.kind))?;
+            journal::apply(file.file.path(), &file.journal, &mut filter)?;
+            Ok::<_, ModelFileError>(filter)
+        };
         let sparse;
         let filter = match replay {
             Replay::Whole => match file.replayed.get() {
