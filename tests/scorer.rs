@@ -130,14 +130,24 @@ fn one_message_scorer_of_a_trained_model_with_a_journal_agrees_with_the_full_loa
     let new = b"Subject: frobnicated quux\n\nfrobnicated quux offers, frobnicated\n";
     let new_file = t.write("new.eml", new);
     let (spam, ham) = (sample_class_files("spam"), sample_class_files("ham"));
-    // New tokens; a training message unlearned (it counted only in training's tokens); a
-    // training message relabeled; a message learned twice over several records.
-    learn(&path, "--spam", &new_file);
+    // A training message unlearned (it counted only in training's tokens) and one relabeled:
+    // runs that unlearn save the file whole. Then new tokens, some of them again with known
+    // ones, and a copy of a training message: journaled, each with its patch.
     learn(&path, "--unlearn", &spam[0]);
     learn(&path, "--spam", &ham[1]);
-    learn(&path, "--ham", &new_file);
     let (records, _) = spamsort::filter::journal::pending(&path).unwrap();
-    assert_eq!(records, 4, "learned through the journal");
+    assert_eq!(records, 0, "unlearning saved the file");
+    learn(&path, "--spam", &new_file);
+    let again = t.write(
+        "again.eml",
+        b"Subject: quux offers\n\nfrobnicated lunch, zorblax\n",
+    );
+    learn(&path, "--ham", &again);
+    let mut copy = b"Subject: a copy\n".to_vec();
+    copy.extend(std::fs::read(&ham[0]).unwrap());
+    learn(&path, "--spam", &t.write("copy.eml", &copy));
+    let (records, _) = spamsort::filter::journal::pending(&path).unwrap();
+    assert_eq!(records, 3, "learned through the journal");
     let loaded = SpamFilter::load(&path).unwrap();
     let messages: Vec<Vec<u8>> = [&spam[0], &spam[1], &ham[0], &ham[1]]
         .iter()

@@ -100,6 +100,12 @@ pub struct FeatureTransform {
 }
 
 impl FeatureTransform {
+    /// This transform without its idf table (a table's idf is 1 throughout): what a journal
+    /// patch keeps of it, which learning never changes (see `crate::filter::patch`).
+    pub(crate) fn without_idf(&self) -> FeatureTransform {
+        FeatureTransform::unfitted(self.config)
+    }
+
     /// The transform of `config` fitted on no data (idf 1 throughout), for models that learn
     /// one message at a time from nothing.
     pub fn unfitted(config: FeatureConfig) -> FeatureTransform {

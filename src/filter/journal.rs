@@ -14,6 +14,9 @@
 //! journal), so a reader never applies more than that.
 
 use super::learned::{Digest, LearnedAs, LearnedMessages};
+use super::patch::Patch;
+use super::score_table::ScoreTable;
+use super::sparse::composed_for;
 use super::store::{LearnedStore, StoreOp};
 use super::update::{IfMissing, Updated, update};
 use super::{SpamFilter, layout};
@@ -52,14 +55,38 @@ pub fn pending(path: &Path) -> std::result::Result<(usize, u64), ModelFileError>
 pub(crate) struct Record<'a> {
     /// The [`StoreOp::SetLearned`] changes, in order.
     learned: Vec<(Digest, Option<LearnedAs>)>,
+    /// What the changes did, for a scorer of one message (see [`super::patch`]), if the
+    /// learn could work that out exactly.
+    patch: Option<Patch>,
     /// The [`StoreOp::AddMessage`] changes, in order.
     counts: Vec<StoreOp<'a>>,
 }
 
-/// The leading field of a [`Record`].
-#[derive(Deserialize)]
-struct RecordHead {
+/// The leading fields of a [`Record`]: all but its messages.
+#[derive(Debug, Deserialize)]
+pub(crate) struct RecordHead {
     learned: Vec<(Digest, Option<LearnedAs>)>,
+    /// The record's patch.
+    pub patch: Option<Patch>,
+}
+
+/// The heads of the journal records of the open file `reader`, in order: what a learner and
+/// a scorer of one message read of them. A head that does not decode makes the file corrupt.
+pub(crate) fn heads(
+    reader: &ModelFileReader,
+) -> std::result::Result<Vec<RecordHead>, ModelFileError> {
+    let path = reader.path();
+    reader
+        .journal()?
+        .records
+        .iter()
+        .map(|record| model_file::decode_prefix(record, path))
+        .collect()
+}
+
+/// The patches of journal records `heads`, if every one has one.
+pub(crate) fn patches(heads: &[RecordHead]) -> Option<Vec<&Patch>> {
+    heads.iter().map(|h| h.patch.as_ref()).collect()
 }
 
 impl Record<'_> {
@@ -72,6 +99,11 @@ impl Record<'_> {
             store.apply(StoreOp::SetLearned { digest, how })?;
         }
         Ok(())
+    }
+
+    /// Whether the record takes a message's counts away.
+    pub(crate) fn unlearns(&self) -> bool {
+        self.messages().any(|m| m.2)
     }
 
     /// The record's [`StoreOp::AddMessage`] changes, in order: each message's tokens, its
@@ -162,28 +194,62 @@ impl LearnedStore for JournalStore {
 }
 
 impl JournalStore {
-    /// The store of an open model file and its journal, and the file's size limit.
+    /// The store of an open model file, its head and its journal's record heads.
     fn open(
         reader: &ModelFileReader,
-    ) -> std::result::Result<(Self, &model_file::Journal, u64), ModelFileError> {
-        let path = reader.path();
-        let journal = reader.journal()?;
+    ) -> std::result::Result<(Self, layout::Head, Vec<RecordHead>), ModelFileError> {
         let head = layout::Head::read(reader)?;
         let mut learned: LearnedMessages = reader.read(layout::LEARNED_SECTION)?;
         // Only the record of learned messages matters here: the counts are not decoded.
-        for record in &journal.records {
-            let head: RecordHead = model_file::decode_prefix(record, path)?;
-            for (digest, how) in head.learned {
+        let records = heads(reader)?;
+        for record in &records {
+            for &(digest, how) in &record.learned {
                 learned.set(digest, how);
             }
         }
         let store = JournalStore {
-            tokenizer: head.tokenizer,
+            tokenizer: head.tokenizer.clone(),
             learned,
             record: Record::default(),
         };
-        Ok((store, journal, head.max_model_bytes))
+        Ok((store, head, records))
     }
+}
+
+/// The patch of `record`, to be appended to the journal of the open file `reader` (its head
+/// `head`, its journal's records `before`): `record` applied to the file restricted to its
+/// tokens with the patches before it taken in (see [`super::patch`]). `None` where that
+/// would not be exact, or a record before has none.
+fn patch_of(
+    reader: &ModelFileReader,
+    head: &layout::Head,
+    before: &[RecordHead],
+    record: &Record<'_>,
+) -> Result<Option<Patch>> {
+    let Some(patches) = patches(before) else {
+        return Ok(None);
+    };
+    let table = ScoreTable::open(
+        reader,
+        layout::SCORE_INDEX_SECTION,
+        layout::SCORE_BLOCKS_SECTION,
+    )?;
+    let tokens: Vec<Token> = record
+        .messages()
+        .flat_map(|m| m.0.iter().cloned())
+        .collect();
+    let Some((mut filter, ids)) = composed_for(reader, head, &table, &patches, None, &tokens)?
+    else {
+        return Ok(None);
+    };
+    if let Some(newest) = patches.last() {
+        newest.restore_histograms(&mut filter, reader.path())?;
+    }
+    record.apply_to(&mut filter)?;
+    let next_id = patches
+        .last()
+        .map_or(table.index().tokens, |p| p.vocabulary_len);
+    Ok(Some(Patch::of(&filter, &ids, next_id)))
 }
 
 /// Changes the learned state of the model file at `path` as `change` says, through a
@@ -208,23 +274,29 @@ pub fn learn<T>(
         return update(path, IfMissing::StartEmpty, || {}, |filter| change(filter));
     }
     let reader = ModelFileReader::open(path)?;
-    let (mut store, journal, max_model_bytes) = JournalStore::open(&reader)?;
+    let (mut store, head, before) = JournalStore::open(&reader)?;
+    let journal = reader.journal()?;
     let (answer, changed) = change(&mut store)?;
     let mut updated = Updated {
         answer,
         created: false,
         saved: None,
     };
-    let record = store.record;
+    let mut record = store.record;
     if !changed || (record.learned.is_empty() && record.counts.is_empty()) {
         return Ok(updated);
     }
-    let payload = model_file::encode_section(&record);
-    let bytes = model_file::record_len(&payload);
-    let compact = journal.records.len() + 1 > COMPACT_RECORDS
-        || journal.bytes() + bytes > COMPACT_BYTES
-        || reader.file_len() + bytes > max_model_bytes
-        || payload.len() > model_file::MAX_RECORD;
+    // A record that unlearns is not journaled (see `super::patch`).
+    let mut compact = journal.records.len() + 1 > COMPACT_RECORDS || record.unlearns();
+    let mut payload = Vec::new();
+    if !compact {
+        record.patch = patch_of(&reader, &head, &before, &record)?;
+        payload = model_file::encode_section(&record);
+        let bytes = model_file::record_len(&payload);
+        compact = journal.bytes() + bytes > COMPACT_BYTES
+            || reader.file_len() + bytes > head.max_model_bytes
+            || payload.len() > model_file::MAX_RECORD;
+    }
     if compact {
         let mut filter = SpamFilter::read(&reader, None)?;
         record.apply_to(&mut filter)?;
@@ -329,15 +401,16 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (path, mut memory) = saved(dir.path());
         let size = std::fs::metadata(&path).unwrap().len();
-        // New tokens, a repeat (no-op), a relabel, an unlearn.
+        // A relabel, an unlearn, new tokens, a repeat (no-op), new tokens. A run that
+        // unlearns (a relabel does) saves the file instead of journaling.
         let steps = [
-            (MESSAGES[2].0, Some(Label::Spam)),
-            (MESSAGES[2].0, Some(Label::Spam)),
-            (MESSAGES[0].0, Some(Label::Ham)),
-            (MESSAGES[3].0, Some(Label::Ham)),
-            (MESSAGES[1].0, None),
+            (MESSAGES[0].0, Some(Label::Ham), true),
+            (MESSAGES[1].0, None, true),
+            (MESSAGES[2].0, Some(Label::Spam), false),
+            (MESSAGES[2].0, Some(Label::Spam), false),
+            (MESSAGES[3].0, Some(Label::Ham), false),
         ];
-        for (raw, label) in steps {
+        for (raw, label, saves) in steps {
             let t = tokens(raw);
             let expected = match label {
                 Some(label) => Some(memory.learn_once(&t, label, 2).unwrap()),
@@ -348,11 +421,20 @@ mod tests {
             };
             let got = journal_learn(&path, raw, label);
             assert_eq!(got.answer, expected, "{raw}");
-            assert!(got.saved.is_none(), "appended, not saved");
+            assert_eq!(got.saved.is_some(), saves, "{raw}: saved, not appended");
+            if saves {
+                // A save brings the models' cached functions up to date: so here.
+                let scratch = dir.path().join("scratch.spamsort");
+                memory
+                    .save(&model_file::lock_for_update(&scratch).unwrap())
+                    .unwrap();
+            }
         }
+        let reader = ModelFileReader::open(&path).unwrap();
+        assert_eq!(reader.journal().unwrap().records.len(), 2, "two appended");
         assert!(
             std::fs::metadata(&path).unwrap().len() > size,
-            "the journal grew"
+            "the file grew"
         );
         let loaded = SpamFilter::load(&path).unwrap();
         assert_eq!(loaded, memory);

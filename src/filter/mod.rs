@@ -19,6 +19,7 @@ pub mod dump;
 pub mod journal;
 mod layout;
 pub mod learned;
+mod patch;
 pub mod policy;
 mod score_table;
 pub mod scorer;

@@ -101,6 +101,8 @@ pub(crate) struct ScoreIndex {
     pub columns: u32,
     /// Slots of the vocabulary's hash table (see `Vocabulary::from_parts`).
     pub slots: u64,
+    /// The vocabulary's tokens: a token learned later is numbered from here.
+    pub tokens: u64,
     /// The first hash of each block.
     #[serde(with = "crate::model_file::packed::u64s")]
     fences: Vec<u64>,
@@ -223,6 +225,7 @@ pub(crate) fn build(vocabulary: &Vocabulary, models: &[TrainedModel]) -> (ScoreI
         models: score_models,
         columns: columns.len() as u32,
         slots: vocabulary.slots() as u64,
+        tokens: n as u64,
         fences,
         ends,
     };
@@ -706,6 +709,7 @@ mod tests {
             models: Vec::new(),
             columns: 2,
             slots: 4,
+            tokens: 3,
             fences: vec![1, u64::MAX],
             ends: vec![10, 20],
         };
@@ -811,6 +815,7 @@ mod tests {
             models: Vec::new(),
             columns: 0,
             slots: 0,
+            tokens: 0,
             fences: vec![fence],
             ends: vec![block.len() as u32],
         }
@@ -874,6 +879,7 @@ mod tests {
             models: Vec::new(),
             columns,
             slots: 0,
+            tokens: 0,
             fences: vec![0; ends.len()],
             ends,
         };

@@ -25,11 +25,12 @@
 //! journal once, at its first message.
 
 use super::SpamFilter;
-use super::journal::{self, Record};
+use super::journal::{self, Record, RecordHead};
 use super::layout::{
     FIRST_MODEL_SECTION, Head, SCORE_BLOCKS_SECTION, SCORE_INDEX_SECTION, wrong_model,
 };
 use super::score_table::{Column, KeptBlocks, Rows, ScoreModel, ScoreTable};
+use super::sparse::{composed_for, replayed_for};
 use crate::features::hashed::{HASHED_BUCKETS, hashed_id};
 use crate::features::{FeatureId, SparseVector, count_id, weigh};
 use crate::filter::{Classification, Explanation};
@@ -54,9 +55,11 @@ pub struct ScorerFile {
     models: Vec<usize>,
     /// The model that answers.
     kind: ModelKind,
-    /// The file's journal, decoded: messages learned since the last save, which the score
-    /// table does not hold yet.
-    journal: Vec<Record<'static>>,
+    /// The heads of the file's journal records (messages learned since the last save, which
+    /// the score table does not hold yet), with their patches.
+    journal: Vec<RecordHead>,
+    /// The journal's records decoded whole, once a replay needed them.
+    records: OnceLock<Vec<Record<'static>>>,
     /// The chosen model loaded whole with the journal applied, once a scorer of many
     /// messages needed it.
     replayed: OnceLock<SpamFilter>,
@@ -90,7 +93,7 @@ impl ScorerFile {
         }
         // Learned messages in the journal change the counts: they are applied to what each
         // message needs (see `Source::Replayed`) until the next compaction empties it.
-        let journal = journal::records(&file)?;
+        let journal = journal::heads(&file)?;
         Ok(ScorerFile {
             file,
             head,
@@ -98,9 +101,19 @@ impl ScorerFile {
             models,
             kind,
             journal,
+            records: OnceLock::new(),
             replayed: OnceLock::new(),
             loading: Mutex::new(()),
         })
+    }
+
+    /// The journal's records, decoded whole at the first call.
+    fn records(&self) -> Result<&[Record<'static>], ModelFileError> {
+        if let Some(records) = self.records.get() {
+            return Ok(records);
+        }
+        let records = journal::records(&self.file)?;
+        Ok(self.records.get_or_init(|| records))
     }
 
     /// The scorer over the file: the models' settings from the score table's index, and for
@@ -117,10 +130,18 @@ impl ScorerFile {
             source,
         };
         if !self.journal.is_empty() {
-            let mut messages = head.summary.messages;
-            for (_, label, unlearn) in self.journal.iter().flat_map(Record::messages) {
-                super::count_message(&mut messages, label, unlearn);
-            }
+            let messages = match journal::patches(&self.journal) {
+                Some(patches) => patches
+                    .last()
+                    .map_or(head.summary.messages, |p| p.summary.messages),
+                None => {
+                    let mut messages = head.summary.messages;
+                    for (_, label, unlearn) in self.records()?.iter().flat_map(Record::messages) {
+                        super::count_message(&mut messages, label, unlearn);
+                    }
+                    messages
+                }
+            };
             return Ok(scorer(messages, Source::Replayed(self, Replay::Sparse)));
         }
         let mut models = Vec::with_capacity(self.models.len());
@@ -423,10 +444,9 @@ impl Scorer<'_> {
         replay: Replay,
         tokens: &[Token],
     ) -> Result<Explanation, ModelFileError> {
-        // The journal's records were decoded at open: applied, not read again.
         let load = || {
             let mut filter = SpamFilter::read_sections(&file.file, Some(self.kind))?;
-            journal::apply(file.file.path(), &file.journal, &mut filter)?;
+            journal::apply(file.file.path(), file.records()?, &mut filter)?;
             Ok::<_, ModelFileError>(filter)
         };
         let sparse;
@@ -447,14 +467,14 @@ impl Scorer<'_> {
             },
             Replay::Sparse => {
                 let (f, head, table) = (&file.file, &file.head, &file.table);
-                sparse = match super::sparse::replayed_for(
-                    f,
-                    head,
-                    table,
-                    &file.journal,
-                    self.kind,
-                    tokens,
-                )? {
+                let kind = self.kind;
+                let filter = match journal::patches(&file.journal) {
+                    Some(patches) => {
+                        composed_for(f, head, table, &patches, Some(kind), tokens)?.map(|c| c.0)
+                    }
+                    None => replayed_for(f, head, table, file.records()?, kind, tokens)?,
+                };
+                sparse = match filter {
                     Some(filter) => filter,
                     None => load()?,
                 };

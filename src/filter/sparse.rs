@@ -26,26 +26,15 @@
 
 use super::SpamFilter;
 use super::journal::{self, Record};
-use super::layout::{FIRST_MODEL_SECTION, Head, VOCABULARY_COUNTS_SECTION, wrong_model};
+use super::layout::{FIRST_MODEL_SECTION, Head, wrong_model};
 use super::learned::LearnedMessages;
+use super::patch::Patch;
 use super::score_table::ScoreTable;
-use crate::features::Vocabulary;
 use crate::features::hashed::hashed_id;
-use crate::model_file::packed::{Elements, Packed};
+use crate::features::{FeatureId, Vocabulary};
 use crate::model_file::{self, ModelFileError, ModelFileReader};
-use crate::models::{ModelKind, TrainedModelSection};
+use crate::models::{ModelKind, TrainedModel, TrainedModelSection};
 use crate::tokenize::Token;
-
-/// The vocabulary's counts section, its arrays borrowed (the layout of
-/// `crate::features::vocabulary::CountsRef`): document frequencies of ham and spam, messages
-/// per class, each token's last-seen number, and the clock.
-type CountsView<'a> = (
-    Packed<'a, u32>,
-    Packed<'a, u32>,
-    [u32; 2],
-    Packed<'a, u32>,
-    u32,
-);
 
 /// The filter of the file `file` (its head `head`, its score table `table`, its journal
 /// `records`) for scoring `message` (all its tokens) with `kind`: over only the tokens of the
@@ -60,58 +49,114 @@ pub(crate) fn replayed_for(
     kind: ModelKind,
     message: &[Token],
 ) -> Result<Option<SpamFilter>, ModelFileError> {
-    let path = file.path();
-    // Each distinct vocabulary token once (hashed byte 4-grams have no vocabulary entry).
-    let mut seen: foldhash::HashSet<&[u8]> = foldhash::HashSet::default();
     let journaled = records.iter().flat_map(|r| r.messages().map(|m| m.0));
-    let words: Vec<&[u8]> = journaled
-        .chain(std::iter::once(message))
+    let words = distinct_words(journaled.chain(std::iter::once(message)));
+    // Unlearning reads a token's document frequencies (see `Vocabulary::learn`), which the
+    // score table does not hold: a learn that unlearns compacts the file instead of
+    // journaling, so only a file written otherwise has such a record.
+    if records.iter().any(Record::unlearns) {
+        return Ok(None);
+    }
+    let Some((mut filter, _)) = restricted(file, head, table, &words, &[], Some(kind))? else {
+        return Ok(None);
+    };
+    journal::apply(file.path(), records, &mut filter)?;
+    Ok(Some(filter))
+}
+
+/// The filter of the file `file` (its head `head`, its score table `table`) with the journal
+/// records' `patches` taken in, in order (see [`super::patch`]), over only the tokens of
+/// `message` (all its tokens): `kind`'s models (for fusion, the models it stacks; `None`:
+/// every model), and the vocabulary ids of its tokens, ascending. Its answer for `message`
+/// is bit for bit the full load's, and so is what learning `message` (not unlearning it)
+/// does to those tokens. `None` where that would not be exact (see [`replayed_for`] and
+/// [`TrainedModel::overlay`](crate::models::TrainedModel::overlay)).
+pub(crate) fn composed_for(
+    file: &ModelFileReader,
+    head: &Head,
+    table: &ScoreTable,
+    patches: &[&Patch],
+    kind: Option<ModelKind>,
+    message: &[Token],
+) -> Result<Option<(SpamFilter, Vec<FeatureId>)>, ModelFileError> {
+    let words = distinct_words(std::iter::once(message));
+    // The message's tokens that the journal added to the vocabulary (the score table has
+    // only those before them), in id order.
+    let saved = table.index().tokens;
+    let wanted: foldhash::HashSet<&[u8]> = words.iter().copied().collect();
+    let mut later: Vec<(FeatureId, &str)> = patches
+        .iter()
+        .flat_map(|p| &p.tokens)
+        .filter(|(t, id)| u64::from(*id) >= saved && wanted.contains(t.as_bytes()))
+        .map(|(t, id)| (*id, t.as_str()))
+        .collect();
+    later.sort_unstable();
+    later.dedup_by_key(|(id, _)| *id);
+    let Some((mut filter, mut ids)) = restricted(file, head, table, &words, &later, kind)? else {
+        return Ok(None);
+    };
+    if !filter.models.iter().all(TrainedModel::overlays) {
+        return Ok(None);
+    }
+    ids.extend(later.iter().map(|(id, _)| *id));
+    for patch in patches {
+        if !patch.apply_to(&mut filter, &ids) {
+            return Ok(None);
+        }
+    }
+    Ok(Some((filter, ids)))
+}
+
+/// Each distinct vocabulary token of `messages` once, in order of first appearance (hashed
+/// byte 4-grams have no vocabulary entry).
+fn distinct_words<'m>(messages: impl Iterator<Item = &'m [Token]>) -> Vec<&'m [u8]> {
+    let mut seen: foldhash::HashSet<&[u8]> = foldhash::HashSet::default();
+    messages
         .flatten()
         .filter(|t| hashed_id(t).is_none())
         .map(|t| t.as_bytes())
         .filter(|t| seen.insert(t))
-        .collect();
-    let (_, rows) = table.lookup(file, None, &words)?;
+        .collect()
+}
+
+/// The file restricted to `words` (distinct tokens; those the score table has, renumbered
+/// `0..` in the order of their ids) and then `later`, tokens added to the vocabulary since
+/// the file was saved (their ids ascending, all past the table's; their models' values are
+/// for the caller to give), with `kind`'s models (`None`: every model) as the file saved them.
+/// Its vocabulary holds no document frequencies (only unlearning reads them). Also the ids of
+/// the table's tokens among `words`, ascending. `None` where the restriction would not be
+/// exact (see the module doc).
+fn restricted(
+    file: &ModelFileReader,
+    head: &Head,
+    table: &ScoreTable,
+    words: &[&[u8]],
+    later: &[(FeatureId, &str)],
+    kind: Option<ModelKind>,
+) -> Result<Option<(SpamFilter, Vec<FeatureId>)>, ModelFileError> {
+    let path = file.path();
+    let (_, rows) = table.lookup(file, None, words)?;
     let ids = rows.ids();
-    // Only unlearning reads a token's counts (see `Vocabulary::learn`), so the counts section
-    // (read whole, to check its checksum) is read only for a journal that unlearns.
-    let unlearns = records.iter().flat_map(Record::messages).any(|m| m.2);
-    let counts: Option<CountsView<'_>> = if unlearns {
-        let section = file.section(VOCABULARY_COUNTS_SECTION)?;
-        Some(model_file::decode_prefix(section, path)?)
-    } else {
-        None
-    };
-    // The vocabulary's length, if its counts were read.
-    let n = counts.as_ref().map(|c| c.0.len());
-    let fits = |len: usize| ids.last().is_none_or(|&id| (id as usize) < len);
-    if let Some((df_ham, df_spam, _, last_seen, _)) = &counts
-        && (df_spam.len() != df_ham.len() || last_seen.len() != df_ham.len() || !fits(df_ham.len()))
-    {
-        return Ok(None);
-    }
-    let mut tokens = Vec::with_capacity(ids.len());
-    for (&id, bytes) in ids.iter().zip(rows.tokens()) {
+    let mut tokens = Vec::with_capacity(ids.len() + later.len());
+    for bytes in rows.tokens() {
         let Ok(token) = std::str::from_utf8(bytes) else {
             return Ok(None);
         };
-        let (df, last) = match &counts {
-            Some((df_ham, df_spam, _, last_seen, _)) => {
-                let at = |a: &Packed<'_, u32>| a.at(id as usize).unwrap_or(0);
-                ([at(df_ham), at(df_spam)], at(last_seen))
-            }
-            None => ([0, 0], 0),
-        };
-        tokens.push((token, df, last));
+        tokens.push(token);
     }
-    let (docs, clock) = counts.as_ref().map_or(([0, 0], 0), |c| (c.2, c.4));
-    let Ok(vocabulary) = Vocabulary::from_tokens(tokens, docs, clock) else {
+    tokens.extend(later.iter().map(|&(_, token)| token));
+    let Ok(vocabulary) = Vocabulary::from_tokens(tokens.iter().map(|t| (t, [0, 0], 0)), [0, 0], 0)
+    else {
         return Ok(None);
     };
-    let fusion = head.fusion.clone().filter(|_| kind == ModelKind::Fusion);
-    let needed = |k: ModelKind| match &fusion {
-        Some(f) => f.models().contains(&k),
-        None => k == kind,
+    let fusion = head
+        .fusion
+        .clone()
+        .filter(|_| kind.is_none_or(|k| k == ModelKind::Fusion));
+    let needed = |k: ModelKind| match (&fusion, kind) {
+        (_, None) => true,
+        (Some(f), _) => f.models().contains(&k),
+        (None, Some(kind)) => k == kind,
     };
     let columns = rows.columns();
     let mut models = Vec::new();
@@ -137,10 +182,11 @@ pub(crate) fn replayed_for(
             None => w,
         });
         // New tokens must be numbered after the counts in both filters: the counts cover
-        // exactly the vocabulary (if it was read; else every token here, and the other Naive
-        // Bayes model's as far).
+        // exactly the vocabulary (as far as the tokens here and the other Naive Bayes model
+        // show).
+        let fits = |len: usize| ids.last().is_none_or(|&id| (id as usize) < len);
         if let Some(w) = counted {
-            if n.is_some_and(|n| n != w) || !fits(w) || width.is_some_and(|other| other != w) {
+            if !fits(w) || width.is_some_and(|other| other != w) {
                 return Ok(None);
             }
             width = Some(w);
@@ -153,12 +199,12 @@ pub(crate) fn replayed_for(
             .map_err(|reason| ModelFileError::invalid(path, reason))?;
         models.push(model);
     }
-    let mut filter = SpamFilter {
+    let filter = SpamFilter {
         tokenizer: head.tokenizer.clone(),
         vocabulary,
         models,
         fusion,
-        active: kind,
+        active: kind.unwrap_or(head.active),
         thresholds: head.thresholds,
         summary: head.summary.clone(),
         // Scoring never reads the record of learned messages.
@@ -167,8 +213,7 @@ pub(crate) fn replayed_for(
         trained_features: ids.partition_point(|&id| u64::from(id) < head.trained_features) as u64,
         max_model_bytes: head.max_model_bytes,
     };
-    journal::apply(path, records, &mut filter)?;
-    Ok(Some(filter))
+    Ok(Some((filter, ids.to_vec())))
 }
 
 #[cfg(test)]
@@ -176,7 +221,9 @@ mod tests {
     use super::*;
     use crate::filter::layout::{SCORE_BLOCKS_SECTION, SCORE_INDEX_SECTION};
     use crate::label::Label;
-    use crate::models::{ModelParams, MultinomialNbParams, NbVariant};
+    use crate::models::{
+        BernoulliNbParams, ModelParams, MultinomialNbParams, NbScoring, NbVariant,
+    };
     use crate::tokenize::Tokenizer;
     use crate::{LearnOutcome, TrainParams};
     use std::path::{Path, PathBuf};
@@ -250,7 +297,7 @@ mod tests {
     const NEW: &str = "Subject: zorblax frobnicate\n\nzorblax frobnicate quuxify zorblax";
 
     #[test]
-    fn a_sparse_replay_of_new_tokens_relabels_and_unlearns_explains_as_the_full_load() {
+    fn a_sparse_replay_of_new_tokens_and_a_repeat_explains_as_the_full_load() {
         let dir = tempfile::tempdir().unwrap();
         let path = saved(dir.path(), &TrainParams::default());
         let offer = "Subject: offer\n\nfree offer, click now, cheap quux";
@@ -261,8 +308,7 @@ mod tests {
             "Subject: notes\n\nmeeting notes at noon",
             Some(Label::Ham),
         );
-        journal_learn(&path, offer, Some(Label::Ham));
-        journal_learn(&path, "Subject: lunch\n\nsee you at noon for lunch", None);
+        journal_learn(&path, offer, Some(Label::Spam));
         let messages = [
             NEW,
             offer,
@@ -273,6 +319,122 @@ mod tests {
         let replays = sparse_replays(&path, &messages);
         assert_eq!(replays.len(), 5 * messages.len(), "four models and fusion");
         assert!(replays.iter().all(Option::is_some), "all sparse");
+    }
+
+    /// A model file trained in batch (no model sees the hashed features, so its journal
+    /// records carry patches) on a few messages of each class.
+    fn trained(dir: &Path, params: &TrainParams) -> PathBuf {
+        let spam = [
+            "cheap meds now",
+            "buy cheap pills",
+            "free offer, click",
+            "win money now",
+        ];
+        let ham = [
+            "lunch at noon",
+            "meeting notes",
+            "see you at lunch",
+            "notes of the meeting",
+        ];
+        let labeled = |texts: [&'static str; 4], label| {
+            texts.into_iter().flat_map(move |t| {
+                (0..2).map(move |i| Ok((format!("Subject: {t} {i}\n\n{t}").into_bytes(), label)))
+            })
+        };
+        let messages = labeled(spam, Label::Spam).chain(labeled(ham, Label::Ham));
+        let mut filter = SpamFilter::train_stream(messages, params, || {}).unwrap();
+        let path = dir.join("m.spamsort");
+        filter
+            .save(&model_file::lock_for_update(&path).unwrap())
+            .unwrap();
+        path
+    }
+
+    #[test]
+    fn journal_patches_taken_in_explain_as_the_full_load() {
+        journal_patches_explain_as_the_full_load(&TrainParams::default());
+    }
+
+    #[test]
+    fn journal_patches_of_textbook_naive_bayes_explain_as_the_full_load() {
+        // The textbook Bernoulli model sums every absent word's term: what the histograms
+        // of counts, carried from patch to patch, keep up to date.
+        let params = TrainParams {
+            models: vec![
+                ModelParams::BernoulliNb(BernoulliNbParams {
+                    scoring: NbScoring::TEXTBOOK,
+                    ..BernoulliNbParams::default()
+                }),
+                ModelParams::MultinomialNb(MultinomialNbParams {
+                    scoring: NbScoring::TEXTBOOK,
+                    ..MultinomialNbParams::default()
+                }),
+            ],
+            ..TrainParams::default()
+        };
+        journal_patches_explain_as_the_full_load(&params);
+    }
+
+    /// Learns through the journal into a file [`trained`] with `params` and checks that the
+    /// records carry patches and that a scorer taking them in explains as the full load.
+    fn journal_patches_explain_as_the_full_load(params: &TrainParams) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = trained(dir.path(), params);
+        let offer = "Subject: offer\n\nfree offer, click now, cheap quux";
+        journal_learn(&path, NEW, Some(Label::Spam));
+        journal_learn(&path, offer, Some(Label::Spam));
+        journal_learn(&path, NEW, Some(Label::Spam));
+        journal_learn(
+            &path,
+            "Subject: notes\n\nmeeting notes at noon",
+            Some(Label::Ham),
+        );
+        // Tokens a record before added, known tokens and new ones.
+        journal_learn(
+            &path,
+            "Subject: zorblax lunch\n\nquuxify noon blorp",
+            Some(Label::Ham),
+        );
+        let file = ModelFileReader::open(&path).unwrap();
+        let head = Head::read(&file).unwrap();
+        let table = ScoreTable::open(&file, SCORE_INDEX_SECTION, SCORE_BLOCKS_SECTION).unwrap();
+        let heads = journal::heads(&file).unwrap();
+        let patches = journal::patches(&heads).expect("every record has a patch");
+        assert_eq!(patches.len(), 4, "the repeat changed nothing");
+        let loaded = SpamFilter::load(&path).unwrap();
+        let tokenizer = Tokenizer::new(head.tokenizer.clone());
+        let messages = [
+            NEW,
+            offer,
+            "Subject: lunch\n\nnoon meds quuxify blorp",
+            "",
+            "unseen",
+        ];
+        for kind in ModelKind::WITH_FUSION
+            .into_iter()
+            .filter(|&k| loaded.has(k))
+        {
+            let scorer_file = crate::filter::scorer::ScorerFile::open(&path, Some(kind)).unwrap();
+            for raw in messages {
+                let tokens = tokenizer.tokenize(raw.as_bytes()).tokens;
+                let expected = loaded.explain(raw.as_bytes(), Some(kind)).unwrap();
+                let (composed, _) =
+                    composed_for(&file, &head, &table, &patches, Some(kind), &tokens)
+                        .unwrap()
+                        .expect("composed");
+                assert_eq!(
+                    composed.explain_tokens(&tokens, kind).unwrap(),
+                    expected,
+                    "{kind}: {raw}"
+                );
+                let scorer = scorer_file.scorer().unwrap();
+                assert_eq!(
+                    scorer.explain(raw.as_bytes()).unwrap(),
+                    expected,
+                    "{kind}: {raw}"
+                );
+            }
+        }
     }
 
     /// A message none of whose tokens the file of [`saved`] has.

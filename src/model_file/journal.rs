@@ -137,7 +137,8 @@ impl ModelFileReader {
             return Ok(parse(&[], start, self.header_crc));
         }
         let io = |e| ModelFileError::io(&self.path, e);
-        let mut tail = Vec::new();
+        // `want` is at most MAX_JOURNAL: reserved once rather than grown by doubling.
+        let mut tail = Vec::with_capacity(want as usize);
         {
             let mut file = self.file.lock().unwrap_or_else(|p| p.into_inner());
             file.seek(std::io::SeekFrom::Start(start)).map_err(io)?;

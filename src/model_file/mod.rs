@@ -110,8 +110,10 @@ pub const MAGIC: [u8; 8] = *b"SPAMSORT";
 /// feature transforms' hashed-feature flag. 5: the score table (two sections before the
 /// models), which the pipe filter reads block by block, holding the tokens and the models'
 /// per-token values that sections of their own held before. 6: the Naive Bayes models'
-/// per-token counts are columns of the score table, no longer in their sections.
-pub const FORMAT_VERSION: u32 = 6;
+/// per-token counts are columns of the score table, no longer in their sections. 7: the score
+/// table's index holds the vocabulary's length, and a journal record what its learning changed
+/// for a scorer of one message (its patch, see `crate::filter::patch`).
+pub const FORMAT_VERSION: u32 = 7;
 /// Most sections a file may declare.
 pub const MAX_SECTIONS: usize = 64;
 /// Largest section accepted, a guard against absurd length fields.

@@ -15,7 +15,7 @@
 use super::ModelKind;
 use super::check::{require_both_classes, require_positive};
 use super::linear::LinearFunction;
-use super::math::{gather, gather_held, log_prior_ratio_so_far};
+use super::math::{gather, gather_held, log_prior_ratio_so_far, overlay};
 use super::nb_scoring::NbScoring;
 use super::selection::select_top;
 use crate::error::{Error, Result};
@@ -136,6 +136,39 @@ impl BernoulliNbSection<'_> {
             absent: self.absent,
             stale: false,
         }
+    }
+}
+
+impl BernoulliNb {
+    /// Takes into this restricted model (see [`BernoulliNbSection::restricted`]) what `from`,
+    /// the same model restricted to other features and since changed by learning, holds: the
+    /// counts and selection of its features `theirs` as this one's `ours` for each
+    /// `(theirs, ours)` of `pairs`, and everything that depends on every feature (message
+    /// counts, absent-word terms; the histograms only if `from` has them, see
+    /// [`BernoulliNb::take_histograms`]). The counts are what the decision reads from now on:
+    /// the cached function is stale (and `from`'s is not read).
+    pub(crate) fn overlay(&mut self, from: &BernoulliNb, pairs: &[(usize, usize)]) {
+        overlay(&mut self.df_ham, &from.df_ham, pairs, 0.0);
+        overlay(&mut self.df_spam, &from.df_spam, pairs, 0.0);
+        overlay(&mut self.selected, &from.selected, pairs, 0);
+        self.class_counts = from.class_counts;
+        if from.histogram.iter().any(|h| !h.is_empty()) {
+            self.histogram.clone_from(&from.histogram);
+        }
+        self.absent = from.absent;
+        self.stale = true;
+    }
+
+    /// Takes the histograms of counts out (left empty): only learning reads them (scoring
+    /// reads the absent-word terms kept from them), so a journal patch keeps them apart, for
+    /// a scorer to skip.
+    pub(crate) fn take_histograms(&mut self) -> [Vec<u64>; 2] {
+        std::mem::take(&mut self.histogram)
+    }
+
+    /// Puts histograms of counts back (see [`BernoulliNb::take_histograms`]).
+    pub(crate) fn set_histograms(&mut self, histograms: [Vec<u64>; 2]) {
+        self.histogram = histograms;
     }
 }
 

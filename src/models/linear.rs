@@ -22,6 +22,14 @@ pub struct LinearFunction {
 }
 
 impl LinearFunction {
+    /// Takes `from`'s bias and, for each `(theirs, ours)` of `pairs`, the weight of its
+    /// feature `theirs` as this one's feature `ours` (see [`super::TrainedModel::overlay`]).
+    /// The transform (idf) is left as it is: learning never changes it.
+    pub(crate) fn overlay(&mut self, from: &LinearFunction, pairs: &[(usize, usize)]) {
+        super::math::overlay(&mut self.weights, &from.weights, pairs, 0.0);
+        self.bias = from.bias;
+    }
+
     /// d(x) = 0 everywhere, with `features` fitted on no data (idf 1 throughout).
     pub fn zero(features: FeatureConfig) -> LinearFunction {
         LinearFunction {

@@ -107,6 +107,24 @@ pub(crate) fn gather_held(
     }
 }
 
+/// Copies, for each `(theirs, ours)` of `pairs`, `theirs`' value at `theirs` (`missing` past its
+/// end) into `ours` at `ours`, growing `ours` with `missing` as needed: one restricted model's
+/// per-feature values taken into another restricted to other features (see
+/// [`super::TrainedModel::overlay`]).
+pub(crate) fn overlay<T: Copy>(
+    ours: &mut Vec<T>,
+    theirs: &[T],
+    pairs: &[(usize, usize)],
+    missing: T,
+) {
+    for &(from, to) in pairs {
+        if to >= ours.len() {
+            ours.resize(to + 1, missing);
+        }
+        ours[to] = theirs.get(from).copied().unwrap_or(missing);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

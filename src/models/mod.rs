@@ -523,6 +523,78 @@ pub struct TrainedModel {
     pub model: AnyModel,
 }
 
+impl TrainedModel {
+    /// Whether [`TrainedModel::overlay`] can take changes into this model: its values are
+    /// per token (it does not see the hashed features) and a learn changes only those of the
+    /// message's tokens (it is not complement Naive Bayes).
+    pub(crate) fn overlays(&self) -> bool {
+        let complement = matches!(&self.model, AnyModel::MultinomialNb(m) if m.is_complement());
+        !complement && !self.model.function().transform.config().hashed
+    }
+
+    /// This model as a journal patch keeps it (see `crate::filter::patch`): what
+    /// [`TrainedModel::overlay`] reads, without what learning never changes (a linear model's
+    /// idf) or a Naive Bayes model's cached function, stale once it learned (its decision
+    /// then reads the counts); and apart, the Bernoulli model's histograms of counts, which
+    /// only learning reads (see [`BernoulliNb::take_histograms`]).
+    pub(crate) fn for_patch(&self) -> (TrainedModel, Option<[Vec<u64>; 2]>) {
+        let mut model = self.clone();
+        let function = model.model.function_mut();
+        match self.model {
+            AnyModel::BernoulliNb(_) | AnyModel::MultinomialNb(_) => function.weights = Vec::new(),
+            AnyModel::LinearSvm(_) | AnyModel::LogisticRegression(_) => {
+                function.transform = function.transform.without_idf();
+            }
+        }
+        let histograms = match &mut model.model {
+            AnyModel::BernoulliNb(m) => Some(m.take_histograms()),
+            _ => None,
+        };
+        (model, histograms)
+    }
+
+    /// Puts the histograms [`TrainedModel::for_patch`] kept apart back into a Bernoulli model
+    /// (another model has none: ignored).
+    pub(crate) fn set_histograms(&mut self, histograms: [Vec<u64>; 2]) {
+        if let AnyModel::BernoulliNb(m) = &mut self.model {
+            m.set_histograms(histograms);
+        }
+    }
+
+    /// Takes into this model, restricted to some features (see
+    /// [`TrainedModelSection::restricted`]), what `from` holds: the same model restricted to
+    /// other features and since changed by learning. For each `(theirs, ours)` of `pairs`
+    /// its feature `theirs` is this one's `ours` (grown into if past its end); everything
+    /// that depends on every feature is `from`'s; `features` is how many vocabulary features
+    /// the whole model now has. Learning never changes the calibration or a linear model's
+    /// idf. `false` (nothing changed) where that cannot be exact: another kind of model,
+    /// complement Naive Bayes (its weights depend on every feature) or a model that sees the
+    /// hashed features (their weights are not per token).
+    pub(crate) fn overlay(
+        &mut self,
+        from: &TrainedModel,
+        pairs: &[(usize, usize)],
+        features: usize,
+    ) -> bool {
+        if self.model.kind() != from.model.kind() || !self.overlays() || !from.overlays() {
+            return false;
+        }
+        match (&mut self.model, &from.model) {
+            (AnyModel::BernoulliNb(m), AnyModel::BernoulliNb(f)) => m.overlay(f, pairs),
+            (AnyModel::MultinomialNb(m), AnyModel::MultinomialNb(f)) => {
+                m.overlay(f, pairs, features);
+            }
+            (AnyModel::LinearSvm(_), _) | (AnyModel::LogisticRegression(_), _) => {
+                self.model
+                    .function_mut()
+                    .overlay(from.model.function(), pairs);
+            }
+            _ => return false,
+        }
+        true
+    }
+}
+
 /// A serialized [`TrainedModel`] read only as far as a scorer needs of a model that sees the
 /// hashed features: which model it is and its weights, borrowed where they lie (the score table
 /// holds everything else it needs; see `crate::filter::score_table`).

@@ -11,7 +11,7 @@
 use super::ModelKind;
 use super::check::{require_both_classes, require_positive};
 use super::linear::LinearFunction;
-use super::math::{gather_held, log_prior_ratio_so_far};
+use super::math::{gather_held, log_prior_ratio_so_far, overlay};
 use super::nb_scoring::NbScoring;
 use crate::error::{Error, Result};
 use crate::features::{Dataset, FeatureConfig, FeatureId, FeatureRemap, SparseVector};
@@ -140,6 +140,34 @@ impl MultinomialNbSection<'_> {
             stale: false,
             features_elsewhere,
         })
+    }
+}
+
+impl MultinomialNb {
+    /// Whether this is the complement variant (whose weights depend on every feature).
+    pub(crate) fn is_complement(&self) -> bool {
+        self.variant == NbVariant::Complement
+    }
+
+    /// Takes into this restricted model (see [`MultinomialNbSection::restricted`]) what
+    /// `from`, the same model restricted to other features and since changed by learning,
+    /// holds: the counts of its features `theirs` as this one's `ours` for each
+    /// `(theirs, ours)` of `pairs`, and everything that depends on every feature (message
+    /// counts, class totals); `features` is how many features the whole model now counts
+    /// (|V|). The counts are what the decision reads from now on: the cached function is
+    /// stale (and `from`'s is not read).
+    pub(crate) fn overlay(
+        &mut self,
+        from: &MultinomialNb,
+        pairs: &[(usize, usize)],
+        features: usize,
+    ) {
+        overlay(&mut self.counts_ham, &from.counts_ham, pairs, 0.0);
+        overlay(&mut self.counts_spam, &from.counts_spam, pairs, 0.0);
+        self.class_counts = from.class_counts;
+        self.totals = from.totals;
+        self.stale = true;
+        self.features_elsewhere = features.saturating_sub(self.counts_ham.len());
     }
 }
 
