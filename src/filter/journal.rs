@@ -1,17 +1,19 @@
 //! Learning by appending: [`learn`] records what learning changes as [`StoreOp`]s in the model
 //! file's journal (one record per run, see [`crate::model_file::Journal`]) instead of loading
-//! every model and rewriting the whole file. It reads only the head (for the tokenizer
-//! settings), the record of learned messages (for "learn once") and the journal, appends, and
-//! `fdatasync`s: the cost of `bogofilter -s` rather than of a 7 MB save.
+//! every model and rewriting the whole file. It reads the head (for the tokenizer settings),
+//! the record of learned messages (for "learn once"), the journal, and the score table's rows
+//! and the models' small sections for the run's tokens, to work out the record's patch (what
+//! the run changed, for the pipe filter: see `crate::filter::patch`); it appends and `fdatasync`s:
+//! the cost of `bogofilter -s` rather than of a 7 MB save.
 //!
 //! Every full load ([`SpamFilter::load`]: `info`, `dump`, `serve`, the daemon, the next update)
 //! applies the journal's operations in order through the same [`LearnedStore::apply`], so the
-//! state is exactly the one learning in memory gives; the pipe filter's scorer does the same
-//! when the journal is not empty, over only the tokens a message needs (see
-//! [`crate::filter::scorer`]). Once the journal holds
-//! [`COMPACT_RECORDS`] records or [`COMPACT_BYTES`] bytes, the learn that finds it so saves the
-//! whole filter instead (the journal applied, the file pruned if over its limit, an empty
-//! journal), so a reader never applies more than that.
+//! state is exactly the one learning in memory gives; the pipe filter's scorer takes the
+//! records' patches into what a message needs instead (see `crate::filter::sparse`). Once
+//! the journal holds [`COMPACT_RECORDS`] records or [`COMPACT_BYTES`] bytes, or a run
+//! unlearns (unlearning reads document frequencies, which patches do not carry), the learn
+//! saves the whole filter instead (the journal applied, the file pruned if over its limit, an
+//! empty journal), so a reader never applies more than that.
 
 use super::learned::{Digest, LearnedAs, LearnedMessages};
 use super::patch::Patch;

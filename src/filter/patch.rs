@@ -34,11 +34,14 @@ use std::path::Path;
 pub(crate) struct Patch {
     /// The vocabulary's length after the record: a token learned later is numbered from here.
     pub vocabulary_len: u64,
-    /// The vocabulary tokens of the record's messages (hashed features aside) and their ids
-    /// in the whole vocabulary, in id order.
-    pub tokens: Vec<(Token, FeatureId)>,
-    /// Every model of the file, in the head's order, restricted to `tokens` (renumbered
-    /// `0..` in their order), as the record's learning left them (as
+    /// The vocabulary ids of the record's messages' tokens (hashed features aside),
+    /// ascending.
+    ids: Vec<FeatureId>,
+    /// The tokens the record added to the vocabulary: those of the last of `ids`, in order.
+    /// (A scorer finds the others by their ids in the score table or an earlier patch.)
+    added: Vec<Token>,
+    /// Every model of the file, in the head's order, restricted to `ids` (renumbered `0..` in
+    /// their order), as the record's learning left them (as
     /// [`TrainedModel::for_patch`] keeps them).
     pub models: Vec<TrainedModel>,
     /// The Bernoulli models' histograms of counts after the record (`None` for the other
@@ -59,24 +62,31 @@ impl Patch {
     pub fn of(filter: &SpamFilter, ids: &[FeatureId], next_id: u64) -> Patch {
         let vocabulary = filter.vocabulary();
         let new = vocabulary.len().saturating_sub(ids.len());
-        let numbered = ids
+        let ids = ids
             .iter()
             .copied()
-            .chain((0..new).map(|i| (next_id + i as u64) as FeatureId));
-        let tokens = (0..vocabulary.len() as FeatureId)
-            .zip(numbered)
-            .map(|(id, global)| (vocabulary.token(id).to_owned(), global))
+            .chain((0..new).map(|i| (next_id + i as u64) as FeatureId))
+            .collect();
+        let added = (vocabulary.len() - new..vocabulary.len())
+            .map(|id| vocabulary.token(id as FeatureId).to_owned())
             .collect();
         let (models, histograms): (Vec<_>, Vec<_>) =
             filter.models.iter().map(TrainedModel::for_patch).unzip();
         Patch {
             vocabulary_len: next_id + new as u64,
-            tokens,
+            ids,
+            added,
             models,
             histograms: crate::model_file::encode_section(&histograms),
             fusion: filter.fusion.clone(),
             summary: filter.summary.clone(),
         }
+    }
+
+    /// The tokens the record added to the vocabulary, with their ids.
+    pub fn added(&self) -> impl Iterator<Item = (FeatureId, &str)> {
+        let first = self.ids.len().saturating_sub(self.added.len());
+        (self.ids[first..].iter().copied()).zip(self.added.iter().map(String::as_str))
     }
 
     /// Puts this patch's Bernoulli histograms of counts (kept apart, see
@@ -103,11 +113,8 @@ impl Patch {
     /// tokens both hold, and everything that depends on every token. `false` where a model
     /// cannot take it (see [`TrainedModel::overlay`]): `filter` is then half changed.
     pub fn apply_to(&self, filter: &mut SpamFilter, ids: &[FeatureId]) -> bool {
-        let pairs: Vec<(usize, usize)> = self
-            .tokens
-            .iter()
-            .enumerate()
-            .filter_map(|(theirs, (_, id))| Some((theirs, ids.binary_search(id).ok()?)))
+        let pairs: Vec<(usize, usize)> = (self.ids.iter().enumerate())
+            .filter_map(|(theirs, id)| Some((theirs, ids.binary_search(id).ok()?)))
             .collect();
         let features = usize::try_from(self.vocabulary_len).unwrap_or(usize::MAX);
         for model in &mut filter.models {

@@ -1,28 +1,34 @@
-//! The journal replayed sparsely, for a scorer of one message (see [`super::scorer`]): instead
-//! of loading the answering models whole and rebuilding the whole vocabulary,
-//! [`replayed_for`] builds a [`SpamFilter`] over only the tokens the journal's messages and the
-//! scored message hold, and applies the journal to it through the same
-//! [`LearnedStore::apply`](super::store::LearnedStore::apply) as a full load. Its answer for
-//! that message is bit for bit the full load's.
+//! The file restricted to the tokens a scorer of one message (see [`super::scorer`]) needs,
+//! with the journal's changes in it, instead of the answering models loaded whole and the
+//! whole vocabulary rebuilt. Two ways, both bit for bit what a full load answers for the
+//! message:
+//! - [`composed_for`] (every record carries a patch, see [`super::patch`]): the file
+//!   restricted to the message's tokens, each record's patch taken in, in order. Its cost
+//!   barely grows with the journal. [`learn`](super::journal::learn) uses it too, over the
+//!   tokens of the messages it learns, to work out the next patch.
+//! - [`replayed_for`] (a record has no patch: a model sees the hashed features): the file
+//!   restricted to the tokens of the journal's messages and of the message, the journal
+//!   applied to it through the same
+//!   [`LearnedStore::apply`](super::store::LearnedStore::apply) as a full load.
 //!
 //! Why it is exact: those tokens are looked up in the score table (their ids and each model's
 //! weights and idf) and renumbered `0..` in the order of their ids, so every sum over a
 //! message's features runs in the same order, and a token new to the file gets the next id in
-//! both filters, in the same order. The vocabulary holds their counts, which only unlearning
-//! reads: the counts section is read (borrowed, not copied) only for a journal that unlearns.
-//! The SVM and logistic regression read and write only a message's weights and their bias.
-//! The Naive Bayes models keep, besides the counts of those tokens (columns of the score
-//! table, so from the rows looked up), everything that depends on every token (message
-//! counts, class totals and |V|, the Bernoulli model's histograms and absent-word terms: what
-//! their sections hold; see `TrainedModelSection::restricted`).
+//! both filters, in the same order. The SVM and logistic regression read and write only a
+//! message's weights and their bias. The Naive Bayes models keep, besides the counts of those
+//! tokens (columns of the score table, so from the rows looked up), everything that depends
+//! on every token (message counts, class totals and |V|, the Bernoulli model's histograms and
+//! absent-word terms: what their sections hold; see `TrainedModelSection::restricted`). The
+//! vocabulary holds no document frequencies: only unlearning reads them, and a run that
+//! unlearns is never journaled (see [`super::patch`]).
 //!
-//! Where that cannot be exact, [`replayed_for`] gives `None` and the scorer loads the models
-//! whole: complement Naive Bayes (its every learn refreshes all its weights), a Naive Bayes
-//! model whose counts do not cover exactly the vocabulary (new tokens would be numbered
-//! differently from its width; no file spamsort writes is so, and where the counts section is
-//! not read this is checked as far as the tokens at hand and the other Naive Bayes model
-//! show), and a file whose counts, tokens or ids do not fit together (the full load then says
-//! what is wrong).
+//! Where that cannot be exact, both give `None` and the scorer loads the models whole:
+//! complement Naive Bayes (its every learn refreshes all its weights), a journal record that
+//! unlearns (no file spamsort writes has one), a Naive Bayes model whose counts do not cover
+//! exactly the vocabulary (new tokens would be numbered differently from its width; no file
+//! spamsort writes is so; this is checked as far as the tokens at hand and the other Naive
+//! Bayes model show), and a file whose tokens or ids do not fit together (the full load then
+//! says what is wrong).
 
 use super::SpamFilter;
 use super::journal::{self, Record};
@@ -86,9 +92,8 @@ pub(crate) fn composed_for(
     let wanted: foldhash::HashSet<&[u8]> = words.iter().copied().collect();
     let mut later: Vec<(FeatureId, &str)> = patches
         .iter()
-        .flat_map(|p| &p.tokens)
-        .filter(|(t, id)| u64::from(*id) >= saved && wanted.contains(t.as_bytes()))
-        .map(|(t, id)| (*id, t.as_str()))
+        .flat_map(|p| p.added())
+        .filter(|(id, t)| u64::from(*id) >= saved && wanted.contains(t.as_bytes()))
         .collect();
     later.sort_unstable();
     later.dedup_by_key(|(id, _)| *id);
