@@ -18,8 +18,8 @@
 //! is scored exactly as [`SpamFilter::load`](crate::SpamFilter::load) would. A scorer of one
 //! message (the default; the pipe filter) restricts the file to the message's tokens, looked
 //! up in the score table, with the chosen model's section (for fusion, those of the models it
-//! stacks), and takes the journal records' patches into it (see [`super::sparse`] and
-//! [`super::patch`]); where a record has no patch it replays the journal over the journal's
+//! stacks), and takes the journal records' patches into it (see `super::sparse` and
+//! `super::patch`); where a record has no patch it replays the journal over the journal's
 //! and the message's tokens instead, and it loads the models whole only where neither would
 //! be exact (complement Naive Bayes). A scorer of many messages ([`Scorer::for_many_messages`])
 //! loads the chosen model whole and applies the journal once, at its first message.
