@@ -209,22 +209,22 @@ impl SpamFilter {
         &mut self,
         lock: &model_file::UpdateLock,
     ) -> std::result::Result<(), ModelFileError> {
-        let mut bytes = self.encode();
+        let mut sections = self.encode();
         for _ in 0..MAX_PRUNE_ROUNDS {
-            let size = bytes.len() as u64;
+            let size = model_file::file_len(&sections) as u64;
             if size <= self.max_model_bytes || self.vocabulary.is_empty() {
                 break;
             }
             let tokens = self.vocabulary.len();
             let allowed = tokens as f64 * self.max_model_bytes as f64 / size as f64;
             self.prune_to(((allowed * PRUNE_HEADROOM) as usize).min(tokens - 1));
-            bytes = self.encode();
+            sections = self.encode();
         }
-        model_file::save_bytes(&bytes, lock)
+        model_file::save_sections(&sections, lock)
     }
 
-    /// The model file's bytes, the models' cached functions refreshed first.
-    fn encode(&mut self) -> Vec<u8> {
+    /// The model file's sections, the models' cached functions refreshed first.
+    fn encode(&mut self) -> Vec<Vec<u8>> {
         for m in &mut self.models {
             m.model.refresh();
         }
@@ -247,11 +247,13 @@ impl SpamFilter {
             score_blocks,
         ];
         let n = self.vocabulary.len();
-        sections.extend(self.models.iter().map(|m| {
-            let mut m = m.clone();
-            score_table::strip(&mut m, n);
-            model_file::encode_section(&m)
+        sections.extend(self.models.iter_mut().map(|m| {
+            // What the score table holds is taken out for the section and put back.
+            let stripped = score_table::strip(m, n);
+            let section = model_file::encode_section(&*m);
+            score_table::unstrip(m, stripped);
+            section
         }));
-        model_file::encode_sections(&sections)
+        sections
     }
 }

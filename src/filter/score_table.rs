@@ -262,19 +262,60 @@ fn moved_counts(model: &TrainedModel, n: usize) -> Option<[&[f64]; 2]> {
 
 /// Takes out of a model what the score table of a vocabulary of `n` tokens holds: its
 /// function's weights past the hashed ones, its idf table and a Naive Bayes model's
-/// per-token counts (see [`Columns::restore`]). What a model file stores in its section.
-pub(crate) fn strip(model: &mut TrainedModel, n: usize) {
-    if moved_counts(model, n).is_some()
-        && let Some(arrays) = model.model.count_arrays_mut()
-    {
-        for a in arrays {
-            *a = Vec::new();
+/// per-token counts (see [`Columns::restore`]). What a model file stores in its section;
+/// [`unstrip`] puts back what this returns.
+pub(crate) fn strip(model: &mut TrainedModel, n: usize) -> Stripped {
+    let counts = match moved_counts(model, n) {
+        Some(_) => model
+            .model
+            .count_arrays_mut()
+            .map(|a| a.map(std::mem::take)),
+        None => None,
+    };
+    let f = model.model.function_mut();
+    let front = f.transform.config().input_width(0);
+    let weights = if front == 0 {
+        std::mem::take(&mut f.weights)
+    } else {
+        f.weights.split_off(front.min(f.weights.len()))
+    };
+    let idf = std::mem::take(f.transform.idf_mut());
+    Stripped {
+        weights,
+        idf,
+        counts,
+    }
+}
+
+/// What [`strip`] took out of a model.
+pub(crate) struct Stripped {
+    /// The weights past the hashed ones.
+    weights: Vec<f64>,
+    /// The idf table.
+    idf: Vec<f64>,
+    /// A Naive Bayes model's per-token counts, if they were taken.
+    counts: Option<[Vec<f64>; 2]>,
+}
+
+/// Puts back into `model` what [`strip`] took out of it.
+pub(crate) fn unstrip(model: &mut TrainedModel, stripped: Stripped) {
+    let Stripped {
+        mut weights,
+        idf,
+        counts,
+    } = stripped;
+    if let (Some(counts), Some(arrays)) = (counts, model.model.count_arrays_mut()) {
+        for (a, c) in arrays.into_iter().zip(counts) {
+            *a = c;
         }
     }
     let f = model.model.function_mut();
-    let front = f.transform.config().input_width(0);
-    f.weights.truncate(front);
-    f.transform.idf_mut().clear();
+    if f.weights.is_empty() {
+        f.weights = weights;
+    } else {
+        f.weights.append(&mut weights);
+    }
+    *f.transform.idf_mut() = idf;
 }
 
 /// The tokens and columns of a whole score table, by vocabulary id: what a full load rebuilds
@@ -945,6 +986,27 @@ mod tests {
             out
         };
         assert_eq!(dump(&mut loaded), dump(&mut filter));
+    }
+
+    #[test]
+    fn strip_takes_out_what_the_table_holds_and_unstrip_puts_it_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let (filter, _) = saved_filter(dir.path());
+        let n = filter.vocabulary().len();
+        // Naive Bayes models (no hashed weights) and linear ones that see hashed features.
+        for model in &filter.models {
+            let mut m = model.clone();
+            let stripped = strip(&mut m, n);
+            let f = m.model.function();
+            assert!(f.weights.len() <= f.transform.config().input_width(0));
+            assert!(
+                m.model
+                    .count_arrays()
+                    .is_none_or(|[h, s]| h.is_empty() && s.is_empty())
+            );
+            unstrip(&mut m, stripped);
+            assert_eq!(&m, model, "{}", model.model.kind());
+        }
     }
 
     #[test]

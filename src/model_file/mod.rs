@@ -220,9 +220,24 @@ pub fn encode_section<T: Serialize>(value: &T) -> Vec<u8> {
 
 /// Lays sections out as a complete file.
 pub fn encode_sections(sections: &[Vec<u8>]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(file_len(sections));
+    out.extend(encode_header(sections));
+    for s in sections {
+        out.extend_from_slice(s);
+    }
+    out
+}
+
+/// The length of the file of `sections` (see [`encode_sections`]).
+pub fn file_len(sections: &[Vec<u8>]) -> usize {
+    header_len(sections.len()) + sections.iter().map(Vec::len).sum::<usize>()
+}
+
+/// The header of the file of `sections`: what [`encode_sections`] writes before them.
+fn encode_header(sections: &[Vec<u8>]) -> Vec<u8> {
     assert!(sections.len() <= MAX_SECTIONS, "too many sections");
     let head = header_len(sections.len());
-    let mut out = Vec::with_capacity(head + sections.iter().map(Vec::len).sum::<usize>());
+    let mut out = Vec::with_capacity(head);
     out.extend_from_slice(&MAGIC);
     out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
     out.extend_from_slice(&(sections.len() as u32).to_le_bytes());
@@ -235,9 +250,6 @@ pub fn encode_sections(sections: &[Vec<u8>]) -> Vec<u8> {
         offset += s.len() as u64;
     }
     out.extend_from_slice(&crc32fast::hash(&out).to_le_bytes());
-    for s in sections {
-        out.extend_from_slice(s);
-    }
     out
 }
 
@@ -637,6 +649,21 @@ pub fn load<T: DeserializeOwned>(path: &Path) -> Result<T, ModelFileError> {
 /// that was killed, are removed first. Nothing else is: holding `lock` means no other save of
 /// this model file is in progress, and another model file's temporary files have its name.
 pub fn save_bytes(bytes: &[u8], lock: &UpdateLock) -> Result<(), ModelFileError> {
+    save_parts(&[bytes], lock)
+}
+
+/// Saves the file of `sections` (see [`encode_sections`]) as [`save_bytes`] does, writing
+/// them one after the other rather than copying them into one buffer first.
+pub fn save_sections(sections: &[Vec<u8>], lock: &UpdateLock) -> Result<(), ModelFileError> {
+    let header = encode_header(sections);
+    let parts: Vec<&[u8]> = std::iter::once(header.as_slice())
+        .chain(sections.iter().map(Vec::as_slice))
+        .collect();
+    save_parts(&parts, lock)
+}
+
+/// [`save_bytes`] of the concatenation of `parts`.
+fn save_parts(parts: &[&[u8]], lock: &UpdateLock) -> Result<(), ModelFileError> {
     let path = lock.model_path();
     let io = |source| ModelFileError::Io {
         path: path.to_path_buf(),
@@ -648,7 +675,9 @@ pub fn save_bytes(bytes: &[u8], lock: &UpdateLock) -> Result<(), ModelFileError>
     if let Ok(old) = std::fs::metadata(path) {
         keep_access(tmp.as_file(), &old);
     }
-    tmp.write_all(bytes).map_err(io)?;
+    for part in parts {
+        tmp.write_all(part).map_err(io)?;
+    }
     tmp.as_file().sync_all().map_err(io)?;
     tmp.persist(path).map_err(|e| io(e.error))?;
     std::fs::File::open(dir)
