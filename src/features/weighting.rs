@@ -100,8 +100,8 @@ pub struct FeatureTransform {
 }
 
 impl FeatureTransform {
-    /// This transform without its idf table (a table's idf is 1 throughout): what a journal
-    /// patch keeps of it, which learning never changes (see `crate::filter::patch`).
+    /// This transform without its idf table (so every idf reads as 1): what a journal patch
+    /// keeps of it, as learning never changes the idf (see `crate::filter::patch`).
     pub(crate) fn without_idf(&self) -> FeatureTransform {
         FeatureTransform::unfitted(self.config)
     }

@@ -222,7 +222,8 @@ impl JournalStore {
 /// The patch of `record`, to be appended to the journal of the open file `reader` (its head
 /// `head`, its journal's records `before`): `record` applied to the file restricted to its
 /// tokens with the patches before it taken in (see [`super::patch`]). `None` where that
-/// would not be exact, or a record before has none.
+/// would not be exact, or a record before has none; an error where the score table, a
+/// model's section or the newest patch's histograms do not read.
 fn patch_of(
     reader: &ModelFileReader,
     head: &layout::Head,
@@ -251,7 +252,7 @@ fn patch_of(
     record.apply_to(&mut filter)?;
     let next_id = patches
         .last()
-        .map_or(table.index().tokens, |p| p.vocabulary_len);
+        .map_or(table.index().tokens, |p| p.vocabulary_len());
     Ok(Some(Patch::of(&filter, &ids, next_id)))
 }
 
@@ -293,7 +294,12 @@ pub fn learn<T>(
     let mut compact = journal.records.len() + 1 > COMPACT_RECORDS || record.unlearns();
     let mut payload = Vec::new();
     if !compact {
-        record.patch = patch_of(&reader, &head, &before, &record)?;
+        // A patch that cannot be worked out (a damaged section or patch) is left out: the
+        // record is still right, and a scorer then replays the journal instead.
+        record.patch = patch_of(&reader, &head, &before, &record).unwrap_or_else(|e| {
+            tracing::warn!("{}: journaled without a patch: {e}", path.display());
+            None
+        });
         payload = model_file::encode_section(&record);
         let bytes = model_file::record_len(&payload);
         compact = journal.bytes() + bytes > COMPACT_BYTES
@@ -309,6 +315,23 @@ pub fn learn<T>(
         reader.append(journal, &payload, &lock)?;
     }
     Ok(updated)
+}
+
+/// Rewrites the journal of the model file at `path` with each record's patch as `change`
+/// leaves it (its checksum made right): a damaged or forged record, for tests.
+#[cfg(test)]
+pub(crate) fn rewrite_patches(path: &Path, change: impl Fn(&mut Option<Patch>)) {
+    let bytes = std::fs::read(path).unwrap();
+    let reader = ModelFileReader::open(path).unwrap();
+    let start = reader.sections_end() as usize;
+    let header_crc = u32::from_le_bytes(bytes[start + 4..start + 8].try_into().unwrap());
+    let mut out = bytes[..start].to_vec();
+    for mut record in records(&reader).unwrap() {
+        change(&mut record.patch);
+        let payload = model_file::encode_section(&record);
+        out.extend(model_file::encode_record(header_crc, &payload));
+    }
+    std::fs::write(path, out).unwrap();
 }
 
 #[cfg(test)]

@@ -192,7 +192,11 @@ pub(super) fn words_and_hashed(config: &TokenizerConfig) -> (Tokenizer, Tokenize
 /// `unlearn` takes it away.
 pub(crate) fn count_message(messages: &mut [u64; 2], label: Label, unlearn: bool) {
     let n = &mut messages[label.index()];
-    *n = if unlearn { n.saturating_sub(1) } else { *n + 1 };
+    *n = if unlearn {
+        n.saturating_sub(1)
+    } else {
+        n.saturating_add(1)
+    };
 }
 
 /// What [`SpamFilter::learn`] did.

@@ -14,6 +14,10 @@
 //! [`super::journal`]) reaches, bit for bit, at a cost that barely grows with the journal
 //! (`benches/pipe_latency.sh`).
 //!
+//! A scorer takes patches only as far as they fit together ([`Patch::fits`]: a forged or
+//! damaged record whose checksum still matches is replayed instead), and a learn that cannot
+//! work a patch out (a damaged section or patch) appends its record without one.
+//!
 //! A record has no patch where that cannot be exact (models that see the hashed features or
 //! complement Naive Bayes, see [`TrainedModel::overlay`]), or after a record that has none:
 //! a scorer then replays the journal ([`super::sparse::replayed_for`]). A run that unlearns is
@@ -33,7 +37,7 @@ use std::path::Path;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Patch {
     /// The vocabulary's length after the record: a token learned later is numbered from here.
-    pub vocabulary_len: u64,
+    vocabulary_len: u64,
     /// The vocabulary ids of the record's messages' tokens (hashed features aside),
     /// ascending.
     ids: Vec<FeatureId>,
@@ -43,14 +47,14 @@ pub(crate) struct Patch {
     /// Every model of the file, in the head's order, restricted to `ids` (renumbered `0..` in
     /// their order), as the record's learning left them (as
     /// [`TrainedModel::for_patch`] keeps them).
-    pub models: Vec<TrainedModel>,
+    models: Vec<TrainedModel>,
     /// The Bernoulli models' histograms of counts after the record (`None` for the other
     /// models), each model's in `models`' order, encoded apart: only a learner reads them
     /// ([`Patch::restore_histograms`]); a scorer skips their bytes.
     #[serde(with = "serde_bytes")]
     histograms: Vec<u8>,
     /// The fuser after the record.
-    pub fusion: Option<Fusion>,
+    fusion: Option<Fusion>,
     /// The summary after the record (its message counts answer for unsure verdicts).
     pub summary: TrainingSummary,
 }
@@ -81,6 +85,34 @@ impl Patch {
             fusion: filter.fusion.clone(),
             summary: filter.summary.clone(),
         }
+    }
+
+    /// The vocabulary's length after the record: a token learned later is numbered from here.
+    pub fn vocabulary_len(&self) -> u64 {
+        self.vocabulary_len
+    }
+
+    /// Whether this patch fits a vocabulary of `before` tokens (the score table's, or the
+    /// previous patch's [`Patch::vocabulary_len`]): its ids ascend, each below its
+    /// vocabulary's length, which is `before` plus the tokens it added, numbered from
+    /// `before` on and still ids. A damaged or forged record that passed its checksum could
+    /// otherwise make a scorer answer what no full load would; one that does not fit is
+    /// replayed instead (see [`super::sparse`]).
+    pub fn fits(&self, before: u64) -> bool {
+        let added = self.added.len();
+        let first_added = self.ids.len().checked_sub(added);
+        self.ids.windows(2).all(|w| w[0] < w[1])
+            && Some(self.vocabulary_len) == before.checked_add(added as u64)
+            && self.vocabulary_len <= u64::from(FeatureId::MAX)
+            && first_added.is_some_and(|first| {
+                (self.ids[first..].iter())
+                    .zip(before..)
+                    .all(|(&id, n)| u64::from(id) == n)
+            })
+            && self
+                .ids
+                .last()
+                .is_none_or(|&id| u64::from(id) < self.vocabulary_len)
     }
 
     /// The tokens the record added to the vocabulary, with their ids.
@@ -129,5 +161,115 @@ impl Patch {
         }
         filter.summary.clone_from(&self.summary);
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::filter::journal;
+    use crate::filter::scorer::ScorerFile;
+    use crate::filter::sparse::tests::{journal_learn, trained};
+    use crate::label::Label;
+    use crate::models::ModelKind;
+    use crate::{SpamFilter, TrainParams};
+
+    /// Messages to score: known tokens, tokens the journal added, none.
+    const MESSAGES: [&str; 3] = [
+        "Subject: cheap meds\n\nbuy cheap meds now",
+        "Subject: zorblax\n\nzorblax frobnicate lunch",
+        "",
+    ];
+
+    /// A file trained in batch, then two messages learned through the journal (tokens new
+    /// to it among them).
+    fn journaled(dir: &Path) -> std::path::PathBuf {
+        let path = trained(dir, &TrainParams::default());
+        journal_learn(
+            &path,
+            "Subject: zorblax\n\nzorblax frobnicate offers",
+            Some(Label::Spam),
+        );
+        journal_learn(
+            &path,
+            "Subject: lunch\n\nfrobnicate blorp lunch at noon",
+            Some(Label::Ham),
+        );
+        path
+    }
+
+    /// Every model's one-message scorer of the file at `path` explains each of [`MESSAGES`]
+    /// as its full load does.
+    fn assert_scores_as_the_full_load(path: &Path) {
+        let loaded = SpamFilter::load(path).unwrap();
+        for kind in ModelKind::WITH_FUSION {
+            let file = ScorerFile::open(path, Some(kind)).unwrap();
+            for raw in MESSAGES {
+                assert_eq!(
+                    file.scorer().unwrap().explain(raw.as_bytes()).unwrap(),
+                    loaded.explain(raw.as_bytes(), Some(kind)).unwrap(),
+                    "{kind}: {raw}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_patch_that_does_not_fit_the_vocabulary_before_it_is_replayed_instead() {
+        type Forgery = (&'static str, fn(&mut Patch));
+        let forgeries: [Forgery; 5] = [
+            ("ids reversed", |p| p.ids.reverse()),
+            ("one token too many", |p| p.vocabulary_len += 1),
+            ("no vocabulary at all", |p| p.vocabulary_len = u64::MAX),
+            ("added tokens forgotten", |p| p.added.clear()),
+            ("an id past the vocabulary", |p| {
+                p.ids.push(FeatureId::MAX);
+            }),
+        ];
+        for (what, forge) in forgeries {
+            let dir = tempfile::tempdir().unwrap();
+            let path = journaled(dir.path());
+            let file = crate::model_file::ModelFileReader::open(&path).unwrap();
+            let heads = journal::heads(&file).unwrap();
+            let patches = journal::patches(&heads).expect("patches");
+            assert!(
+                patches.iter().all(|p| !p.added.is_empty()),
+                "both records added tokens"
+            );
+            drop(file);
+            journal::rewrite_patches(&path, |p| forge(p.as_mut().unwrap()));
+            let file = crate::model_file::ModelFileReader::open(&path).unwrap();
+            let heads = journal::heads(&file).unwrap();
+            assert!(
+                journal::patches(&heads).is_some(),
+                "{what}: the records decode, their patches forged"
+            );
+            assert_scores_as_the_full_load(&path);
+            // The next learn appends without a patch, and the scorer still agrees.
+            journal_learn(
+                &path,
+                "Subject: again\n\nquuxify zorblax noon",
+                Some(Label::Spam),
+            );
+            assert_scores_as_the_full_load(&path);
+        }
+    }
+
+    #[test]
+    fn undecodable_histograms_leave_the_next_record_without_a_patch() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = journaled(dir.path());
+        journal::rewrite_patches(&path, |p| p.as_mut().unwrap().histograms = vec![0xff; 9]);
+        // Learning still works: the record goes in without a patch.
+        journal_learn(
+            &path,
+            "Subject: again\n\nquuxify zorblax noon",
+            Some(Label::Spam),
+        );
+        let file = crate::model_file::ModelFileReader::open(&path).unwrap();
+        let heads = journal::heads(&file).unwrap();
+        assert_eq!(heads.len(), 3);
+        assert!(heads[2].patch.is_none(), "the new record has no patch");
+        assert_scores_as_the_full_load(&path);
     }
 }

@@ -101,7 +101,7 @@ pub(crate) struct ScoreIndex {
     pub columns: u32,
     /// Slots of the vocabulary's hash table (see `Vocabulary::from_parts`).
     pub slots: u64,
-    /// The vocabulary's tokens: a token learned later is numbered from here.
+    /// How many tokens the vocabulary holds: a token learned later is numbered from here.
     pub tokens: u64,
     /// The first hash of each block.
     #[serde(with = "crate::model_file::packed::u64s")]

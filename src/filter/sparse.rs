@@ -26,9 +26,9 @@
 //! complement Naive Bayes (its every learn refreshes all its weights), a journal record that
 //! unlearns (no file spamsort writes has one), a Naive Bayes model whose counts do not cover
 //! exactly the vocabulary (new tokens would be numbered differently from its width; no file
-//! spamsort writes is so; this is checked as far as the tokens at hand and the other Naive
-//! Bayes model show), and a file whose tokens or ids do not fit together (the full load then
-//! says what is wrong).
+//! spamsort writes is so), a patch that does not fit the vocabulary before it (see
+//! [`Patch::fits`]: the journal is then replayed), and a file whose tokens or ids do not fit
+//! together (the full load then says what is wrong).
 
 use super::SpamFilter;
 use super::journal::{self, Record};
@@ -89,6 +89,13 @@ pub(crate) fn composed_for(
     // The message's tokens that the journal added to the vocabulary (the score table has
     // only those before them), in id order.
     let saved = table.index().tokens;
+    let mut before = saved;
+    for patch in patches {
+        if !patch.fits(before) {
+            return Ok(None);
+        }
+        before = patch.vocabulary_len();
+    }
     let wanted: foldhash::HashSet<&[u8]> = words.iter().copied().collect();
     let mut later: Vec<(FeatureId, &str)> = patches
         .iter()
@@ -165,7 +172,6 @@ fn restricted(
     };
     let columns = rows.columns();
     let mut models = Vec::new();
-    let mut width = None;
     for (i, &k) in head.kinds.iter().enumerate() {
         if !needed(k) {
             continue;
@@ -187,14 +193,11 @@ fn restricted(
             None => w,
         });
         // New tokens must be numbered after the counts in both filters: the counts cover
-        // exactly the vocabulary (as far as the tokens here and the other Naive Bayes model
-        // show).
-        let fits = |len: usize| ids.last().is_none_or(|&id| (id as usize) < len);
-        if let Some(w) = counted {
-            if !fits(w) || width.is_some_and(|other| other != w) {
-                return Ok(None);
-            }
-            width = Some(w);
+        // exactly the vocabulary (the score table says how many tokens it holds).
+        if let Some(w) = counted
+            && u64::try_from(w) != Ok(table.index().tokens)
+        {
+            return Ok(None);
         }
         let Some(mut model) = view.restricted(ids, counted.unwrap_or(0)) else {
             return Ok(None);
@@ -222,7 +225,7 @@ fn restricted(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::filter::layout::{SCORE_BLOCKS_SECTION, SCORE_INDEX_SECTION};
     use crate::label::Label;
@@ -250,7 +253,7 @@ mod tests {
     }
 
     /// Learns `raw` as `label` (`None`: unlearns it) through the journal.
-    fn journal_learn(path: &Path, raw: &str, label: Option<Label>) {
+    pub(crate) fn journal_learn(path: &Path, raw: &str, label: Option<Label>) {
         journal::learn(
             path,
             || {},
@@ -328,7 +331,7 @@ mod tests {
 
     /// A model file trained in batch (no model sees the hashed features, so its journal
     /// records carry patches) on a few messages of each class.
-    fn trained(dir: &Path, params: &TrainParams) -> PathBuf {
+    pub(crate) fn trained(dir: &Path, params: &TrainParams) -> PathBuf {
         let spam = [
             "cheap meds now",
             "buy cheap pills",

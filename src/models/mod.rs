@@ -533,18 +533,19 @@ impl TrainedModel {
     }
 
     /// This model as a journal patch keeps it (see `crate::filter::patch`): what
-    /// [`TrainedModel::overlay`] reads, without what learning never changes (a linear model's
-    /// idf) or a Naive Bayes model's cached function, stale once it learned (its decision
-    /// then reads the counts); and apart, the Bernoulli model's histograms of counts, which
-    /// only learning reads (see [`BernoulliNb::take_histograms`]).
+    /// [`TrainedModel::overlay`] reads, without what learning never changes (the idf) or a
+    /// Naive Bayes model's cached function, stale once it learned (its decision then reads
+    /// the counts); and apart, the Bernoulli model's histograms of counts, which only
+    /// learning reads (see [`BernoulliNb::take_histograms`]).
     pub(crate) fn for_patch(&self) -> (TrainedModel, Option<[Vec<u64>; 2]>) {
         let mut model = self.clone();
         let function = model.model.function_mut();
-        match self.model {
-            AnyModel::BernoulliNb(_) | AnyModel::MultinomialNb(_) => function.weights = Vec::new(),
-            AnyModel::LinearSvm(_) | AnyModel::LogisticRegression(_) => {
-                function.transform = function.transform.without_idf();
-            }
+        function.transform = function.transform.without_idf();
+        if matches!(
+            self.model,
+            AnyModel::BernoulliNb(_) | AnyModel::MultinomialNb(_)
+        ) {
+            function.weights = Vec::new();
         }
         let histograms = match &mut model.model {
             AnyModel::BernoulliNb(m) => Some(m.take_histograms()),
