@@ -10,7 +10,7 @@ pub mod online;
 pub mod report;
 pub mod roc;
 
-use crate::corpus::LabeledCorpus;
+use crate::corpus::{CorpusError, LabeledCorpus};
 use crate::error::Result;
 use crate::features::{
     Dataset, NumberedTokens, SparseVector, VocabularyParams, stratified_folds, training_indices,
@@ -54,6 +54,45 @@ impl TokenizedMail {
             labels: corpus.messages.iter().map(|(_, l)| *l).collect(),
             tokenize_seconds,
         }
+    }
+
+    /// Tokenizes the messages of a stream as it is read, a window at a time (in parallel, on
+    /// rayon's pool; results in stream order, each timed), so the mail is never held whole,
+    /// only its tokens: what [`TokenizedMail::of`] gives for the same messages read first.
+    /// Fails with the stream's first error, or with
+    /// [`CorpusError::OneClassOnly`](crate::corpus::CorpusError::OneClassOnly) if it lacks spam
+    /// or ham.
+    pub fn read<B: AsRef<[u8]> + Send + Sync>(
+        messages: impl Iterator<Item = std::result::Result<(B, Label), CorpusError>> + Send,
+        config: &TokenizerConfig,
+    ) -> Result<TokenizedMail> {
+        let tokenizer = Tokenizer::new(config.clone());
+        let mut mail = TokenizedMail::default();
+        crate::batch::map_in_order(
+            messages,
+            crate::batch::Window::default(),
+            |item| item.as_ref().map_or(0, |(raw, _)| raw.as_ref().len()),
+            |item| {
+                let (raw, _) = item.as_ref().ok()?;
+                let started = Instant::now();
+                let tokens = tokenizer.tokenize(raw.as_ref()).tokens;
+                Some((tokens, started.elapsed().as_secs_f64()))
+            },
+            |item, timed| -> Result<()> {
+                let (_, label) = item?;
+                let (tokens, seconds) = timed.unwrap_or_default();
+                mail.tokens.push(tokens);
+                mail.labels.push(label);
+                mail.tokenize_seconds.push(seconds);
+                Ok(())
+            },
+        )?;
+        let [ham, spam] = Label::ALL.map(|l| mail.labels.iter().filter(|&&x| x == l).count());
+        if ham == 0 || spam == 0 {
+            let (spam, ham) = (spam as u64, ham as u64);
+            return Err(CorpusError::OneClassOnly { spam, ham }.into());
+        }
+        Ok(mail)
     }
 }
 
@@ -341,6 +380,37 @@ mod tests {
                 |rs: &[FoldResult]| rs.iter().map(|r| r.labels.clone()).collect::<Vec<_>>();
             assert_eq!(labels(&many), labels(&one));
         }
+    }
+
+    #[test]
+    fn mail_tokenized_as_it_is_read_is_the_mail_read_then_tokenized() {
+        // More messages than one window's chunk, both classes interleaved.
+        let messages: Vec<(Vec<u8>, Label)> = (0..600)
+            .map(|i| {
+                let label = if i % 4 == 0 { Label::Spam } else { Label::Ham };
+                let raw = format!("Subject: note {i}\n\nbody words {} and {i}\n", i % 7);
+                (raw.into_bytes(), label)
+            })
+            .collect();
+        let config = TokenizerConfig::default();
+        let read =
+            TokenizedMail::read(messages.iter().cloned().map(Ok), &config).expect("both classes");
+        let corpus = LabeledCorpus {
+            messages: messages
+                .iter()
+                .map(|(raw, l)| {
+                    let source = crate::corpus::Source::file("m");
+                    let bytes = raw.clone();
+                    (crate::corpus::Message { bytes, source }, *l)
+                })
+                .collect(),
+        };
+        let whole = TokenizedMail::of(&corpus, &config);
+        assert_eq!((read.tokens, read.labels), (whole.tokens, whole.labels));
+        assert_eq!(read.tokenize_seconds.len(), messages.len());
+        let ham_only = messages.iter().filter(|(_, l)| *l == Label::Ham).cloned();
+        let err = TokenizedMail::read(ham_only.map(Ok), &config).unwrap_err();
+        assert!(err.to_string().contains("0 spam"), "{err}");
     }
 
     #[test]
