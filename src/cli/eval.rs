@@ -61,7 +61,6 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitStatus> {
     let (results, report) = match &args.online {
         None => {
             anyhow::ensure!(args.folds >= 2, "--folds must be at least 2");
-            let (corpus, _) = args.mail.read()?;
             let cv = CrossValidation {
                 folds: args.folds,
                 seed: args.seed,
@@ -73,7 +72,13 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitStatus> {
             };
             // Tokenized as `train` tokenizes for these models: CV fits them as it does.
             let tokenizer = spamsort::models::tokenizer_for(&cv.models, &tokenizer);
-            let results = cv.run(&TokenizedMail::of(&corpus, &tokenizer))?;
+            // Tokenized as it is read, a window at a time: the folds see only tokens, and the
+            // messages' bytes are never held whole.
+            let messages = args.mail.stream(|| ())?;
+            let messages = messages.map(|item| item.map(|(m, label)| (m.bytes, label)));
+            let mail =
+                TokenizedMail::read(messages, &tokenizer).context("reading the labeled mail")?;
+            let results = cv.run(&mail)?;
             let report =
                 EvalReport::new(&results, Protocol::CrossValidation, args.folds, args.seed);
             (results, report)

@@ -1,8 +1,8 @@
 //! Comparing models on labeled mail. [`CrossValidation`] runs stratified k-fold
 //! cross-validation: each fold builds its own vocabulary from its training messages only (so
 //! nothing about the test messages leaks into training), fits every model from scratch and
-//! scores the held-out messages. Folds run in parallel; results do not depend on the thread
-//! count. [`online`] runs the TREC immediate-feedback protocol instead. [`metrics`] holds the
+//! scores the held-out messages. Folds run one after another, each one's models in parallel;
+//! results do not depend on the thread count. [`online`] runs the TREC immediate-feedback protocol instead. [`metrics`] holds the
 //! measures, [`report`] their summary, [`roc`] the ROC chart.
 
 pub mod metrics;
@@ -10,7 +10,7 @@ pub mod online;
 pub mod report;
 pub mod roc;
 
-use crate::corpus::LabeledCorpus;
+use crate::corpus::{CorpusError, LabeledCorpus};
 use crate::error::Result;
 use crate::features::{
     Dataset, NumberedTokens, SparseVector, VocabularyParams, stratified_folds, training_indices,
@@ -54,6 +54,45 @@ impl TokenizedMail {
             labels: corpus.messages.iter().map(|(_, l)| *l).collect(),
             tokenize_seconds,
         }
+    }
+
+    /// Tokenizes the messages of a stream as it is read, a window at a time (in parallel, on
+    /// rayon's pool; results in stream order, each timed), so the mail is never held whole,
+    /// only its tokens: what [`TokenizedMail::of`] gives for the same messages read first.
+    /// Fails with the stream's first error, or with
+    /// [`CorpusError::OneClassOnly`](crate::corpus::CorpusError::OneClassOnly) if it lacks spam
+    /// or ham.
+    pub fn read<B: AsRef<[u8]> + Send + Sync>(
+        messages: impl Iterator<Item = std::result::Result<(B, Label), CorpusError>> + Send,
+        config: &TokenizerConfig,
+    ) -> Result<TokenizedMail> {
+        let tokenizer = Tokenizer::new(config.clone());
+        let mut mail = TokenizedMail::default();
+        crate::batch::map_in_order(
+            messages,
+            crate::batch::Window::default(),
+            |item| item.as_ref().map_or(0, |(raw, _)| raw.as_ref().len()),
+            |item| {
+                let (raw, _) = item.as_ref().ok()?;
+                let started = Instant::now();
+                let tokens = tokenizer.tokenize(raw.as_ref()).tokens;
+                Some((tokens, started.elapsed().as_secs_f64()))
+            },
+            |item, timed| -> Result<()> {
+                let (_, label) = item?;
+                let (tokens, seconds) = timed.unwrap_or_default();
+                mail.tokens.push(tokens);
+                mail.labels.push(label);
+                mail.tokenize_seconds.push(seconds);
+                Ok(())
+            },
+        )?;
+        let [ham, spam] = Label::ALL.map(|l| mail.labels.iter().filter(|&&x| x == l).count());
+        if ham == 0 || spam == 0 {
+            let (spam, ham) = (spam as u64, ham as u64);
+            return Err(CorpusError::OneClassOnly { spam, ham }.into());
+        }
+        Ok(mail)
     }
 }
 
@@ -144,14 +183,12 @@ impl CrossValidation {
         // Each fold's vocabulary and training rows come from the tokens' numbers: a string is
         // hashed once here, not once per fold.
         let numbered = NumberedTokens::of(&mail.tokens);
-        let per_fold: Vec<Result<Vec<FoldResult>>> = folds
-            .par_iter()
-            .enumerate()
-            .map(|(k, test)| self.run_fold(k, test, &folds, mail, &numbered))
-            .collect();
+        // One fold at a time, its models fitted in parallel: folds run side by side would each
+        // hold their training rows at once (a rayon thread waiting on one fold's fit starts
+        // another fold), and a thread would sit idle behind the one fit it waits for.
         let mut out = Vec::new();
-        for fold in per_fold {
-            out.extend(fold?);
+        for (k, test) in folds.iter().enumerate() {
+            out.extend(self.run_fold(k, test, &folds, mail, &numbered)?);
         }
         Ok(out)
     }
@@ -172,26 +209,32 @@ impl CrossValidation {
                 .iter()
                 .map(|&i| (numbered.lists[i].as_slice(), labels[i])),
         );
-        let dataset = |idx: &[usize], row: &dyn Fn(usize) -> SparseVector| Dataset {
-            rows: idx.iter().map(|&i| row(i)).collect(),
+        let dataset = |idx: &[usize], rows: Vec<SparseVector>| Dataset {
+            rows,
             labels: idx.iter().map(|&i| labels[i]).collect(),
             n_features: vocab.len(),
         };
-        let train_set = dataset(&train, &|i| numbered.count_vector(i, &ids));
+        let train_rows = train.par_iter().map(|&i| numbered.count_vector(i, &ids));
+        let train_set = dataset(&train, train_rows.collect());
         // Looking the tokens up is part of classifying, shared by every model of the fold:
-        // timed as `classify` does it, from the tokens' text.
+        // timed as `classify` does it, from the tokens' text, on one thread.
         let started = Instant::now();
-        let test_set = dataset(test, &|i| vocab.vectorize(&tokens[i]));
+        let test_rows = test.iter().map(|&i| vocab.vectorize(&tokens[i]));
+        let test_set = dataset(test, test_rows.collect());
         let tokenize_seconds: f64 = test.iter().map(|&i| mail.tokenize_seconds[i]).sum();
         let read_seconds = tokenize_seconds + started.elapsed().as_secs_f64();
         let fusion = self.models.iter().find_map(|p| match p {
             ModelParams::Fusion(f) => Some(*f),
             _ => None,
         });
-        let mut results = Vec::new();
-        // The fitted models with their internal folds' held-out decisions, kept for fusion.
-        let mut fitted = Vec::new();
-        for params in self.models.iter().filter(|p| p.kind() != ModelKind::Fusion) {
+        // The models in parallel (their fits do not depend on the order they run in), each
+        // with its internal folds' held-out decisions, kept for fusion.
+        let on_tokens: Vec<&ModelParams> = self
+            .models
+            .iter()
+            .filter(|p| p.kind() != ModelKind::Fusion)
+            .collect();
+        let each = on_tokens.par_iter().map(|params| {
             let started = Instant::now();
             let (model, folds) = params.fit_with_folds(&train_set, self.seed, fusion.is_some())?;
             let train_seconds = started.elapsed().as_secs_f64();
@@ -200,9 +243,10 @@ impl CrossValidation {
             let mut r = FoldResult::held_out(k, params.kind(), decisions, model.calibration);
             (r.labels, r.train_seconds) = (test_set.labels.clone(), train_seconds);
             r.classify_seconds = read_seconds + started.elapsed().as_secs_f64();
-            results.push(r);
-            fitted.push((model, folds));
-        }
+            Ok((r, (model, folds)))
+        });
+        let (mut results, fitted): (Vec<FoldResult>, Vec<_>) =
+            each.collect::<Result<Vec<_>>>()?.into_iter().unzip();
         if let Some(params) = fusion {
             let started = Instant::now();
             let fuser = params.fit_stack(&Stack::of_fitted(&fitted)?)?;
@@ -259,6 +303,114 @@ mod tests {
         assert!(err.to_string().contains("2 spam and 3 ham"), "{err}");
         assert!(cross_validation(1).run(&mail).is_err());
         assert!(cross_validation(2).run(&mail).is_ok());
+    }
+
+    /// Seeded synthetic mail: words shared by both classes, some leaning to one class.
+    fn synthetic_mail(messages: usize) -> TokenizedMail {
+        let mut state = 7u64;
+        let mut next = move |n: u64| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1);
+            (state >> 33) % n
+        };
+        let labels: Vec<Label> = (0..messages)
+            .map(|i| if i % 3 == 0 { Label::Spam } else { Label::Ham })
+            .collect();
+        let tokens = labels
+            .iter()
+            .map(|&label| {
+                let lean = if label == Label::Spam { "s" } else { "h" };
+                (0..20 + next(30))
+                    .map(|_| match next(4) {
+                        0 => format!("{lean}{}", next(40)),
+                        _ => format!("w{}", next(200)),
+                    })
+                    .collect()
+            })
+            .collect();
+        TokenizedMail {
+            tokens,
+            tokenize_seconds: vec![0.0; labels.len()],
+            labels,
+        }
+    }
+
+    #[test]
+    fn models_fitted_in_parallel_give_what_one_thread_gives_bit_for_bit_in_order() {
+        let mail = synthetic_mail(150);
+        let cv = CrossValidation {
+            models: ModelKind::WITH_FUSION
+                .iter()
+                .map(|&k| ModelParams::default_for(k))
+                .collect(),
+            ..cross_validation(3)
+        };
+        let on = |threads| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| cv.run(&mail)).unwrap()
+        };
+        let one = on(1);
+        let order: Vec<(usize, ModelKind)> = one.iter().map(|r| (r.fold, r.model)).collect();
+        let expected: Vec<(usize, ModelKind)> = (0..3)
+            .flat_map(|k| ModelKind::WITH_FUSION.map(|m| (k, m)))
+            .collect();
+        assert_eq!(order, expected, "by fold, then model as asked");
+        let bits = |results: &[FoldResult]| -> Vec<Vec<u64>> {
+            results
+                .iter()
+                .map(|r| {
+                    r.decisions
+                        .iter()
+                        .chain(&r.p_spam)
+                        .map(|x| x.to_bits())
+                        .collect()
+                })
+                .collect()
+        };
+        // The decisions differ between models and messages: the comparison can fail.
+        assert!(one[0].decisions.iter().any(|&d| d != one[0].decisions[0]));
+        for threads in [2, 4] {
+            let many = on(threads);
+            assert_eq!(bits(&many), bits(&one), "{threads} threads");
+            let labels =
+                |rs: &[FoldResult]| rs.iter().map(|r| r.labels.clone()).collect::<Vec<_>>();
+            assert_eq!(labels(&many), labels(&one));
+        }
+    }
+
+    #[test]
+    fn mail_tokenized_as_it_is_read_is_the_mail_read_then_tokenized() {
+        // More messages than one window's chunk, both classes interleaved.
+        let messages: Vec<(Vec<u8>, Label)> = (0..600)
+            .map(|i| {
+                let label = if i % 4 == 0 { Label::Spam } else { Label::Ham };
+                let raw = format!("Subject: note {i}\n\nbody words {} and {i}\n", i % 7);
+                (raw.into_bytes(), label)
+            })
+            .collect();
+        let config = TokenizerConfig::default();
+        let read =
+            TokenizedMail::read(messages.iter().cloned().map(Ok), &config).expect("both classes");
+        let corpus = LabeledCorpus {
+            messages: messages
+                .iter()
+                .map(|(raw, l)| {
+                    let source = crate::corpus::Source::file("m");
+                    let bytes = raw.clone();
+                    (crate::corpus::Message { bytes, source }, *l)
+                })
+                .collect(),
+        };
+        let whole = TokenizedMail::of(&corpus, &config);
+        assert_eq!((read.tokens, read.labels), (whole.tokens, whole.labels));
+        assert_eq!(read.tokenize_seconds.len(), messages.len());
+        let ham_only = messages.iter().filter(|(_, l)| *l == Label::Ham).cloned();
+        let err = TokenizedMail::read(ham_only.map(Ok), &config).unwrap_err();
+        assert!(err.to_string().contains("0 spam"), "{err}");
     }
 
     #[test]

@@ -117,10 +117,10 @@ impl Problem<'_> {
         self.xs.iter().map(|x| x.dot(w) + b).collect()
     }
 
-    fn value(&self, w: &[f64], b: f64) -> f64 {
+    /// The objective at `w` and the bias whose margins are `margins`.
+    fn value(&self, w: &[f64], margins: &[f64]) -> f64 {
         let reg: f64 = w.iter().map(|v| v * v).sum::<f64>() / 2.0;
-        let loss: f64 = self
-            .margins(w, b)
+        let loss: f64 = margins
             .iter()
             .zip(self.ys)
             .map(|(z, y)| log1p_exp(-y * z))
@@ -128,12 +128,13 @@ impl Problem<'_> {
         reg + self.c * loss
     }
 
-    /// Gradient (w part, b part) and the Hessian weights D_i at (w, b).
-    fn gradient(&self, w: &[f64], b: f64) -> (Vec<f64>, f64, Vec<f64>) {
+    /// Gradient (w part, b part) and the Hessian weights D_i at `w` and the bias whose margins
+    /// are `margins`.
+    fn gradient(&self, w: &[f64], margins: &[f64]) -> (Vec<f64>, f64, Vec<f64>) {
         let mut gw = w.to_vec();
         let mut gb = 0.0;
         let mut d = Vec::with_capacity(self.xs.len());
-        for ((x, &y), z) in self.xs.iter().zip(self.ys).zip(self.margins(w, b)) {
+        for ((x, &y), &z) in self.xs.iter().zip(self.ys).zip(margins) {
             let coef = self.c * (sigmoid(y * z) - 1.0) * y;
             for (id, v) in x.iter() {
                 gw[id as usize] += coef * v;
@@ -162,10 +163,12 @@ impl Problem<'_> {
     fn newton_cg(&self, tol: f64, max_iter: usize) -> (Vec<f64>, f64) {
         let mut w = vec![0.0; self.width];
         let mut b = 0.0;
-        let mut f = self.value(&w, b);
+        // The margins at (w, b): the line search's, not computed again for the gradient.
+        let mut z = self.margins(&w, b);
+        let mut f = self.value(&w, &z);
         let mut g0 = None;
         for _ in 0..max_iter {
-            let (gw, gb, d) = self.gradient(&w, b);
+            let (gw, gb, d) = self.gradient(&w, &z);
             let gnorm = (norm2(&gw) + gb * gb).sqrt();
             let g0 = *g0.get_or_insert(gnorm);
             if gnorm <= tol * g0.max(1.0) {
@@ -206,11 +209,13 @@ impl Problem<'_> {
                 let mut wt = w.clone();
                 axpy(t, &sw, &mut wt);
                 let bt = b + t * sb;
-                let ft = self.value(&wt, bt);
+                let zt = self.margins(&wt, bt);
+                let ft = self.value(&wt, &zt);
                 if ft <= f + 1e-4 * t * slope || t < 1e-10 {
                     w = wt;
                     b = bt;
                     f = ft;
+                    z = zt;
                     break;
                 }
                 t *= 0.5;
@@ -225,7 +230,7 @@ impl Problem<'_> {
         let n = self.xs.len() as f64;
         let mut g0 = None;
         for _ in 0..max_iter {
-            let (gw, gb, _) = self.gradient(&w, b);
+            let (gw, gb, _) = self.gradient(&w, &self.margins(&w, b));
             let gnorm = (norm2(&gw) + gb * gb).sqrt();
             if gnorm <= tol * g0.get_or_insert(gnorm).max(1.0) {
                 break;
@@ -387,7 +392,7 @@ mod tests {
             width: 3,
         };
         let f = model.function();
-        let (gw, gb, _) = problem.gradient(&f.weights, f.bias);
+        let (gw, gb, _) = problem.gradient(&f.weights, &problem.margins(&f.weights, f.bias));
         assert!(
             norm2(&gw).sqrt() < 1e-8 && gb.abs() < 1e-8,
             "gradient {gw:?} {gb}"
