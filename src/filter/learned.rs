@@ -116,7 +116,12 @@ impl Serialize for LearnedMessages {
 impl<'de> Deserialize<'de> for LearnedMessages {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let list: Vec<(Digest, LearnedAs)> = Vec::deserialize(deserializer)?;
-        let mut learned = LearnedMessages::default();
+        // Sized once: `learn` reads the record at every run.
+        let n = list.len().min(Self::CAPACITY);
+        let mut learned = LearnedMessages {
+            order: VecDeque::with_capacity(n),
+            index: HashMap::with_capacity_and_hasher(n, Default::default()),
+        };
         // Through `insert`, so a malformed list (repeats, too long) still gives a valid record.
         for (d, l) in list {
             learned.insert(d, l);
