@@ -15,7 +15,7 @@
 //! saves the whole filter instead (the journal applied, the file pruned if over its limit, an
 //! empty journal), so a reader never applies more than that.
 
-use super::learned::{Digest, LearnedAs, LearnedMessages};
+use super::learned::{Digest, LearnedAs, LearnedLookup};
 use super::patch::Patch;
 use super::score_table::ScoreTable;
 use super::sparse::composed_for;
@@ -171,7 +171,7 @@ pub(crate) fn apply(
 #[derive(Debug)]
 pub struct JournalStore {
     tokenizer: TokenizerConfig,
-    learned: LearnedMessages,
+    learned: LearnedLookup,
     record: Record<'static>,
 }
 
@@ -202,7 +202,9 @@ impl JournalStore {
         reader: &ModelFileReader,
     ) -> std::result::Result<(Self, layout::Head, Vec<RecordHead>), ModelFileError> {
         let head = layout::Head::read(reader)?;
-        let mut learned: LearnedMessages = reader.read(layout::LEARNED_SECTION)?;
+        // Read as a list, not indexed: a learn looks up a message or a few (see
+        // `LearnedLookup`), and indexing a record of many thousands would cost more.
+        let mut learned = LearnedLookup::new(reader.read(layout::LEARNED_SECTION)?);
         // Only the record of learned messages matters here: the counts are not decoded.
         let records = heads(reader)?;
         for record in &records {

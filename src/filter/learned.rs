@@ -107,6 +107,76 @@ impl LearnedMessages {
     }
 }
 
+/// The record of learned messages as a learner of a few messages reads it (see
+/// `crate::filter::journal`): the saved list as it is decoded, with no index built (a lookup
+/// scans it, newest first), and the changes made since, by digest. It answers as the
+/// [`LearnedMessages`] of the same list and changes would while they cannot have pushed its
+/// oldest entries out ([`LearnedMessages::CAPACITY`]); past that it builds that record whole.
+#[derive(Debug)]
+pub(crate) struct LearnedLookup {
+    /// The saved list, oldest first.
+    saved: Vec<(Digest, LearnedAs)>,
+    /// The newest change of each digest since.
+    changes: HashMap<Digest, Option<LearnedAs>>,
+    /// Every change since, in order.
+    history: Vec<(Digest, Option<LearnedAs>)>,
+    /// The record built whole, once the changes could have pushed entries out.
+    whole: Option<LearnedMessages>,
+}
+
+impl LearnedLookup {
+    /// The lookup of the saved list `saved` (oldest first, as a model file holds it).
+    pub fn new(saved: Vec<(Digest, LearnedAs)>) -> Self {
+        let mut lookup = LearnedLookup {
+            saved,
+            changes: HashMap::default(),
+            history: Vec::new(),
+            whole: None,
+        };
+        lookup.build_if_full();
+        lookup
+    }
+
+    /// How `digest` was learned, if it is remembered (see [`LearnedMessages::get`]).
+    pub fn get(&self, digest: Digest) -> Option<LearnedAs> {
+        if let Some(whole) = &self.whole {
+            return whole.get(digest);
+        }
+        match self.changes.get(&digest) {
+            Some(&how) => how,
+            // The newest entry of a digest is the one a record read from the list keeps.
+            None => self.saved.iter().rev().find(|e| e.0 == digest).map(|e| e.1),
+        }
+    }
+
+    /// Remembers or forgets `digest` (see [`LearnedMessages::set`]).
+    pub fn set(&mut self, digest: Digest, how: Option<LearnedAs>) {
+        if let Some(whole) = &mut self.whole {
+            whole.set(digest, how);
+            return;
+        }
+        self.changes.insert(digest, how);
+        self.history.push((digest, how));
+        self.build_if_full();
+    }
+
+    /// Builds the record whole once the saved entries and the changes together could pass
+    /// [`LearnedMessages::CAPACITY`] (only then does an entry drop out).
+    fn build_if_full(&mut self) {
+        if self.whole.is_none() && self.saved.len() + self.history.len() > LearnedMessages::CAPACITY
+        {
+            let mut whole = LearnedMessages::default();
+            for &(digest, how) in &self.saved {
+                whole.insert(digest, how);
+            }
+            for &(digest, how) in &self.history {
+                whole.set(digest, how);
+            }
+            self.whole = Some(whole);
+        }
+    }
+}
+
 impl Serialize for LearnedMessages {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.collect_seq(&self.order)
@@ -142,6 +212,54 @@ mod tests {
         label: Label::Ham,
         in_training: false,
     };
+
+    /// Applies `changes` to the lookup of `saved` and to the record read from it, checking
+    /// after each that both answer alike for every digest in play.
+    fn assert_lookup_answers_as_the_record(
+        saved: Vec<(Digest, LearnedAs)>,
+        changes: &[(Digest, Option<LearnedAs>)],
+    ) {
+        let bytes = postcard::to_stdvec(&saved).unwrap();
+        let mut record: LearnedMessages = postcard::from_bytes(&bytes).unwrap();
+        let mut lookup = LearnedLookup::new(saved.clone());
+        let digests: Vec<Digest> = (saved.iter().map(|e| e.0).take(8))
+            .chain(changes.iter().map(|c| c.0))
+            .collect();
+        for &(digest, how) in changes {
+            record.set(digest, how);
+            lookup.set(digest, how);
+            for &d in &digests {
+                assert_eq!(lookup.get(d), record.get(d), "digest {d}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_lookup_answers_as_the_record_read_whole_even_past_its_capacity() {
+        // Repeats in the saved list (the newest counts), relabels, removals, new entries.
+        let saved = vec![(1, SPAM), (2, HAM), (1, HAM), (3, SPAM)];
+        let changes = [
+            (3, Some(HAM)),
+            (2, None),
+            (4, Some(SPAM)),
+            (1, None),
+            (2, Some(SPAM)),
+        ];
+        assert_lookup_answers_as_the_record(saved, &changes);
+        // A full record: the changes push the oldest entries out.
+        let full: Vec<(Digest, LearnedAs)> = (0..LearnedMessages::CAPACITY as u64 - 2)
+            .map(|d| (d, SPAM))
+            .collect();
+        let changes = [
+            (1, Some(HAM)),
+            (1_000_000, Some(HAM)),
+            (1_000_001, Some(HAM)),
+            (1_000_002, Some(SPAM)),
+            (2, None),
+            (1_000_003, Some(SPAM)),
+        ];
+        assert_lookup_answers_as_the_record(full, &changes);
+    }
 
     #[test]
     fn relabel_moves_to_the_end_and_the_oldest_is_dropped_past_capacity() {
