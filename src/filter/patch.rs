@@ -48,6 +48,10 @@ pub(crate) struct Patch {
     /// their order), as the record's learning left them (as
     /// [`TrainedModel::for_patch`] keeps them).
     models: Vec<TrainedModel>,
+    /// For each of `models`, the earlier one whose per-token counts its own are, bit for bit
+    /// (the Boolean multinomial model's are the Bernoulli model's document frequencies):
+    /// kept once, its own arrays left empty.
+    shared_counts: Vec<Option<u8>>,
     /// The Bernoulli models' histograms of counts after the record (`None` for the other
     /// models), each model's in `models`' order, encoded apart: only a learner reads them
     /// ([`Patch::restore_histograms`]); a scorer skips their bytes.
@@ -74,13 +78,15 @@ impl Patch {
         let added = (vocabulary.len() - new..vocabulary.len())
             .map(|id| vocabulary.token(id as FeatureId).to_owned())
             .collect();
-        let (models, histograms): (Vec<_>, Vec<_>) =
+        let (mut models, histograms): (Vec<_>, Vec<_>) =
             filter.models.iter().map(TrainedModel::for_patch).unzip();
+        let shared_counts = share_counts(&mut models);
         Patch {
             vocabulary_len: next_id + new as u64,
             ids,
             added,
             models,
+            shared_counts,
             histograms: crate::model_file::encode_section(&histograms),
             fusion: filter.fusion.clone(),
             summary: filter.summary.clone(),
@@ -121,6 +127,17 @@ impl Patch {
         (self.ids[first..].iter().copied()).zip(self.added.iter().map(String::as_str))
     }
 
+    /// Model `at` of this patch with the per-token counts of model `with`, which it shares
+    /// (see [`Patch::shared_counts`]); `None` if `with` is not an earlier model with counts.
+    fn with_counts_of(&self, at: usize, with: usize) -> Option<TrainedModel> {
+        let counts = (with < at).then(|| self.models[with].model.count_arrays())??;
+        let mut model = self.models[at].clone();
+        for (own, shared) in model.model.count_arrays_mut()?.into_iter().zip(counts) {
+            *own = shared.to_vec();
+        }
+        Some(model)
+    }
+
     /// Puts this patch's Bernoulli histograms of counts (kept apart, see
     /// [`TrainedModel::for_patch`]) into `filter`'s models, those of every model of the file
     /// in the head's order: with [`Patch::apply_to`] of the newest patch, what a learner
@@ -151,8 +168,17 @@ impl Patch {
         let features = usize::try_from(self.vocabulary_len).unwrap_or(usize::MAX);
         for model in &mut filter.models {
             let kind = model.model.kind();
-            let from = self.models.iter().find(|m| m.model.kind() == kind);
-            if !from.is_some_and(|from| model.overlay(from, &pairs, features)) {
+            let Some(at) = self.models.iter().position(|m| m.model.kind() == kind) else {
+                return false;
+            };
+            let from = match self.shared_counts.get(at).copied().flatten() {
+                None => std::borrow::Cow::Borrowed(&self.models[at]),
+                Some(with) => match self.with_counts_of(at, usize::from(with)) {
+                    Some(from) => std::borrow::Cow::Owned(from),
+                    None => return false,
+                },
+            };
+            if !model.overlay(&from, &pairs, features) {
                 return false;
             }
         }
@@ -162,6 +188,32 @@ impl Patch {
         filter.summary.clone_from(&self.summary);
         true
     }
+}
+
+/// Empties the per-token counts of each of `models` that an earlier one holds bit for bit,
+/// and says which one that is (see [`Patch::shared_counts`]).
+fn share_counts(models: &mut [TrainedModel]) -> Vec<Option<u8>> {
+    let same = |a: &[f64], b: &[f64]| {
+        a.iter()
+            .map(|v| v.to_bits())
+            .eq(b.iter().map(|v| v.to_bits()))
+    };
+    (0..models.len())
+        .map(|at| {
+            let (earlier, rest) = models.split_at_mut(at);
+            let [ham, spam] = rest[0].model.count_arrays()?;
+            let with = earlier.iter().position(|m| {
+                m.model
+                    .count_arrays()
+                    .is_some_and(|[h, s]| !h.is_empty() && same(h, ham) && same(s, spam))
+            });
+            let with = u8::try_from(with?).ok()?;
+            for a in rest[0].model.count_arrays_mut()? {
+                *a = Vec::new();
+            }
+            Some(with)
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -217,13 +269,16 @@ mod tests {
     #[test]
     fn a_patch_that_does_not_fit_the_vocabulary_before_it_is_replayed_instead() {
         type Forgery = (&'static str, fn(&mut Patch));
-        let forgeries: [Forgery; 5] = [
+        let forgeries: [Forgery; 6] = [
             ("ids reversed", |p| p.ids.reverse()),
             ("one token too many", |p| p.vocabulary_len += 1),
             ("no vocabulary at all", |p| p.vocabulary_len = u64::MAX),
             ("added tokens forgotten", |p| p.added.clear()),
             ("an id past the vocabulary", |p| {
                 p.ids.push(FeatureId::MAX);
+            }),
+            ("counts shared with a later model", |p| {
+                p.shared_counts = vec![Some(3); p.models.len()];
             }),
         ];
         for (what, forge) in forgeries {
@@ -235,6 +290,12 @@ mod tests {
             assert!(
                 patches.iter().all(|p| !p.added.is_empty()),
                 "both records added tokens"
+            );
+            assert!(
+                patches
+                    .iter()
+                    .all(|p| p.shared_counts.iter().flatten().count() == 1),
+                "the Boolean multinomial model's counts are the Bernoulli model's, kept once"
             );
             drop(file);
             journal::rewrite_patches(&path, |p| forge(p.as_mut().unwrap()));
