@@ -54,6 +54,22 @@ impl LearnedMessages {
     /// 1 MB); past it the oldest are dropped first.
     pub const CAPACITY: usize = 100_000;
 
+    /// The record of a saved list, oldest first (as a model file holds it). Through
+    /// [`LearnedMessages::insert`], so a malformed list (repeats, too long) still gives a
+    /// valid record.
+    fn from_list(list: &[(Digest, LearnedAs)]) -> Self {
+        // Sized once: a full load reads records of many thousands.
+        let n = list.len().min(Self::CAPACITY);
+        let mut learned = LearnedMessages {
+            order: VecDeque::with_capacity(n),
+            index: HashMap::with_capacity_and_hasher(n, Default::default()),
+        };
+        for &(digest, how) in list {
+            learned.insert(digest, how);
+        }
+        learned
+    }
+
     /// How `digest` was learned, if it is remembered.
     pub fn get(&self, digest: Digest) -> Option<LearnedAs> {
         self.index.get(&digest).copied()
@@ -165,10 +181,7 @@ impl LearnedLookup {
     fn build_if_full(&mut self) {
         if self.whole.is_none() && self.saved.len() + self.history.len() > LearnedMessages::CAPACITY
         {
-            let mut whole = LearnedMessages::default();
-            for &(digest, how) in &self.saved {
-                whole.insert(digest, how);
-            }
+            let mut whole = LearnedMessages::from_list(&self.saved);
             for &(digest, how) in &self.history {
                 whole.set(digest, how);
             }
@@ -186,17 +199,7 @@ impl Serialize for LearnedMessages {
 impl<'de> Deserialize<'de> for LearnedMessages {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let list: Vec<(Digest, LearnedAs)> = Vec::deserialize(deserializer)?;
-        // Sized once: `learn` reads the record at every run.
-        let n = list.len().min(Self::CAPACITY);
-        let mut learned = LearnedMessages {
-            order: VecDeque::with_capacity(n),
-            index: HashMap::with_capacity_and_hasher(n, Default::default()),
-        };
-        // Through `insert`, so a malformed list (repeats, too long) still gives a valid record.
-        for (d, l) in list {
-            learned.insert(d, l);
-        }
-        Ok(learned)
+        Ok(LearnedMessages::from_list(&list))
     }
 }
 
