@@ -24,6 +24,7 @@
 //! not journaled at all (its learn compacts the file): unlearning reads a token's document
 //! frequencies, which patches do not carry.
 
+use super::score_table::same_bits;
 use super::{SpamFilter, TrainingSummary};
 use crate::features::FeatureId;
 use crate::model_file::ModelFileError;
@@ -193,11 +194,6 @@ impl Patch {
 /// Empties the per-token counts of each of `models` that an earlier one holds bit for bit,
 /// and says which one that is (see [`Patch::shared_counts`]).
 fn share_counts(models: &mut [TrainedModel]) -> Vec<Option<u8>> {
-    let same = |a: &[f64], b: &[f64]| {
-        a.iter()
-            .map(|v| v.to_bits())
-            .eq(b.iter().map(|v| v.to_bits()))
-    };
     (0..models.len())
         .map(|at| {
             let (earlier, rest) = models.split_at_mut(at);
@@ -205,7 +201,7 @@ fn share_counts(models: &mut [TrainedModel]) -> Vec<Option<u8>> {
             let with = earlier.iter().position(|m| {
                 m.model
                     .count_arrays()
-                    .is_some_and(|[h, s]| !h.is_empty() && same(h, ham) && same(s, spam))
+                    .is_some_and(|[h, s]| !h.is_empty() && same_bits(h, ham) && same_bits(s, spam))
             });
             let with = u8::try_from(with?).ok()?;
             for a in rest[0].model.count_arrays_mut()? {

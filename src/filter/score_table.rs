@@ -232,15 +232,18 @@ pub(crate) fn build(vocabulary: &Vocabulary, models: &[TrainedModel]) -> (ScoreI
     (index, blocks)
 }
 
+/// Whether `a` and `b` hold the same values bit for bit (so a column or an array can be kept
+/// once for both).
+pub(crate) fn same_bits(a: &[f64], b: &[f64]) -> bool {
+    a.iter()
+        .map(|v| v.to_bits())
+        .eq(b.iter().map(|v| v.to_bits()))
+}
+
 /// The column of `values` among `columns`: an earlier one (other than `avoid`) holding the
 /// same values bit for bit, else `values` added as a new one.
 fn shared_column(columns: &mut Vec<Vec<f64>>, values: Vec<f64>, avoid: Option<u32>) -> u32 {
-    let same = |c: &Vec<f64>| {
-        c.iter()
-            .map(|v| v.to_bits())
-            .eq(values.iter().map(|v| v.to_bits()))
-    };
-    match columns.iter().position(same) {
+    match columns.iter().position(|c| same_bits(c, &values)) {
         Some(i) if Some(i as u32) != avoid => i as u32,
         _ => {
             columns.push(values);
