@@ -337,7 +337,7 @@ pub(crate) fn rewrite_patches(path: &Path, change: impl Fn(&mut Option<Patch>)) 
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::label::Label;
     use crate::models::ModelKind;
@@ -399,9 +399,9 @@ mod tests {
     }
 
     /// Both scorers of the file at `path` (of many messages: the models loaded whole; of one:
-    /// the journal replayed sparsely) explain each of `messages` as `filter` does, bit for
-    /// bit, for every model and fusion.
-    fn assert_scorers_explain_as(path: &Path, filter: &SpamFilter, messages: &[&[u8]]) {
+    /// the journal's patches taken in, or the journal replayed, sparsely) explain each of
+    /// `messages` as `filter` does, bit for bit, for every model and fusion it holds.
+    pub(crate) fn assert_scorers_explain_as(path: &Path, filter: &SpamFilter, messages: &[&[u8]]) {
         use crate::filter::scorer::ScorerFile;
         for kind in ModelKind::WITH_FUSION
             .into_iter()

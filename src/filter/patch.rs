@@ -216,10 +216,8 @@ fn share_counts(models: &mut [TrainedModel]) -> Vec<Option<u8>> {
 mod tests {
     use super::*;
     use crate::filter::journal;
-    use crate::filter::scorer::ScorerFile;
     use crate::filter::sparse::tests::{journal_learn, trained};
     use crate::label::Label;
-    use crate::models::ModelKind;
     use crate::{SpamFilter, TrainParams};
 
     /// Messages to score: known tokens, tokens the journal added, none.
@@ -246,20 +244,10 @@ mod tests {
         path
     }
 
-    /// Every model's one-message scorer of the file at `path` explains each of [`MESSAGES`]
-    /// as its full load does.
+    /// Both scorers of the file at `path` explain each of [`MESSAGES`] as its full load does.
     fn assert_scores_as_the_full_load(path: &Path) {
         let loaded = SpamFilter::load(path).unwrap();
-        for kind in ModelKind::WITH_FUSION {
-            let file = ScorerFile::open(path, Some(kind)).unwrap();
-            for raw in MESSAGES {
-                assert_eq!(
-                    file.scorer().unwrap().explain(raw.as_bytes()).unwrap(),
-                    loaded.explain(raw.as_bytes(), Some(kind)).unwrap(),
-                    "{kind}: {raw}"
-                );
-            }
-        }
+        journal::tests::assert_scorers_explain_as(path, &loaded, &MESSAGES.map(str::as_bytes));
     }
 
     #[test]

@@ -303,23 +303,22 @@ pub(crate) mod tests {
     }
 
     const NEW: &str = "Subject: zorblax frobnicate\n\nzorblax frobnicate quuxify zorblax";
+    /// A spam of known tokens and one new one.
+    const OFFER: &str = "Subject: offer\n\nfree offer, click now, cheap quux";
+    /// A ham of known tokens.
+    const NOTES: &str = "Subject: notes\n\nmeeting notes at noon";
 
     #[test]
     fn a_sparse_replay_of_new_tokens_and_a_repeat_explains_as_the_full_load() {
         let dir = tempfile::tempdir().unwrap();
         let path = saved(dir.path(), &TrainParams::default());
-        let offer = "Subject: offer\n\nfree offer, click now, cheap quux";
-        journal_learn(&path, offer, Some(Label::Spam));
+        journal_learn(&path, OFFER, Some(Label::Spam));
         journal_learn(&path, NEW, Some(Label::Spam));
-        journal_learn(
-            &path,
-            "Subject: notes\n\nmeeting notes at noon",
-            Some(Label::Ham),
-        );
-        journal_learn(&path, offer, Some(Label::Spam));
+        journal_learn(&path, NOTES, Some(Label::Ham));
+        journal_learn(&path, OFFER, Some(Label::Spam));
         let messages = [
             NEW,
-            offer,
+            OFFER,
             "Subject: lunch\n\nnoon meds quuxify",
             "",
             "unseen words",
@@ -388,15 +387,10 @@ pub(crate) mod tests {
     fn journal_patches_explain_as_the_full_load(params: &TrainParams) {
         let dir = tempfile::tempdir().unwrap();
         let path = trained(dir.path(), params);
-        let offer = "Subject: offer\n\nfree offer, click now, cheap quux";
         journal_learn(&path, NEW, Some(Label::Spam));
-        journal_learn(&path, offer, Some(Label::Spam));
+        journal_learn(&path, OFFER, Some(Label::Spam));
         journal_learn(&path, NEW, Some(Label::Spam));
-        journal_learn(
-            &path,
-            "Subject: notes\n\nmeeting notes at noon",
-            Some(Label::Ham),
-        );
+        journal_learn(&path, NOTES, Some(Label::Ham));
         // Tokens a record before added, known tokens and new ones.
         journal_learn(
             &path,
@@ -413,7 +407,7 @@ pub(crate) mod tests {
         let tokenizer = Tokenizer::new(head.tokenizer.clone());
         let messages = [
             NEW,
-            offer,
+            OFFER,
             "Subject: lunch\n\nnoon meds quuxify blorp",
             "",
             "unseen",
@@ -422,7 +416,6 @@ pub(crate) mod tests {
             .into_iter()
             .filter(|&k| loaded.has(k))
         {
-            let scorer_file = crate::filter::scorer::ScorerFile::open(&path, Some(kind)).unwrap();
             for raw in messages {
                 let tokens = tokenizer.tokenize(raw.as_bytes()).tokens;
                 let expected = loaded.explain(raw.as_bytes(), Some(kind)).unwrap();
@@ -435,14 +428,9 @@ pub(crate) mod tests {
                     expected,
                     "{kind}: {raw}"
                 );
-                let scorer = scorer_file.scorer().unwrap();
-                assert_eq!(
-                    scorer.explain(raw.as_bytes()).unwrap(),
-                    expected,
-                    "{kind}: {raw}"
-                );
             }
         }
+        journal::tests::assert_scorers_explain_as(&path, &loaded, &messages.map(str::as_bytes));
     }
 
     /// A message none of whose tokens the file of [`saved`] has.
