@@ -78,12 +78,19 @@ pub(crate) struct RecordHead {
 pub(crate) fn heads(
     reader: &ModelFileReader,
 ) -> std::result::Result<Vec<RecordHead>, ModelFileError> {
+    decode_each(reader, |record, path| {
+        model_file::decode_prefix(record, path)
+    })
+}
+
+/// Each journal record of the open file `reader`, in order, decoded by `decode`.
+fn decode_each<T>(
+    reader: &ModelFileReader,
+    decode: impl Fn(&[u8], &Path) -> std::result::Result<T, ModelFileError>,
+) -> std::result::Result<Vec<T>, ModelFileError> {
     let path = reader.path();
-    reader
-        .journal()?
-        .records
-        .iter()
-        .map(|record| model_file::decode_prefix(record, path))
+    (reader.journal()?.records.iter())
+        .map(|record| decode(record, path))
         .collect()
 }
 
@@ -129,13 +136,7 @@ impl Record<'_> {
 pub(crate) fn records(
     reader: &ModelFileReader,
 ) -> std::result::Result<Vec<Record<'static>>, ModelFileError> {
-    let path = reader.path();
-    reader
-        .journal()?
-        .records
-        .iter()
-        .map(|record| model_file::decode_payload(record, path))
-        .collect()
+    decode_each(reader, model_file::decode_payload)
 }
 
 /// Applies the journal of the open file `reader` to `filter` (the file's sections, loaded).
