@@ -55,14 +55,14 @@ pub(crate) fn replayed_for(
     kind: ModelKind,
     message: &[Token],
 ) -> Result<Option<SpamFilter>, ModelFileError> {
-    let journaled = records.iter().flat_map(|r| r.messages().map(|m| m.0));
-    let words = distinct_words(journaled.chain(std::iter::once(message)));
     // Unlearning reads a token's document frequencies (see `Vocabulary::learn`), which the
     // score table does not hold: a learn that unlearns compacts the file instead of
     // journaling, so only a file written otherwise has such a record.
     if records.iter().any(Record::unlearns) {
         return Ok(None);
     }
+    let journaled = records.iter().flat_map(|r| r.messages().map(|m| m.0));
+    let words = distinct_words(journaled.chain(std::iter::once(message)));
     let Some((mut filter, _)) = restricted(file, head, table, &words, &[], Some(kind))? else {
         return Ok(None);
     };
