@@ -83,9 +83,7 @@ struct Settings {
 /// function is brought up to date first, as [`SpamFilter::save`] does, so a filter that learned
 /// since it was loaded dumps what it would save.
 pub fn write_dump(filter: &mut SpamFilter, out: &mut impl Write) -> Result<(), DumpError> {
-    for m in &mut filter.models {
-        m.model.refresh();
-    }
+    filter.refresh();
     let f = &*filter;
     writeln!(out, "{HEADER}")?;
     let settings = Settings {

@@ -225,9 +225,7 @@ impl SpamFilter {
 
     /// The model file's sections, the models' cached functions refreshed first.
     fn encode(&mut self) -> Vec<Vec<u8>> {
-        for m in &mut self.models {
-            m.model.refresh();
-        }
+        self.refresh();
         let head = HeadRef {
             tokenizer: &self.tokenizer,
             trained_features: self.trained_features,

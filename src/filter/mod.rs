@@ -435,6 +435,14 @@ impl SpamFilter {
         self.classify_vector(kind, &x, tokens.len())
     }
 
+    /// Brings every model's cached decision function up to date with what it learned (see
+    /// [`AnyModel::refresh`]): what a save writes, and what scoring then reads.
+    pub(crate) fn refresh(&mut self) {
+        for m in &mut self.models {
+            m.model.refresh();
+        }
+    }
+
     /// True if the filter holds the named model (or fusion).
     pub fn has(&self, kind: ModelKind) -> bool {
         match kind {

@@ -27,16 +27,14 @@
 //! counts are).
 //!
 //! A block is fetched with one positioned read and its checksum checked; adjacent blocks a
-//! message needs are fetched in one read. A reader of many messages keeps the blocks it read
-//! ([`KeptBlocks`]: `classify` over a mailbox reads each block once at most); the pipe filter,
-//! which scores one message, keeps none.
+//! message needs are fetched in one read. (A reader of many messages loads the models whole
+//! instead: see `super::scorer`.)
 
 use crate::features::{CountsSection, FeatureConfig, FeatureId, Vocabulary, slot_hash};
 use crate::model_file::packed::Elements;
 use crate::model_file::{ModelFileError, ModelFileReader};
 use crate::models::{Calibration, ModelKind, NbScoring, TrainedModel};
 use serde::{Deserialize, Serialize};
-use std::sync::OnceLock;
 
 /// Blocks are cut once they reach this many bytes: small enough that a message's few hundred
 /// tokens read little, large enough that the index stays a few kilobytes per 100,000 tokens.
@@ -572,12 +570,6 @@ pub(crate) struct ScoreTable {
     index: ScoreIndex,
 }
 
-/// The blocks of a [`ScoreTable`] kept once read and checked, for a reader of many messages
-/// (`classify` over a mailbox reads each block once at most). One message alone is scored
-/// without one: its blocks are read into one reused buffer and dropped.
-#[derive(Debug)]
-pub(crate) struct KeptBlocks(Vec<OnceLock<Box<[u8]>>>);
-
 impl ScoreTable {
     /// Reads the index (section `index`) of the table whose blocks are section `blocks` of
     /// `file`, the file later lookups read from.
@@ -601,11 +593,6 @@ impl ScoreTable {
         &self.index
     }
 
-    /// An empty store of this table's blocks, for [`ScoreTable::lookup`] to fill.
-    pub fn kept_blocks(&self) -> KeptBlocks {
-        KeptBlocks(self.index.ends.iter().map(|_| OnceLock::new()).collect())
-    }
-
     /// The block a token of this hash is in, if any.
     fn block_of(&self, hash: u64) -> Option<usize> {
         self.index
@@ -621,13 +608,11 @@ impl ScoreTable {
     }
 
     /// Looks up `tokens` (distinct): the ids of those in the vocabulary (`None` for the
-    /// others), in their order, and their rows. Blocks in `kept` are not read again; the
-    /// others are read from `file` (the one the table was opened from), adjacent ones in one
-    /// read, each checked against its checksum, and put in `kept` if given.
+    /// others), in their order, and their rows. Their blocks are read from `file` (the one the
+    /// table was opened from), adjacent ones in one read, each checked against its checksum.
     pub fn lookup<'t>(
         &self,
         file: &ModelFileReader,
-        kept: Option<&KeptBlocks>,
         tokens: &[&'t [u8]],
     ) -> Result<(Vec<Option<FeatureId>>, Rows<'t>), ModelFileError> {
         let columns = self.index.columns as usize;
@@ -651,20 +636,14 @@ impl ScoreTable {
                 }
             }
         };
-        let kept_block = |i: usize| kept.and_then(|k| k.0[i].get());
         let mut bytes = Vec::new();
         let mut rest = &wanted[..];
         while let Some(&(first, _)) = rest.first() {
             let mut n = rest.partition_point(|w| w.0 == first);
-            if let Some(records) = kept_block(first) {
-                find_in(records, &rest[..n]);
-                rest = &rest[n..];
-                continue;
-            }
-            // The run of wanted blocks from `first` on that are adjacent and not kept.
+            // The run of wanted blocks from `first` on that are adjacent.
             let mut last = first;
             while let Some(&(next, _)) = rest.get(n) {
-                if next != last + 1 || kept_block(next).is_some() {
+                if next != last + 1 {
                     break;
                 }
                 last = next;
@@ -680,10 +659,6 @@ impl ScoreTable {
                 let records = checked_records(block)
                     .map_err(|reason| ModelFileError::invalid(file.path(), reason))?;
                 find_in(records, of_block);
-                if let Some(kept) = kept {
-                    // Another thread may have set it meanwhile: the same bytes.
-                    let _ = kept.0[i].set(records.into());
-                }
             }
             rest = &rest[n..];
         }
@@ -817,39 +792,13 @@ mod tests {
         let vocabulary = filter.vocabulary();
         let n = vocabulary.len() as FeatureId;
         let tokens = tokens_by_id(vocabulary);
-        let (ids, rows) = table.lookup(&file, None, &tokens).unwrap();
+        let (ids, rows) = table.lookup(&file, &tokens).unwrap();
         assert_eq!(ids, (0..n).map(Some).collect::<Vec<_>>());
         assert_eq!(rows.token(7), vocabulary.token(7));
         let (ids, _) = table
-            .lookup(&file, None, &[b"w0x0z", b"", b"nope"])
+            .lookup(&file, &[b"w0x0z", b"", b"nope"])
             .unwrap();
         assert_eq!(ids, [None, None, None]);
-    }
-
-    #[test]
-    fn kept_blocks_give_the_same_rows_as_blocks_read_afresh_when_runs_mix_both() {
-        let dir = tempfile::tempdir().unwrap();
-        let (filter, file) = saved_filter(dir.path());
-        let table = open_table(&file);
-        let tokens = tokens_by_id(filter.vocabulary());
-        let block = |t: &[u8]| table.block_of(slot_hash(t)).unwrap();
-        let even: Vec<&[u8]> = tokens
-            .iter()
-            .copied()
-            .filter(|t| block(t) % 2 == 0)
-            .collect();
-        let kept = table.kept_blocks();
-        let kept_count = || kept.0.iter().filter(|b| b.get().is_some()).count();
-        // Every other block kept: a lookup of all tokens then alternates kept blocks and runs
-        // of one block read afresh.
-        let afresh = table.lookup(&file, None, &even).unwrap();
-        assert_eq!(table.lookup(&file, Some(&kept), &even).unwrap(), afresh);
-        let blocks = table.index().ends.len();
-        assert_eq!(kept_count(), blocks.div_ceil(2), "the even blocks kept");
-        let afresh = table.lookup(&file, None, &tokens).unwrap();
-        assert_eq!(table.lookup(&file, Some(&kept), &tokens).unwrap(), afresh);
-        assert_eq!(kept_count(), blocks, "every block kept");
-        assert_eq!(table.lookup(&file, Some(&kept), &tokens).unwrap(), afresh);
     }
 
     /// The index of a table of no models and no columns whose one block, starting at hash

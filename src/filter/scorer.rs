@@ -10,9 +10,7 @@
 //! over the same values.
 //!
 //! The file is read, not mapped (see [`ModelFileReader`]), so rewriting it in place under a
-//! running scorer gives an error, never a crash. A scorer made [`Scorer::for_many_messages`]
-//! keeps each block it read for the next message (`classify` over a mailbox reads each block
-//! once at most).
+//! running scorer gives an error, never a crash.
 //!
 //! A file whose journal is not empty (messages `spamsort learn` appended since the last save)
 //! is scored exactly as [`SpamFilter::load`](crate::SpamFilter::load) would. A scorer of one
@@ -22,14 +20,16 @@
 //! `super::patch`); where a record has no patch it replays the journal over the journal's
 //! and the message's tokens instead, and it loads the models whole only where neither would
 //! be exact (complement Naive Bayes). A scorer of many messages ([`Scorer::for_many_messages`])
-//! loads the chosen model whole and applies the journal once, at its first message.
+//! loads the chosen model whole (with its journal applied) once, at its first message: past a
+//! few messages, hashing each token into the loaded vocabulary costs less than finding it in
+//! the score table's blocks.
 
 use super::SpamFilter;
 use super::journal::{self, Record, RecordHead};
 use super::layout::{
     FIRST_MODEL_SECTION, Head, SCORE_BLOCKS_SECTION, SCORE_INDEX_SECTION, wrong_model,
 };
-use super::score_table::{Column, KeptBlocks, Rows, ScoreModel, ScoreTable};
+use super::score_table::{Column, Rows, ScoreModel, ScoreTable};
 use super::sparse::{composed_for, replayed_for};
 use crate::features::hashed::{HASHED_BUCKETS, hashed_id};
 use crate::features::{FeatureId, SparseVector, count_id, weigh};
@@ -60,8 +60,8 @@ pub struct ScorerFile {
     journal: Vec<RecordHead>,
     /// The journal's records decoded whole, once a replay needed them.
     records: OnceLock<Vec<Record<'static>>>,
-    /// The chosen model loaded whole with the journal applied, once a scorer of many
-    /// messages needed it.
+    /// The chosen model loaded whole with the journal applied (its cached functions
+    /// refreshed), once a scorer of many messages needed it.
     replayed: OnceLock<SpamFilter>,
     /// Held while loading it, so that threads scoring at once load it once.
     loading: Mutex<()>,
@@ -116,6 +116,30 @@ impl ScorerFile {
         Ok(self.records.get_or_init(|| records))
     }
 
+    /// The chosen model (for fusion, the models it stacks) read whole, the journal applied.
+    fn load(&self, kind: ModelKind) -> Result<SpamFilter, ModelFileError> {
+        let mut filter = SpamFilter::read_sections(&self.file, Some(kind))?;
+        journal::apply(self.file.path(), self.records()?, &mut filter)?;
+        Ok(filter)
+    }
+
+    /// [`ScorerFile::load`] of the model that answers, once, kept for every later call; its
+    /// cached functions are refreshed, so scoring reads them instead of recomputing each
+    /// weight from the counts (the same arithmetic: bit for bit the same decisions).
+    fn whole(&self) -> Result<&SpamFilter, ModelFileError> {
+        if let Some(filter) = self.replayed.get() {
+            return Ok(filter);
+        }
+        // A thread that panicked loading left nothing half done behind.
+        let _loading = self.loading.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(filter) = self.replayed.get() {
+            return Ok(filter);
+        }
+        let mut filter = self.load(self.kind)?;
+        filter.refresh();
+        Ok(self.replayed.get_or_init(|| filter))
+    }
+
     /// The scorer over the file: the models' settings from the score table's index, and for
     /// a model that sees the hashed features, its section, whose hashed weights it borrows.
     pub fn scorer(&self) -> Result<Scorer<'_>, ModelFileError> {
@@ -127,6 +151,7 @@ impl ScorerFile {
             thresholds: head.thresholds,
             messages,
             kind: self.kind,
+            file: self,
             source,
         };
         if !self.journal.is_empty() {
@@ -142,7 +167,7 @@ impl ScorerFile {
                     messages
                 }
             };
-            return Ok(scorer(messages, Source::Replayed(self, Replay::Sparse)));
+            return Ok(scorer(messages, Source::Replayed(Replay::Sparse)));
         }
         let mut models = Vec::with_capacity(self.models.len());
         for &i in &self.models {
@@ -164,10 +189,7 @@ impl ScorerFile {
             (_, _, 1) => Answer::One(models.swap_remove(0)),
             _ => return Err(wrong_model(path)),
         };
-        Ok(scorer(
-            head.summary.messages,
-            Source::Table(&self.file, table, answer, None),
-        ))
+        Ok(scorer(head.summary.messages, Source::Table(answer)))
     }
 }
 
@@ -180,29 +202,25 @@ pub struct Scorer<'a> {
     /// Messages learned per class, ham first: with a 0, every verdict is unsure.
     messages: [u64; 2],
     kind: ModelKind,
+    file: &'a ScorerFile,
     source: Source<'a>,
 }
 
 /// Where a [`Scorer`]'s verdicts come from.
 enum Source<'a> {
-    /// The score table of this file, the model or fusion it holds that answers, and the
-    /// table's blocks read so far if they are kept.
-    Table(
-        &'a ModelFileReader,
-        &'a ScoreTable,
-        Answer<'a>,
-        Option<KeptBlocks>,
-    ),
-    /// The file, whose journal is applied to the chosen model.
-    Replayed(&'a ScorerFile, Replay),
+    /// The file's score table (the message's blocks read for it), the model or fusion it
+    /// holds that answers.
+    Table(Answer<'a>),
+    /// The file's filter with its journal applied.
+    Replayed(Replay),
 }
 
-/// How a scorer applies a file's journal.
+/// How a scorer reads a file's filter with its journal applied.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Replay {
-    /// Once, to the chosen model loaded whole (kept in the [`ScorerFile`]): for many messages.
+    /// Once, the chosen model loaded whole (kept in the [`ScorerFile`]): for many messages.
     Whole,
-    /// For each message, to what it needs (see [`super::sparse`]): for one message.
+    /// For each message, what it needs (see [`super::sparse`]): for one message.
     Sparse,
 }
 
@@ -308,7 +326,6 @@ fn log_odds(models: &[ModelView<'_>], x: &SparseVector, rows: &Rows<'_>) -> Vec<
 fn count_vector<'t>(
     file: &ModelFileReader,
     table: &ScoreTable,
-    kept: Option<&KeptBlocks>,
     tokens: &'t [crate::tokenize::Token],
 ) -> Result<(SparseVector, Rows<'t>), ModelFileError> {
     // Each distinct word once, by its first occurrence.
@@ -324,7 +341,7 @@ fn count_vector<'t>(
             })),
         })
         .collect();
-    let (ids, rows) = table.lookup(file, kept, &words)?;
+    let (ids, rows) = table.lookup(file, &words)?;
     let ids = places
         .into_iter()
         .filter_map(|p| match p {
@@ -356,15 +373,12 @@ impl Scorer<'_> {
         self.thresholds = thresholds;
     }
 
-    /// This scorer for many messages: it keeps the score table's blocks it reads for later
-    /// messages (one read of each block at most), and applies a journal once, to the chosen
-    /// model loaded whole. Without it (the pipe filter's one message) each message's blocks are
-    /// read into one buffer and dropped, and a journal is applied to what the message needs.
+    /// This scorer for many messages: it loads the chosen model whole (with the journal
+    /// applied) at its first message and scores every message with it. Without it (the pipe
+    /// filter's one message) each message reads only the blocks of the score table its tokens
+    /// fall in, and a journal is applied to what the message needs.
     pub fn for_many_messages(mut self) -> Self {
-        match &mut self.source {
-            Source::Table(_, table, _, kept) => *kept = Some(table.kept_blocks()),
-            Source::Replayed(_, replay) => *replay = Replay::Whole,
-        }
+        self.source = Source::Replayed(Replay::Whole);
         self
     }
 
@@ -380,7 +394,7 @@ impl Scorer<'_> {
     pub fn classify(&self, raw: &[u8]) -> Result<Classification, ModelFileError> {
         self.answer(
             raw,
-            |e| e.classification,
+            |filter, tokens| filter.classify_tokens(tokens, self.kind),
             |answer, x, rows, tokens| match answer {
                 Answer::One(m) => {
                     self.classification(m.decision(x, rows), m.model.calibration, tokens)
@@ -390,32 +404,47 @@ impl Scorer<'_> {
                 }
             },
         )
+        .map(|c| self.with_thresholds(c))
     }
 
-    /// `replayed` of the explanation of the filter with the journal applied, or `scored` of
-    /// the table's answer, the message's count vector, its rows and its number of tokens.
+    /// `replayed` of the file's filter with its journal applied and the message's tokens, or
+    /// `scored` of the table's answer, the message's count vector, its rows and its number of
+    /// tokens.
     fn answer<T>(
         &self,
         raw: &[u8],
-        replayed: impl FnOnce(Explanation) -> T,
+        replayed: impl FnOnce(&SpamFilter, &[Token]) -> Option<T>,
         scored: impl FnOnce(&Answer<'_>, &SparseVector, &Rows<'_>, usize) -> T,
     ) -> Result<T, ModelFileError> {
+        let file = self.file;
         let tokens = self.tokenizer.tokenize(raw).tokens;
-        let (file, table, answer, kept) = match &self.source {
-            Source::Replayed(file, replay) => {
-                return Ok(replayed(self.replayed_explanation(file, *replay, &tokens)?));
+        let answer = match &self.source {
+            Source::Replayed(replay) => {
+                let sparse;
+                let filter = match replay {
+                    Replay::Whole => file.whole()?,
+                    Replay::Sparse => {
+                        sparse = self.sparse(&tokens)?;
+                        &sparse
+                    }
+                };
+                // A filter read for this model (for fusion, the models it stacks) answers.
+                return replayed(filter, &tokens).ok_or_else(|| {
+                    let reason = format!("it holds no {} model", self.kind);
+                    ModelFileError::invalid(file.file.path(), reason)
+                });
             }
-            Source::Table(file, table, answer, kept) => (file, table, answer, kept.as_ref()),
+            Source::Table(answer) => answer,
         };
-        let (x, rows) = count_vector(file, table, kept, &tokens)?;
+        let (x, rows) = count_vector(&file.file, &file.table, &tokens)?;
         Ok(scored(answer, &x, &rows, tokens.len()))
     }
 
     /// Why the model scores a message as it does, as [`SpamFilter::explain`].
     pub fn explain(&self, raw: &[u8]) -> Result<Explanation, ModelFileError> {
-        self.answer(
+        let mut explanation = self.answer(
             raw,
-            |e| e,
+            |filter, tokens| filter.explain_tokens(tokens, self.kind),
             |answer, x, rows, tokens| match answer {
                 Answer::One(m) => {
                     let (decision, contributions) = m.contributions(x, rows);
@@ -433,67 +462,30 @@ impl Scorer<'_> {
                     Explanation::fused(self.fused(fusion, &log_odds, tokens), fusion, &log_odds)
                 }
             },
-        )
+        )?;
+        explanation.classification = self.with_thresholds(explanation.classification);
+        Ok(explanation)
     }
 
-    /// The explanation of a message (all its `tokens`) by the filter of `file` with its
-    /// journal applied as `replay` says, under this scorer's thresholds.
-    fn replayed_explanation(
-        &self,
-        file: &ScorerFile,
-        replay: Replay,
-        tokens: &[Token],
-    ) -> Result<Explanation, ModelFileError> {
-        let load = || {
-            let mut filter = SpamFilter::read_sections(&file.file, Some(self.kind))?;
-            journal::apply(file.file.path(), file.records()?, &mut filter)?;
-            Ok::<_, ModelFileError>(filter)
+    /// The filter of the file restricted to what a message of `tokens` needs, its journal
+    /// applied (see [`super::sparse`]), or loaded whole where that would not be exact.
+    fn sparse(&self, tokens: &[Token]) -> Result<SpamFilter, ModelFileError> {
+        let file = self.file;
+        let (f, head, table, kind) = (&file.file, &file.head, &file.table, self.kind);
+        let filter = match journal::patches(&file.journal) {
+            Some(patches) => composed_for(f, head, table, &patches, Some(kind), tokens)?.map(|c| c.0),
+            None => replayed_for(f, head, table, file.records()?, kind, tokens)?,
         };
-        let sparse;
-        let filter = match replay {
-            Replay::Whole => match file.replayed.get() {
-                Some(filter) => filter,
-                None => {
-                    // A thread that panicked loading left nothing half done behind.
-                    let _loading = file.loading.lock().unwrap_or_else(|p| p.into_inner());
-                    match file.replayed.get() {
-                        Some(filter) => filter,
-                        None => {
-                            let filter = load()?;
-                            file.replayed.get_or_init(|| filter)
-                        }
-                    }
-                }
-            },
-            Replay::Sparse => {
-                let (f, head, table) = (&file.file, &file.head, &file.table);
-                let kind = self.kind;
-                let filter = match journal::patches(&file.journal) {
-                    Some(patches) => {
-                        composed_for(f, head, table, &patches, Some(kind), tokens)?.map(|c| c.0)
-                    }
-                    None => replayed_for(f, head, table, file.records()?, kind, tokens)?,
-                };
-                sparse = match filter {
-                    Some(filter) => filter,
-                    None => load()?,
-                };
-                &sparse
-            }
-        };
-        // A filter read for this model (for fusion, the models it stacks) explains it.
-        let mut explanation = filter.explain_tokens(tokens, self.kind).ok_or_else(|| {
-            ModelFileError::invalid(file.file.path(), format!("it holds no {} model", self.kind))
-        })?;
-        let calibration = match self.kind {
-            ModelKind::Fusion => Calibration::IDENTITY,
-            kind => filter
-                .model(kind)
-                .map_or(Calibration::IDENTITY, |m| m.calibration),
-        };
-        let c = &mut explanation.classification;
-        *c = self.classification(c.decision, calibration, c.tokens);
-        Ok(explanation)
+        match filter {
+            Some(filter) => Ok(filter),
+            None => file.load(kind),
+        }
+    }
+
+    /// `c` judged under this scorer's thresholds (a filter read from the file judges under
+    /// the file's, which [`Scorer::set_thresholds`] may have replaced).
+    fn with_thresholds(&self, c: Classification) -> Classification {
+        c.judged(self.thresholds, self.messages)
     }
 
     fn classification(

@@ -147,7 +147,7 @@ fn restricted(
     kind: Option<ModelKind>,
 ) -> Result<Option<(SpamFilter, Vec<FeatureId>)>, ModelFileError> {
     let path = file.path();
-    let (_, rows) = table.lookup(file, None, words)?;
+    let (_, rows) = table.lookup(file, words)?;
     let ids = rows.ids();
     let mut tokens = Vec::with_capacity(ids.len() + later.len());
     for bytes in rows.tokens() {
