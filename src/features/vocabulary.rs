@@ -45,10 +45,9 @@ pub struct Vocabulary {
     blob: Vec<u8>,
     #[serde(with = "crate::model_file::packed::u32s")]
     ends: Vec<u32>,
-    /// Open-addressing hash table of ids (`EMPTY` marks a free slot), a power of two at least
-    /// twice the token count; keyed by SipHash-1-3 with a fixed key, a specified algorithm, so
-    /// a file reads the same in every build. The three lookup arrays come first, so a scorer
-    /// can borrow them from a model file without decoding the rest.
+    /// Open-addressing hash table of ids (`EMPTY` marks a free slot) by [`table_hash`], a power
+    /// of two at least twice the token count. Rebuilt at load: the model file holds the tokens
+    /// in the score table (see `crate::filter::score_table`).
     #[serde(with = "crate::model_file::packed::u32s")]
     table: Vec<u32>,
     #[serde(with = "crate::model_file::packed::u32s")]
@@ -93,8 +92,8 @@ fn table_size(tokens: usize) -> usize {
     (2 * tokens).next_power_of_two().max(2)
 }
 
-/// The keyed hash of a token's bytes that places it in a lookup table (the vocabulary's hash
-/// table, the score table's blocks).
+/// The keyed hash of a token's bytes that places it in the score table's blocks: a specified
+/// algorithm, so a file reads the same in every build.
 pub(crate) fn slot_hash(token: &[u8]) -> u64 {
     use std::hash::Hasher;
     let mut h =
@@ -103,9 +102,17 @@ pub(crate) fn slot_hash(token: &[u8]) -> u64 {
     h.finish()
 }
 
-/// The lookup arrays of a vocabulary (token bytes, end offsets, hash table), owned by a
-/// [`Vocabulary`] or borrowed from a model file by a [`VocabularyView`]. Every access is
-/// bounds-checked: a malformed table gives wrong or no ids, never a panic or an endless probe.
+/// The hash of a token's bytes that places it in the vocabulary's hash table, which lives in
+/// memory only (a load rebuilds it): foldhash with a fixed seed, several times cheaper than
+/// [`slot_hash`] on short tokens, which every message's every token pays. Not keyed, as
+/// [`slot_hash`]'s key is public anyway: the table's probes are bounded by its size.
+fn table_hash(token: &[u8]) -> u64 {
+    use std::hash::BuildHasher;
+    foldhash::fast::FixedState::with_seed(0x7370_616d_736f_7274).hash_one(token)
+}
+
+/// The lookup arrays of a [`Vocabulary`] (token bytes, end offsets, hash table). Every access
+/// is bounds-checked: a malformed table gives wrong or no ids, never a panic or an endless probe.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct TokenTable<'a, A: ?Sized> {
     blob: &'a [u8],
@@ -125,7 +132,7 @@ impl<'a, A: Elements<u32> + ?Sized> TokenTable<'a, A> {
     pub fn lookup(&self, token: &[u8]) -> Option<FeatureId> {
         let slots = self.table.len();
         let mask = slots.checked_sub(1)?;
-        let mut slot = slot_hash(token) as usize & mask;
+        let mut slot = table_hash(token) as usize & mask;
         // A valid table has a free slot, so the probe ends; the bound covers invalid ones.
         for _ in 0..slots {
             match self.table.at(slot)? {
@@ -488,7 +495,7 @@ impl Vocabulary {
             self.build_table();
         } else {
             let mask = self.table.len() - 1;
-            let mut slot = slot_hash(token.as_bytes()) as usize & mask;
+            let mut slot = table_hash(token.as_bytes()) as usize & mask;
             while self.table[slot] != EMPTY {
                 slot = (slot + 1) & mask;
             }
@@ -507,7 +514,7 @@ impl Vocabulary {
         let mask = size - 1;
         self.table = vec![EMPTY; size];
         for id in 0..self.len() {
-            let mut slot = slot_hash(self.token_bytes(id as FeatureId)) as usize & mask;
+            let mut slot = table_hash(self.token_bytes(id as FeatureId)) as usize & mask;
             while self.table[slot] != EMPTY {
                 slot = (slot + 1) & mask;
             }
