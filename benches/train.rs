@@ -39,14 +39,11 @@ fn train(c: &mut Criterion) {
             .iter()
             .map(|&i| (tokens[i].tokens.as_slice(), labels[i])),
     );
-    let data = Dataset {
-        rows: train
-            .iter()
-            .map(|&i| vocab.vectorize(&tokens[i].tokens))
-            .collect(),
-        labels: train.iter().map(|&i| labels[i]).collect(),
-        n_features: vocab.len(),
-    };
+    let data = Dataset::new(
+        train.iter().map(|&i| vocab.vectorize(&tokens[i].tokens)),
+        train.iter().map(|&i| labels[i]).collect(),
+        vocab.len(),
+    );
     for kind in ModelKind::ALL {
         let params = ModelParams::default_for(kind);
         group.bench_function(format!("{kind}/{}msgs", data.len()), |b| {

@@ -17,7 +17,7 @@ fn oracle() -> Oracle {
     let json: serde_json::Value = serde_json::from_str(&text).unwrap();
     let x: Vec<Vec<f64>> = serde_json::from_value(json["X"].clone()).unwrap();
     let y: Vec<u8> = serde_json::from_value(json["y"].clone()).unwrap();
-    let rows = x
+    let rows: Vec<SparseVector> = x
         .iter()
         .map(|r| {
             SparseVector::from_pairs(r.iter().enumerate().map(|(j, &v)| (j as u32, v)).collect())
@@ -29,11 +29,7 @@ fn oracle() -> Oracle {
         .collect();
     let n_features = x[0].len();
     Oracle {
-        data: Dataset {
-            rows,
-            labels,
-            n_features,
-        },
+        data: Dataset::new(rows, labels, n_features),
         json,
     }
 }

@@ -209,10 +209,8 @@ impl CrossValidation {
                 .iter()
                 .map(|&i| (numbered.lists[i].as_slice(), labels[i])),
         );
-        let dataset = |idx: &[usize], rows: Vec<SparseVector>| Dataset {
-            rows,
-            labels: idx.iter().map(|&i| labels[i]).collect(),
-            n_features: vocab.len(),
+        let dataset = |idx: &[usize], rows: Vec<SparseVector>| {
+            Dataset::new(rows, idx.iter().map(|&i| labels[i]).collect(), vocab.len())
         };
         let train_rows = train.par_iter().map(|&i| numbered.count_vector(i, &ids));
         let train_set = dataset(&train, train_rows.collect());

@@ -4,12 +4,16 @@ use super::SparseVector;
 use crate::label::Label;
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
+use std::sync::Arc;
 
 /// Count vectors with their labels. `n_features` is the vocabulary size they index into.
+/// Rows are shared ([`Arc`]): a [`Dataset::subset`] (an internal fold's training rows) holds
+/// its parent's rows instead of copies, so the folds of several models fitted at once cost
+/// no more memory than the data they share.
 #[derive(Debug, Clone, Default)]
 pub struct Dataset {
     /// One count vector per message.
-    pub rows: Vec<SparseVector>,
+    pub rows: Vec<Arc<SparseVector>>,
     /// The label of each row.
     pub labels: Vec<Label>,
     /// Width of the feature space.
@@ -17,6 +21,19 @@ pub struct Dataset {
 }
 
 impl Dataset {
+    /// The data set of `rows` labeled `labels`, over `n_features` features.
+    pub fn new(
+        rows: impl IntoIterator<Item = SparseVector>,
+        labels: Vec<Label>,
+        n_features: usize,
+    ) -> Dataset {
+        Dataset {
+            rows: rows.into_iter().map(Arc::new).collect(),
+            labels,
+            n_features,
+        }
+    }
+
     /// Number of rows.
     pub fn len(&self) -> usize {
         self.rows.len()
@@ -32,10 +49,10 @@ impl Dataset {
         self.labels.iter().filter(|&&l| l == label).count()
     }
 
-    /// The rows at `indices`, in that order.
+    /// The rows at `indices`, in that order (shared with this data set, not copied).
     pub fn subset(&self, indices: &[usize]) -> Dataset {
         Dataset {
-            rows: indices.iter().map(|&i| self.rows[i].clone()).collect(),
+            rows: indices.iter().map(|&i| Arc::clone(&self.rows[i])).collect(),
             labels: indices.iter().map(|&i| self.labels[i]).collect(),
             n_features: self.n_features,
         }
@@ -78,6 +95,19 @@ pub fn stratified_folds(labels: &[Label], k: usize, seed: u64) -> Vec<Vec<usize>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_subset_holds_its_parents_rows_not_copies() {
+        let data = Dataset::new(
+            (0..4).map(|i| SparseVector::from_ids(vec![i])),
+            vec![Label::Spam, Label::Ham, Label::Spam, Label::Ham],
+            4,
+        );
+        let part = data.subset(&[3, 1]);
+        assert_eq!(part.labels, [Label::Ham, Label::Ham]);
+        assert!(Arc::ptr_eq(&part.rows[0], &data.rows[3]));
+        assert!(Arc::ptr_eq(&part.rows[1], &data.rows[1]));
+    }
 
     #[test]
     fn folds_partition_and_stratify() {

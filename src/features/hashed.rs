@@ -101,15 +101,11 @@ impl Dataset {
         {
             return Cow::Borrowed(self);
         }
-        Cow::Owned(Dataset {
-            rows: self
-                .rows
-                .iter()
-                .map(|r| r.without_hashed().into_owned())
-                .collect(),
-            labels: self.labels.clone(),
-            n_features: self.n_features,
-        })
+        Cow::Owned(Dataset::new(
+            self.rows.iter().map(|r| r.without_hashed().into_owned()),
+            self.labels.clone(),
+            self.n_features,
+        ))
     }
 }
 

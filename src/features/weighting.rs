@@ -207,11 +207,7 @@ mod tests {
     fn weightings() {
         let counts = SparseVector::from_ids(vec![0, 0, 0, 1]);
         let other = SparseVector::from_ids(vec![1]);
-        let data = Dataset {
-            rows: vec![counts.clone(), other],
-            labels: vec![Label::Ham; 2],
-            n_features: 2,
-        };
+        let data = Dataset::new(vec![counts.clone(), other], vec![Label::Ham; 2], 2);
         let w = |weighting, l2_normalize| {
             FeatureConfig {
                 weighting,

@@ -795,9 +795,7 @@ mod tests {
         let (ids, rows) = table.lookup(&file, &tokens).unwrap();
         assert_eq!(ids, (0..n).map(Some).collect::<Vec<_>>());
         assert_eq!(rows.token(7), vocabulary.token(7));
-        let (ids, _) = table
-            .lookup(&file, &[b"w0x0z", b"", b"nope"])
-            .unwrap();
+        let (ids, _) = table.lookup(&file, &[b"w0x0z", b"", b"nope"]).unwrap();
         assert_eq!(ids, [None, None, None]);
     }
 

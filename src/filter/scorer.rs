@@ -473,7 +473,9 @@ impl Scorer<'_> {
         let file = self.file;
         let (f, head, table, kind) = (&file.file, &file.head, &file.table, self.kind);
         let filter = match journal::patches(&file.journal) {
-            Some(patches) => composed_for(f, head, table, &patches, Some(kind), tokens)?.map(|c| c.0),
+            Some(patches) => {
+                composed_for(f, head, table, &patches, Some(kind), tokens)?.map(|c| c.0)
+            }
             None => replayed_for(f, head, table, file.records()?, kind, tokens)?,
         };
         match filter {

@@ -147,13 +147,8 @@ impl Gathered {
         // Each row is remapped and its provisional form freed in turn: the rows are never
         // held twice.
         let rows = (self.rows.into_iter())
-            .map(|row| provisional.remap(row.iter().map(|&(id, n)| (id, f64::from(n)))))
-            .collect();
-        let data = Dataset {
-            rows,
-            labels: self.labels,
-            n_features: vocabulary.len(),
-        };
+            .map(|row| provisional.remap(row.iter().map(|&(id, n)| (id, f64::from(n)))));
+        let data = Dataset::new(rows, self.labels, vocabulary.len());
         (vocabulary, data, self.summary, self.learned)
     }
 }
@@ -392,7 +387,7 @@ mod tests {
                 summary.trained_at = None;
                 assert_eq!(vocabulary, expected.0);
                 assert!(
-                    data.rows == expected.1,
+                    data.rows.iter().map(AsRef::as_ref).eq(&expected.1),
                     "rows differ (byte_ngrams {byte_ngrams})"
                 );
                 assert_eq!(

@@ -495,15 +495,15 @@ mod tests {
 
     /// Features: 0 free, 1 meeting, 2 money. Spam: {free, money}, {free}; ham: {meeting}.
     fn three_messages() -> Dataset {
-        Dataset {
-            rows: vec![
+        Dataset::new(
+            vec![
                 SparseVector::from_ids(vec![0, 2]),
                 SparseVector::from_ids(vec![0]),
                 SparseVector::from_ids(vec![1]),
             ],
-            labels: vec![Label::Spam, Label::Spam, Label::Ham],
-            n_features: 3,
-        }
+            vec![Label::Spam, Label::Spam, Label::Ham],
+            3,
+        )
     }
 
     #[test]

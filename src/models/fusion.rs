@@ -210,14 +210,12 @@ impl FusionParams {
         if !Label::ALL.iter().all(|l| labels.contains(l)) {
             return Ok(fusion);
         }
-        let data = Dataset {
-            rows: rows
-                .iter()
-                .map(|r| SparseVector::from_pairs((0..).zip(fusion.inputs(r)).collect()))
-                .collect(),
-            labels: labels.to_vec(),
-            n_features: models.len(),
-        };
+        let data = Dataset::new(
+            rows.iter()
+                .map(|r| SparseVector::from_pairs((0..).zip(fusion.inputs(r)).collect())),
+            labels.to_vec(),
+            models.len(),
+        );
         let lr = LogisticRegressionParams {
             c: self.c,
             solver: LogisticSolver::NewtonCg,
@@ -467,11 +465,7 @@ mod tests {
         let labels: Vec<Label> = (0..30)
             .map(|i| if i % 2 == 0 { Label::Spam } else { Label::Ham })
             .collect();
-        let data = Dataset {
-            rows,
-            labels,
-            n_features: 5,
-        };
+        let data = Dataset::new(rows, labels, 5);
         let fitted: Vec<_> = [ModelKind::MultinomialNb, ModelKind::LinearSvm]
             .into_iter()
             .map(|k| {

@@ -242,11 +242,7 @@ mod tests {
             rows.push(SparseVector::from_ids(ids));
             labels.push(if spam { Label::Spam } else { Label::Ham });
         }
-        Dataset {
-            rows,
-            labels,
-            n_features: 3,
-        }
+        Dataset::new(rows, labels, 3)
     }
 
     #[test]

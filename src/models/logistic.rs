@@ -367,11 +367,7 @@ mod tests {
             SparseVector::from_pairs(vec![(1, 1.5), (0, 0.2)]),
         ];
         let labels = vec![Label::Spam, Label::Spam, Label::Ham, Label::Ham];
-        let data = Dataset {
-            rows,
-            labels,
-            n_features: 3,
-        };
+        let data = Dataset::new(rows, labels, 3);
         let params = LogisticRegressionParams {
             c: 2.0,
             tol: 1e-12,
@@ -385,8 +381,9 @@ mod tests {
             .iter()
             .map(|&l| crate::models::math::sign(l))
             .collect();
+        let xs: Vec<SparseVector> = data.rows.iter().map(|x| (**x).clone()).collect();
         let problem = Problem {
-            xs: &data.rows,
+            xs: &xs,
             ys: &ys,
             c: 2.0,
             width: 3,
@@ -411,11 +408,7 @@ mod tests {
             SparseVector::from_pairs(vec![(1, 1.0), (hashed + 2, 2.0)]),
             SparseVector::from_pairs(vec![(0, 1.0), (2, 1.0)]),
         ];
-        let data = Dataset {
-            rows,
-            labels: vec![Label::Spam, Label::Ham, Label::Spam],
-            n_features: 3,
-        };
+        let data = Dataset::new(rows, vec![Label::Spam, Label::Ham, Label::Spam], 3);
         let params = LogisticRegressionParams {
             solver: LogisticSolver::OnlinePasses {
                 passes: 2,

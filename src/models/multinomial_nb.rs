@@ -429,15 +429,15 @@ mod tests {
 
     #[test]
     fn learning_from_empty_scores_as_the_batch_model() {
-        let data = Dataset {
-            rows: vec![
+        let data = Dataset::new(
+            vec![
                 SparseVector::from_ids(vec![0, 2]),
                 SparseVector::from_ids(vec![0, 0]),
                 SparseVector::from_ids(vec![1, 2]),
             ],
-            labels: vec![Label::Spam, Label::Spam, Label::Ham],
-            n_features: 3,
-        };
+            vec![Label::Spam, Label::Spam, Label::Ham],
+            3,
+        );
         for features in [FeatureConfig::BINARY, FeatureConfig::COUNTS] {
             let params = MultinomialNbParams {
                 features,
@@ -455,15 +455,15 @@ mod tests {
 
     /// Features: 0 free, 1 meeting, 2 money. Spam: free x2 + money, free; ham: meeting.
     fn data() -> Dataset {
-        Dataset {
-            rows: vec![
+        Dataset::new(
+            vec![
                 SparseVector::from_ids(vec![0, 0, 2]),
                 SparseVector::from_ids(vec![0]),
                 SparseVector::from_ids(vec![1]),
             ],
-            labels: vec![Label::Spam, Label::Spam, Label::Ham],
-            n_features: 3,
-        }
+            vec![Label::Spam, Label::Spam, Label::Ham],
+            3,
+        )
     }
 
     #[test]

@@ -203,11 +203,11 @@ mod tests {
         use crate::label::Label;
         let spam = || SparseVector::from_ids((0..200).collect());
         let ham = || SparseVector::from_ids((200..400).collect());
-        Dataset {
-            rows: vec![spam(), spam(), spam(), ham(), ham(), ham()],
-            labels: [[Label::Spam; 3], [Label::Ham; 3]].concat(),
-            n_features: 400,
-        }
+        Dataset::new(
+            vec![spam(), spam(), spam(), ham(), ham(), ham()],
+            [[Label::Spam; 3], [Label::Ham; 3]].concat(),
+            400,
+        )
     }
 
     #[test]

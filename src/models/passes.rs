@@ -35,11 +35,11 @@ mod tests {
 
     #[test]
     fn every_row_is_learned_once_per_pass_in_a_seeded_order() {
-        let data = Dataset {
-            rows: (0..5).map(|i| SparseVector::from_ids(vec![i])).collect(),
-            labels: vec![Label::Spam, Label::Ham, Label::Spam, Label::Ham, Label::Ham],
-            n_features: 5,
-        };
+        let data = Dataset::new(
+            (0..5).map(|i| SparseVector::from_ids(vec![i])),
+            vec![Label::Spam, Label::Ham, Label::Spam, Label::Ham, Label::Ham],
+            5,
+        );
         let seen = |seed| {
             let mut seen = Vec::new();
             online_passes(&data, None, 2, seed, |x, l| seen.push((x.ids()[0], l)));

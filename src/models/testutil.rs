@@ -26,11 +26,7 @@ pub fn synthetic() -> Dataset {
         rows.push(SparseVector::from_ids(ids));
         labels.push(label);
     }
-    Dataset {
-        rows,
-        labels,
-        n_features: 50,
-    }
+    Dataset::new(rows, labels, 50)
 }
 
 /// Every model with its defaults, and every other solver. Logistic regression's default, one
@@ -152,17 +148,17 @@ fn pruned_nb_models_equal_models_fitted_on_the_kept_counts_and_linear_scores_sta
         .map(|j| ![3, 12, 49].contains(&j) && !(25..40).contains(&j))
         .collect();
     let remap = FeatureRemap::new(&keep);
-    let pruned_data = Dataset {
-        rows: data.rows.iter().map(|x| remap.vector(x)).collect(),
-        labels: data.labels.clone(),
-        n_features: remap.kept(),
-    };
+    let pruned_data = Dataset::new(
+        data.rows.iter().map(|x| remap.vector(x)),
+        data.labels.clone(),
+        remap.kept(),
+    );
     let kept_rows: Vec<(&SparseVector, SparseVector)> = data
         .rows
         .iter()
         .zip(&pruned_data.rows)
         .filter(|(x, y)| x.nnz() == y.nnz())
-        .map(|(x, y)| (x, y.clone()))
+        .map(|(x, y)| (&**x, (**y).clone()))
         .collect();
     assert!(
         kept_rows.len() > 20,
