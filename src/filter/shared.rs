@@ -33,8 +33,12 @@ impl SharedFilter {
         })
     }
 
+    /// The file's filter under `policy`, its cached functions refreshed: a journal applied at
+    /// load leaves the Naive Bayes models computing each weight from the counts at every
+    /// decision instead.
     fn load_under(path: &Path, policy: &Policy) -> Result<SpamFilter> {
         let mut filter = SpamFilter::load(path)?;
+        filter.refresh();
         policy
             .apply(&mut filter)
             .map_err(|e| Error::Config(format!("{}: {e}", path.display())))?;
@@ -119,6 +123,8 @@ impl SharedFilter {
     /// Swaps in the filter an update saved (a missing file was an error), if it saved one.
     fn swap_in<T>(&self, updated: Updated<T>) -> T {
         if let Some(mut filter) = updated.saved {
+            // It learned in memory: refreshed, as at load.
+            filter.refresh();
             // The saved file has the same models, so the policy applied at load fits it; if it
             // somehow does not, the filter in use stays until a reload says why.
             if self.policy.apply(&mut filter).is_ok() {
