@@ -28,6 +28,7 @@ pub mod normalize;
 mod parser_input;
 mod sink;
 mod url;
+mod word_split;
 mod words;
 
 pub use guard::own_panics;

@@ -102,7 +102,8 @@ impl<'c> Sink<'c> {
         let mut token = String::with_capacity(prefix.len() + word.len());
         token.push_str(prefix);
         if word.is_ascii() {
-            token.extend(word.bytes().map(|b| char::from(b.to_ascii_lowercase())));
+            token.push_str(word);
+            token[prefix.len()..].make_ascii_lowercase();
         } else {
             token.extend(word.chars().flat_map(char::to_lowercase));
         }
