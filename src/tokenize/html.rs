@@ -29,6 +29,9 @@ pub(crate) fn html_to_text(html: &str) -> HtmlText {
     // otherwise cost time quadratic in its length.
     let mut tags = BTreeSet::new();
     let mut raw = String::with_capacity(html.len() / 2);
+    // The name of the tag at hand, lowercased; one buffer for all, so a tag already seen
+    // costs no allocation.
+    let mut name = String::new();
     let bytes = html.as_bytes();
     let mut i = 0;
     while i < bytes.len() {
@@ -57,12 +60,13 @@ pub(crate) fn html_to_text(html: &str) -> HtmlText {
         };
         i += end;
         let closing = tag.starts_with('/');
-        let name: String = tag
-            .trim_start_matches(['/', '!', '?'])
-            .chars()
-            .take_while(|c| c.is_ascii_alphanumeric())
-            .map(|c| c.to_ascii_lowercase())
-            .collect();
+        name.clear();
+        name.extend(
+            tag.trim_start_matches(['/', '!', '?'])
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric())
+                .map(|c| c.to_ascii_lowercase()),
+        );
         if name.is_empty() {
             continue;
         }
@@ -77,7 +81,9 @@ pub(crate) fn html_to_text(html: &str) -> HtmlText {
         if !INLINE_TAGS.contains(&name.as_str()) {
             raw.push(' ');
         }
-        tags.insert(name);
+        if !tags.contains(&name) {
+            tags.insert(name.clone());
+        }
     }
     out.tags = tags.into_iter().collect();
     out.text = html_escape::decode_html_entities(&raw).into_owned();
@@ -109,6 +115,10 @@ fn find_ascii_ci(haystack: &str, needle: &str) -> Option<usize> {
 /// attribute resumes after the value it found, so values never overlap: a tag of
 /// `href=href=href=...` costs time and URL bytes linear in its length, not quadratic.
 fn collect_urls(tag: &str, urls: &mut Vec<String>) {
+    // Every value follows an `=`: most tags have none, and need no lowercased copy.
+    if !tag.contains('=') {
+        return;
+    }
     // ASCII lowercasing keeps every byte offset, so offsets in `lower` are offsets in `tag`.
     let lower = tag.to_ascii_lowercase();
     for attr in URL_ATTRIBUTES {
