@@ -83,11 +83,13 @@ pub(crate) fn byte_ngram_input(raw: &[u8], max_bytes: usize) -> Vec<u8> {
         let text = line.strip_suffix(b"\n").unwrap_or(line);
         let text = text.strip_suffix(b"\r").unwrap_or(text);
         let ended = text.len() < line.len();
-        for &b in text.iter().chain(ended.then_some(&b'\n')) {
-            if out.len() == max_bytes {
-                return out;
-            }
-            out.push(b);
+        let take = text.len().min(max_bytes - out.len());
+        out.extend_from_slice(&text[..take]);
+        if take < text.len() || out.len() == max_bytes {
+            return out;
+        }
+        if ended {
+            out.push(b'\n');
         }
     }
     out
@@ -142,6 +144,24 @@ mod tests {
         assert_eq!(sink.tokens[0], sink.tokens[8]);
         assert!(sink.tokens[0].starts_with("c4:") && sink.tokens[0].len() == 8);
         assert_eq!(floor_char_boundary("añb", 2), 1);
+    }
+
+    #[test]
+    fn byte_ngram_input_is_cut_at_max_bytes_mid_line_or_at_its_end() {
+        let raw = b"A: b\r\n\r\ncd\r\nef";
+        let cuts: [&[u8]; 8] = [
+            b"",
+            b"A",
+            b"A: b",
+            b"A: b\n",
+            b"A: b\n\n",
+            b"A: b\n\nc",
+            b"A: b\n\ncd\n",
+            b"A: b\n\ncd\nef",
+        ];
+        for (max, want) in [0, 1, 4, 5, 6, 7, 9, 1000].into_iter().zip(cuts) {
+            assert_eq!(byte_ngram_input(raw, max), want, "max {max}");
+        }
     }
 
     #[test]
