@@ -31,17 +31,20 @@ pub fn hashed_id(token: &str) -> Option<FeatureId> {
 
 /// The token of a hashed count-vector id (`b4:XXXXX`), for explanations.
 pub fn hashed_token(id: FeatureId) -> String {
-    // `format!("{HASHED_PREFIX}{:05x}", ..)` written out digit by digit: the tokenizer makes
-    // one of these per byte 4-gram (about 3,000 a message), and the formatting machinery cost
-    // more than all its other tokens.
+    bucket_token(HASHED_PREFIX, id.wrapping_sub(HASHED_BASE))
+}
+
+/// `prefix` followed by `bucket` in lowercase hex, at least five digits (as `{:05x}` writes
+/// it): the form of every hashed token (`b4:` here, `c4:` of the tokenizer's character
+/// 4-grams).
+pub fn bucket_token(prefix: &str, bucket: u32) -> String {
+    // Written digit by digit rather than with `format!`: the tokenizer makes one per byte
+    // 4-gram (about 3,000 a message), and the formatting machinery cost more than all its
+    // other tokens.
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    let bucket = id.wrapping_sub(HASHED_BASE);
-    // At least five digits, more when the value needs them, as `{:05x}` gives.
-    let digits = (FeatureId::BITS - bucket.leading_zeros())
-        .div_ceil(4)
-        .max(5);
-    let mut token = String::with_capacity(HASHED_PREFIX.len() + digits as usize);
-    token.push_str(HASHED_PREFIX);
+    let digits = (u32::BITS - bucket.leading_zeros()).div_ceil(4).max(5);
+    let mut token = String::with_capacity(prefix.len() + digits as usize);
+    token.push_str(prefix);
     for shift in (0..digits).rev() {
         token.push(char::from(HEX[(bucket >> (4 * shift)) as usize & 0xf]));
     }

@@ -18,9 +18,10 @@ const CHAR_NGRAM_BUCKETS: u64 = 1 << 20;
 
 /// `osb:a <gap> b` tokens for every pair of words at most [`OSB_WINDOW`] apart.
 pub(crate) fn push_word_bigrams(sink: &mut Sink<'_>, words: &[String]) {
+    const GAPS: [&str; OSB_WINDOW] = ["0", "1", "2", "3"];
     for (i, a) in words.iter().enumerate() {
         for (gap, b) in words[i + 1..].iter().take(OSB_WINDOW).enumerate() {
-            sink.push_joined(&["osb:", a, " ", &gap.to_string(), " ", b]);
+            sink.push_joined(&["osb:", a, " ", GAPS[gap], " ", b]);
         }
     }
 }
@@ -30,7 +31,8 @@ pub(crate) fn push_char_ngrams(sink: &mut Sink<'_>, text: &str) {
     let end = floor_char_boundary(text, CHAR_NGRAM_BYTES);
     let lower = text[..end].to_lowercase();
     for bucket in hashed_windows(lower.as_bytes(), CHAR_NGRAM_BUCKETS) {
-        sink.push_joined(&["c4:", &format!("{bucket:05x}")]);
+        // A bucket is below CHAR_NGRAM_BUCKETS, a u32.
+        sink.push_owned(hashed::bucket_token("c4:", bucket as u32));
     }
 }
 

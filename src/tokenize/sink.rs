@@ -91,6 +91,11 @@ impl<'c> Sink<'c> {
         self.tokens.last().map(String::as_str)
     }
 
+    /// Pushes `token` if the caps allow.
+    pub(crate) fn push_owned(&mut self, token: Token) {
+        self.push(token);
+    }
+
     /// Pushes the concatenation of `parts` as one token.
     pub(crate) fn push_joined(&mut self, parts: &[&str]) {
         if self.is_full() {
