@@ -37,7 +37,23 @@ const fn separator_at(opening: &[u8]) -> usize {
 
 /// Bytes that end a plain-text URL.
 fn ends_url(b: u8) -> bool {
-    b.is_ascii_whitespace() || b"<>\"'()[]{}|\\^`".contains(&b)
+    b.is_ascii_whitespace()
+        || matches!(
+            b,
+            b'<' | b'>'
+                | b'"'
+                | b'\''
+                | b'('
+                | b')'
+                | b'['
+                | b']'
+                | b'{'
+                | b'}'
+                | b'|'
+                | b'\\'
+                | b'^'
+                | b'`'
+        )
 }
 
 /// The next plain-text URL at or after `from`: an explicit scheme or a bare `www.` host, up to
@@ -284,6 +300,14 @@ mod tests {
                 next_url(text.as_bytes(), from),
                 next_url_reference(text.as_bytes(), from)
             );
+        }
+    }
+
+    #[test]
+    fn url_ends_at_white_space_and_the_delimiters_listed() {
+        for b in 0..=u8::MAX {
+            let listed = b"<>\"'()[]{}|\\^`".contains(&b);
+            assert_eq!(ends_url(b), b.is_ascii_whitespace() || listed, "byte {b}");
         }
     }
 

@@ -96,21 +96,49 @@ impl<'t> AsciiWords<'t> {
     }
 }
 
+/// Byte classes of the ASCII rules, as bits of [`CLASSES`].
+const WORD: u8 = 1;
+const LETTER: u8 = 2;
+const DIGIT: u8 = 4;
+/// Joins two letters (MidLetter and MidNumLetQ: `:` `.` `'`).
+const MID_LETTER: u8 = 8;
+/// Joins two digits (MidNum and MidNumLetQ: `,` `;` `.` `'`).
+const MID_NUM: u8 = 16;
+
+/// The class bits of every byte (none for non-ASCII bytes, which the fast path never sees).
+const CLASSES: [u8; 256] = {
+    let mut classes = [0; 256];
+    let mut b = 0;
+    while b < 128 {
+        let c = b as u8;
+        classes[b] = if c.is_ascii_alphabetic() {
+            WORD | LETTER
+        } else if c.is_ascii_digit() {
+            WORD | DIGIT
+        } else {
+            match c {
+                b'_' => WORD,
+                b':' => MID_LETTER,
+                b'.' | b'\'' => MID_LETTER | MID_NUM,
+                b',' | b';' => MID_NUM,
+                _ => 0,
+            }
+        };
+        b += 1;
+    }
+    classes
+};
+
 /// True for the bytes that join each other into a word: letters, digits and `_`.
 fn is_word_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_'
+    CLASSES[usize::from(b)] & WORD != 0
 }
 
 /// True if `mid` between `before` and `after` stays inside a word (WB6/WB7, WB11/WB12).
 fn joins(before: u8, mid: u8, after: u8) -> bool {
-    let letters = before.is_ascii_alphabetic() && after.is_ascii_alphabetic();
-    let digits = before.is_ascii_digit() && after.is_ascii_digit();
-    match mid {
-        b':' => letters,
-        b'.' | b'\'' => letters || digits,
-        b',' | b';' => digits,
-        _ => false,
-    }
+    let both = CLASSES[usize::from(before)] & CLASSES[usize::from(after)];
+    let mid = CLASSES[usize::from(mid)];
+    (mid & MID_LETTER != 0 && both & LETTER != 0) || (mid & MID_NUM != 0 && both & DIGIT != 0)
 }
 
 impl<'t> Iterator for AsciiWords<'t> {
@@ -128,10 +156,8 @@ impl<'t> Iterator for AsciiWords<'t> {
                 return None;
             }
             let start = i;
-            let mut alphanumeric = false;
             loop {
                 while i < bytes.len() && is_word_byte(bytes[i]) {
-                    alphanumeric |= bytes[i] != b'_';
                     i += 1;
                 }
                 // `i > start`: the run above took at least the byte at `start`.
@@ -148,7 +174,9 @@ impl<'t> Iterator for AsciiWords<'t> {
                 break;
             }
             self.pos = i;
-            if alphanumeric {
+            // A word joined at a mid character holds letters or digits; a run of `_` alone
+            // is no word.
+            if bytes[start..i].iter().any(|&b| b != b'_') {
                 return Some(&self.text[start..i]);
             }
         }

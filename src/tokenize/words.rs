@@ -39,8 +39,14 @@ fn push_plain(sink: &mut Sink<'_>, prefix: &str, text: &str, mut words: Option<&
         let Some(first) = word.chars().next() else {
             continue;
         };
-        let chars = word.chars().count();
-        if is_cjk(first) || (chars >= min && chars <= max) {
+        // Most words are ASCII: a byte is a char and none is CJK.
+        let ascii = word.is_ascii();
+        let chars = if ascii {
+            word.len()
+        } else {
+            word.chars().count()
+        };
+        if (!ascii && is_cjk(first)) || (chars >= min && chars <= max) {
             let token = sink.push_lower(prefix, word);
             if let (Some(words), Some(token)) = (words.as_deref_mut(), token) {
                 words.push(token.to_owned());
