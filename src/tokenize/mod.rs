@@ -229,6 +229,18 @@ impl Tokenizer {
     }
 }
 
+/// Text of up to `max` of `pieces` in any order: input for the property tests that hold the
+/// tokenizer's hand-written scanners to their references.
+#[cfg(test)]
+fn text_of_pieces(
+    pieces: &[&'static str],
+    max: usize,
+) -> impl proptest::strategy::Strategy<Value = String> {
+    use proptest::strategy::Strategy;
+    proptest::collection::vec(proptest::sample::select(pieces.to_vec()), 0..max)
+        .prop_map(|parts| parts.concat())
+}
+
 /// Skips an mbox `From ` envelope line at the very start: it is not a header field.
 fn skip_envelope_line(raw: &[u8]) -> &[u8] {
     &raw[crate::corpus::header_block::envelope_len(raw)..]
