@@ -16,10 +16,6 @@ pub const TOKEN_BYTES_PER_INPUT_BYTE: usize = 16;
 /// outweigh it, and `max_tokens` ordinary tokens (20,000 of about 10 bytes) fit in this.
 pub const TOKEN_BYTES_BASE: usize = 256 * 1024;
 
-/// Input bytes per token that [`Sink::new`] reserves room for: ordinary mail yields about one
-/// token per 12 bytes, so the token list seldom grows (and copies itself) more than once.
-const INPUT_BYTES_PER_TOKEN: usize = 8;
-
 /// Collects tokens and enforces the per-message caps.
 pub(crate) struct Sink<'c> {
     config: &'c TokenizerConfig,
@@ -34,12 +30,11 @@ pub(crate) struct Sink<'c> {
 impl<'c> Sink<'c> {
     /// An empty sink for a message of `input_len` bytes (after the `max_input_bytes` cut).
     pub(crate) fn new(config: &'c TokenizerConfig, input_len: usize) -> Self {
-        let words = (input_len / INPUT_BYTES_PER_TOKEN).min(config.max_tokens);
-        // The byte 4-grams are bounded by their own count (see `ngrams`).
-        let byte_ngrams = config.byte_ngrams.min(input_len);
+        // No capacity reserved from the input's length: a large up-front block made the
+        // server exceed its address-space bound (tests/bounded_cost.rs) where growing did not.
         Sink {
             config,
-            tokens: Vec::with_capacity(words.saturating_add(byte_ngrams)),
+            tokens: Vec::new(),
             text_left: config.max_text_bytes,
             bytes_left: input_len
                 .saturating_mul(TOKEN_BYTES_PER_INPUT_BYTE)
