@@ -1,5 +1,7 @@
 //! Parse + tokenize throughput (MB/s, one core) over the SpamAssassin corpus when it has been
-//! fetched (`corpus/fetch-spamassassin.sh`), else over the committed sample.
+//! fetched (`corpus/fetch-spamassassin.sh`), else over the committed sample: with the default
+//! settings, without byte 4-grams (`batch`, as `train` and batch `classify` tokenize), and with
+//! word bigrams and character 4-grams.
 //!
 //! Run: `cargo bench --bench tokenize`
 
@@ -21,6 +23,15 @@ fn tokenize(c: &mut Criterion) {
     group.sample_size(10);
     for (label, config) in [
         ("default", TokenizerConfig::default()),
+        // What `train` and batch `classify` tokenize with: their batch models take no byte
+        // 4-grams.
+        (
+            "batch",
+            TokenizerConfig {
+                byte_ngrams: 0,
+                ..TokenizerConfig::default()
+            },
+        ),
         (
             "bigrams+char4",
             TokenizerConfig {

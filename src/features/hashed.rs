@@ -31,7 +31,24 @@ pub fn hashed_id(token: &str) -> Option<FeatureId> {
 
 /// The token of a hashed count-vector id (`b4:XXXXX`), for explanations.
 pub fn hashed_token(id: FeatureId) -> String {
-    format!("{HASHED_PREFIX}{:05x}", id.wrapping_sub(HASHED_BASE))
+    bucket_token(HASHED_PREFIX, id.wrapping_sub(HASHED_BASE))
+}
+
+/// `prefix` followed by `bucket` in lowercase hex, at least five digits (as `{:05x}` writes
+/// it): the form of every hashed token (`b4:` here, `c4:` of the tokenizer's character
+/// 4-grams).
+pub fn bucket_token(prefix: &str, bucket: u32) -> String {
+    // Written digit by digit rather than with `format!`: the tokenizer makes one per byte
+    // 4-gram (about 3,000 a message), and the formatting machinery cost more than all its
+    // other tokens.
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let digits = (u32::BITS - bucket.leading_zeros()).div_ceil(4).max(5);
+    let mut token = String::with_capacity(prefix.len() + digits as usize);
+    token.push_str(prefix);
+    for shift in (0..digits).rev() {
+        token.push(char::from(HEX[(bucket >> (4 * shift)) as usize & 0xf]));
+    }
+    token
 }
 
 /// True for a hashed count-vector id.
@@ -166,6 +183,22 @@ pub(crate) fn count_id(input_id: FeatureId) -> FeatureId {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hashed_token_is_the_prefix_and_bucket_as_five_or_more_hex_digits() {
+        let ids = (HASHED_BASE..HASHED_BASE + HASHED_BUCKETS).chain([
+            0,
+            1,
+            0xabcd,
+            HASHED_BASE - 1,
+            HASHED_BASE + 0xfffff,
+            u32::MAX,
+        ]);
+        for id in ids {
+            let want = format!("{HASHED_PREFIX}{:05x}", id.wrapping_sub(HASHED_BASE));
+            assert_eq!(hashed_token(id), want);
+        }
+    }
 
     #[test]
     fn hashed_tokens_round_trip_and_others_are_not_hashed() {

@@ -58,19 +58,24 @@ pub(crate) fn push_headers(sink: &mut Sink<'_>, part: &MessagePart<'_>) {
             return;
         }
         let name = header.name.as_str();
-        let name = name[..floor_char_boundary(name, MAX_NAME_BYTES)].to_ascii_lowercase();
+        let name = &name[..floor_char_boundary(name, MAX_NAME_BYTES)];
         if is_verdict_field(name.as_bytes()) {
             continue;
         }
+        // One buffer holds both the prefix and, without its colon, the lowercased name.
+        let mut prefix = String::with_capacity(name.len() + 1);
+        prefix.push_str(name);
+        prefix.make_ascii_lowercase();
+        prefix.push(':');
+        let name = &prefix[..prefix.len() - 1];
         if sink.config().header_names {
-            sink.push_joined(&["header:", &name]);
+            sink.push_joined(&["header:", name]);
         }
-        let prefix = format!("{name}:");
-        if TEXT_FIELDS.contains(&name.as_str()) {
+        if TEXT_FIELDS.contains(&name) {
             for text in header_texts(&header.value) {
                 push_header_text(sink, &prefix, text);
             }
-        } else if ADDRESS_FIELDS.contains(&name.as_str()) {
+        } else if ADDRESS_FIELDS.contains(&name) {
             push_addresses(sink, &prefix, &header.value);
         } else if name == "message-id" {
             for id in header_texts(&header.value) {
@@ -81,7 +86,7 @@ pub(crate) fn push_headers(sink: &mut Sink<'_>, part: &MessagePart<'_>) {
             }
         } else if sink.config().all_headers
             && !matches!(
-                name.as_str(),
+                name,
                 "received" | "content-type" | "content-transfer-encoding"
             )
         {

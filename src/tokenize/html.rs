@@ -29,6 +29,9 @@ pub(crate) fn html_to_text(html: &str) -> HtmlText {
     // otherwise cost time quadratic in its length.
     let mut tags = BTreeSet::new();
     let mut raw = String::with_capacity(html.len() / 2);
+    // The name of the tag at hand, lowercased; one buffer for all, so a tag already seen
+    // costs no allocation.
+    let mut name = String::new();
     let bytes = html.as_bytes();
     let mut i = 0;
     while i < bytes.len() {
@@ -57,12 +60,13 @@ pub(crate) fn html_to_text(html: &str) -> HtmlText {
         };
         i += end;
         let closing = tag.starts_with('/');
-        let name: String = tag
-            .trim_start_matches(['/', '!', '?'])
-            .chars()
-            .take_while(|c| c.is_ascii_alphanumeric())
-            .map(|c| c.to_ascii_lowercase())
-            .collect();
+        name.clear();
+        name.extend(
+            tag.trim_start_matches(['/', '!', '?'])
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric())
+                .map(|c| c.to_ascii_lowercase()),
+        );
         if name.is_empty() {
             continue;
         }
@@ -77,7 +81,9 @@ pub(crate) fn html_to_text(html: &str) -> HtmlText {
         if !INLINE_TAGS.contains(&name.as_str()) {
             raw.push(' ');
         }
-        tags.insert(name);
+        if !tags.contains(&name) {
+            tags.insert(name.clone());
+        }
     }
     out.tags = tags.into_iter().collect();
     out.text = html_escape::decode_html_entities(&raw).into_owned();
@@ -87,13 +93,17 @@ pub(crate) fn html_to_text(html: &str) -> HtmlText {
 /// Length of the tag at the start of `s` (which begins with `<`), through its `>`, quotes
 /// respected. An unterminated tag runs to the end of the input.
 fn tag_end(s: &str) -> usize {
-    let mut quote = None;
-    for (i, b) in s.bytes().enumerate().skip(1) {
-        match (quote, b) {
-            (None, b'"' | b'\'') => quote = Some(b),
-            (Some(q), _) if q == b => quote = None,
-            (None, b'>') => return i + 1,
-            _ => {}
+    let bytes = s.as_bytes();
+    let mut from = 1;
+    // Jumps from quote to quote: attribute values can be long (URLs, inline styles).
+    while let Some(n) = memchr::memchr3(b'>', b'"', b'\'', &bytes[from..]) {
+        let at = from + n;
+        if bytes[at] == b'>' {
+            return at + 1;
+        }
+        match memchr::memchr(bytes[at], &bytes[at + 1..]) {
+            Some(n) => from = at + 1 + n + 1,
+            None => break,
         }
     }
     s.len()
@@ -105,15 +115,33 @@ fn find_ascii_ci(haystack: &str, needle: &str) -> Option<usize> {
     h.windows(n.len()).position(|w| w.eq_ignore_ascii_case(n))
 }
 
+/// Where `needle` (not empty) first occurs in `haystack`. A tag is short, so a scan for the
+/// needle's first byte beats setting up a substring searcher for each attribute name.
+fn find_bytes(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    let mut from = 0;
+    while let Some(n) = memchr::memchr(needle[0], &haystack[from..]) {
+        let at = from + n;
+        if haystack[at..].starts_with(needle) {
+            return Some(at);
+        }
+        from = at + 1;
+    }
+    None
+}
+
 /// Pushes the values of URL-bearing attributes in the tag body `tag`. Each search for an
 /// attribute resumes after the value it found, so values never overlap: a tag of
 /// `href=href=href=...` costs time and URL bytes linear in its length, not quadratic.
 fn collect_urls(tag: &str, urls: &mut Vec<String>) {
+    // Every value follows an `=`: most tags have none, and need no lowercased copy.
+    if !tag.contains('=') {
+        return;
+    }
     // ASCII lowercasing keeps every byte offset, so offsets in `lower` are offsets in `tag`.
     let lower = tag.to_ascii_lowercase();
     for attr in URL_ATTRIBUTES {
         let mut from = 0;
-        while let Some(pos) = lower[from..].find(attr) {
+        while let Some(pos) = find_bytes(&lower.as_bytes()[from..], attr.as_bytes()) {
             let start = from + pos;
             from = start + attr.len();
             let boundary = start == 0 || !lower.as_bytes()[start - 1].is_ascii_alphanumeric();
@@ -149,6 +177,42 @@ fn collect_urls(tag: &str, urls: &mut Vec<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `tag_end` as it was before it jumped between quotes: byte by byte.
+    fn tag_end_reference(s: &str) -> usize {
+        let mut quote = None;
+        for (i, b) in s.bytes().enumerate().skip(1) {
+            match (quote, b) {
+                (None, b'"' | b'\'') => quote = Some(b),
+                (Some(q), _) if q == b => quote = None,
+                (None, b'>') => return i + 1,
+                _ => {}
+            }
+        }
+        s.len()
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4096))]
+        /// Tag ends and attribute searches agree with the byte-by-byte and `str::find`
+        /// versions on text dense with quotes, brackets and attribute names.
+        #[test]
+        fn tag_end_and_find_bytes_equal_their_references(
+            text in crate::tokenize::text_of_pieces(
+                &["<", ">", "\"", "'", "=", " ", "a", "href", "hre", "src", "é", "\n"],
+                24,
+            )
+        ) {
+            let text = format!("<{text}");
+            proptest::prop_assert_eq!(tag_end(&text), tag_end_reference(&text));
+            for needle in ["href", "src", "action", "background", "\"", "é"] {
+                proptest::prop_assert_eq!(
+                    find_bytes(text.as_bytes(), needle.as_bytes()),
+                    text.find(needle)
+                );
+            }
+        }
+    }
 
     #[test]
     fn strips_tags_keeps_links() {

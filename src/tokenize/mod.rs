@@ -28,6 +28,7 @@ pub mod normalize;
 mod parser_input;
 mod sink;
 mod url;
+mod word_split;
 mod words;
 
 pub use guard::own_panics;
@@ -226,6 +227,18 @@ impl Tokenizer {
             sink
         })
     }
+}
+
+/// Text of up to `max` of `pieces` in any order: input for the property tests that hold the
+/// tokenizer's hand-written scanners to their references.
+#[cfg(test)]
+fn text_of_pieces(
+    pieces: &[&'static str],
+    max: usize,
+) -> impl proptest::strategy::Strategy<Value = String> {
+    use proptest::strategy::Strategy;
+    proptest::collection::vec(proptest::sample::select(pieces.to_vec()), 0..max)
+        .prop_map(|parts| parts.concat())
 }
 
 /// Skips an mbox `From ` envelope line at the very start: it is not a header field.

@@ -18,9 +18,10 @@ const CHAR_NGRAM_BUCKETS: u64 = 1 << 20;
 
 /// `osb:a <gap> b` tokens for every pair of words at most [`OSB_WINDOW`] apart.
 pub(crate) fn push_word_bigrams(sink: &mut Sink<'_>, words: &[String]) {
+    const GAPS: [&str; OSB_WINDOW] = ["0", "1", "2", "3"];
     for (i, a) in words.iter().enumerate() {
         for (gap, b) in words[i + 1..].iter().take(OSB_WINDOW).enumerate() {
-            sink.push_joined(&["osb:", a, " ", &gap.to_string(), " ", b]);
+            sink.push_joined(&["osb:", a, " ", GAPS[gap], " ", b]);
         }
     }
 }
@@ -30,7 +31,8 @@ pub(crate) fn push_char_ngrams(sink: &mut Sink<'_>, text: &str) {
     let end = floor_char_boundary(text, CHAR_NGRAM_BYTES);
     let lower = text[..end].to_lowercase();
     for bucket in hashed_windows(lower.as_bytes(), CHAR_NGRAM_BUCKETS) {
-        sink.push_joined(&["c4:", &format!("{bucket:05x}")]);
+        // A bucket is below CHAR_NGRAM_BUCKETS, a u32.
+        sink.push_owned(hashed::bucket_token("c4:", bucket as u32));
     }
 }
 
@@ -46,6 +48,10 @@ pub(crate) fn push_byte_ngrams(sink: &mut Sink<'_>, raw: &[u8], max_bytes: usize
 /// `max_bytes` of the raw message `raw` (after its envelope line) as [`byte_ngram_input`] gives
 /// it, except windows of white space only: at most `max_bytes - 3`, whatever the message holds.
 pub(crate) fn byte_ngram_buckets(raw: &[u8], max_bytes: usize) -> Vec<u32> {
+    // No window fits: spare the scan of the header block (batch models set 0).
+    if max_bytes < 4 {
+        return Vec::new();
+    }
     let buckets = u64::from(hashed::HASHED_BUCKETS);
     // A bucket is below HASHED_BUCKETS, a u32.
     hashed_windows(&byte_ngram_input(raw, max_bytes), buckets)
@@ -79,11 +85,13 @@ pub(crate) fn byte_ngram_input(raw: &[u8], max_bytes: usize) -> Vec<u8> {
         let text = line.strip_suffix(b"\n").unwrap_or(line);
         let text = text.strip_suffix(b"\r").unwrap_or(text);
         let ended = text.len() < line.len();
-        for &b in text.iter().chain(ended.then_some(&b'\n')) {
-            if out.len() == max_bytes {
-                return out;
-            }
-            out.push(b);
+        let take = text.len().min(max_bytes - out.len());
+        out.extend_from_slice(&text[..take]);
+        if take < text.len() || out.len() == max_bytes {
+            return out;
+        }
+        if ended {
+            out.push(b'\n');
         }
     }
     out
@@ -138,6 +146,24 @@ mod tests {
         assert_eq!(sink.tokens[0], sink.tokens[8]);
         assert!(sink.tokens[0].starts_with("c4:") && sink.tokens[0].len() == 8);
         assert_eq!(floor_char_boundary("añb", 2), 1);
+    }
+
+    #[test]
+    fn byte_ngram_input_is_cut_at_max_bytes_mid_line_or_at_its_end() {
+        let raw = b"A: b\r\n\r\ncd\r\nef";
+        let cuts: [&[u8]; 8] = [
+            b"",
+            b"A",
+            b"A: b",
+            b"A: b\n",
+            b"A: b\n\n",
+            b"A: b\n\nc",
+            b"A: b\n\ncd\n",
+            b"A: b\n\ncd\nef",
+        ];
+        for (max, want) in [0, 1, 4, 5, 6, 7, 9, 1000].into_iter().zip(cuts) {
+            assert_eq!(byte_ngram_input(raw, max), want, "max {max}");
+        }
     }
 
     #[test]

@@ -10,25 +10,35 @@ use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
 /// NFKC-normalizes `text` and removes Cf characters. ASCII text is returned as is, borrowed:
 /// it is already in NFKC and holds no format characters.
 pub fn normalize(text: &str) -> Cow<'_, str> {
-    if text.is_ascii() {
+    if text.is_ascii() || is_normalized(text) {
         return Cow::Borrowed(text);
     }
-    // Most non-ASCII mail text (accents, typographic quotes) is already NFKC and free of
-    // format characters: a quick check avoids rebuilding it.
-    if unicode_normalization::is_nfkc_quick(text.chars())
-        == unicode_normalization::IsNormalized::Yes
+    // Only the lines that need it are rebuilt (one no-break space or ellipsis would otherwise
+    // send the whole text through NFKC). A line end is a normalization boundary: `\n` is a
+    // starter that composes with nothing, before or after it, so the lines normalize alone as
+    // they do together.
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        if line.is_ascii() || is_normalized(line) {
+            out.push_str(line);
+        } else {
+            // Strip before and after NFKC: compatibility decomposition can itself produce Cf.
+            out.extend(
+                line.chars()
+                    .filter(|&c| !is_format(c))
+                    .nfkc()
+                    .filter(|&c| !is_format(c)),
+            );
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// True if `text` is already NFKC and free of format characters: most non-ASCII mail text
+/// (accents, typographic quotes) is, and needs no rebuilding.
+fn is_normalized(text: &str) -> bool {
+    unicode_normalization::is_nfkc_quick(text.chars()) == unicode_normalization::IsNormalized::Yes
         && !text.chars().any(is_format)
-    {
-        return Cow::Borrowed(text);
-    }
-    // Strip before and after NFKC: compatibility decomposition can itself produce Cf.
-    Cow::Owned(
-        text.chars()
-            .filter(|&c| !is_format(c))
-            .nfkc()
-            .filter(|&c| !is_format(c))
-            .collect(),
-    )
 }
 
 /// True for Unicode general category Cf (format characters).
@@ -60,6 +70,44 @@ mod tests {
         assert_eq!(normalize("ＦＲＥＥ　ｍｏｎｅｙ"), "FREE money");
         assert_eq!(normalize("ﬁnance"), "finance");
         assert!(matches!(normalize("plain ascii"), Cow::Borrowed(_)));
+    }
+
+    /// `normalize` as it was before it worked line by line: the whole text through NFKC.
+    fn normalize_whole(text: &str) -> String {
+        text.chars()
+            .filter(|&c| !is_format(c))
+            .nfkc()
+            .filter(|&c| !is_format(c))
+            .collect()
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4096))]
+        /// Line by line gives what the whole text through NFKC gives, with combining marks,
+        /// Hangul jamo, compatibility forms and format characters next to line ends.
+        #[test]
+        fn lines_normalize_as_the_whole_text(
+            chars in proptest::collection::vec(
+                proptest::prop_oneof![
+                    4 => proptest::sample::select(vec![
+                        'a', 'e', 'A', ' ', '\n', '\r', '\n', '.', '1',
+                    ]),
+                    4 => proptest::sample::select(vec![
+                        '\u{0301}', '\u{0327}', '\u{0308}', '\u{05B0}', '\u{0F71}',
+                        '\u{1100}', '\u{1161}', '\u{11A8}', '\u{AC00}', '\u{00A0}',
+                        '\u{2026}', '\u{FB01}', '\u{FF21}', '\u{200B}', '\u{200D}',
+                        '\u{00AD}', '\u{FEFF}', '\u{2062}', '\u{3099}', '\u{304B}',
+                        '\u{1E9B}', '\u{0344}', '\u{2028}', '\u{0085}', 'é', 'ﬀ',
+                    ]),
+                    1 => proptest::prelude::any::<char>(),
+                ],
+                0..40,
+            )
+        ) {
+            let text: String = chars.into_iter().collect();
+            let (got, want) = (normalize(&text), normalize_whole(&text));
+            proptest::prop_assert_eq!(got.as_ref(), want.as_str());
+        }
     }
 
     #[test]

@@ -30,6 +30,8 @@ pub(crate) struct Sink<'c> {
 impl<'c> Sink<'c> {
     /// An empty sink for a message of `input_len` bytes (after the `max_input_bytes` cut).
     pub(crate) fn new(config: &'c TokenizerConfig, input_len: usize) -> Self {
+        // No capacity reserved from the input's length: a large up-front block made the
+        // server exceed its address-space bound (tests/bounded_cost.rs) where growing did not.
         Sink {
             config,
             tokens: Vec::new(),
@@ -84,6 +86,11 @@ impl<'c> Sink<'c> {
         self.tokens.last().map(String::as_str)
     }
 
+    /// Pushes `token` if the caps allow.
+    pub(crate) fn push_owned(&mut self, token: Token) {
+        self.push(token);
+    }
+
     /// Pushes the concatenation of `parts` as one token.
     pub(crate) fn push_joined(&mut self, parts: &[&str]) {
         if self.is_full() {
@@ -102,7 +109,8 @@ impl<'c> Sink<'c> {
         let mut token = String::with_capacity(prefix.len() + word.len());
         token.push_str(prefix);
         if word.is_ascii() {
-            token.extend(word.bytes().map(|b| char::from(b.to_ascii_lowercase())));
+            token.push_str(word);
+            token[prefix.len()..].make_ascii_lowercase();
         } else {
             token.extend(word.chars().flat_map(char::to_lowercase));
         }

@@ -5,12 +5,55 @@
 use super::Sink;
 use std::net::IpAddr;
 
-/// URL openings, matched case-insensitively at a word start.
+/// URL openings, matched case-insensitively at a word start. Each holds a separator byte (`:`
+/// or `.`), the byte [`first_opening`] searches for.
 const OPENINGS: [&[u8]; 4] = [b"http://", b"https://", b"ftp://", b"www."];
+
+/// Where the first separator (`:` or `.`) sits in each of [`OPENINGS`].
+const SEPARATOR_AT: [usize; 4] = [
+    separator_at(OPENINGS[0]),
+    separator_at(OPENINGS[1]),
+    separator_at(OPENINGS[2]),
+    separator_at(OPENINGS[3]),
+];
+
+/// The farthest any opening's separator sits from its start.
+const MAX_SEPARATOR_AT: usize = 5;
+const _: () = assert!(
+    SEPARATOR_AT[0] <= MAX_SEPARATOR_AT
+        && SEPARATOR_AT[1] <= MAX_SEPARATOR_AT
+        && SEPARATOR_AT[2] <= MAX_SEPARATOR_AT
+        && SEPARATOR_AT[3] <= MAX_SEPARATOR_AT
+);
+
+/// Offset of the first `:` or `.` in `opening` (which holds one).
+const fn separator_at(opening: &[u8]) -> usize {
+    let mut i = 0;
+    while opening[i] != b':' && opening[i] != b'.' {
+        i += 1;
+    }
+    i
+}
 
 /// Bytes that end a plain-text URL.
 fn ends_url(b: u8) -> bool {
-    b.is_ascii_whitespace() || b"<>\"'()[]{}|\\^`".contains(&b)
+    b.is_ascii_whitespace()
+        || matches!(
+            b,
+            b'<' | b'>'
+                | b'"'
+                | b'\''
+                | b'('
+                | b')'
+                | b'['
+                | b']'
+                | b'{'
+                | b'}'
+                | b'|'
+                | b'\\'
+                | b'^'
+                | b'`'
+        )
 }
 
 /// The next plain-text URL at or after `from`: an explicit scheme or a bare `www.` host, up to
@@ -19,26 +62,46 @@ fn ends_url(b: u8) -> bool {
 /// one-process-per-message filter would pay on every message. Matches start at an ASCII byte
 /// and end before an ASCII byte or at the end, so they are valid UTF-8 slices.
 fn next_url(text: &[u8], from: usize) -> Option<(usize, usize)> {
-    for i in from..text.len() {
-        // Cheap first test: every opening starts with h, f or w in either case.
-        if !matches!(text[i] | 0x20, b'h' | b'f' | b'w') {
-            continue;
+    let start = first_opening(text, from)?;
+    let end = text[start..]
+        .iter()
+        .position(|&b| ends_url(b))
+        .map_or(text.len(), |n| start + n);
+    Some((start, end))
+}
+
+/// The first offset at or after `from` where one of [`OPENINGS`] begins a word. Every opening
+/// holds a `:` or `.` a few bytes in, so only those bytes are visited (with memchr), not every
+/// byte: words are far more common than URLs.
+fn first_opening(text: &[u8], from: usize) -> Option<usize> {
+    let mut best: Option<usize> = None;
+    let mut search = from;
+    while let Some(n) = memchr::memchr2(b':', b'.', &text[search..]) {
+        let sep = search + n;
+        // Openings starting before `best` have their separator at most this far past it.
+        if best.is_some_and(|b| sep > b + MAX_SEPARATOR_AT) {
+            break;
         }
-        let word_start = i == 0 || !(text[i - 1].is_ascii_alphanumeric() || text[i - 1] == b'_');
-        let rest = &text[i..];
-        if word_start
-            && OPENINGS
-                .iter()
-                .any(|o| rest.len() >= o.len() && rest[..o.len()].eq_ignore_ascii_case(o))
-        {
-            let end = rest
-                .iter()
-                .position(|&b| ends_url(b))
-                .map_or(text.len(), |n| i + n);
-            return Some((i, end));
+        for (opening, &at) in OPENINGS.iter().zip(&SEPARATOR_AT) {
+            let Some(start) = sep.checked_sub(at) else {
+                continue;
+            };
+            if start < from || best.is_some_and(|b| start >= b) {
+                continue;
+            }
+            let rest = &text[start..];
+            let word_start =
+                start == 0 || !(text[start - 1].is_ascii_alphanumeric() || text[start - 1] == b'_');
+            if word_start
+                && rest.len() >= opening.len()
+                && rest[..opening.len()].eq_ignore_ascii_case(opening)
+            {
+                best = Some(start);
+            }
         }
+        search = sep + 1;
     }
-    None
+    best
 }
 
 /// Most path words taken from one URL; long tracking paths add nothing beyond these.
@@ -193,6 +256,58 @@ mod tests {
             url_tokens("www.spam.biz"),
             ["url:www.spam.biz", "url:spam.biz", "url:biz"]
         );
+    }
+
+    /// `next_url` as it was before it searched for separators: every byte tried as a start.
+    fn next_url_reference(text: &[u8], from: usize) -> Option<(usize, usize)> {
+        for i in from..text.len() {
+            let word_start =
+                i == 0 || !(text[i - 1].is_ascii_alphanumeric() || text[i - 1] == b'_');
+            let rest = &text[i..];
+            if word_start
+                && OPENINGS
+                    .iter()
+                    .any(|o| rest.len() >= o.len() && rest[..o.len()].eq_ignore_ascii_case(o))
+            {
+                let end = rest
+                    .iter()
+                    .position(|&b| ends_url(b))
+                    .map_or(text.len(), |n| i + n);
+                return Some((i, end));
+            }
+        }
+        None
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4096))]
+        /// Searching from the separators finds the URL trying every byte finds, from any
+        /// offset, in text dense with near-openings.
+        #[test]
+        fn next_url_equals_trying_every_byte(
+            text in crate::tokenize::text_of_pieces(
+                &[
+                    "http", "HTTPS", "s", "ftp", "Www", "w", ":", "://", "/", ".", "..", "x",
+                    "_", " ", "(", "1", "é",
+                ],
+                24,
+            ),
+            from in 0usize..64,
+        ) {
+            let from = from.min(text.len());
+            proptest::prop_assert_eq!(
+                next_url(text.as_bytes(), from),
+                next_url_reference(text.as_bytes(), from)
+            );
+        }
+    }
+
+    #[test]
+    fn url_ends_at_white_space_and_the_delimiters_listed() {
+        for b in 0..=u8::MAX {
+            let listed = b"<>\"'()[]{}|\\^`".contains(&b);
+            assert_eq!(ends_url(b), b.is_ascii_whitespace() || listed, "byte {b}");
+        }
     }
 
     #[test]

@@ -4,8 +4,7 @@
 
 use super::normalize::{is_cjk, normalize};
 use super::url::{self, Segment};
-use super::{Sink, ngrams};
-use unicode_segmentation::UnicodeSegmentation;
+use super::{Sink, ngrams, word_split};
 
 /// Emits the tokens of a piece of decoded text. `prefix` is empty for body text and the
 /// header name plus `:` for header fields. Only body text feeds the optional n-gram features.
@@ -36,12 +35,18 @@ fn push_plain(sink: &mut Sink<'_>, prefix: &str, text: &str, mut words: Option<&
     let (min, max) = (sink.config().min_word_chars, sink.config().max_word_chars);
     // UAX #29 keeps `:` inside words ("c:a"); splitting on it keeps body words from ever
     // looking like prefixed header tokens.
-    for word in text.unicode_words().flat_map(|w| w.split(':')) {
+    for word in word_split::words(text) {
         let Some(first) = word.chars().next() else {
             continue;
         };
-        let chars = word.chars().count();
-        if is_cjk(first) || (chars >= min && chars <= max) {
+        // Most words are ASCII: a byte is a char and none is CJK.
+        let ascii = word.is_ascii();
+        let chars = if ascii {
+            word.len()
+        } else {
+            word.chars().count()
+        };
+        if (!ascii && is_cjk(first)) || (chars >= min && chars <= max) {
             let token = sink.push_lower(prefix, word);
             if let (Some(words), Some(token)) = (words.as_deref_mut(), token) {
                 words.push(token.to_owned());
