@@ -17,10 +17,13 @@
 //! ```
 //!
 //! Variables: RECEIVED, ALL_HEADERS, HEADER_NAMES, HTML_TAGS, BIGRAMS, CHAR4, BYTE4 (bytes),
+//! B4_BITS (the byte 4-grams folded into 2^B4_BITS buckets, at most the library's 18: a bucket
+//! is an FNV-1a hash modulo a power of two, so this gives the tokens of a smaller hashed table),
 //! ONLY and DROP (comma-separated token kinds kept or dropped: b4, c4, osb, words), MIN_DF,
-//! FOLDS, NB_ALPHA, BNB_MAX_FEATURES, MNB_WEIGHTING, MNB_L2, COMPLEMENT, SVM_C, SVM_SQUARED,
-//! SVM_FEATURES, SVM_EMPTY_FEATURES, LR_C, LR_TOL, LR_FEATURES, LR_ONLINE_RATE,
-//! LR_EMPTY_FEATURES, LR_EMPTY_RATE (the EMPTY ones: models started from nothing, as online);
+//! FOLDS, NB_ALPHA, BNB_MAX_FEATURES, MNB_WEIGHTING, MNB_L2, COMPLEMENT, SVM_C, SVM_TOL and
+//! SVM_MAX_ITER (the exact solver's stopping rule), SVM_SQUARED, SVM_FEATURES,
+//! SVM_EMPTY_FEATURES, LR_C, LR_TOL, LR_FEATURES, LR_ONLINE_RATE, LR_EMPTY_FEATURES,
+//! LR_EMPTY_RATE (the EMPTY ones: models started from nothing, as online);
 //! LR_PASSES and SVM_PASSES (the batch fit by that many passes of the online update, 0: by the
 //! exact solver), LR_PASS_RATE (the step of logistic regression's passes);
 //! a *_FEATURES or MNB_WEIGHTING value is a weighting (binary|counts|logtf|tfidf), then `-l2`
@@ -37,6 +40,7 @@ use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use spamsort::eval::metrics::{Confusion, auc, spam_miss_at_ham_pct};
 use spamsort::eval::{CrossValidation, TokenizedMail, online};
+use spamsort::features::hashed::{HASHED_BASE, HASHED_BUCKETS, hashed_id, hashed_token};
 use spamsort::features::{FeatureConfig, Weighting};
 use spamsort::models::*;
 use spamsort::{LabeledCorpus, TokenizerConfig, VocabularyParams};
@@ -108,6 +112,17 @@ fn kept(token: &str, (only, drop): &(Option<Vec<String>>, Vec<String>)) -> bool 
     only.as_ref().is_none_or(|o| o.iter().any(|k| k == kind)) && !drop.iter().any(|k| k == kind)
 }
 
+/// Folds every hashed token of `tokens` into the first 2^`bits` buckets. A bucket is the
+/// FNV-1a hash modulo HASHED_BUCKETS, a power of two, so its low bits are the hash modulo
+/// 2^`bits`: the tokens a table of 2^`bits` buckets would give.
+fn fold_buckets(tokens: &mut [String], bits: u32) {
+    for token in tokens {
+        if let Some(id) = hashed_id(token) {
+            *token = hashed_token(HASHED_BASE + ((id - HASHED_BASE) & ((1 << bits) - 1)));
+        }
+    }
+}
+
 fn main() {
     let dir = Path::new("corpus/spamassassin");
     let index = std::env::var_os("INDEX");
@@ -138,8 +153,12 @@ fn main() {
     };
     let mut mail = TokenizedMail::of(&corpus, &config);
     let lists = kind_lists();
+    let b4_bits = var("B4_BITS", HASHED_BUCKETS.trailing_zeros());
     for tokens in &mut mail.tokens {
         tokens.retain(|t| kept(t, &lists));
+        if b4_bits < HASHED_BUCKETS.trailing_zeros() {
+            fold_buckets(tokens, b4_bits);
+        }
     }
 
     let (bnb, mnb, svm, lr, fusion) = (
@@ -189,6 +208,8 @@ fn main() {
         }),
         ModelParams::LinearSvm(LinearSvmParams {
             c: var("SVM_C", svm.c),
+            tol: var("SVM_TOL", svm.tol),
+            max_iter: var("SVM_MAX_ITER", svm.max_iter),
             loss: if flag("SVM_SQUARED", false) {
                 SvmLoss::SquaredHinge
             } else {
