@@ -116,9 +116,10 @@ impl ScorerFile {
         Ok(self.records.get_or_init(|| records))
     }
 
-    /// The chosen model (for fusion, the models it stacks) read whole, the journal applied.
-    fn load(&self, kind: ModelKind) -> Result<SpamFilter, ModelFileError> {
-        let mut filter = SpamFilter::read_sections(&self.file, Some(kind))?;
+    /// The model that answers (for fusion, the models it stacks) read whole, the journal
+    /// applied.
+    fn load(&self) -> Result<SpamFilter, ModelFileError> {
+        let mut filter = SpamFilter::read_sections(&self.file, Some(self.kind))?;
         journal::apply(self.file.path(), self.records()?, &mut filter)?;
         Ok(filter)
     }
@@ -135,7 +136,7 @@ impl ScorerFile {
         if let Some(filter) = self.replayed.get() {
             return Ok(filter);
         }
-        let mut filter = self.load(self.kind)?;
+        let mut filter = self.load()?;
         filter.refresh();
         Ok(self.replayed.get_or_init(|| filter))
     }
@@ -394,7 +395,10 @@ impl Scorer<'_> {
     pub fn classify(&self, raw: &[u8]) -> Result<Classification, ModelFileError> {
         self.answer(
             raw,
-            |filter, tokens| filter.classify_tokens(tokens, self.kind),
+            |filter, tokens| {
+                let c = filter.classify_tokens(tokens, self.kind)?;
+                Some(self.with_thresholds(c))
+            },
             |answer, x, rows, tokens| match answer {
                 Answer::One(m) => {
                     self.classification(m.decision(x, rows), m.model.calibration, tokens)
@@ -404,7 +408,6 @@ impl Scorer<'_> {
                 }
             },
         )
-        .map(|c| self.with_thresholds(c))
     }
 
     /// `replayed` of the file's filter with its journal applied and the message's tokens, or
@@ -442,9 +445,13 @@ impl Scorer<'_> {
 
     /// Why the model scores a message as it does, as [`SpamFilter::explain`].
     pub fn explain(&self, raw: &[u8]) -> Result<Explanation, ModelFileError> {
-        let mut explanation = self.answer(
+        self.answer(
             raw,
-            |filter, tokens| filter.explain_tokens(tokens, self.kind),
+            |filter, tokens| {
+                let mut explanation = filter.explain_tokens(tokens, self.kind)?;
+                explanation.classification = self.with_thresholds(explanation.classification);
+                Some(explanation)
+            },
             |answer, x, rows, tokens| match answer {
                 Answer::One(m) => {
                     let (decision, contributions) = m.contributions(x, rows);
@@ -462,9 +469,7 @@ impl Scorer<'_> {
                     Explanation::fused(self.fused(fusion, &log_odds, tokens), fusion, &log_odds)
                 }
             },
-        )?;
-        explanation.classification = self.with_thresholds(explanation.classification);
-        Ok(explanation)
+        )
     }
 
     /// The filter of the file restricted to what a message of `tokens` needs, its journal
@@ -480,12 +485,13 @@ impl Scorer<'_> {
         };
         match filter {
             Some(filter) => Ok(filter),
-            None => file.load(kind),
+            None => file.load(),
         }
     }
 
-    /// `c` judged under this scorer's thresholds (a filter read from the file judges under
-    /// the file's, which [`Scorer::set_thresholds`] may have replaced).
+    /// `c`, a filter's verdict, judged under this scorer's thresholds and message counts (a
+    /// filter read from the file judges under the file's thresholds, which
+    /// [`Scorer::set_thresholds`] may have replaced).
     fn with_thresholds(&self, c: Classification) -> Classification {
         c.judged(self.thresholds, self.messages)
     }
