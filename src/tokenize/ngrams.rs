@@ -32,7 +32,7 @@ pub(crate) fn push_char_ngrams(sink: &mut Sink<'_>, text: &str) {
     let lower = text[..end].to_lowercase();
     for bucket in hashed_windows(lower.as_bytes(), CHAR_NGRAM_BUCKETS) {
         // A bucket is below CHAR_NGRAM_BUCKETS, a u32.
-        sink.push_owned(hashed::bucket_token("c4:", bucket as u32));
+        sink.push(hashed::bucket_token("c4:", bucket as u32));
     }
 }
 

@@ -73,9 +73,10 @@ impl<'c> Sink<'c> {
         &text[..end]
     }
 
-    /// Keeps `token` if the caps allow; a token over the bytes left ends the collection, as
-    /// the count cap does, so the tokens kept are always a prefix of the full list.
-    fn push(&mut self, token: Token) -> Option<&str> {
+    /// Keeps `token` if the caps allow (and returns it); a token over the bytes left ends the
+    /// collection, as the count cap does, so the tokens kept are always a prefix of the full
+    /// list.
+    pub(crate) fn push(&mut self, token: Token) -> Option<&str> {
         if self.is_full() || token.len() > self.bytes_left {
             self.truncated = true;
             self.bytes_left = 0;
@@ -84,11 +85,6 @@ impl<'c> Sink<'c> {
         self.bytes_left -= token.len();
         self.tokens.push(token);
         self.tokens.last().map(String::as_str)
-    }
-
-    /// Pushes `token` if the caps allow.
-    pub(crate) fn push_owned(&mut self, token: Token) {
-        self.push(token);
     }
 
     /// Pushes the concatenation of `parts` as one token.
