@@ -6,6 +6,7 @@
 mod dataset;
 mod document_frequencies;
 pub mod hashed;
+mod input_rows;
 mod remap;
 mod sparse;
 mod vocabulary;
@@ -13,6 +14,7 @@ mod weighting;
 
 pub use dataset::{Dataset, stratified_folds, training_indices};
 pub use document_frequencies::{DocumentFrequencies, ProvisionalIds};
+pub(crate) use input_rows::InputRows;
 pub use remap::FeatureRemap;
 pub use sparse::SparseVector;
 pub(crate) use vocabulary::{CountsSection, TokenTable, slot_hash};

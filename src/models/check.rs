@@ -4,7 +4,7 @@
 use super::ModelKind;
 use super::math::{class_counts, sign};
 use crate::error::{Error, Result};
-use crate::features::{Dataset, FeatureTransform, SparseVector};
+use crate::features::Dataset;
 use crate::label::Label;
 
 /// Refuses a hyperparameter that is not a positive, finite number.
@@ -45,12 +45,7 @@ fn missing_class(model: ModelKind) -> Error {
     Error::Config(format!("{model} needs spam and ham to train"))
 }
 
-/// The transformed rows and their labels as +1 (spam) / -1 (ham).
-pub(crate) fn signed_rows(
-    transform: &FeatureTransform,
-    data: &Dataset,
-) -> (Vec<SparseVector>, Vec<f64>) {
-    let xs = data.rows.iter().map(|r| transform.apply(r)).collect();
-    let ys = data.labels.iter().map(|&l| sign(l)).collect();
-    (xs, ys)
+/// The labels of `data` as +1 (spam) / -1 (ham), as the linear solvers take them.
+pub(crate) fn signs(data: &Dataset) -> Vec<f64> {
+    data.labels.iter().map(|&l| sign(l)).collect()
 }

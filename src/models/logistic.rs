@@ -6,13 +6,13 @@
 //! ascent remains as a solver option for teaching and comparison.
 
 use super::ModelKind;
-use super::check::{require_both_classes, require_both_classes_at, require_positive, signed_rows};
+use super::check::{require_both_classes, require_both_classes_at, require_positive, signs};
 use super::linear::LinearFunction;
 use super::linear_svm::grow_and_add;
 use super::math::{axpy, dot, log1p_exp, norm2, sigmoid};
 use super::passes::online_passes;
 use crate::error::Result;
-use crate::features::{Dataset, FeatureConfig, FeatureRemap, SparseVector, Weighting};
+use crate::features::{Dataset, FeatureConfig, FeatureRemap, InputRows, SparseVector, Weighting};
 use crate::label::Label;
 use serde::{Deserialize, Serialize};
 
@@ -106,7 +106,7 @@ pub struct LogisticRegression {
 
 /// The objective on fixed rows: value, gradient and Hessian-vector products.
 struct Problem<'a> {
-    xs: &'a [SparseVector],
+    xs: &'a InputRows<'a>,
     ys: &'a [f64],
     c: f64,
     width: usize,
@@ -114,7 +114,7 @@ struct Problem<'a> {
 
 impl Problem<'_> {
     fn margins(&self, w: &[f64], b: f64) -> Vec<f64> {
-        self.xs.iter().map(|x| x.dot(w) + b).collect()
+        (0..self.xs.len()).map(|i| self.xs.dot(i, w) + b).collect()
     }
 
     /// The objective at `w` and the bias whose margins are `margins`.
@@ -134,11 +134,9 @@ impl Problem<'_> {
         let mut gw = w.to_vec();
         let mut gb = 0.0;
         let mut d = Vec::with_capacity(self.xs.len());
-        for ((x, &y), &z) in self.xs.iter().zip(self.ys).zip(margins) {
+        for (i, (&y, &z)) in self.ys.iter().zip(margins).enumerate() {
             let coef = self.c * (sigmoid(y * z) - 1.0) * y;
-            for (id, v) in x.iter() {
-                gw[id as usize] += coef * v;
-            }
+            self.xs.add_to(i, coef, &mut gw);
             gb += coef;
             let p = sigmoid(z);
             d.push(p * (1.0 - p));
@@ -150,11 +148,9 @@ impl Problem<'_> {
     fn hessian_times(&self, d: &[f64], v: &[f64], vb: f64) -> (Vec<f64>, f64) {
         let mut hw = v.to_vec();
         let mut hb = 0.0;
-        for (x, &di) in self.xs.iter().zip(d) {
-            let t = self.c * di * (x.dot(v) + vb);
-            for (id, xv) in x.iter() {
-                hw[id as usize] += t * xv;
-            }
+        for (i, &di) in d.iter().enumerate() {
+            let t = self.c * di * (self.xs.dot(i, v) + vb);
+            self.xs.add_to(i, t, &mut hw);
             hb += t;
         }
         (hw, hb)
@@ -253,10 +249,10 @@ impl LogisticRegressionParams {
         }
         let transform = self.features.fit(data);
         let width = self.features.input_width(data.n_features);
-        let (xs, ys) = signed_rows(&transform, data);
+        let xs = InputRows::new(&transform, data);
         let problem = Problem {
             xs: &xs,
-            ys: &ys,
+            ys: &signs(data),
             c: self.c,
             width,
         };
@@ -376,12 +372,9 @@ mod tests {
             ..Default::default()
         };
         let mut model = params.fit(&data).unwrap();
-        let ys: Vec<f64> = data
-            .labels
-            .iter()
-            .map(|&l| crate::models::math::sign(l))
-            .collect();
-        let xs: Vec<SparseVector> = data.rows.iter().map(|x| (**x).clone()).collect();
+        let ys = signs(&data);
+        let counts = crate::features::FeatureTransform::unfitted(FeatureConfig::COUNTS);
+        let xs = InputRows::new(&counts, &data);
         let problem = Problem {
             xs: &xs,
             ys: &ys,
