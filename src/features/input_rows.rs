@@ -8,8 +8,8 @@
 //! large as the data, once per fit running at a time. Other weightings compute each value (a
 //! logarithm, an idf), which the solvers' many passes would repeat (computed at every pass,
 //! they doubled `train`'s time): those values are computed once and kept as `f32`, a third of
-//! the ids and `f64` values a transformed copy held. The solvers' sums stay in `f64`; an input
-//! value rounded to `f32` moves a fitted weight by about one part in ten million.
+//! the ids and `f64` values a transformed copy held. The solvers' sums stay in `f64`; rounding
+//! to `f32` moves each input value by at most one part in 2^24.
 
 use super::hashed::{HASHED_BASE, HASHED_BUCKETS, is_hashed};
 use super::{Dataset, FeatureTransform, SparseVector, Weighting};
@@ -25,7 +25,7 @@ pub(crate) struct InputRows<'a> {
     /// Per row, its values: `Some` (one per entry the model sees) unless the weighting is
     /// binary.
     values: Option<Vec<Box<[f32]>>>,
-    /// Per row, the one value of its entries under binary weighting.
+    /// Per row, the one value of its entries under binary weighting (else empty).
     scales: Vec<f64>,
 }
 
@@ -61,7 +61,7 @@ impl<'a> InputRows<'a> {
                     back.iter().chain(front).map(|&v| v as f32).collect()
                 })
                 .collect();
-            (Some(values), vec![1.0; data.rows.len()])
+            (Some(values), Vec::new())
         };
         InputRows {
             rows: &data.rows,
