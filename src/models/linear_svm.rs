@@ -49,7 +49,8 @@ pub struct LinearSvmParams {
     /// Hinge or squared hinge.
     pub loss: SvmLoss,
     /// Stop when max - min projected gradient is below this (default 0.1, LIBLINEAR's; a
-    /// tighter 1e-3 took ten times as long for the same ranking).
+    /// tighter 1e-3 took 6.7 times as long for the same (1-AUC)%, 0.0163, in the sweep's
+    /// 5-fold seed-7 cross-validation).
     pub tol: f64,
     /// Most passes over the data.
     pub max_iter: usize,
