@@ -9,7 +9,7 @@
 //! logarithm, an idf), which the solvers' many passes would repeat (computed at every pass,
 //! they doubled `train`'s time): those values are computed once and kept as `f32`, a third of
 //! the ids and `f64` values a transformed copy held. The solvers' sums stay in `f64`; rounding
-//! to `f32` moves each input value by at most one part in 2^24.
+//! to `f32` moves each input value (in `f32`'s normal range) by at most one part in 2^24.
 
 use super::hashed::{HASHED_BASE, HASHED_BUCKETS, is_hashed};
 use super::{Dataset, FeatureTransform, SparseVector, Weighting};
@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 /// The model input of every row of a data set (see the module doc). Row `i`'s entries are
 /// those of `transform.apply(&data.rows[i])` (their values rounded to `f32` but under binary
-/// weighting), in another order.
+/// weighting), in another order if the model sees the hashed features.
 pub(crate) struct InputRows<'a> {
     rows: &'a [Arc<SparseVector>],
     /// The model sees the hashed features.

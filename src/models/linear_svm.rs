@@ -52,7 +52,8 @@ pub struct LinearSvmParams {
     /// tighter 1e-3 took 6.7 times as long for the same (1-AUC)%, 0.0163, in the sweep's
     /// 5-fold seed-7 cross-validation).
     pub tol: f64,
-    /// Most passes over the data.
+    /// Most passes of the exact solver, each over the coordinates still active (shrinking
+    /// leaves some out, as LIBLINEAR counts them).
     pub max_iter: usize,
     /// Seed of the coordinate order.
     pub seed: u64,
