@@ -57,9 +57,14 @@ pub fn is_hashed(id: FeatureId) -> bool {
 }
 
 impl SparseVector {
+    /// The ids below the hashed ones: the vocabulary's, its first entries.
+    pub(crate) fn vocabulary_ids(&self) -> &[FeatureId] {
+        &self.ids()[..self.ids().partition_point(|&id| !is_hashed(id))]
+    }
+
     /// The vector without its hashed entries (borrowed when it has none).
     pub fn without_hashed(&self) -> Cow<'_, SparseVector> {
-        let vocabulary = self.ids().partition_point(|&id| !is_hashed(id));
+        let vocabulary = self.vocabulary_ids().len();
         if vocabulary == self.nnz() {
             return Cow::Borrowed(self);
         }
@@ -95,7 +100,7 @@ impl SparseVector {
     /// The vector in a hashed model's input ids: buckets first, vocabulary ids after them
     /// (see the module doc).
     pub(crate) fn hashed_first(&self) -> SparseVector {
-        let vocabulary = self.ids().partition_point(|&id| !is_hashed(id));
+        let vocabulary = self.vocabulary_ids().len();
         let (words, buckets) = self.ids().split_at(vocabulary);
         let ids = buckets
             .iter()

@@ -55,7 +55,7 @@ impl<'a> InputRows<'a> {
                 .map(|row| {
                     // `apply` orders the hashed entries first: back to the count row's order.
                     let x = transform.apply(row);
-                    let words = row.ids().partition_point(|&id| !is_hashed(id));
+                    let words = row.vocabulary_ids().len();
                     let split = if config.hashed { x.nnz() - words } else { 0 };
                     let (front, back) = x.values().split_at(split);
                     back.iter().chain(front).map(|&v| v as f32).collect()
@@ -122,7 +122,7 @@ fn seen(row: &SparseVector, hashed: bool) -> &[u32] {
     if hashed {
         row.ids()
     } else {
-        &row.ids()[..row.ids().partition_point(|&id| !is_hashed(id))]
+        row.vocabulary_ids()
     }
 }
 

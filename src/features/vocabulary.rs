@@ -424,7 +424,7 @@ impl Vocabulary {
             }
         }
         let x = SparseVector::from_ids(ids);
-        let known_ids = &x.ids()[..x.ids().partition_point(|&id| !is_hashed(id))];
+        let known_ids = x.vocabulary_ids();
         if !unlearn {
             self.clock = self.clock.saturating_add(1);
             for &id in known_ids {
