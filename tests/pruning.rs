@@ -100,8 +100,8 @@ fn prune_command_with_defaults_keeps_a_trained_model_and_reports() {
 #[test]
 fn pruning_keeps_the_file_under_its_limit() {
     // 40,000 bytes for the vocabulary and what grows with it, above the fixed-size weights of
-    // the hashed features (two models of 8-byte weights), which pruning cannot shrink.
-    const LIMIT: u64 = 40_000 + 2 * 8 * HASHED_BUCKETS as u64;
+    // the hashed features (two models of 4-byte weights), which pruning cannot shrink.
+    const LIMIT: u64 = 40_000 + 2 * 4 * HASHED_BUCKETS as u64;
     let t = TestDir::new();
     let model = t.path().join("model.spamsort");
     let learn = |label: &str, files: &[std::path::PathBuf]| {

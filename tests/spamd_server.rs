@@ -96,11 +96,19 @@ fn every_command_answers_like_the_filter() {
     assert_eq!(exchange(&server, b"SKIP SPAMC/1.5\r\n\r\n"), b"");
     let files = sample_files();
     let (spam, ham) = (&files[0], files.last().unwrap());
-    for path in [spam, ham] {
-        for message in [
-            std::fs::read(path).unwrap(),
-            to_crlf(&std::fs::read(path).unwrap()),
-        ] {
+    // PROCESS marks the header block and sends the body after it as it came: also where the
+    // header block has no blank line (all header, or cut by a line that is not a field).
+    let odd: [&[u8]; 2] = [
+        b"From: a@example.com\nSubject: only a header block\n",
+        b"From: a@example.com\nSubject: no blank line\nthis is not a field\nbody\n",
+    ];
+    let odd = odd.map(|m| (m.to_vec(), m.to_vec()));
+    let read = |path: &std::path::PathBuf| {
+        let m = std::fs::read(path).unwrap();
+        (to_crlf(&m), m)
+    };
+    for (crlf, lf) in [read(spam), read(ham)].into_iter().chain(odd) {
+        for message in [lf, crlf] {
             let c = filter.classify(&message);
             let expected_spam_line = format!(
                 "{} ; {:.1} / 5.0",

@@ -35,7 +35,7 @@ use crate::features::hashed::{HASHED_BUCKETS, hashed_id};
 use crate::features::{FeatureId, SparseVector, count_id, weigh};
 use crate::filter::{Classification, Explanation};
 use crate::label::{Label, Thresholds};
-use crate::model_file::packed::{Elements, Packed};
+use crate::model_file::packed::{Elements, Reals};
 use crate::model_file::{self, ModelFileError, ModelFileReader};
 use crate::models::{Calibration, Fusion, ModelKind, TrainedModelView, terms};
 use crate::tokenize::{Token, Tokenizer, TokenizerConfig};
@@ -237,13 +237,13 @@ enum Answer<'a> {
 /// that sees hashed features, its hashed weights borrowed from its section.
 struct ModelView<'a> {
     model: &'a ScoreModel,
-    hashed: Option<Packed<'a, f64>>,
+    hashed: Option<Reals<'a>>,
 }
 
 /// A model's weights by input id: the hashed ones from its section, the vocabulary's from the
 /// rows the message's tokens found.
 struct Weights<'r> {
-    hashed: Option<Packed<'r, f64>>,
+    hashed: Option<Reals<'r>>,
     vocabulary: Column<'r>,
 }
 

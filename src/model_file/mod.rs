@@ -112,8 +112,11 @@ pub const MAGIC: [u8; 8] = *b"SPAMSORT";
 /// per-token values that sections of their own held before. 6: the Naive Bayes models'
 /// per-token counts are columns of the score table, no longer in their sections. 7: the score
 /// table's index holds the vocabulary's length, and a journal record what its learning changed
-/// for a scorer of one message (its patch, see `crate::filter::patch`).
-pub const FORMAT_VERSION: u32 = 7;
+/// for a scorer of one message (its patch, see `crate::filter::patch`). 8: a linear model's
+/// weights are stored as `f32` where that loses nothing (its hashed features' weights, kept at
+/// `f32` precision: half the bytes a pipe filter reads for them), else `f64`, their element
+/// size first.
+pub const FORMAT_VERSION: u32 = 8;
 /// Most sections a file may declare.
 pub const MAX_SECTIONS: usize = 64;
 /// Largest section accepted, a guard against absurd length fields.

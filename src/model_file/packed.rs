@@ -68,6 +68,85 @@ packed!(u32s, u32);
 packed!(f64s, f64);
 packed!(u64s, u64);
 
+/// `#[serde(with = ...)]` adapter for `f64` values stored losslessly in half the bytes where
+/// they allow it: as `f32` (4 bytes each) when every value is one (see [`stored_f32`]), else as
+/// `f64`. The element size (4 or 8) comes first, then the elements as one byte string;
+/// [`Reals`] borrows them. A human-readable format gets the `f64` values.
+pub mod reals {
+    use super::*;
+    use serde::Serialize;
+
+    /// Writes the element size, then the values as `f32` if that loses nothing, else as `f64`.
+    pub fn serialize<S: Serializer>(values: &[f64], s: S) -> Result<S::Ok, S::Error> {
+        if s.is_human_readable() {
+            return s.collect_seq(values);
+        }
+        let narrow = values.iter().all(|&v| stored_f32(v) == v);
+        let size: u8 = if narrow { 4 } else { 8 };
+        let mut bytes = Vec::with_capacity(values.len() * usize::from(size));
+        for &v in values {
+            if narrow {
+                bytes.extend_from_slice(&(v as f32).to_le_bytes());
+            } else {
+                bytes.extend_from_slice(&v.to_le_bytes());
+            }
+        }
+        (size, serde_bytes::Bytes::new(&bytes)).serialize(s)
+    }
+
+    /// Reads the values back as `f64`.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<f64>, D::Error> {
+        if d.is_human_readable() {
+            return <Vec<f64> as serde::Deserialize>::deserialize(d);
+        }
+        let reals = <Reals<'_> as serde::Deserialize>::deserialize(d)?;
+        Ok((0..reals.len()).filter_map(|i| reals.at(i)).collect())
+    }
+}
+
+/// An array written by [`reals`], borrowed from a decoder's buffer and read element by
+/// element as `f64`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Reals<'a> {
+    /// Stored as `f32`.
+    Narrow(Packed<'a, f32>),
+    /// Stored as `f64`.
+    Wide(Packed<'a, f64>),
+}
+
+impl Elements<f64> for Reals<'_> {
+    fn at(&self, i: usize) -> Option<f64> {
+        match self {
+            Reals::Narrow(p) => p.at(i).map(f64::from),
+            Reals::Wide(p) => p.at(i),
+        }
+    }
+    fn len(&self) -> usize {
+        match self {
+            Reals::Narrow(p) => p.len(),
+            Reals::Wide(p) => p.len(),
+        }
+    }
+}
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for Reals<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let (size, bytes) = <(u8, &'a [u8])>::deserialize(d)?;
+        match size {
+            4 => Packed::from_bytes(bytes).map(Reals::Narrow),
+            8 => Packed::from_bytes(bytes).map(Reals::Wide),
+            _ => Err("packed reals of an unknown element size"),
+        }
+        .map_err(serde::de::Error::custom)
+    }
+}
+
+/// `v` rounded to the nearest `f32`, clamped to `f32`'s finite range (a NaN stays NaN): a
+/// value [`reals`] stores in 4 bytes.
+pub(crate) fn stored_f32(v: f64) -> f64 {
+    f64::from(v.clamp(-f64::from(f32::MAX), f64::from(f32::MAX)) as f32)
+}
+
 /// Read access by index to a numeric array, whether owned or borrowed as packed bytes.
 /// Out-of-range indices give `None`, never a panic.
 pub(crate) trait Elements<T> {
@@ -113,7 +192,7 @@ macro_rules! element {
         }
     )*};
 }
-element!(u32, u64, f64);
+element!(u32, u64, f32, f64);
 
 /// A packed array borrowed from a decoder's buffer (a model file in memory), decoded element
 /// by element on access: loading costs nothing however large the array. Deserializes from
@@ -134,18 +213,22 @@ impl<T: Element> Elements<T> for Packed<'_, T> {
     }
 }
 
-impl<'de: 'a, 'a, T: Element> serde::Deserialize<'de> for Packed<'a, T> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let bytes = <&'a [u8]>::deserialize(d)?;
-        if bytes.len() % T::SIZE != 0 {
-            return Err(serde::de::Error::custom(
-                "packed array length is not a whole number of elements",
-            ));
+impl<'a, T: Element> Packed<'a, T> {
+    /// The elements in `bytes`, whose length must be a whole number of them.
+    fn from_bytes(bytes: &'a [u8]) -> Result<Self, &'static str> {
+        if !bytes.len().is_multiple_of(T::SIZE) {
+            return Err("packed array length is not a whole number of elements");
         }
         Ok(Packed {
             bytes,
             element: std::marker::PhantomData,
         })
+    }
+}
+
+impl<'de: 'a, 'a, T: Element> serde::Deserialize<'de> for Packed<'a, T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Packed::from_bytes(<&'a [u8]>::deserialize(d)?).map_err(serde::de::Error::custom)
     }
 }
 
@@ -207,5 +290,36 @@ mod tests {
         ))
         .unwrap();
         assert!(postcard::from_bytes::<View>(&odd).is_err());
+    }
+
+    #[derive(Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+    struct Weights(#[serde(with = "super::reals")] Vec<f64>);
+
+    #[test]
+    fn reals_take_four_bytes_where_that_loses_nothing_and_round_trip_exactly() {
+        use super::{Elements, Reals, stored_f32};
+        let narrow = Weights(vec![0.5, -3.0, stored_f32(0.1), 0.0, f64::from(f32::MAX)]);
+        let wide = Weights(vec![0.5, 0.1]);
+        for (x, size) in [(&narrow, 4), (&wide, 8), (&Weights(Vec::new()), 4)] {
+            let bytes = postcard::to_stdvec(x).unwrap();
+            let n = x.0.len();
+            assert_eq!(bytes.len(), 1 + 1 + n * size, "size byte, length, elements");
+            assert_eq!(bytes[0], size as u8);
+            assert_eq!(&postcard::from_bytes::<Weights>(&bytes).unwrap(), x);
+            let view: Reals = postcard::from_bytes(&bytes).unwrap();
+            assert_eq!(view.len(), n);
+            assert_eq!((0..=n).map(|i| view.at(i)).collect::<Vec<_>>(), {
+                let mut v: Vec<_> = x.0.iter().copied().map(Some).collect();
+                v.push(None);
+                v
+            });
+        }
+        // Rounding clamps to f32's finite range; another element size is refused.
+        assert_eq!(stored_f32(1e300), f64::from(f32::MAX));
+        assert_eq!(stored_f32(-1e300), -f64::from(f32::MAX));
+        let bad = postcard::to_stdvec(&(2u8, serde_bytes::Bytes::new(&[0, 0]))).unwrap();
+        assert!(postcard::from_bytes::<Weights>(&bad).is_err());
+        // The human-readable form stays the f64 values.
+        assert_eq!(serde_json::to_string(&wide).unwrap(), "[0.5,0.1]");
     }
 }

@@ -6,7 +6,7 @@
 use crate::features::{
     FeatureConfig, FeatureId, FeatureRemap, FeatureTransform, FeatureTransformView, SparseVector,
 };
-use crate::model_file::packed::{Elements, Packed};
+use crate::model_file::packed::{Elements, Reals, stored_f32};
 use serde::{Deserialize, Serialize};
 
 /// A linear decision function. Features beyond `weights` (added to the vocabulary later) weigh 0.
@@ -14,8 +14,13 @@ use serde::{Deserialize, Serialize};
 pub struct LinearFunction {
     /// How counts become the model's input.
     pub transform: FeatureTransform,
-    /// One weight per feature.
-    #[serde(with = "crate::model_file::packed::f64s")]
+    /// One weight per feature, stored losslessly, as `f32` where every weight is one
+    /// ([`reals`](crate::model_file::packed::reals)). The hashed features' weights (what a
+    /// model's section keeps, the score table holding the rest, see
+    /// `crate::filter::score_table::strip`) are kept at `f32` precision by every fit and
+    /// update ([`LinearFunction::keep_hashed_stored`], [`super::linear_svm::grow_and_add`]),
+    /// so they take half the bytes a pipe filter reads.
+    #[serde(with = "crate::model_file::packed::reals")]
     pub weights: Vec<f64>,
     /// The constant term.
     pub bias: f64,
@@ -36,6 +41,24 @@ impl LinearFunction {
             transform: FeatureTransform::unfitted(features),
             weights: Vec::new(),
             bias: 0.0,
+        }
+    }
+
+    /// Number of leading weights that belong to hashed features (0 for a model that does not
+    /// see them).
+    pub(crate) fn hashed_len(&self) -> usize {
+        self.transform
+            .config()
+            .input_width(0)
+            .min(self.weights.len())
+    }
+
+    /// Rounds the hashed features' weights to what the model file stores
+    /// ([`stored_f32`]): fits call it on what they return.
+    pub(crate) fn keep_hashed_stored(&mut self) {
+        let front = self.hashed_len();
+        for w in &mut self.weights[..front] {
+            *w = stored_f32(*w);
         }
     }
 
@@ -77,7 +100,7 @@ pub(crate) struct LinearFunctionView<'a> {
     #[serde(borrow)]
     _transform: FeatureTransformView<'a>,
     #[serde(borrow)]
-    pub weights: Packed<'a, f64>,
+    pub weights: Reals<'a>,
 }
 
 /// Each present feature's term `w_j * x_j`, by input id; weights beyond the array are 0.
@@ -113,5 +136,24 @@ mod tests {
         let mut named: Vec<(FeatureId, f64)> = f.contributions(&renumbered);
         named.sort_by_key(|&(id, _)| id);
         assert_eq!(named, [(0, 2.0), (1, -1.0), (HASHED_BASE + 7, 0.5)]);
+    }
+
+    #[test]
+    fn hashed_weights_are_kept_at_stored_precision_and_the_vocabulary_ones_are_not() {
+        let mut f = LinearFunction::zero(FeatureConfig::BINARY_HASHED);
+        let front = HASHED_BUCKETS as usize;
+        f.weights = vec![0.1; front + 2];
+        f.keep_hashed_stored();
+        assert!(
+            f.weights[..front]
+                .iter()
+                .all(|&w| w == stored_f32(0.1) && w != 0.1)
+        );
+        assert_eq!(f.weights[front..], [0.1, 0.1]);
+        // A model that does not see hashed features has none to round.
+        let mut words = LinearFunction::zero(FeatureConfig::TF_IDF_L2);
+        words.weights = vec![0.1; 3];
+        words.keep_hashed_stored();
+        assert_eq!(words.weights, [0.1; 3]);
     }
 }

@@ -12,6 +12,7 @@ use super::math::sign;
 use super::passes::online_passes;
 use crate::error::Result;
 use crate::features::{Dataset, FeatureConfig, FeatureRemap, InputRows, SparseVector};
+use crate::model_file::packed::stored_f32;
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use serde::{Deserialize, Serialize};
@@ -116,13 +117,15 @@ impl LinearSvmParams {
             return Ok(model);
         }
         let (w, b) = self.solve(&InputRows::new(&transform, data), &signs(data), width);
+        let mut function = LinearFunction {
+            transform,
+            weights: w,
+            bias: b,
+        };
+        function.keep_hashed_stored();
         Ok(LinearSvm {
             c: self.c,
-            function: LinearFunction {
-                transform,
-                weights: w,
-                bias: b,
-            },
+            function,
         })
     }
 
@@ -242,15 +245,21 @@ impl LinearSvm {
     }
 }
 
-/// w += step * x and b += step, growing w to cover new features.
+/// w += step * x and b += step, growing w to cover new features; the hashed features' weights
+/// stay at the precision the model file stores (see [`LinearFunction::weights`]).
 pub(crate) fn grow_and_add(f: &mut LinearFunction, x: &SparseVector, step: f64) {
     if let Some(&last) = x.ids().last()
         && last as usize >= f.weights.len()
     {
         f.weights.resize(last as usize + 1, 0.0);
     }
+    let front = f.hashed_len();
     for (id, v) in x.iter() {
-        f.weights[id as usize] += step * v;
+        let w = &mut f.weights[id as usize];
+        *w += step * v;
+        if (id as usize) < front {
+            *w = stored_f32(*w);
+        }
     }
     f.bias += step;
 }

@@ -630,7 +630,7 @@ impl<'a> TrainedModelView<'a> {
     }
 
     /// The weights of a linear model, by input id (hashed features first when it sees them).
-    pub fn weights(&self) -> Option<crate::model_file::packed::Packed<'a, f64>> {
+    pub fn weights(&self) -> Option<crate::model_file::packed::Reals<'a>> {
         match self.model {
             AnyModelView::LinearSvm(f) | AnyModelView::LogisticRegression(f) => Some(f.weights),
             AnyModelView::BernoulliNb | AnyModelView::MultinomialNb => None,
