@@ -52,7 +52,7 @@ fn assert_jll_matches(
     decision: impl Fn(&SparseVector) -> f64,
 ) {
     let expected: Vec<Vec<f64>> = serde_json::from_value(o.json[key].clone()).unwrap();
-    for (row, exp) in o.data.rows.iter().zip(&expected) {
+    for (row, exp) in o.data.rows.iter().map(|r| r.words()).zip(&expected) {
         let got = jll(row);
         for c in 0..2 {
             assert!(
@@ -176,7 +176,7 @@ fn linear_svc_hinge_decision_values_match_sklearn() {
         ..LinearSvmParams::default()
     };
     let model = params.fit(&o.data).unwrap();
-    for (row, e) in o.data.rows.iter().zip(floats(&o.json["svc_decision"])) {
+    for (row, e) in (o.data.rows.iter().map(|r| r.words())).zip(floats(&o.json["svc_decision"])) {
         let d = model.function().decision(row);
         assert!((d - e).abs() < 1e-3, "decision {d} vs sklearn {e}");
     }

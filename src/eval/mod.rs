@@ -237,7 +237,10 @@ impl CrossValidation {
             let (model, folds) = params.fit_with_folds(&train_set, self.seed, fusion.is_some())?;
             let train_seconds = started.elapsed().as_secs_f64();
             let started = Instant::now();
-            let decisions = test_set.rows.iter().map(|x| model.decision(x)).collect();
+            let hashed = model.sees_hashed();
+            let decisions = (test_set.rows.iter())
+                .map(|x| model.decision(&x.counts(hashed)))
+                .collect();
             let mut r = FoldResult::held_out(k, params.kind(), decisions, model.calibration);
             (r.labels, r.train_seconds) = (test_set.labels.clone(), train_seconds);
             r.classify_seconds = read_seconds + started.elapsed().as_secs_f64();
@@ -256,7 +259,10 @@ impl CrossValidation {
                 .map(|x| {
                     let log_odds: Vec<f64> = fitted
                         .iter()
-                        .map(|(m, _)| m.calibration.log_odds(m.decision(x)))
+                        .map(|(m, _)| {
+                            m.calibration
+                                .log_odds(m.decision(&x.counts(m.sees_hashed())))
+                        })
                         .collect();
                     fuser.decision(&log_odds)
                 })

@@ -6,7 +6,7 @@
 //! moves them to the front of its model's input (bucket `b` at id `b`, vocabulary id `v` at
 //! `v + HASHED_BUCKETS`); without it a model never sees them.
 
-use super::{Dataset, FeatureId, SparseVector};
+use super::{FeatureId, SparseVector};
 use std::borrow::Cow;
 
 /// Number of hash buckets of byte 4-grams (a power of two, at most 16^5 for five hex digits).
@@ -109,25 +109,6 @@ impl SparseVector {
             .collect();
         let (wv, bv) = self.values().split_at(vocabulary);
         SparseVector::from_sorted(ids, bv.iter().chain(wv).copied().collect())
-    }
-}
-
-impl Dataset {
-    /// The data set without hashed features (borrowed when it has none), for a model that
-    /// does not see them.
-    pub fn without_hashed(&self) -> Cow<'_, Dataset> {
-        if self
-            .rows
-            .iter()
-            .all(|r| r.ids().last().is_none_or(|&id| !is_hashed(id)))
-        {
-            return Cow::Borrowed(self);
-        }
-        Cow::Owned(Dataset::new(
-            self.rows.iter().map(|r| r.without_hashed().into_owned()),
-            self.labels.clone(),
-            self.n_features,
-        ))
     }
 }
 

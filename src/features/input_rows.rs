@@ -11,15 +11,16 @@
 //! the ids and `f64` values a transformed copy held. The solvers' sums stay in `f64`; rounding
 //! to `f32` moves each input value (in `f32`'s normal range) by at most one part in 2^24.
 
-use super::hashed::{HASHED_BASE, HASHED_BUCKETS, is_hashed};
-use super::{Dataset, FeatureTransform, SparseVector, Weighting};
+use super::hashed::HASHED_BUCKETS;
+use super::{Dataset, FeatureTransform, Row, Weighting};
 use std::sync::Arc;
 
 /// The model input of every row of a data set (see the module doc). Row `i`'s entries are
-/// those of `transform.apply(&data.rows[i])` (their values rounded to `f32` but under binary
-/// weighting), in another order if the model sees the hashed features.
+/// those of `transform.apply(&data.rows[i].counts(hashed))` (their values rounded to `f32`
+/// but under binary weighting), in another order if the model sees the hashed features:
+/// the row's words, then its buckets.
 pub(crate) struct InputRows<'a> {
-    rows: &'a [Arc<SparseVector>],
+    rows: &'a [Arc<Row>],
     /// The model sees the hashed features.
     hashed: bool,
     /// Per row, its values: `Some` (one per entry the model sees) unless the weighting is
@@ -33,12 +34,13 @@ impl<'a> InputRows<'a> {
     /// The input rows of `data` under `transform`.
     pub fn new(transform: &FeatureTransform, data: &'a Dataset) -> InputRows<'a> {
         let config = transform.config();
+        let hashed = config.hashed;
         let (values, scales) = if config.weighting == Weighting::Binary {
             let scales = data
                 .rows
                 .iter()
                 .map(|row| {
-                    let n = seen(row, config.hashed).len();
+                    let n = row.words().nnz() + if hashed { row.buckets().len() } else { 0 };
                     if config.l2_normalize && n > 0 {
                         // What `SparseVector::l2_normalize` makes of n ones.
                         1.0 / (n as f64).sqrt()
@@ -53,10 +55,9 @@ impl<'a> InputRows<'a> {
                 .rows
                 .iter()
                 .map(|row| {
-                    // `apply` orders the hashed entries first: back to the count row's order.
-                    let x = transform.apply(row);
-                    let words = row.vocabulary_ids().len();
-                    let split = if config.hashed { x.nnz() - words } else { 0 };
+                    // `apply` orders the hashed entries first: back to words, then buckets.
+                    let x = transform.apply(&row.counts(hashed));
+                    let split = x.nnz() - row.words().nnz();
                     let (front, back) = x.values().split_at(split);
                     back.iter().chain(front).map(|&v| v as f32).collect()
                 })
@@ -65,7 +66,7 @@ impl<'a> InputRows<'a> {
         };
         InputRows {
             rows: &data.rows,
-            hashed: config.hashed,
+            hashed,
             values,
             scales,
         }
@@ -76,21 +77,34 @@ impl<'a> InputRows<'a> {
         self.rows.len()
     }
 
-    /// Calls `f(input id, value)` for each of row `i`'s entries. Two loops, not a branch per
-    /// entry: a solver's passes are much of `train`'s time.
+    /// Calls `f(input id, value)` for each of row `i`'s entries, its words' then its
+    /// buckets'. Loops without a branch per entry: a solver's passes are much of `train`'s
+    /// time.
     #[inline]
     fn for_each(&self, i: usize, mut f: impl FnMut(usize, f64)) {
-        let ids = seen(&self.rows[i], self.hashed);
+        let row = &self.rows[i];
+        let words = row.words().ids();
+        let shift = if self.hashed { HASHED_BUCKETS } else { 0 };
         match &self.values {
             None => {
                 let scale = self.scales[i];
-                for &id in ids {
-                    f(input_id(id, self.hashed), scale);
+                for &id in words {
+                    f((id + shift) as usize, scale);
+                }
+                if self.hashed {
+                    row.buckets().for_each(|b| f(b as usize, scale));
                 }
             }
             Some(values) => {
-                for (&id, &v) in ids.iter().zip(values[i].iter()) {
-                    f(input_id(id, self.hashed), f64::from(v));
+                let (word_values, bucket_values) = values[i].split_at(words.len());
+                for (&id, &v) in words.iter().zip(word_values) {
+                    f((id + shift) as usize, f64::from(v));
+                }
+                if self.hashed {
+                    let mut values = bucket_values.iter();
+                    row.buckets().for_each(|b| {
+                        f(b as usize, values.next().map_or(0.0, |&v| f64::from(v)));
+                    });
                 }
             }
         }
@@ -116,32 +130,12 @@ impl<'a> InputRows<'a> {
     }
 }
 
-/// The count ids of `row` a model sees: all of them if it sees hashed features, else those
-/// below the hashed ones.
-fn seen(row: &SparseVector, hashed: bool) -> &[u32] {
-    if hashed {
-        row.ids()
-    } else {
-        row.vocabulary_ids()
-    }
-}
-
-/// The model input id of count id `id` (see [`super::hashed`]).
-fn input_id(id: u32, hashed: bool) -> usize {
-    if !hashed {
-        id as usize
-    } else if is_hashed(id) {
-        (id - HASHED_BASE) as usize
-    } else {
-        (id + HASHED_BUCKETS) as usize
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::Label;
-    use crate::features::FeatureConfig;
+    use crate::features::hashed::HASHED_BASE;
+    use crate::features::{FeatureConfig, SparseVector};
 
     /// Every config's input rows agree with `apply`: the same dot products, updates and norms.
     #[test]
@@ -180,7 +174,7 @@ mod tests {
                     let width = config.input_width(3);
                     let w: Vec<f64> = (0..width).map(|j| (j % 5) as f64 - 1.5).collect();
                     for (i, row) in data.rows.iter().enumerate() {
-                        let x = transform.apply(row);
+                        let x = transform.apply(&row.counts(hashed));
                         let close = |a: f64, b: f64| (a - b).abs() < 1e-6;
                         assert!(close(rows.dot(i, &w), x.dot(&w)), "{config:?} row {i}");
                         assert!(close(rows.squared_norm(i), x.squared_norm()));

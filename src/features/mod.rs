@@ -3,6 +3,7 @@
 //! [`Dataset`] holds a labeled set of count vectors with the fold splits evaluation needs.
 //! [`hashed`] features (byte 4-grams) bypass the vocabulary: a token names its bucket.
 
+mod buckets;
 mod dataset;
 mod document_frequencies;
 pub mod hashed;
@@ -12,7 +13,8 @@ mod sparse;
 mod vocabulary;
 mod weighting;
 
-pub use dataset::{Dataset, stratified_folds, training_indices};
+pub use buckets::Buckets;
+pub use dataset::{Dataset, Row, stratified_folds, training_indices};
 pub use document_frequencies::{DocumentFrequencies, ProvisionalIds};
 pub(crate) use input_rows::InputRows;
 pub use remap::FeatureRemap;

@@ -27,7 +27,8 @@ pub struct FeatureConfig {
     /// Scale each vector to unit Euclidean length.
     pub l2_normalize: bool,
     /// The model sees the hashed features (byte 4-grams), in front of the vocabulary's (see
-    /// [`super::hashed`]); without it they are dropped.
+    /// [`super::hashed`]); without it they are dropped. A batch fit sees each present once
+    /// (a [`Dataset`](super::Dataset) keeps them by presence, see [`super::Row`]).
     // Absent from dumps of older versions, which had no hashed features.
     #[serde(default)]
     pub hashed: bool,
@@ -75,7 +76,7 @@ impl FeatureConfig {
             Weighting::TfIdf => {
                 let mut df = vec![0u32; data.n_features];
                 for row in &data.rows {
-                    for &id in row.without_hashed().ids() {
+                    for &id in row.words().ids() {
                         df[id as usize] += 1;
                     }
                 }

@@ -14,12 +14,13 @@ use crate::batch::{self, Window};
 use crate::corpus::{CorpusError, LabeledCorpus};
 use crate::error::Result;
 use crate::features::hashed::hashed_id;
-use crate::features::{Dataset, DocumentFrequencies, FeatureId, Vocabulary};
+use crate::features::{Buckets, Dataset, DocumentFrequencies, FeatureId, Row, Vocabulary};
 use crate::label::{Label, Thresholds};
 use crate::models::fusion::Stack;
 use crate::models::{FoldDecisions, ModelKind, TrainedModel};
 use crate::tokenize::{Tokenizer, TokenizerConfig};
 use rayon::prelude::*;
+use std::sync::Arc;
 
 /// One message as training keeps it after tokenizing: what the summary, the record of learned
 /// messages and the document frequencies need, its tokens counted. Its words lie in one
@@ -109,9 +110,11 @@ struct Gathered {
     summary: TrainingSummary,
     learned: LearnedMessages,
     frequencies: DocumentFrequencies,
-    /// Per message, its counts over provisional ids (and hashed ids), in an array of its exact
-    /// size: one allocation per message, never grown.
+    /// Per message, its counts over provisional ids, in an array of its exact size: one
+    /// allocation per message, never grown.
     rows: Vec<Box<[(FeatureId, u32)]>>,
+    /// Per message, its hashed buckets.
+    buckets: Vec<Buckets>,
     labels: Vec<Label>,
     /// Scratch space for one message's provisional ids.
     ids: Vec<u32>,
@@ -132,8 +135,9 @@ impl Gathered {
         self.frequencies
             .add(c.words().map(|(w, _)| w), label, &mut self.ids);
         let words = self.ids.iter().zip(c.words()).map(|(&id, (_, n))| (id, n));
-        self.rows
-            .push(words.chain(c.hashed.iter().copied()).collect());
+        self.rows.push(words.collect());
+        self.buckets
+            .push(Buckets::from_ids(c.hashed.iter().map(|&(id, _)| id)));
         self.labels.push(label);
     }
 
@@ -146,9 +150,15 @@ impl Gathered {
         let (vocabulary, provisional) = self.frequencies.vocabulary(&params.vocabulary);
         // Each row is remapped and its provisional form freed in turn: the rows are never
         // held twice.
-        let rows = (self.rows.into_iter())
-            .map(|row| provisional.remap(row.iter().map(|&(id, n)| (id, f64::from(n)))));
-        let data = Dataset::new(rows, self.labels, vocabulary.len());
+        let rows = (self.rows.into_iter().zip(self.buckets)).map(|(row, buckets)| {
+            let words = provisional.remap(row.iter().map(|&(id, n)| (id, f64::from(n))));
+            Arc::new(Row::from_parts(words, buckets))
+        });
+        let data = Dataset {
+            rows: rows.collect(),
+            labels: self.labels,
+            n_features: vocabulary.len(),
+        };
         (vocabulary, data, self.summary, self.learned)
     }
 }
@@ -387,7 +397,8 @@ mod tests {
                 summary.trained_at = None;
                 assert_eq!(vocabulary, expected.0);
                 assert!(
-                    data.rows.iter().map(AsRef::as_ref).eq(&expected.1),
+                    (data.rows.iter().map(|r| (**r).clone()))
+                        .eq(expected.1.into_iter().map(Row::new)),
                     "rows differ (byte_ngrams {byte_ngrams})"
                 );
                 assert_eq!(

@@ -29,10 +29,12 @@
 //! variant index (declaration order from 0), then the variant's fields; a fixed-size array
 //! its elements with no count.
 //!
-//! Numeric arrays (vocabulary offsets and hash table, idf tables, weights, Naive Bayes
-//! counts) are not sequences but byte strings (module `packed`): a varint byte count, then
-//! the elements as fixed-width little-endian `u32` or `f64`. So a reader can borrow them in
-//! place and read element `i` at byte `4 * i` or `8 * i` instead of decoding the array.
+//! Numeric arrays (vocabulary offsets and hash table, idf tables, Naive Bayes counts) are not
+//! sequences but byte strings (module `packed`): a varint byte count, then the elements as
+//! fixed-width little-endian `u32` or `f64`. So a reader can borrow them in place and read
+//! element `i` at byte `4 * i` or `8 * i` instead of decoding the array. A linear model's
+//! weights (`packed::reals`) are one byte first, the element size: 4 when every weight is
+//! exactly an `f32` (stored as `f32`), else 8 (`f64`); then the byte string.
 //!
 //! # Sections of a spam filter
 //!
@@ -66,8 +68,9 @@
 //!   (`Calibration`: slope and offset, two `f64`), then the model (`AnyModel`: variant index
 //!   in `ModelKind` order, then the model's struct), whose first field is always its decision
 //!   function (`LinearFunction`: the feature transform, being its `FeatureConfig` and its
-//!   packed `f64` idf table, here empty; the packed `f64` weights, here only those of the
-//!   hashed features; the `f64` bias), followed by the model's own state (Naive Bayes counts,
+//!   packed `f64` idf table, here empty; the weights as `packed::reals` writes them, here
+//!   only those of the hashed features, which are kept `f32`-exact so that they take 4 bytes
+//!   each; the `f64` bias), followed by the model's own state (Naive Bayes counts,
 //!   packed, with the Bernoulli model's histogram of counts and the multinomial model's class
 //!   totals). The rest of the function is in the score table.
 //!

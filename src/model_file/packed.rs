@@ -1,5 +1,6 @@
 //! Serde adapters that store numeric arrays as one little-endian byte string (in the model
-//! file's postcard encoding: a varint byte count, then the elements, 4 or 8 bytes each).
+//! file's postcard encoding: a varint byte count, then the elements, 4 or 8 bytes each;
+//! [`reals`] writes the element size, one byte, before it).
 //! postcard would otherwise encode (and, worse, decode) them element by element, as varints;
 //! as bytes they load in one bounds-checked pass, or are borrowed in place ([`Packed`]),
 //! which keeps model loading cheap for the one-process-per-message filter.

@@ -180,7 +180,7 @@ impl BernoulliNbParams {
         let counts = require_both_classes(ModelKind::BernoulliNb, data)?;
         let mut df = [vec![0.0; data.n_features], vec![0.0; data.n_features]];
         for (row, label) in data.rows.iter().zip(&data.labels) {
-            for &id in row.ids() {
+            for &id in row.words().ids() {
                 df[label.index()][id as usize] += 1.0;
             }
         }

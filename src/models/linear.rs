@@ -15,11 +15,11 @@ pub struct LinearFunction {
     /// How counts become the model's input.
     pub transform: FeatureTransform,
     /// One weight per feature, stored losslessly, as `f32` where every weight is one
-    /// ([`reals`](crate::model_file::packed::reals)). The hashed features' weights (what a
-    /// model's section keeps, the score table holding the rest, see
+    /// (`crate::model_file::packed::reals`). The hashed features' weights (what a model's
+    /// section keeps, the score table holding the rest, see
     /// `crate::filter::score_table::strip`) are kept at `f32` precision by every fit and
-    /// update ([`LinearFunction::keep_hashed_stored`], [`super::linear_svm::grow_and_add`]),
-    /// so they take half the bytes a pipe filter reads.
+    /// update (`LinearFunction::keep_hashed_stored`, `linear_svm::grow_and_add`), so they
+    /// take half the bytes a pipe filter reads.
     #[serde(with = "crate::model_file::packed::reals")]
     pub weights: Vec<f64>,
     /// The constant term.

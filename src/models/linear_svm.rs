@@ -113,7 +113,10 @@ impl LinearSvmParams {
                     bias: 0.0,
                 },
             };
-            online_passes(data, None, passes, self.seed, |x, l| model.learn(x, l));
+            let hashed = self.features.hashed;
+            online_passes(data, None, (passes, hashed), self.seed, |x, l| {
+                model.learn(x, l);
+            });
             return Ok(model);
         }
         let (w, b) = self.solve(&InputRows::new(&transform, data), &signs(data), width);
@@ -294,7 +297,7 @@ mod tests {
         };
         let data = separable();
         let model = params.fit(&data).unwrap();
-        for (x, l) in data.rows.iter().zip(&data.labels) {
+        for (x, l) in data.rows.iter().map(|r| r.words()).zip(&data.labels) {
             let margin = sign(*l) * model.function().decision(x);
             assert!(margin >= 1.0 - 1e-3, "margin {margin}");
         }
@@ -305,7 +308,7 @@ mod tests {
         }
         .fit(&data)
         .unwrap();
-        assert!(sq.function().decision(&data.rows[0]) > 0.0);
+        assert!(sq.function().decision(data.rows[0].words()) > 0.0);
     }
 
     #[test]
@@ -328,8 +331,10 @@ mod tests {
         };
         let fitted = params.fit(&data).unwrap();
         let mut learned = params.untrained();
-        online_passes(&data, None, 3, params.seed, |x, l| learned.learn(x, l));
-        for (x, l) in data.rows.iter().zip(&data.labels) {
+        online_passes(&data, None, (3, false), params.seed, |x, l| {
+            learned.learn(x, l)
+        });
+        for (x, l) in data.rows.iter().map(|r| r.words()).zip(&data.labels) {
             let d = fitted.function().decision(x);
             assert_eq!(d, learned.function().decision(x));
             assert!(sign(*l) * d > 0.0, "separable data is separated");

@@ -310,7 +310,10 @@ impl LogisticRegressionParams {
             },
         };
         // It goes on learning with the step it was fitted with.
-        online_passes(data, rows, passes, PASSES_SEED, |x, l| model.learn(x, l));
+        let hashed = self.features.hashed;
+        online_passes(data, rows, (passes, hashed), PASSES_SEED, |x, l| {
+            model.learn(x, l);
+        });
         Ok(Some(model))
     }
 
@@ -415,11 +418,13 @@ mod tests {
         };
         let mut fitted = params.fit(&data).unwrap();
         let mut learned = params.untrained();
-        online_passes(&data, None, 2, PASSES_SEED, |x, l| learned.learn(x, l));
-        for x in &data.rows {
+        online_passes(&data, None, (2, true), PASSES_SEED, |x, l| {
+            learned.learn(x, l)
+        });
+        for x in data.rows.iter().map(|r| r.counts(true)) {
             assert_eq!(
-                fitted.function().decision(x),
-                learned.function().decision(x)
+                fitted.function().decision(&x),
+                learned.function().decision(&x)
             );
         }
         // Fitted on some rows in place, it is the model fitted on a copy of them.
@@ -427,9 +432,9 @@ mod tests {
         let in_place = params.fit_in_place(&data, Some(&rows)).unwrap().unwrap();
         assert_eq!(in_place, params.fit(&data.subset(&rows)).unwrap());
         // It goes on learning with the step it was fitted with, not `online_rate`.
-        fitted.learn(&data.rows[1], Label::Spam);
-        learned.learn(&data.rows[1], Label::Spam);
-        let x = &data.rows[1];
+        fitted.learn(&data.rows[1].counts(true), Label::Spam);
+        learned.learn(&data.rows[1].counts(true), Label::Spam);
+        let x = &data.rows[1].counts(true);
         assert_eq!(
             fitted.function().decision(x),
             learned.function().decision(x)

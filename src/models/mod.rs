@@ -259,12 +259,11 @@ impl ModelParams {
 
     /// Fits the model alone, without calibration.
     pub fn fit_uncalibrated(&self, data: &Dataset) -> Result<AnyModel> {
-        // The Naive Bayes models count vocabulary tokens only (see `features::hashed`).
+        // The Naive Bayes models count vocabulary tokens only (see `features::hashed`): they
+        // read the rows' words.
         Ok(match self {
-            ModelParams::BernoulliNb(p) => AnyModel::BernoulliNb(p.fit(&data.without_hashed())?),
-            ModelParams::MultinomialNb(p) => {
-                AnyModel::MultinomialNb(p.fit(&data.without_hashed())?)
-            }
+            ModelParams::BernoulliNb(p) => AnyModel::BernoulliNb(p.fit(data)?),
+            ModelParams::MultinomialNb(p) => AnyModel::MultinomialNb(p.fit(data)?),
             ModelParams::LinearSvm(p) => AnyModel::LinearSvm(p.fit(data)?),
             ModelParams::LogisticRegression(p) => AnyModel::LogisticRegression(p.fit(data)?),
             ModelParams::Fusion(_) => return Err(not_on_tokens()),
@@ -299,14 +298,6 @@ impl ModelParams {
         seed: u64,
         keep_folds: bool,
     ) -> Result<(TrainedModel, Option<Vec<FoldDecisions>>)> {
-        // A model that does not see the hashed features drops them once here, not in each
-        // of its fits (they are most of a row's entries).
-        let data = if self.sees_hashed() {
-            std::borrow::Cow::Borrowed(data)
-        } else {
-            data.without_hashed()
-        };
-        let data = data.as_ref();
         let (held_out, model) = rayon::join(
             || {
                 (keep_folds || self.needs_calibration())
@@ -355,9 +346,10 @@ impl ModelParams {
                     return Ok(Vec::new());
                 }
                 let inner = self.fit_part(data, &rows)?;
+                let hashed = self.sees_hashed();
                 Ok(held_out
                     .iter()
-                    .map(|&i| (inner.decision(&data.rows[i]), data.labels[i]))
+                    .map(|&i| (inner.decision(&data.rows[i].counts(hashed)), data.labels[i]))
                     .collect())
             })
             .collect()
@@ -524,12 +516,17 @@ pub struct TrainedModel {
 }
 
 impl TrainedModel {
+    /// True if the model sees the hashed features (see [`crate::features::hashed`]).
+    pub fn sees_hashed(&self) -> bool {
+        self.model.function().transform.config().hashed
+    }
+
     /// Whether [`TrainedModel::overlay`] can take changes into this model: its values are
     /// per token (it does not see the hashed features) and a learn changes only those of the
     /// message's tokens (it is not complement Naive Bayes).
     pub(crate) fn overlays(&self) -> bool {
         let complement = matches!(&self.model, AnyModel::MultinomialNb(m) if m.is_complement());
-        !complement && !self.model.function().transform.config().hashed
+        !complement && !self.sees_hashed()
     }
 
     /// This model as a journal patch keeps it (see `crate::filter::patch`): what

@@ -180,7 +180,7 @@ impl MultinomialNbParams {
         let transform = self.features.fit(data);
         let mut counts = [vec![0.0; data.n_features], vec![0.0; data.n_features]];
         for (row, label) in data.rows.iter().zip(&data.labels) {
-            for (id, v) in transform.apply(row).iter() {
+            for (id, v) in transform.apply(row.words()).iter() {
                 counts[label.index()][id as usize] += v;
             }
         }

@@ -9,13 +9,14 @@ use crate::label::Label;
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 
-/// Calls `learn` on the rows of `data` at `rows` (every row if `None`) with their labels,
-/// `passes` times, each pass in a random order seeded by `seed` (the same orders for the same
-/// seed and rows).
+/// Calls `learn` on the count vectors of the rows of `data` at `rows` (every row if `None`;
+/// with their hashed features if `hashed`, see [`crate::features::Row::counts`]) with their
+/// labels, `passes` times, each pass in a random order seeded by `seed` (the same orders for
+/// the same seed and rows).
 pub(crate) fn online_passes(
     data: &Dataset,
     rows: Option<&[usize]>,
-    passes: usize,
+    (passes, hashed): (usize, bool),
     seed: u64,
     mut learn: impl FnMut(&SparseVector, Label),
 ) {
@@ -24,7 +25,7 @@ pub(crate) fn online_passes(
     for _ in 0..passes {
         order.shuffle(&mut rng);
         for &i in &order {
-            learn(&data.rows[i], data.labels[i]);
+            learn(&data.rows[i].counts(hashed), data.labels[i]);
         }
     }
 }
@@ -42,7 +43,9 @@ mod tests {
         );
         let seen = |seed| {
             let mut seen = Vec::new();
-            online_passes(&data, None, 2, seed, |x, l| seen.push((x.ids()[0], l)));
+            online_passes(&data, None, (2, false), seed, |x, l| {
+                seen.push((x.ids()[0], l))
+            });
             seen
         };
         let first = seen(1);
@@ -56,7 +59,9 @@ mod tests {
         assert_eq!(first, seen(1));
         assert_ne!(first, seen(2));
         let mut some = Vec::new();
-        online_passes(&data, Some(&[3, 1]), 1, 1, |x, _| some.push(x.ids()[0]));
+        online_passes(&data, Some(&[3, 1]), (1, false), 1, |x, _| {
+            some.push(x.ids()[0])
+        });
         some.sort_unstable();
         assert_eq!(some, [1, 3]);
     }

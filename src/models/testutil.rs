@@ -67,7 +67,7 @@ fn every_model_keeps_the_classifier_contract() {
         let model = params.fit(&data, 1).unwrap();
         assert_eq!(model.model.kind(), kind);
         let mut correct = 0;
-        for (x, &label) in data.rows.iter().zip(&data.labels) {
+        for (x, &label) in data.rows.iter().map(|r| r.words()).zip(&data.labels) {
             let d = model.decision(x);
             let p = model.score(x).p_spam();
             assert!(
@@ -118,7 +118,7 @@ pub fn assert_learned_equals_fitted(
     mut learned: super::AnyModel,
     probes: &[Vec<crate::features::FeatureId>],
 ) {
-    for (x, &label) in data.rows.iter().zip(&data.labels) {
+    for (x, &label) in data.rows.iter().map(|r| r.words()).zip(&data.labels) {
         learned.learn(x, label, false).unwrap();
     }
     let xs: Vec<SparseVector> = probes
@@ -149,16 +149,17 @@ fn pruned_nb_models_equal_models_fitted_on_the_kept_counts_and_linear_scores_sta
         .collect();
     let remap = FeatureRemap::new(&keep);
     let pruned_data = Dataset::new(
-        data.rows.iter().map(|x| remap.vector(x)),
+        data.rows.iter().map(|x| remap.vector(x.words())),
         data.labels.clone(),
         remap.kept(),
     );
     let kept_rows: Vec<(&SparseVector, SparseVector)> = data
         .rows
         .iter()
-        .zip(&pruned_data.rows)
+        .map(|r| r.words())
+        .zip(pruned_data.rows.iter().map(|r| r.words()))
         .filter(|(x, y)| x.nnz() == y.nnz())
-        .map(|(x, y)| (&**x, (**y).clone()))
+        .map(|(x, y)| (x, y.clone()))
         .collect();
     assert!(
         kept_rows.len() > 20,
@@ -177,7 +178,7 @@ fn pruned_nb_models_equal_models_fitted_on_the_kept_counts_and_linear_scores_sta
         let mut model = params.fit_uncalibrated(&data).unwrap();
         model.remap(&remap);
         let refit = params.fit_uncalibrated(&pruned_data).unwrap();
-        for x in &pruned_data.rows {
+        for x in pruned_data.rows.iter().map(|r| r.words()) {
             let (a, b) = (model.decision(x), refit.decision(x));
             assert!(
                 (a - b).abs() <= 1e-12 * (1.0 + b.abs()),
