@@ -54,11 +54,10 @@ pub struct LogisticRegressionParams {
     /// `examples/sweep.rs`: logistic regression's (1-AUC)% 0.0229 against 0.0243, fusion's
     /// 0.0099 against 0.0114; 2 passes 0.0284, 3 passes 0.0280, one pass of step 0.008 0.0274
     /// and of step 0.002 0.0365, on words alone 0.195) and on the peers' folds (fusion 0.0133
-    /// against 0.0163), but is not the default: its byte 4-grams make the model file larger
-    /// than bogofilter's database (8.3 MB against 7.95), the pipe filter read 2 MB more per
-    /// message (1.4 times bogofilter's time instead of under it), `classify` a fifth slower
-    /// and `train` peak at 385 MB instead of 257 MB. Set it with `LR_FEATURES=binary+b4
-    /// LR_PASSES=1` in the sweep.
+    /// against 0.0163), but is not the default: the pipe filter reads its byte 4-grams'
+    /// weights (1 MiB) for every message, and with the SVM on 4-grams too `train` is slower
+    /// than bogofilter's (the README's Accuracy section has the figures). Set it with
+    /// `LR_FEATURES=binary+b4 LR_PASSES=1` in the sweep.
     pub solver: LogisticSolver,
     /// Input features (default: sublinear tf-idf, L2-normalized).
     pub features: FeatureConfig,
