@@ -16,7 +16,8 @@
 //! ONLINE=1 BYTE4=6144 DROP=words LR_EMPTY_RATE=0.002 cargo run --release --example sweep
 //! ```
 //!
-//! Variables: RECEIVED, ALL_HEADERS, HEADER_NAMES, HTML_TAGS, BIGRAMS, CHAR4, BYTE4 (bytes),
+//! Variables: RECEIVED, ALL_HEADERS, HEADER_NAMES, HTML_TAGS, BIGRAMS, CHAR4, BYTE4 (bytes; default
+//! `train`'s in batch, the tokenizer's online),
 //! B4_BITS (the byte 4-grams folded into 2^B4_BITS buckets, at most the library's 18: a bucket
 //! is an FNV-1a hash modulo a power of two, so this gives the tokens of a smaller hashed table),
 //! ONLY and DROP (comma-separated token kinds kept or dropped: b4, c4, osb, words), MIN_DF,
@@ -148,7 +149,16 @@ fn main() {
         html_tags: flag("HTML_TAGS", d.html_tags),
         word_bigrams: flag("BIGRAMS", d.word_bigrams),
         char_ngrams: flag("CHAR4", d.char_ngrams),
-        byte_ngrams: var("BYTE4", d.byte_ngrams),
+        // What `train` gives batch fits (see `spamsort::models::tokenizer_for`); online, the
+        // tokenizer's own.
+        byte_ngrams: var(
+            "BYTE4",
+            if online {
+                d.byte_ngrams
+            } else {
+                d.byte_ngrams.min(BATCH_BYTE_NGRAMS)
+            },
+        ),
         ..d
     };
     let mut mail = TokenizedMail::of(&corpus, &config);

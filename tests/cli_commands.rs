@@ -165,13 +165,13 @@ fn explain_lists_the_strongest_tokens_each_way_and_sums_the_rest() {
         .arg("--model")
         .arg(trained_model())
         .arg(&sample_files()[0])
-        .args(["-n", "5"])
+        .args(["-n", "5", "--classifier", "logistic-regression"])
         .assert()
         .success();
     let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
     let lines: Vec<&str> = text.lines().collect();
     assert!(
-        lines[0].contains("spam") && lines[0].contains("linear-svm"),
+        lines[0].contains("spam") && lines[0].contains("logistic-regression"),
         "{text}"
     );
     assert!(lines[1].contains("(bias)"));
@@ -208,7 +208,7 @@ fn info_config_file_and_completions() {
     for needle in [
         "format version",
         "104 spam, 100 ham",
-        "active model:    linear-svm",
+        "active model:    fusion",
         "bernoulli-nb, multinomial-nb",
         "spam >= 0.9",
     ] {

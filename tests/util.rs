@@ -194,7 +194,7 @@ pub fn trained_model() -> &'static Path {
         let path = dir.path().join("sample.spamsort");
         with_sample(spamsort().arg("train"))
             .arg("--active")
-            .arg("linear-svm")
+            .arg("fusion")
             .arg("--model")
             .arg(&path)
             .assert()

@@ -77,7 +77,7 @@ impl Buckets {
     }
 
     /// Each group's high bits and the low bits of its buckets.
-    fn groups(&self) -> impl Iterator<Item = (u32, &[u16])> + '_ {
+    pub(crate) fn groups(&self) -> impl Iterator<Item = (u32, &[u16])> + '_ {
         let starts = std::iter::once(0).chain(self.ends);
         (0..GROUPS)
             .zip(starts.zip(self.ends))
@@ -115,8 +115,8 @@ mod tests {
             65_536,
             5,
             5,
-            200_000,
-            131_073,
+            HASHED_BUCKETS - 2,
+            65_537,
         ];
         let ids = picked
             .iter()

@@ -515,15 +515,6 @@ impl SpamFilter {
         self.explain_vector(kind, &x, tokens)
     }
 
-    /// [`SpamFilter::explain`] of one tokenized message (all its tokens, the hashed byte
-    /// 4-grams included): the same answer as for the raw message they came from.
-    pub(crate) fn explain_tokens(&self, tokens: &[Token], kind: ModelKind) -> Option<Explanation> {
-        if !self.has(kind) {
-            return None;
-        }
-        self.explain_vector(kind, &self.vocabulary.vectorize(tokens), tokens.len())
-    }
-
     /// The explanation of the named model (or fusion) of a count vector of `tokens` tokens.
     fn explain_vector(
         &self,

@@ -215,10 +215,10 @@ fn share_counts(models: &mut [TrainedModel]) -> Vec<Option<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::SpamFilter;
     use crate::filter::journal;
-    use crate::filter::sparse::tests::{journal_learn, trained};
+    use crate::filter::sparse::tests::{journal_learn, on_words, trained};
     use crate::label::Label;
-    use crate::{SpamFilter, TrainParams};
 
     /// Messages to score: known tokens, tokens the journal added, none.
     const MESSAGES: [&str; 3] = [
@@ -230,7 +230,7 @@ mod tests {
     /// A file trained in batch, then two messages learned through the journal (tokens new
     /// to it among them).
     fn journaled(dir: &Path) -> std::path::PathBuf {
-        let path = trained(dir, &TrainParams::default());
+        let path = trained(dir, &on_words());
         journal_learn(
             &path,
             "Subject: zorblax\n\nzorblax frobnicate offers",

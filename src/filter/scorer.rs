@@ -24,13 +24,13 @@
 //! few messages, hashing each token into the loaded vocabulary costs less than finding it in
 //! the score table's blocks.
 
-use super::SpamFilter;
 use super::journal::{self, Record, RecordHead};
 use super::layout::{
     FIRST_MODEL_SECTION, Head, SCORE_BLOCKS_SECTION, SCORE_INDEX_SECTION, wrong_model,
 };
 use super::score_table::{Column, Rows, ScoreModel, ScoreTable};
 use super::sparse::{composed_for, replayed_for};
+use super::{SpamFilter, words_and_hashed};
 use crate::features::hashed::{HASHED_BUCKETS, hashed_id};
 use crate::features::{FeatureId, SparseVector, count_id, weigh};
 use crate::filter::{Classification, Explanation};
@@ -148,7 +148,7 @@ impl ScorerFile {
         let head = &self.head;
         let table = &self.table;
         let scorer = |messages, source| Scorer {
-            tokenizer: Tokenizer::new(head.tokenizer.clone()),
+            tokenizers: words_and_hashed(&head.tokenizer),
             thresholds: head.thresholds,
             messages,
             kind: self.kind,
@@ -197,8 +197,10 @@ impl ScorerFile {
 /// Verdicts of one model (or fusion) from a [`ScorerFile`]: the same classification and
 /// explanation as the [`SpamFilter`](crate::SpamFilter) saved in the file.
 pub struct Scorer<'a> {
-    /// The tokenizer the model was trained with, made once for every message.
-    tokenizer: Tokenizer,
+    /// The tokenizer the model was trained with, made once for every message, as two: one
+    /// for the words, one for the hashed byte 4-grams' ids (see
+    /// [`words_and_hashed`](super::words_and_hashed)).
+    tokenizers: (Tokenizer, Tokenizer),
     thresholds: Thresholds,
     /// Messages learned per class, ham first: with a 0, every verdict is unsure.
     messages: [u64; 2],
@@ -361,7 +363,7 @@ impl Scorer<'_> {
 
     /// The tokenizer settings the model was trained with.
     pub fn tokenizer_config(&self) -> &TokenizerConfig {
-        self.tokenizer.config()
+        self.tokenizers.1.config()
     }
 
     /// The verdict thresholds (the file's, unless replaced).
@@ -395,8 +397,8 @@ impl Scorer<'_> {
     pub fn classify(&self, raw: &[u8]) -> Result<Classification, ModelFileError> {
         self.answer(
             raw,
-            |filter, tokens| {
-                let c = filter.classify_tokens(tokens, self.kind)?;
+            |filter, x, tokens| {
+                let c = filter.classify_vector(self.kind, x, tokens)?;
                 Some(self.with_thresholds(c))
             },
             |answer, x, rows, tokens| match answer {
@@ -410,45 +412,50 @@ impl Scorer<'_> {
         )
     }
 
-    /// `replayed` of the file's filter with its journal applied and the message's tokens, or
-    /// `scored` of the table's answer, the message's count vector, its rows and its number of
-    /// tokens.
+    /// `replayed` of the file's filter with its journal applied, the message's count vector
+    /// over its vocabulary and its number of tokens, or `scored` of the table's answer, the
+    /// message's count vector, its rows and its number of tokens. The hashed byte 4-grams are
+    /// counted straight from the bytes, never made into `b4:` strings (see
+    /// [`super::count_vector`]).
     fn answer<T>(
         &self,
         raw: &[u8],
-        replayed: impl FnOnce(&SpamFilter, &[Token]) -> Option<T>,
+        replayed: impl FnOnce(&SpamFilter, &SparseVector, usize) -> Option<T>,
         scored: impl FnOnce(&Answer<'_>, &SparseVector, &Rows<'_>, usize) -> T,
     ) -> Result<T, ModelFileError> {
         let file = self.file;
-        let tokens = self.tokenizer.tokenize(raw).tokens;
+        let words = self.tokenizers.0.tokenize(raw).tokens;
+        let hashed = self.tokenizers.1.byte_ngram_ids(raw);
+        let tokens = words.len() + hashed.len();
         let answer = match &self.source {
             Source::Replayed(replay) => {
                 let sparse;
                 let filter = match replay {
                     Replay::Whole => file.whole()?,
                     Replay::Sparse => {
-                        sparse = self.sparse(&tokens)?;
+                        sparse = self.sparse(&words)?;
                         &sparse
                     }
                 };
+                let x = filter.vocabulary.vectorize(&words).with_hashed(hashed);
                 // A filter read for this model (for fusion, the models it stacks) answers.
-                return replayed(filter, &tokens).ok_or_else(|| {
+                return replayed(filter, &x, tokens).ok_or_else(|| {
                     let reason = format!("it holds no {} model", self.kind);
                     ModelFileError::invalid(file.file.path(), reason)
                 });
             }
             Source::Table(answer) => answer,
         };
-        let (x, rows) = count_vector(&file.file, &file.table, &tokens)?;
-        Ok(scored(answer, &x, &rows, tokens.len()))
+        let (x, rows) = count_vector(&file.file, &file.table, &words)?;
+        Ok(scored(answer, &x.with_hashed(hashed), &rows, tokens))
     }
 
     /// Why the model scores a message as it does, as [`SpamFilter::explain`].
     pub fn explain(&self, raw: &[u8]) -> Result<Explanation, ModelFileError> {
         self.answer(
             raw,
-            |filter, tokens| {
-                let mut explanation = filter.explain_tokens(tokens, self.kind)?;
+            |filter, x, tokens| {
+                let mut explanation = filter.explain_vector(self.kind, x, tokens)?;
                 explanation.classification = self.with_thresholds(explanation.classification);
                 Some(explanation)
             },
@@ -472,16 +479,17 @@ impl Scorer<'_> {
         )
     }
 
-    /// The filter of the file restricted to what a message of `tokens` needs, its journal
+    /// The filter of the file restricted to what a message of `words` (its tokens but the
+    /// hashed byte 4-grams, whose weights a restricted filter holds whole) needs, its journal
     /// applied (see [`super::sparse`]), or loaded whole where that would not be exact.
-    fn sparse(&self, tokens: &[Token]) -> Result<SpamFilter, ModelFileError> {
+    fn sparse(&self, words: &[Token]) -> Result<SpamFilter, ModelFileError> {
         let file = self.file;
         let (f, head, table, kind) = (&file.file, &file.head, &file.table, self.kind);
         let filter = match journal::patches(&file.journal) {
             Some(patches) => {
-                composed_for(f, head, table, &patches, Some(kind), tokens)?.map(|c| c.0)
+                composed_for(f, head, table, &patches, Some(kind), words)?.map(|c| c.0)
             }
-            None => replayed_for(f, head, table, file.records()?, kind, tokens)?,
+            None => replayed_for(f, head, table, file.records()?, kind, words)?,
         };
         match filter {
             Some(filter) => Ok(filter),

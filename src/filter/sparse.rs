@@ -43,7 +43,8 @@ use crate::models::{ModelKind, TrainedModel, TrainedModelSection};
 use crate::tokenize::Token;
 
 /// The filter of the file `file` (its head `head`, its score table `table`, its journal
-/// `records`) for scoring `message` (all its tokens) with `kind`: over only the tokens of the
+/// `records`) for scoring `message` (its tokens; hashed ones need nothing read: a model
+/// that sees them is read with all their weights) with `kind`: over only the tokens of the
 /// journal's messages and of `message`, `kind`'s models (for fusion, the models it stacks)
 /// read and the journal applied. `None` where a sparse replay would not be exact (see the
 /// module doc): the caller loads the models whole.
@@ -72,7 +73,8 @@ pub(crate) fn replayed_for(
 
 /// The filter of the file `file` (its head `head`, its score table `table`) with the journal
 /// records' `patches` taken in, in order (see [`super::patch`]), over only the tokens of
-/// `message` (all its tokens): `kind`'s models (for fusion, the models it stacks; `None`:
+/// `message` (hashed tokens among them need no lookup): `kind`'s models (for fusion, the
+/// models it stacks; `None`:
 /// every model), and the vocabulary ids of its tokens, ascending. Its answer for `message`
 /// is bit for bit the full load's, and so is what learning `message` (not unlearning it)
 /// does to those tokens. `None` where that would not be exact (see [`replayed_for`] and
@@ -227,10 +229,12 @@ fn restricted(
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::features::FeatureConfig;
     use crate::filter::layout::{SCORE_BLOCKS_SECTION, SCORE_INDEX_SECTION};
     use crate::label::Label;
     use crate::models::{
-        BernoulliNbParams, ModelParams, MultinomialNbParams, NbScoring, NbVariant,
+        BernoulliNbParams, LinearSvmParams, LogisticRegressionParams, LogisticSolver, ModelParams,
+        MultinomialNbParams, NbScoring, NbVariant,
     };
     use crate::tokenize::Tokenizer;
     use crate::{LearnOutcome, TrainParams};
@@ -291,7 +295,7 @@ pub(crate) mod tests {
                 let sparse = replayed_for(&file, &head, &table, &records, kind, &tokens).unwrap();
                 if let Some(sparse) = &sparse {
                     assert_eq!(
-                        sparse.explain_tokens(&tokens, kind).unwrap(),
+                        sparse.explain(raw.as_bytes(), Some(kind)).unwrap(),
                         loaded.explain(raw.as_bytes(), Some(kind)).unwrap(),
                         "{kind}: {raw}"
                     );
@@ -328,8 +332,35 @@ pub(crate) mod tests {
         assert!(replays.iter().all(Option::is_some), "all sparse");
     }
 
-    /// A model file trained in batch (no model sees the hashed features, so its journal
-    /// records carry patches) on a few messages of each class.
+    /// The default models but the SVM and logistic regression on words alone (tf-idf, the
+    /// exact solvers), so that no model sees the hashed features and journal records carry
+    /// patches (see `super::super::patch`).
+    pub(crate) fn on_words() -> TrainParams {
+        let models = TrainParams::default()
+            .models
+            .into_iter()
+            .map(|p| match p {
+                ModelParams::LinearSvm(p) => ModelParams::LinearSvm(LinearSvmParams {
+                    features: FeatureConfig::TF_IDF_L2,
+                    ..p
+                }),
+                ModelParams::LogisticRegression(p) => {
+                    ModelParams::LogisticRegression(LogisticRegressionParams {
+                        features: FeatureConfig::TF_IDF_L2,
+                        solver: LogisticSolver::NewtonCg,
+                        ..p
+                    })
+                }
+                p => p,
+            })
+            .collect();
+        TrainParams {
+            models,
+            ..TrainParams::default()
+        }
+    }
+
+    /// A model file trained in batch with `params` on a few messages of each class.
     pub(crate) fn trained(dir: &Path, params: &TrainParams) -> PathBuf {
         let spam = [
             "cheap meds now",
@@ -359,7 +390,27 @@ pub(crate) mod tests {
 
     #[test]
     fn journal_patches_taken_in_explain_as_the_full_load() {
-        journal_patches_explain_as_the_full_load(&TrainParams::default());
+        journal_patches_explain_as_the_full_load(&on_words());
+    }
+
+    #[test]
+    fn models_that_see_hashed_features_journal_without_patches_and_replay_as_the_full_load() {
+        let dir = tempfile::tempdir().unwrap();
+        let params = TrainParams::default();
+        assert!(params.models.iter().any(ModelParams::sees_hashed));
+        let path = trained(dir.path(), &params);
+        journal_learn(&path, NEW, Some(Label::Spam));
+        journal_learn(&path, NOTES, Some(Label::Ham));
+        let file = ModelFileReader::open(&path).unwrap();
+        let heads = journal::heads(&file).unwrap();
+        assert_eq!(heads.len(), 2);
+        assert!(journal::patches(&heads).is_none(), "no patches");
+        let loaded = SpamFilter::load(&path).unwrap();
+        journal::tests::assert_scorers_explain_as(
+            &path,
+            &loaded,
+            &[NEW, OFFER, NOTES, "", "unseen words"].map(str::as_bytes),
+        );
     }
 
     #[test]
@@ -424,7 +475,7 @@ pub(crate) mod tests {
                         .unwrap()
                         .expect("composed");
                 assert_eq!(
-                    composed.explain_tokens(&tokens, kind).unwrap(),
+                    composed.explain(raw.as_bytes(), Some(kind)).unwrap(),
                     expected,
                     "{kind}: {raw}"
                 );

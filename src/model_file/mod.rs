@@ -118,8 +118,9 @@ pub const MAGIC: [u8; 8] = *b"SPAMSORT";
 /// for a scorer of one message (its patch, see `crate::filter::patch`). 8: a linear model's
 /// weights are stored as `f32` where that loses nothing (its hashed features' weights, kept at
 /// `f32` precision: half the bytes a pipe filter reads for them), else `f64`, their element
-/// size first.
-pub const FORMAT_VERSION: u32 = 8;
+/// size first. 9: byte 4-grams hash into 2^17 buckets (2^18 before), so the same
+/// message's hashed ids differ.
+pub const FORMAT_VERSION: u32 = 9;
 /// Most sections a file may declare.
 pub const MAX_SECTIONS: usize = 64;
 /// Largest section accepted, a guard against absurd length fields.

@@ -29,7 +29,7 @@ pub enum LogisticSolver {
     /// Passes of the online update ([`LogisticRegression::learn`], step `rate`) over the
     /// training messages from all weights 0 (see [`super::passes`]): no regularization, `c`
     /// and `tol` unused. Cheap on binary hashed byte 4-grams, where Newton's method over
-    /// 2^18 more columns takes ten times as long.
+    /// 2^17 more columns takes ten times as long.
     OnlinePasses {
         /// Passes over the data.
         passes: usize,
@@ -48,18 +48,19 @@ pub struct LogisticRegressionParams {
     pub tol: f64,
     /// Most Newton steps (or gradient steps).
     pub max_iter: usize,
-    /// The solver (default: truncated Newton). [`LogisticSolver::OnlinePasses`] (one pass of
-    /// step 0.004 on [`FeatureConfig::BINARY_HASHED`], the step of a model started from
-    /// nothing) measured better on the SpamAssassin corpus (5-fold cross-validation, seed 7,
-    /// `examples/sweep.rs`: logistic regression's (1-AUC)% 0.0229 against 0.0243, fusion's
+    /// The solver (default: [`LogisticSolver::OnlinePasses`], one pass of step 0.004 on
+    /// [`FeatureConfig::BINARY_HASHED`], the step of a model started from nothing). In 5-fold
+    /// cross-validation on the SpamAssassin corpus (`examples/sweep.rs`, seed 7) logistic
+    /// regression's (1-AUC)% was 0.0229 against truncated Newton's 0.0243 on tf-idf, fusion's
     /// 0.0099 against 0.0114; 2 passes 0.0284, 3 passes 0.0280, one pass of step 0.008 0.0274
-    /// and of step 0.002 0.0365, on words alone 0.195) and on the peers' folds (fusion 0.0133
-    /// against 0.0163), but is not the default: the pipe filter reads its byte 4-grams'
-    /// weights (1 MiB) for every message, and with the SVM on 4-grams too `train` is slower
-    /// than bogofilter's (the README's Accuracy section has the figures). Set it with
-    /// `LR_FEATURES=binary+b4 LR_PASSES=1` in the sweep.
+    /// and of step 0.002 0.0365, on words alone 0.195. On byte 4-grams of the first
+    /// [`BATCH_BYTE_NGRAMS`](super::BATCH_BYTE_NGRAMS) bytes (what `train` gives it) 0.0212
+    /// (seed 3: 0.0211). One pass costs a fraction of Newton's method, which was a third of
+    /// `train`'s time.
     pub solver: LogisticSolver,
-    /// Input features (default: sublinear tf-idf, L2-normalized).
+    /// Input features (default: [`FeatureConfig::BINARY_HASHED`], those of its solver's
+    /// online passes; the exact solvers measured best on sublinear tf-idf, L2-normalized:
+    /// [`FeatureConfig::TF_IDF_L2`]).
     pub features: FeatureConfig,
     /// Step size of online updates (`learn`) after a batch fit by an exact solver (one by
     /// [`LogisticSolver::OnlinePasses`] goes on with its own step). Default 2: in the TREC online protocol on the
@@ -83,8 +84,11 @@ impl Default for LogisticRegressionParams {
             c: 1000.0,
             tol: 1e-4,
             max_iter: 100,
-            solver: LogisticSolver::NewtonCg,
-            features: FeatureConfig::TF_IDF_L2,
+            solver: LogisticSolver::OnlinePasses {
+                passes: 1,
+                rate: 0.004,
+            },
+            features: FeatureConfig::BINARY_HASHED,
             online_rate: 2.0,
             empty_features: FeatureConfig::BINARY_HASHED,
             empty_rate: 0.004,
