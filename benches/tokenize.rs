@@ -23,12 +23,11 @@ fn tokenize(c: &mut Criterion) {
     group.sample_size(10);
     for (label, config) in [
         ("default", TokenizerConfig::default()),
-        // What `train` and batch `classify` tokenize with: their batch models take no byte
-        // 4-grams.
+        // What `train` and batch `classify` tokenize with: byte 4-grams of fewer bytes.
         (
             "batch",
             TokenizerConfig {
-                byte_ngrams: 0,
+                byte_ngrams: spamsort::models::BATCH_BYTE_NGRAMS,
                 ..TokenizerConfig::default()
             },
         ),

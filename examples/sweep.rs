@@ -18,7 +18,7 @@
 //!
 //! Variables: RECEIVED, ALL_HEADERS, HEADER_NAMES, HTML_TAGS, BIGRAMS, CHAR4, BYTE4 (bytes; default
 //! `train`'s in batch, the tokenizer's online),
-//! B4_BITS (the byte 4-grams folded into 2^B4_BITS buckets, at most the library's 18: a bucket
+//! B4_BITS (the byte 4-grams folded into 2^B4_BITS buckets, at most the library's 17: a bucket
 //! is an FNV-1a hash modulo a power of two, so this gives the tokens of a smaller hashed table),
 //! ONLY and DROP (comma-separated token kinds kept or dropped: b4, c4, osb, words), MIN_DF,
 //! FOLDS, NB_ALPHA, BNB_MAX_FEATURES, MNB_WEIGHTING, MNB_L2, COMPLEMENT, SVM_C, SVM_TOL and
@@ -41,7 +41,7 @@ use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use spamsort::eval::metrics::{Confusion, auc, spam_miss_at_ham_pct};
 use spamsort::eval::{CrossValidation, TokenizedMail, online};
-use spamsort::features::hashed::{HASHED_BASE, HASHED_BUCKETS, hashed_id, hashed_token};
+use spamsort::features::hashed::{HASHED_BASE, HASHED_BUCKETS, hashed_token};
 use spamsort::features::{FeatureConfig, Weighting};
 use spamsort::models::*;
 use spamsort::{LabeledCorpus, TokenizerConfig, VocabularyParams};
@@ -113,14 +113,13 @@ fn kept(token: &str, (only, drop): &(Option<Vec<String>>, Vec<String>)) -> bool 
     only.as_ref().is_none_or(|o| o.iter().any(|k| k == kind)) && !drop.iter().any(|k| k == kind)
 }
 
-/// Folds every hashed token of `tokens` into the first 2^`bits` buckets. A bucket is the
-/// FNV-1a hash modulo HASHED_BUCKETS, a power of two, so its low bits are the hash modulo
-/// 2^`bits`: the tokens a table of 2^`bits` buckets would give.
-fn fold_buckets(tokens: &mut [String], bits: u32) {
-    for token in tokens {
-        if let Some(id) = hashed_id(token) {
-            *token = hashed_token(HASHED_BASE + ((id - HASHED_BASE) & ((1 << bits) - 1)));
-        }
+/// Folds every hashed id of `ids` into the first 2^`bits` buckets. A bucket is the FNV-1a
+/// hash modulo HASHED_BUCKETS, a power of two, so its low bits are the hash modulo 2^`bits`:
+/// the ids a table of 2^`bits` buckets would give.
+fn fold_buckets(ids: &mut [u32], bits: u32) {
+    let mask = (1u32 << bits.min(HASHED_BUCKETS.trailing_zeros())) - 1;
+    for id in ids {
+        *id = HASHED_BASE + ((*id - HASHED_BASE) & mask);
     }
 }
 
@@ -166,9 +165,13 @@ fn main() {
     let b4_bits = var("B4_BITS", HASHED_BUCKETS.trailing_zeros());
     for tokens in &mut mail.tokens {
         tokens.retain(|t| kept(t, &lists));
-        if b4_bits < HASHED_BUCKETS.trailing_zeros() {
-            fold_buckets(tokens, b4_bits);
+    }
+    let b4_kept = kept(&hashed_token(HASHED_BASE), &lists);
+    for ids in &mut mail.hashed {
+        if !b4_kept {
+            ids.clear();
         }
+        fold_buckets(ids, b4_bits);
     }
 
     let (bnb, mnb, svm, lr, fusion) = (

@@ -50,8 +50,8 @@ pub fn run(
         })
         .collect();
     let mut learn_seconds = 0.0;
-    for ((message, &label), tokenized) in mail.tokens.iter().zip(labels).zip(&mail.tokenize_seconds)
-    {
+    for (i, (&label, tokenized)) in labels.iter().zip(&mail.tokenize_seconds).enumerate() {
+        let message = &mail.all_tokens(i);
         for r in &mut results {
             let started = Instant::now();
             let c = filter
@@ -100,6 +100,7 @@ mod tests {
     fn mail(texts: &[&str], labels: &[Label]) -> TokenizedMail {
         TokenizedMail {
             tokens: texts.iter().map(|t| toks(t)).collect(),
+            hashed: vec![Vec::new(); texts.len()],
             labels: labels.to_vec(),
             tokenize_seconds: vec![0.0; texts.len()],
         }

@@ -3,10 +3,10 @@
 //! trip is exact: [`read_dump`] of [`write_dump`]'s text gives a filter equal to the one dumped,
 //! which saves to the same model file bytes.
 //!
-//! # Format (version 1)
+//! # Format (version 2)
 //! UTF-8 text, one record per line (`\n`), each line a keyword, one space, then its fields:
 //! ```text
-//! spamsort-dump 1
+//! spamsort-dump 2
 //! settings {"tokenizer":{..},"active":"MultinomialNb","thresholds":{..},"summary":{..},"trained_features":N,"max_model_bytes":N,"fusion":{..}}
 //! docs HAM SPAM CLOCK
 //! token DF_HAM DF_SPAM LAST_SEEN "TOKEN"
@@ -43,8 +43,10 @@ use crate::tokenize::TokenizerConfig;
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, Write};
 
-/// The first line of every dump this version writes.
-pub const HEADER: &str = "spamsort-dump 1";
+/// The first line of every dump this version writes. Version 2: byte 4-grams hash into 2^17
+/// buckets; a version 1 dump's hashed weights (2^18 buckets) are refused, not read as other
+/// buckets.
+pub const HEADER: &str = "spamsort-dump 2";
 
 /// Why a dump could not be written or read.
 #[derive(Debug, thiserror::Error)]
@@ -189,7 +191,7 @@ pub fn read_dump(input: &mut impl BufRead) -> Result<SpamFilter, DumpError> {
         let fields: Vec<&str> = rest.split(' ').collect();
         match section {
             Section::Header if line != HEADER => {
-                return Err(err(format!("not a version 1 dump (expected {HEADER:?})")));
+                return Err(err(format!("not a version 2 dump (expected {HEADER:?})")));
             }
             Section::Header => {}
             Section::Settings => {
@@ -380,7 +382,7 @@ mod tests {
             l.join("\n") + "\n"
         };
         let cases = [
-            (edit(0, "spamsort-dump 2"), 1, "not a version 1 dump"),
+            (edit(0, "spamsort-dump 1"), 1, "not a version 2 dump"),
             (edit(token, "token 1 2"), token + 1, "expected: token"),
             (edit(token, "token 1 2 bare"), token + 1, "expected"),
             (edit(token, "tokens 1 2 \"x\""), token + 1, "unknown record"),

@@ -241,6 +241,11 @@ fn patch_of(
         layout::SCORE_INDEX_SECTION,
         layout::SCORE_BLOCKS_SECTION,
     )?;
+    // A model that sees the hashed features takes no patch (see `super::patch`): spare
+    // reading every model's section to find that out.
+    if table.index().models.iter().any(|m| m.config.hashed) {
+        return Ok(None);
+    }
     let tokens: Vec<Token> = record
         .messages()
         .flat_map(|m| m.0.iter().cloned())

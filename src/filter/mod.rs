@@ -180,7 +180,7 @@ pub(crate) fn count_vector(
 
 /// Two tokenizers that together do what one of `config` does: the first makes every token
 /// but the hashed byte 4-grams, whose ids the second's [`Tokenizer::byte_ngram_ids`] gives.
-pub(super) fn words_and_hashed(config: &TokenizerConfig) -> (Tokenizer, Tokenizer) {
+pub(crate) fn words_and_hashed(config: &TokenizerConfig) -> (Tokenizer, Tokenizer) {
     let words = TokenizerConfig {
         byte_ngrams: 0,
         ..config.clone()

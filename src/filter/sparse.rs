@@ -405,6 +405,8 @@ pub(crate) mod tests {
         let heads = journal::heads(&file).unwrap();
         assert_eq!(heads.len(), 2);
         assert!(journal::patches(&heads).is_none(), "no patches");
+        let replays = sparse_replays(&path, &[NEW, OFFER, "", "unseen words"]);
+        assert!(replays.iter().all(Option::is_some), "all sparse");
         let loaded = SpamFilter::load(&path).unwrap();
         journal::tests::assert_scorers_explain_as(
             &path,

@@ -48,7 +48,8 @@ pub(crate) fn push_byte_ngrams(sink: &mut Sink<'_>, raw: &[u8], max_bytes: usize
 /// `max_bytes` of the raw message `raw` (after its envelope line) as [`byte_ngram_input`] gives
 /// it, except windows of white space only: at most `max_bytes - 3`, whatever the message holds.
 pub(crate) fn byte_ngram_buckets(raw: &[u8], max_bytes: usize) -> Vec<u32> {
-    // No window fits: spare the scan of the header block (batch models set 0).
+    // No window fits: spare the scan of the header block (`train` sets 0 when no model
+    // sees 4-grams).
     if max_bytes < 4 {
         return Vec::new();
     }
