@@ -22,4 +22,4 @@ pub use sparse::SparseVector;
 pub(crate) use vocabulary::{CountsSection, TokenTable, slot_hash};
 pub use vocabulary::{FeatureId, NumberedTokens, PruneRule, Vocabulary, VocabularyParams};
 pub use weighting::{FeatureConfig, FeatureTransform, Weighting};
-pub(crate) use weighting::{FeatureTransformView, count_id, weigh, weighed_dot};
+pub(crate) use weighting::{FeatureTransformView, count_id, weigh};

@@ -128,15 +128,6 @@ impl FeatureTransform {
         weigh(self.config, &self.idf, counts)
     }
 
-    /// `apply(counts).dot_with(weights)`, bit for bit, without building the applied vector.
-    pub(crate) fn dot(
-        &self,
-        counts: &SparseVector,
-        weights: &(impl Elements<f64> + ?Sized),
-    ) -> f64 {
-        weighed_dot(self.config, &self.idf, counts, weights)
-    }
-
     /// The idf table, by vocabulary id (empty unless the weighting is tf-idf and was fitted);
     /// features beyond it have idf 1.
     pub(crate) fn idf(&self) -> &[f64] {
@@ -208,108 +199,10 @@ pub(crate) fn weigh(
     x
 }
 
-/// `weigh(config, idf, counts).dot_with(weights)`, bit for bit (the same values, divided by
-/// the same norm, summed in the same order), without building the weighed vector: scoring a
-/// message with a model that sees its thousands of hashed byte 4-grams allocated and filled
-/// one per model.
-pub(crate) fn weighed_dot(
-    config: FeatureConfig,
-    idf: &(impl Elements<f64> + ?Sized),
-    counts: &SparseVector,
-    weights: &(impl Elements<f64> + ?Sized),
-) -> f64 {
-    let vocabulary = counts.vocabulary_ids().len();
-    let (words, buckets) = counts.ids().split_at(vocabulary);
-    let (word_counts, bucket_counts) = counts.values().split_at(vocabulary);
-    // The input's entries in its order (see `weigh`): a hashed model's buckets first.
-    let (shift, buckets, bucket_counts) = if config.hashed {
-        (HASHED_BUCKETS, buckets, bucket_counts)
-    } else {
-        (0, &[][..], &[][..])
-    };
-    let entries = || {
-        let buckets = buckets.iter().map(|&id| id - hashed::HASHED_BASE);
-        let words = words.iter().map(|&id| id + shift);
-        buckets
-            .zip(bucket_counts)
-            .chain(words.zip(word_counts))
-            .map(|(id, &tf)| (id, tf))
-    };
-    let value = |id: FeatureId, tf: f64| match config.weighting {
-        Weighting::Binary => 1.0,
-        Weighting::Counts => tf,
-        Weighting::LogTf => 1.0 + tf.ln(),
-        Weighting::TfIdf => {
-            let idf = id
-                .checked_sub(shift)
-                .and_then(|v| idf.at(v as usize))
-                .unwrap_or(1.0);
-            (1.0 + tf.ln()) * idf
-        }
-    };
-    let norm = if config.l2_normalize {
-        let squared: f64 = entries()
-            .map(|(id, tf)| {
-                let v = value(id, tf);
-                v * v
-            })
-            .sum();
-        Some(squared.sqrt()).filter(|&n| n > 0.0)
-    } else {
-        None
-    };
-    entries()
-        .map(|(id, tf)| {
-            let v = value(id, tf);
-            let v = norm.map_or(v, |n| v / n);
-            weights.at(id as usize).map_or(0.0, |w| w * v)
-        })
-        .sum()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::Label;
-
-    /// `weighed_dot` is `weigh` then `dot_with`, bit for bit, for every config.
-    #[test]
-    fn weighed_dot_is_weigh_then_dot_bit_for_bit() {
-        use crate::features::hashed::HASHED_BASE;
-        let counts = SparseVector::from_pairs(vec![
-            (0, 3.0),
-            (2, 1.0),
-            (5, 2.0),
-            (HASHED_BASE + 7, 1.0),
-            (HASHED_BASE + 9, 4.0),
-        ]);
-        let idf = [1.7, 0.3, 2.9];
-        let weights: Vec<f64> = (0..HASHED_BUCKETS as usize + 8)
-            .map(|i| ((i * 7919) % 101) as f64 / 37.0 - 1.3)
-            .collect();
-        for weighting in [
-            Weighting::Binary,
-            Weighting::Counts,
-            Weighting::LogTf,
-            Weighting::TfIdf,
-        ] {
-            for l2_normalize in [false, true] {
-                for hashed in [false, true] {
-                    let config = FeatureConfig {
-                        weighting,
-                        l2_normalize,
-                        hashed,
-                    };
-                    let want = weigh(config, &idf[..], &counts).dot_with(&weights[..]);
-                    let got = weighed_dot(config, &idf[..], &counts, &weights[..]);
-                    assert_eq!(got.to_bits(), want.to_bits(), "{config:?}");
-                }
-            }
-        }
-        let empty = SparseVector::from_pairs(vec![]);
-        let config = FeatureConfig::BINARY_HASHED;
-        assert_eq!(weighed_dot(config, &idf[..], &empty, &weights[..]), 0.0);
-    }
 
     #[test]
     fn weightings() {

@@ -32,7 +32,7 @@ use super::score_table::{Column, Rows, ScoreModel, ScoreTable};
 use super::sparse::{composed_for, replayed_for};
 use super::{SpamFilter, words_and_hashed};
 use crate::features::hashed::{HASHED_BUCKETS, hashed_id};
-use crate::features::{FeatureId, SparseVector, count_id, weigh, weighed_dot};
+use crate::features::{FeatureId, SparseVector, count_id, weigh};
 use crate::filter::{Classification, Explanation};
 use crate::label::{Label, Thresholds};
 use crate::model_file::packed::{Elements, Reals};
@@ -263,15 +263,18 @@ impl Elements<f64> for Weights<'_> {
 }
 
 impl ModelView<'_> {
-    /// The model's idf column (if its weighting has one) and its weights, for a count vector
-    /// whose vocabulary tokens found `rows`.
-    fn columns<'r>(&'r self, rows: &'r Rows<'r>) -> (Option<Column<'r>>, Weights<'r>) {
+    /// The model's input and weights for a count vector whose vocabulary tokens found `rows`.
+    fn input<'r>(&'r self, x: &SparseVector, rows: &'r Rows<'r>) -> (SparseVector, Weights<'r>) {
         let m = self.model;
         let idf = m.idf.map(|column| Column {
             rows,
             column: column as usize,
             shift: 0,
         });
+        let input = match &idf {
+            Some(idf) => weigh(m.config, idf, x),
+            None => weigh(m.config, &[][..], x),
+        };
         let shift = if m.config.hashed {
             HASHED_BUCKETS as usize
         } else {
@@ -283,18 +286,14 @@ impl ModelView<'_> {
             shift,
         };
         let hashed = self.hashed.filter(|_| m.config.hashed);
-        (idf, Weights { hashed, vocabulary })
+        (input, Weights { hashed, vocabulary })
     }
 
     /// The decision value and each present feature's share of it, as the model computes
     /// them (a Naive Bayes model through the same [`crate::models::NbScoring::combine`]).
     fn contributions(&self, x: &SparseVector, rows: &Rows<'_>) -> (f64, Vec<(FeatureId, f64)>) {
-        let (idf, weights) = self.columns(rows);
+        let (input, weights) = self.input(x, rows);
         let config = self.model.config;
-        let input = match &idf {
-            Some(idf) => weigh(config, idf, x),
-            None => weigh(config, &[][..], x),
-        };
         let mut terms: Vec<(FeatureId, f64)> = terms(&input, &weights)
             .into_iter()
             .map(|(id, c)| (count_id(config, id), c))
@@ -311,13 +310,8 @@ impl ModelView<'_> {
         match self.model.scoring {
             Some(_) => self.contributions(x, rows).0,
             None => {
-                let (idf, weights) = self.columns(rows);
-                let config = self.model.config;
-                self.model.bias
-                    + match &idf {
-                        Some(idf) => weighed_dot(config, idf, x, &weights),
-                        None => weighed_dot(config, &[][..], x, &weights),
-                    }
+                let (input, weights) = self.input(x, rows);
+                self.model.bias + input.dot_with(&weights)
             }
         }
     }

@@ -64,7 +64,7 @@ impl LinearFunction {
 
     /// d(x) for a count vector.
     pub fn decision(&self, counts: &SparseVector) -> f64 {
-        self.bias + self.transform.dot(counts, &self.weights)
+        self.bias + self.transform.apply(counts).dot_with(&self.weights)
     }
 
     /// Each present feature's term w_j * t(x)_j of the decision (the bias is not included),
