@@ -15,7 +15,7 @@ use std::borrow::Cow;
 /// against 0.0095 and 0.0105 with 2^18, fusion's 0.0061 and 0.0079 against 0.0064 and 0.0084;
 /// online (seed 7) each model within 2% of 2^18's (fusion 0.0677 against 0.0670). A linear model's
 /// hashed weights (`f32`, 512 KiB) and its solver's (`f64`, 1 MiB) then fit a core's cache
-/// beside the vocabulary's: `train` took 0.80 of the time with 2^18.
+/// beside the vocabulary's: `train` took 0.80 of its time with 2^18.
 pub const HASHED_BUCKETS: u32 = 1 << 17;
 
 /// The count-vector id of bucket 0; vocabulary ids stay below it.

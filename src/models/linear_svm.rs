@@ -56,8 +56,8 @@ pub struct LinearSvmParams {
     /// Most passes of the exact solver, each over the coordinates still active (shrinking
     /// leaves some out, as LIBLINEAR counts them). Default 10: stopping early regularizes. In
     /// 5-fold cross-validation on the SpamAssassin corpus (`examples/sweep.rs`, seeds 7 and 3,
-    /// the default features) (1-AUC)% 0.0095 and 0.0105 against 0.0098 and 0.0104 at 1000 (the
-    /// tolerance first), at 0.65 and 0.57 of the fit time; 5 passes 0.0099 and 0.0112, 3
+    /// the default features) (1-AUC)% 0.0095 and 0.0105 against 0.0098 and 0.0104 when the
+    /// tolerance alone stops it, in 0.65 and 0.58 of the fit time; 5 passes 0.0099 and 0.0112, 3
     /// passes 0.0170 and 0.0151.
     pub max_iter: usize,
     /// Seed of the coordinate order.
