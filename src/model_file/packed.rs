@@ -101,7 +101,12 @@ pub mod reals {
             return <Vec<f64> as serde::Deserialize>::deserialize(d);
         }
         let reals = <Reals<'_> as serde::Deserialize>::deserialize(d)?;
-        Ok((0..reals.len()).filter_map(|i| reals.at(i)).collect())
+        // Allocated once at its length: collected through `filter_map` (no lower size bound)
+        // the vector grew by doubling, and a model's 2^17 hashed weights then held twice
+        // their memory, which a server under a 64 MiB address-space limit ran out of.
+        let mut values = Vec::with_capacity(reals.len());
+        values.extend((0..reals.len()).filter_map(|i| reals.at(i)));
+        Ok(values)
     }
 }
 
