@@ -1,6 +1,7 @@
 //! Parse + tokenize throughput (MB/s, one core) over the SpamAssassin corpus when it has been
 //! fetched (`corpus/fetch-spamassassin.sh`), else over the committed sample: with the default
-//! settings, without byte 4-grams (`batch`, as `train` and batch `classify` tokenize), and with
+//! settings, with byte 4-grams of fewer bytes (`batch`, as `train` and batch `classify` tokenize;
+//! those two count the 4-grams from the bytes, without the `b4:` strings timed here), and with
 //! word bigrams and character 4-grams.
 //!
 //! Run: `cargo bench --bench tokenize`

@@ -1,9 +1,10 @@
 //! The cost of hostile messages in `classify` and `serve`, each run as a child process under
 //! rlimits (util-linux `prlimit`): 64 MiB of address space (`serve`: 72 MiB, see
-//! [`SERVE_MEMORY`]) and 1 s of CPU time, as the reliability issue asks, for a URL with 32,000 host labels (once about 950 MB), a 100 MB
-//! message and a MIME tree nested 3,000 levels. CPU time rather than wall-clock time keeps the
-//! bound independent of the machine's load; every wait on the child also has a generous
-//! wall-clock limit so nothing can hang. (`filter` has its own test with its streaming.)
+//! [`SERVE_MEMORY`]) and 1 s of CPU time, as the reliability issue asks, for a URL with 32,000
+//! host labels (once about 950 MB), a 100 MB message and a MIME tree nested 3,000 levels. CPU
+//! time rather than wall-clock time keeps the bound independent of the machine's load; every
+//! wait on the child also has a generous wall-clock limit so nothing can hang. (`filter` has
+//! its own test with its streaming.)
 
 use crate::util::{Served, TestDir, limited_spamsort, peak_rss, sigterm_and_wait, trained_model};
 use std::io::{Read, Write};

@@ -54,7 +54,8 @@ impl FeatureConfig {
         hashed: false,
     };
     /// Presence of every word and hashed byte 4-gram, unnormalized: the input of the online
-    /// learners that start from nothing (Waterloo's binary features with a small fixed step).
+    /// learners that start from nothing (Waterloo's binary features with a small fixed step)
+    /// and of logistic regression's batch fit; L2-normalized, the SVM's.
     pub const BINARY_HASHED: FeatureConfig = FeatureConfig {
         weighting: Weighting::Binary,
         l2_normalize: false,

@@ -44,8 +44,8 @@ use serde::{Deserialize, Serialize};
 use std::io::{BufRead, Write};
 
 /// The first line of every dump this version writes. Version 2: byte 4-grams hash into 2^17
-/// buckets; a version 1 dump's hashed weights (2^18 buckets) are refused, not read as other
-/// buckets.
+/// buckets. Version 1 dumps (2^18 buckets) are refused, all of them: their hashed weights
+/// would be read as other buckets.
 pub const HEADER: &str = "spamsort-dump 2";
 
 /// Why a dump could not be written or read.

@@ -74,10 +74,10 @@ pub(crate) fn replayed_for(
 /// The filter of the file `file` (its head `head`, its score table `table`) with the journal
 /// records' `patches` taken in, in order (see [`super::patch`]), over only the tokens of
 /// `message` (hashed tokens among them need no lookup): `kind`'s models (for fusion, the
-/// models it stacks; `None`: every model), and the vocabulary ids of its tokens, ascending. Its answer for `message`
-/// is bit for bit the full load's, and so is what learning `message` (not unlearning it)
-/// does to those tokens. `None` where that would not be exact (see [`replayed_for`] and
-/// [`TrainedModel::overlay`](crate::models::TrainedModel::overlay)).
+/// models it stacks; `None`: every model), and the vocabulary ids of its tokens, ascending.
+/// Its answer for `message` is bit for bit the full load's, and so is what learning
+/// `message` (not unlearning it) does to those tokens. `None` where that would not be exact
+/// (see [`replayed_for`] and [`TrainedModel::overlay`](crate::models::TrainedModel::overlay)).
 pub(crate) fn composed_for(
     file: &ModelFileReader,
     head: &Head,

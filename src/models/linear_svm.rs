@@ -56,17 +56,18 @@ pub struct LinearSvmParams {
     /// Most passes of the exact solver, each over the coordinates still active (shrinking
     /// leaves some out, as LIBLINEAR counts them). Default 10: stopping early regularizes. In
     /// 5-fold cross-validation on the SpamAssassin corpus (`examples/sweep.rs`, seeds 7 and 3,
-    /// the default features) (1-AUC)% 0.0095 and 0.0105 against 0.0098 and 0.0104 when the
-    /// tolerance alone stops it, in 0.65 and 0.58 of the fit time; 5 passes 0.0099 and 0.0112, 3
-    /// passes 0.0170 and 0.0151.
+    /// the default features, 2^18 buckets) (1-AUC)% 0.0095 and 0.0105 against 0.0098 and
+    /// 0.0104 when the tolerance alone stops it, in 0.65 and 0.58 of the fit time; 5 passes
+    /// 0.0099 and 0.0112, 3 passes 0.0170 and 0.0151.
     pub max_iter: usize,
     /// Seed of the coordinate order.
     pub seed: u64,
     /// Input features (default: binary words and hashed byte 4-grams of the first
     /// [`BATCH_BYTE_NGRAMS`](super::BATCH_BYTE_NGRAMS) bytes, L2-normalized: in 5-fold
-    /// cross-validation on the SpamAssassin corpus (`examples/sweep.rs`, seeds 7 and 3)
-    /// (1-AUC)% 0.0098 and 0.0104, against 0.0163 and 0.0199 on L2-normalized sublinear tf-idf
-    /// of words; fusion's 0.0067 and 0.0088 against 0.0093 and 0.0107).
+    /// cross-validation on the SpamAssassin corpus (`examples/sweep.rs`, seeds 7 and 3, 2^18
+    /// buckets, the solver stopped by its tolerance) (1-AUC)% 0.0098 and 0.0104, against 0.0163
+    /// and 0.0199 on L2-normalized sublinear tf-idf of words; fusion's 0.0067 and 0.0088
+    /// against 0.0093 and 0.0107).
     pub features: FeatureConfig,
     /// Input features of a model started from nothing, which learns only online (default:
     /// binary words and hashed byte 4-grams, unnormalized: in the TREC online protocol on the
