@@ -14,7 +14,7 @@ use crate::corpus::{CorpusError, LabeledCorpus};
 use crate::error::Result;
 use crate::features::hashed::hashed_token;
 use crate::features::{
-    Dataset, FeatureId, NumberedTokens, SparseVector, Vocabulary, VocabularyParams,
+    Buckets, Dataset, FeatureId, NumberedTokens, Row, SparseVector, VocabularyParams,
     stratified_folds, training_indices,
 };
 use crate::filter::words_and_hashed;
@@ -23,6 +23,7 @@ use crate::models::fusion::Stack;
 use crate::models::{Calibration, Classifier, ModelKind, ModelParams};
 use crate::tokenize::{Token, Tokenizer, TokenizerConfig};
 use rayon::prelude::*;
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Labeled messages as the models see them, with what reading each one cost: the input of
@@ -65,11 +66,11 @@ impl TokenizedMail {
         self.tokens[i].iter().cloned().chain(hashed).collect()
     }
 
-    /// Message `i`'s count vector over `vocabulary`, its hashed byte 4-grams included.
-    fn count_vector(&self, i: usize, vocabulary: &Vocabulary) -> SparseVector {
-        vocabulary
-            .vectorize(&self.tokens[i])
-            .with_hashed(self.hashed[i].clone())
+    /// Message `i`'s row of a data set: the counts of its words `words` (in some vocabulary's
+    /// ids) and its hashed buckets.
+    fn row(&self, i: usize, words: SparseVector) -> Arc<Row> {
+        let buckets = Buckets::from_ids(self.hashed[i].iter().copied());
+        Arc::new(Row::from_parts(words, buckets))
     }
 
     fn push(&mut self, tokens: Vec<Token>, hashed: Vec<FeatureId>, label: Label, seconds: f64) {
@@ -239,19 +240,21 @@ impl CrossValidation {
                 .iter()
                 .map(|&i| (numbered.lists[i].as_slice(), labels[i])),
         );
-        let dataset = |idx: &[usize], rows: Vec<SparseVector>| {
-            Dataset::new(rows, idx.iter().map(|&i| labels[i]).collect(), vocab.len())
+        let dataset = |idx: &[usize], rows: Vec<Arc<Row>>| Dataset {
+            rows,
+            labels: idx.iter().map(|&i| labels[i]).collect(),
+            n_features: vocab.len(),
         };
-        let train_rows = train.par_iter().map(|&i| {
-            numbered
-                .count_vector(i, &ids)
-                .with_hashed(mail.hashed[i].clone())
-        });
+        let train_rows = train
+            .par_iter()
+            .map(|&i| mail.row(i, numbered.count_vector(i, &ids)));
         let train_set = dataset(&train, train_rows.collect());
         // Looking the tokens up is part of classifying, shared by every model of the fold:
         // timed as `classify` does it, from the tokens' text, on one thread.
         let started = Instant::now();
-        let test_rows = test.iter().map(|&i| mail.count_vector(i, &vocab));
+        let test_rows = test
+            .iter()
+            .map(|&i| mail.row(i, vocab.vectorize(&mail.tokens[i])));
         let test_set = dataset(test, test_rows.collect());
         let tokenize_seconds: f64 = test.iter().map(|&i| mail.tokenize_seconds[i]).sum();
         let read_seconds = tokenize_seconds + started.elapsed().as_secs_f64();

@@ -31,8 +31,8 @@ struct Counted {
     words: String,
     /// Per word, where it ends in `words` and its number of occurrences.
     ends: Vec<(u32, u32)>,
-    /// Its hashed tokens' ids with their numbers of occurrences.
-    hashed: Vec<(FeatureId, u32)>,
+    /// Its hashed buckets (a data set keeps them by presence, see [`Row`]).
+    hashed: Buckets,
     digest: super::learned::Digest,
     tokens: u64,
     fallback: bool,
@@ -55,7 +55,6 @@ impl Counted {
             }
         }
         words.sort_unstable();
-        hashed.sort_unstable();
         let mut blob = String::new();
         let mut ends: Vec<(u32, u32)> = Vec::new();
         let mut previous = None;
@@ -74,7 +73,7 @@ impl Counted {
         Counted {
             words: blob,
             ends,
-            hashed: run_lengths(hashed),
+            hashed: Buckets::from_ids(hashed),
             digest: digest(&t.tokens),
             tokens: t.tokens.len() as u64 + ngram_count,
             fallback: t.fallback,
@@ -90,18 +89,6 @@ impl Counted {
             Some((word, n))
         })
     }
-}
-
-/// Each distinct value of a sorted list with its number of occurrences.
-fn run_lengths(sorted: Vec<FeatureId>) -> Vec<(FeatureId, u32)> {
-    let mut out: Vec<(FeatureId, u32)> = Vec::new();
-    for id in sorted {
-        match out.last_mut() {
-            Some((last, n)) if *last == id => *n += 1,
-            _ => out.push((id, 1)),
-        }
-    }
-    out
 }
 
 /// What training has gathered from the messages counted so far.
@@ -136,8 +123,7 @@ impl Gathered {
             .add(c.words().map(|(w, _)| w), label, &mut self.ids);
         let words = self.ids.iter().zip(c.words()).map(|(&id, (_, n))| (id, n));
         self.rows.push(words.collect());
-        self.buckets
-            .push(Buckets::from_ids(c.hashed.iter().map(|&(id, _)| id)));
+        self.buckets.push(c.hashed);
         self.labels.push(label);
     }
 

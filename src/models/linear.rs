@@ -18,7 +18,7 @@ pub struct LinearFunction {
     /// (`crate::model_file::packed::reals`). The hashed features' weights (what a model's
     /// section keeps, the score table holding the rest, see
     /// `crate::filter::score_table::strip`) are kept at `f32` precision by every fit and
-    /// update (`LinearFunction::keep_hashed_stored`, `linear_svm::grow_and_add`), so they
+    /// update (`LinearFunction::fitted`, `linear_svm::grow_and_add`), so they
     /// take half the bytes a pipe filter reads.
     #[serde(with = "crate::model_file::packed::reals")]
     pub weights: Vec<f64>,
@@ -53,9 +53,20 @@ impl LinearFunction {
             .min(self.weights.len())
     }
 
-    /// Rounds the hashed features' weights to what the model file stores
-    /// ([`stored_f32`]): fits call it on what they return.
-    pub(crate) fn keep_hashed_stored(&mut self) {
+    /// The function an exact solver found: its hashed features' weights rounded to what the
+    /// model file stores (see [`LinearFunction::weights`]).
+    pub(crate) fn fitted(transform: FeatureTransform, weights: Vec<f64>, bias: f64) -> Self {
+        let mut f = LinearFunction {
+            transform,
+            weights,
+            bias,
+        };
+        f.keep_hashed_stored();
+        f
+    }
+
+    /// Rounds the hashed features' weights to what the model file stores ([`stored_f32`]).
+    fn keep_hashed_stored(&mut self) {
         let front = self.hashed_len();
         for w in &mut self.weights[..front] {
             *w = stored_f32(*w);

@@ -132,15 +132,9 @@ impl LinearSvmParams {
             return Ok(model);
         }
         let (w, b) = self.solve(&InputRows::new(&transform, data), &signs(data), width);
-        let mut function = LinearFunction {
-            transform,
-            weights: w,
-            bias: b,
-        };
-        function.keep_hashed_stored();
         Ok(LinearSvm {
             c: self.c,
-            function,
+            function: LinearFunction::fitted(transform, w, b),
         })
     }
 

@@ -270,15 +270,9 @@ impl LogisticRegressionParams {
                 problem.newton_cg(self.tol, self.max_iter)
             }
         };
-        let mut function = LinearFunction {
-            transform,
-            weights,
-            bias,
-        };
-        function.keep_hashed_stored();
         Ok(LogisticRegression {
             online_rate: self.online_rate,
-            function,
+            function: LinearFunction::fitted(transform, weights, bias),
         })
     }
 }
