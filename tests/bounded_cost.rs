@@ -1,6 +1,7 @@
 //! The cost of hostile messages in `classify` and `serve`, each run as a child process under
-//! rlimits (util-linux `prlimit`): 64 MiB of address space (`serve`: 72 MiB, see
-//! [`SERVE_MEMORY`]) and 1 s of CPU time, as the reliability issue asks, for a URL with 32,000
+//! rlimits (util-linux `prlimit`): 64 MiB of address space (`serve`: 64 MiB resident under a
+//! looser address-space limit, see [`SERVE_ADDRESS_SPACE`]) and 1 s of CPU time, as the
+//! reliability issue asks, for a URL with 32,000
 //! host labels (once about 950 MB), a 100 MB message and a MIME tree nested 3,000 levels. CPU
 //! time rather than wall-clock time keeps the bound independent of the machine's load; every
 //! wait on the child also has a generous wall-clock limit so nothing can hang. (`filter` has
@@ -14,11 +15,15 @@ use std::time::Duration;
 
 /// The memory bound: 64 MiB of address space (and so of resident memory).
 const MEMORY: u64 = 64 * 1024 * 1024;
-/// The server's memory bound: [`MEMORY`] and 8 MiB more for the model it holds. The default
-/// SVM and logistic regression hold 2^17 hashed byte 4-gram weights each (in `f64`, 1 MiB
-/// each): the test model's server rose from 33 to 38 MB of address space before its first
-/// request, and a 9 MB message, whose own cost did not change, then took it past 64 MiB.
-const SERVE_MEMORY: u64 = MEMORY + 8 * 1024 * 1024;
+/// The server's address-space limit: [`MEMORY`] and 8 MiB more, a backstop against runaway
+/// allocation, while the bound itself is on its resident memory ([`MEMORY`], checked by
+/// [`assert_server_bounded`]). A server's address space is mostly reservations it never
+/// touches: the debug binary's mappings (14 MiB), its threads' stacks, and mimalloc's pages
+/// (4 MiB for a large object). With the test model, a 9 MB CHECK peaks at 29 MB resident and
+/// 67-72 MB of address space; under limits of 61-63 MiB a 4 MiB page no longer fits and the
+/// allocation fails, while 56-60 MiB and 64 MiB pass: where the limit falls between pages
+/// decides it, not how much memory the server uses.
+const SERVE_ADDRESS_SPACE: u64 = MEMORY + 8 * 1024 * 1024;
 /// The time bound: one second of CPU time.
 const CPU_SECONDS: u64 = 1;
 /// Generous wall-clock limit for anything that waits on a child.
@@ -135,7 +140,7 @@ fn classify_of_300000_header_fields_stays_under_64_mb_and_1_s() {
 /// fit in 64 MiB of it, however little memory they touch.
 fn limited_server() -> Served {
     Served::start(
-        limited_spamsort(SERVE_MEMORY, CPU_SECONDS),
+        limited_spamsort(SERVE_ADDRESS_SPACE, CPU_SECONDS),
         trained_model(),
         &["--max-connections", "2"],
     )
@@ -180,7 +185,7 @@ fn answer_head(answer: &[u8]) -> String {
 fn assert_server_bounded(mut served: Served) {
     let limits = std::fs::read_to_string(format!("/proc/{}/limits", served.child.id())).unwrap();
     for (name, value) in [
-        ("Max address space", SERVE_MEMORY),
+        ("Max address space", SERVE_ADDRESS_SPACE),
         ("Max cpu time", CPU_SECONDS),
     ] {
         let line = limits.lines().find(|l| l.starts_with(name)).unwrap();
@@ -188,12 +193,12 @@ fn assert_server_bounded(mut served: Served) {
         assert_eq!(soft, value.to_string(), "{line}");
     }
     let peak = peak_rss(served.child.id());
-    assert!(peak < SERVE_MEMORY, "serve peaked at {peak} bytes resident");
+    assert!(peak < MEMORY, "serve peaked at {peak} bytes resident");
     sigterm_and_wait(&mut served.child);
 }
 
 #[test]
-fn serve_answers_100_mb_message_under_72_mb_and_1_s() {
+fn serve_answers_100_mb_message_under_64_mb_and_1_s() {
     let message = Arc::new(message_of_size(100 * 1024 * 1024));
     let served = limited_server();
     // Over the default --max-size: answered unclassified, never held whole.
@@ -224,17 +229,17 @@ fn assert_serve_classifies_bounded(command: &str, message: Vec<u8>) {
 }
 
 #[test]
-fn serve_classifies_9_mb_message_under_72_mb_and_1_s() {
+fn serve_classifies_9_mb_message_under_64_mb_and_1_s() {
     // Under the default --max-size (10 MiB), so held and tokenized (its first 2 MiB).
     assert_serve_classifies_bounded("CHECK", message_of_size(9 * 1024 * 1024));
 }
 
 #[test]
-fn serve_classifies_mime_tree_nested_3000_levels_under_72_mb_and_1_s() {
+fn serve_classifies_mime_tree_nested_3000_levels_under_64_mb_and_1_s() {
     assert_serve_classifies_bounded("SYMBOLS", nested_mime(3000));
 }
 
 #[test]
-fn serve_classifies_url_with_32000_host_labels_under_72_mb_and_1_s() {
+fn serve_classifies_url_with_32000_host_labels_under_64_mb_and_1_s() {
     assert_serve_classifies_bounded("REPORT", url_with_host_labels(32_000));
 }
