@@ -132,8 +132,8 @@ fn one_message_scorer_of_a_trained_model_with_a_journal_agrees_with_the_full_loa
     let (spam, ham) = (sample_class_files("spam"), sample_class_files("ham"));
     // A training message unlearned (it counted only in training's tokens) and one relabeled:
     // runs that unlearn save the file whole. Then new tokens, some of them again with known
-    // ones, and a copy of a training message: journaled (without patches: the SVM and logistic
-    // regression see the hashed byte 4-grams, so scorers replay the journal).
+    // ones, and a copy of a training message: journaled, each record with its patch (the
+    // SVM's and logistic regression's weights of its byte 4-grams' buckets among them).
     learn(&path, "--unlearn", &spam[0]);
     learn(&path, "--spam", &ham[1]);
     let (records, _) = spamsort::filter::journal::pending(&path).unwrap();

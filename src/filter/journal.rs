@@ -23,6 +23,8 @@ use super::store::{LearnedStore, StoreOp};
 use super::update::{IfMissing, Updated, update};
 use super::{SpamFilter, layout};
 use crate::error::Result;
+use crate::features::FeatureId;
+use crate::features::hashed::hashed_id;
 use crate::label::Label;
 use crate::model_file::{self, ModelFileError, ModelFileReader};
 use crate::tokenize::{Token, TokenizerConfig};
@@ -31,10 +33,10 @@ use std::path::Path;
 
 /// A journal of this many records is compacted by the next [`learn`]. The pipe filter takes
 /// each record's patch into what a message needs (see `crate::filter::patch`), at a cost that
-/// grows slowly with the journal (`benches/pipe_latency.sh`, whole SpamAssassin corpus, the
-/// static build: 1.34 ms a message with no record, 1.54 with 1, 1.79 with 8, 1.97 with 16,
-/// against 2.79 for `bogofilter -p`), while a compaction costs the learn that does it about
-/// 40 ms of CPU: filtering runs far more often than learning, so the journal stays short, and
+/// grows slowly with the journal (`benches/pipe_latency.sh 300`, whole SpamAssassin corpus,
+/// the static build, the default models: 2.35 ms a message with no record, 3.84 with 1, 4.73
+/// with 8, 5.59 with 16, against 3.59 for `bogofilter -p`), while a compaction costs the learn
+/// that does it about 40 ms of CPU: filtering runs far more often than learning, so the journal stays short, and
 /// one learn in 17 compacts (rarer than one in ten, so the learn's 90th percentile stays that
 /// of an append).
 pub const COMPACT_RECORDS: usize = 16;
@@ -241,15 +243,18 @@ fn patch_of(
         layout::SCORE_INDEX_SECTION,
         layout::SCORE_BLOCKS_SECTION,
     )?;
-    // A model that sees the hashed features takes no patch (see `super::patch`): spare
-    // reading every model's section to find that out.
-    if table.index().models.iter().any(|m| m.config.hashed) {
-        return Ok(None);
-    }
     let tokens: Vec<Token> = record
         .messages()
         .flat_map(|m| m.0.iter().cloned())
         .collect();
+    // The buckets whose weights the record changed, if a model sees them.
+    let mut hashed: Vec<FeatureId> = if table.index().models.iter().any(|m| m.config.hashed) {
+        tokens.iter().filter_map(|t| hashed_id(t)).collect()
+    } else {
+        Vec::new()
+    };
+    hashed.sort_unstable();
+    hashed.dedup();
     let Some((mut filter, ids)) = composed_for(reader, head, &table, &patches, None, &tokens)?
     else {
         return Ok(None);
@@ -261,7 +266,7 @@ fn patch_of(
     let next_id = patches
         .last()
         .map_or(table.index().tokens, |p| p.vocabulary_len());
-    Ok(Some(Patch::of(&filter, &ids, next_id)))
+    Ok(Some(Patch::of(&filter, &ids, next_id, &hashed)))
 }
 
 /// Changes the learned state of the model file at `path` as `change` says, through a

@@ -1,13 +1,15 @@
 //! A journal record's patch: what the record's learning changed, as a scorer of one message
 //! needs it, so that `filter` takes the journal's changes instead of replaying its learning.
 //!
-//! Learning a message changes its own tokens' per-token values (the Naive Bayes models'
-//! counts, the SVM's and logistic regression's weights) and a few values that depend on every
-//! token (message counts, class totals, |V|, the Bernoulli model's histograms and absent-word
-//! terms, the linear models' biases, the fuser); every other token's values stay as the file
-//! saved them. So [`learn`](super::journal::learn) works the record out on the file restricted
-//! to the record's tokens (see [`super::sparse`]) and keeps the result, the models restricted
-//! to those tokens, as the record's [`Patch`]. A scorer of one message then restricts the file
+//! Learning a message changes its own features' values (the Naive Bayes models' counts of its
+//! tokens, the SVM's and logistic regression's weights of its tokens and of its byte 4-grams'
+//! hash buckets) and a few values that depend on every token (message counts, class totals,
+//! |V|, the Bernoulli model's histograms and absent-word terms, the linear models' biases, the
+//! fuser); every other feature's values stay as the file saved them. So
+//! [`learn`](super::journal::learn) works the record out on the file restricted to the
+//! record's tokens (see [`super::sparse`]; a model that sees the hashed features is read with
+//! all their weights) and keeps the result, the models restricted to the record's features,
+//! as the record's [`Patch`]. A scorer of one message then restricts the file
 //! to the message's tokens and takes each patch into it in order ([`TrainedModel::overlay`]):
 //! the values of the message's tokens that a record changed and the newest of everything
 //! else. That is the state a full load (which replays the records' operations, see
@@ -18,15 +20,18 @@
 //! damaged record whose checksum still matches is replayed instead), and a learn that cannot
 //! work a patch out (a damaged section or patch) appends its record without one.
 //!
-//! A record has no patch where that cannot be exact (models that see the hashed features or
-//! complement Naive Bayes, see [`TrainedModel::overlay`]), or after a record that has none:
-//! a scorer then replays the journal ([`super::sparse::replayed_for`]). A run that unlearns is
+//! A record has no patch where that cannot be exact (complement Naive Bayes, see
+//! [`TrainedModel::overlay`]), or after a record that has none (as spamsort before 4-gram
+//! patches wrote for models that see the hashed features): a scorer then replays the journal
+//! ([`super::sparse::replayed_for`]). Such a spamsort finds that a patch with hashed features
+//! does not fit ([`Patch::fits`]) and replays the journal too. A run that unlearns is
 //! not journaled at all (its learn compacts the file): unlearning reads a token's document
 //! frequencies, which patches do not carry.
 
 use super::score_table::same_bits;
 use super::{SpamFilter, TrainingSummary};
 use crate::features::FeatureId;
+use crate::features::hashed::{HASHED_BASE, HASHED_BUCKETS, is_hashed};
 use crate::model_file::ModelFileError;
 use crate::models::{Fusion, TrainedModel};
 use crate::tokenize::Token;
@@ -39,15 +44,17 @@ use std::path::Path;
 pub(crate) struct Patch {
     /// The vocabulary's length after the record: a token learned later is numbered from here.
     vocabulary_len: u64,
-    /// The vocabulary ids of the record's messages' tokens (hashed features aside),
-    /// ascending.
+    /// The count-vector ids of the record's messages' features, ascending: their tokens'
+    /// vocabulary ids ([`Patch::words`]), then the hashed ids of their byte 4-grams
+    /// ([`Patch::buckets`]; every hashed id is above every vocabulary id).
     ids: Vec<FeatureId>,
-    /// The tokens the record added to the vocabulary: those of the last of `ids`, in order.
+    /// The tokens the record added to the vocabulary: those of the last of its words, in order.
     /// (A scorer finds the others by their ids in the score table or an earlier patch.)
     added: Vec<Token>,
-    /// Every model of the file, in the head's order, restricted to `ids` (renumbered `0..` in
-    /// their order), as the record's learning left them (as
-    /// [`TrainedModel::for_patch`] keeps them).
+    /// Every model of the file, in the head's order, restricted to the record's words
+    /// (renumbered `0..` in their order) and, for a model that sees the hashed features, its
+    /// buckets (their weights first, see [`LinearFunction::keep_buckets`](crate::models::LinearFunction::keep_buckets)), as the record's
+    /// learning left them (as [`TrainedModel::for_patch`] keeps them).
     models: Vec<TrainedModel>,
     /// For each of `models`, the earlier one whose per-token counts its own are, bit for bit
     /// (the Boolean multinomial model's are the Bernoulli model's document frequencies):
@@ -67,20 +74,22 @@ pub(crate) struct Patch {
 impl Patch {
     /// The patch of `filter`, the file restricted to a record's tokens with the record
     /// applied (see [`super::sparse::composed_for`]): its first `ids.len()` tokens are the
-    /// vocabulary's `ids`, the rest new ones, numbered from `next_id` in their order.
-    pub fn of(filter: &SpamFilter, ids: &[FeatureId], next_id: u64) -> Patch {
+    /// vocabulary's `ids`, the rest new ones, numbered from `next_id` in their order;
+    /// `hashed` are the hashed ids of the record's byte 4-grams, ascending.
+    pub fn of(filter: &SpamFilter, ids: &[FeatureId], next_id: u64, hashed: &[FeatureId]) -> Patch {
         let vocabulary = filter.vocabulary();
         let new = vocabulary.len().saturating_sub(ids.len());
-        let ids = ids
-            .iter()
-            .copied()
+        let ids = (ids.iter().copied())
             .chain((0..new).map(|i| (next_id + i as u64) as FeatureId))
+            .chain(hashed.iter().copied())
             .collect();
         let added = (vocabulary.len() - new..vocabulary.len())
             .map(|id| vocabulary.token(id as FeatureId).to_owned())
             .collect();
-        let (mut models, histograms): (Vec<_>, Vec<_>) =
-            filter.models.iter().map(TrainedModel::for_patch).unzip();
+        let buckets = buckets_of(hashed);
+        let (mut models, histograms): (Vec<_>, Vec<_>) = (filter.models.iter())
+            .map(|m| m.for_patch(&buckets))
+            .unzip();
         let shared_counts = share_counts(&mut models);
         Patch {
             vocabulary_len: next_id + new as u64,
@@ -100,32 +109,46 @@ impl Patch {
     }
 
     /// Whether this patch fits a vocabulary of `before` tokens (the score table's, or the
-    /// previous patch's [`Patch::vocabulary_len`]): its ids ascend, each below its
+    /// previous patch's [`Patch::vocabulary_len`]): its ids ascend, its words each below its
     /// vocabulary's length, which is `before` plus the tokens it added, numbered from
-    /// `before` on and still ids. A damaged or forged record that passed its checksum could
-    /// otherwise make a scorer answer what no full load would; one that does not fit is
-    /// replayed instead (see [`super::sparse`]).
+    /// `before` on and still vocabulary ids, and its hashed ids name buckets. A damaged or
+    /// forged record that passed its checksum could otherwise make a scorer answer what no
+    /// full load would; one that does not fit is replayed instead (see [`super::sparse`]).
     pub fn fits(&self, before: u64) -> bool {
+        let words = self.words();
         let added = self.added.len();
-        let first_added = self.ids.len().checked_sub(added);
+        let first_added = words.len().checked_sub(added);
         self.ids.windows(2).all(|w| w[0] < w[1])
             && Some(self.vocabulary_len) == before.checked_add(added as u64)
-            && self.vocabulary_len <= u64::from(FeatureId::MAX)
+            && self.vocabulary_len <= u64::from(HASHED_BASE)
             && first_added.is_some_and(|first| {
-                (self.ids[first..].iter())
+                (words[first..].iter())
                     .zip(before..)
                     .all(|(&id, n)| u64::from(id) == n)
             })
-            && self
-                .ids
+            && words
                 .last()
                 .is_none_or(|&id| u64::from(id) < self.vocabulary_len)
+            && (self.ids.last())
+                .is_none_or(|&id| !is_hashed(id) || id - HASHED_BASE < HASHED_BUCKETS)
+    }
+
+    /// The vocabulary ids of the record's tokens, ascending.
+    fn words(&self) -> &[FeatureId] {
+        &self.ids[..self.ids.partition_point(|&id| !is_hashed(id))]
+    }
+
+    /// The buckets of the record's byte 4-grams (their hashed ids less [`HASHED_BASE`]),
+    /// ascending.
+    pub(crate) fn buckets(&self) -> Vec<usize> {
+        buckets_of(&self.ids[self.words().len()..])
     }
 
     /// The tokens the record added to the vocabulary, with their ids.
     pub fn added(&self) -> impl Iterator<Item = (FeatureId, &str)> {
-        let first = self.ids.len().saturating_sub(self.added.len());
-        (self.ids[first..].iter().copied()).zip(self.added.iter().map(String::as_str))
+        let words = self.words();
+        let first = words.len().saturating_sub(self.added.len());
+        (words[first..].iter().copied()).zip(self.added.iter().map(String::as_str))
     }
 
     /// Model `at` of this patch with the per-token counts of model `with`, which it shares
@@ -163,9 +186,10 @@ impl Patch {
     /// tokens both hold, and everything that depends on every token. `false` where a model
     /// cannot take it (see [`TrainedModel::overlay`]): `filter` is then half changed.
     pub fn apply_to(&self, filter: &mut SpamFilter, ids: &[FeatureId]) -> bool {
-        let pairs: Vec<(usize, usize)> = (self.ids.iter().enumerate())
+        let pairs: Vec<(usize, usize)> = (self.words().iter().enumerate())
             .filter_map(|(theirs, id)| Some((theirs, ids.binary_search(id).ok()?)))
             .collect();
+        let buckets = self.buckets();
         let features = usize::try_from(self.vocabulary_len).unwrap_or(usize::MAX);
         for model in &mut filter.models {
             let kind = model.model.kind();
@@ -179,7 +203,7 @@ impl Patch {
                     None => return false,
                 },
             };
-            if !model.overlay(&from, &pairs, features) {
+            if !model.overlay(&from, &pairs, &buckets, features) {
                 return false;
             }
         }
@@ -189,6 +213,13 @@ impl Patch {
         filter.summary.clone_from(&self.summary);
         true
     }
+}
+
+/// The buckets of hashed ids (each less [`HASHED_BASE`]), in their order.
+fn buckets_of(hashed: &[FeatureId]) -> Vec<usize> {
+    (hashed.iter())
+        .map(|&id| id.wrapping_sub(HASHED_BASE) as usize)
+        .collect()
 }
 
 /// Empties the per-token counts of each of `models` that an earlier one holds bit for bit,
@@ -216,9 +247,11 @@ fn share_counts(models: &mut [TrainedModel]) -> Vec<Option<u8>> {
 mod tests {
     use super::*;
     use crate::SpamFilter;
+    use crate::TrainParams;
     use crate::filter::journal;
     use crate::filter::sparse::tests::{journal_learn, on_words, trained};
     use crate::label::Label;
+    use crate::models::ModelParams;
 
     /// Messages to score: known tokens, tokens the journal added, none.
     const MESSAGES: [&str; 3] = [
@@ -227,10 +260,10 @@ mod tests {
         "",
     ];
 
-    /// A file trained in batch, then two messages learned through the journal (tokens new
-    /// to it among them).
-    fn journaled(dir: &Path) -> std::path::PathBuf {
-        let path = trained(dir, &on_words());
+    /// A file trained in batch with `params`, then two messages learned through the journal
+    /// (tokens new to it among them).
+    fn journaled(dir: &Path, params: &TrainParams) -> std::path::PathBuf {
+        let path = trained(dir, params);
         journal_learn(
             &path,
             "Subject: zorblax\n\nzorblax frobnicate offers",
@@ -252,14 +285,35 @@ mod tests {
 
     #[test]
     fn a_patch_that_does_not_fit_the_vocabulary_before_it_is_replayed_instead() {
+        forged_patches_are_replayed(&on_words());
+    }
+
+    #[test]
+    fn a_patch_with_hashed_features_that_does_not_fit_is_replayed_instead() {
+        let params = TrainParams::default();
+        assert!(params.models.iter().any(ModelParams::sees_hashed));
+        forged_patches_are_replayed(&params);
+    }
+
+    /// Each forged patch of a file [`journaled`] with `params` is replayed instead: the
+    /// scorers explain as the full load, and so after the next learn.
+    fn forged_patches_are_replayed(params: &TrainParams) {
         type Forgery = (&'static str, fn(&mut Patch));
-        let forgeries: [Forgery; 6] = [
+        let forgeries: [Forgery; 8] = [
             ("ids reversed", |p| p.ids.reverse()),
             ("one token too many", |p| p.vocabulary_len += 1),
             ("no vocabulary at all", |p| p.vocabulary_len = u64::MAX),
             ("added tokens forgotten", |p| p.added.clear()),
             ("an id past the vocabulary", |p| {
-                p.ids.push(FeatureId::MAX);
+                let words = p.words().len();
+                p.ids.insert(words, HASHED_BASE - 1);
+            }),
+            ("a bucket past the hashed features", |p| {
+                p.ids.push(HASHED_BASE + HASHED_BUCKETS);
+            }),
+            ("words after the buckets", |p| {
+                let words = p.words().len();
+                p.ids.rotate_left(words);
             }),
             ("counts shared with a later model", |p| {
                 p.shared_counts = vec![Some(3); p.models.len()];
@@ -267,10 +321,15 @@ mod tests {
         ];
         for (what, forge) in forgeries {
             let dir = tempfile::tempdir().unwrap();
-            let path = journaled(dir.path());
+            let path = journaled(dir.path(), params);
             let file = crate::model_file::ModelFileReader::open(&path).unwrap();
             let heads = journal::heads(&file).unwrap();
             let patches = journal::patches(&heads).expect("patches");
+            let hashed = params.models.iter().any(ModelParams::sees_hashed);
+            assert!(
+                patches.iter().all(|p| p.buckets().is_empty() != hashed),
+                "patches carry buckets where a model sees them"
+            );
             assert!(
                 patches.iter().all(|p| !p.added.is_empty()),
                 "both records added tokens"
@@ -303,7 +362,7 @@ mod tests {
     #[test]
     fn undecodable_histograms_leave_the_next_record_without_a_patch() {
         let dir = tempfile::tempdir().unwrap();
-        let path = journaled(dir.path());
+        let path = journaled(dir.path(), &on_words());
         journal::rewrite_patches(&path, |p| p.as_mut().unwrap().histograms = vec![0xff; 9]);
         // Learning still works: the record goes in without a patch.
         journal_learn(

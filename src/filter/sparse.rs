@@ -6,7 +6,8 @@
 //!   restricted to the message's tokens, each record's patch taken in, in order. Its cost
 //!   barely grows with the journal. [`learn`](super::journal::learn) uses it too, over the
 //!   tokens of the messages it learns, to work out the next patch.
-//! - [`replayed_for`] (a record has no patch: a model sees the hashed features): the file
+//! - [`replayed_for`] (a record has no patch: as spamsort wrote them for models that see the
+//!   hashed features before patches carried their buckets' weights): the file
 //!   restricted to the tokens of the journal's messages and of the message, the journal
 //!   applied to it through the same
 //!   [`LearnedStore::apply`](super::store::LearnedStore::apply) as a full load.
@@ -200,11 +201,13 @@ fn restricted(
         {
             return Ok(None);
         }
-        let Some(mut model) = view.restricted(ids, counted.unwrap_or(0)) else {
+        let entry = entry.restricted(ids);
+        let weights_len = usize::try_from(entry.weights_len).unwrap_or(usize::MAX);
+        let Some(mut model) = view.restricted(ids, counted.unwrap_or(0), weights_len) else {
             return Ok(None);
         };
         columns
-            .restore(&mut model, &entry.restricted(ids))
+            .restore(&mut model, &entry)
             .map_err(|reason| ModelFileError::invalid(path, reason))?;
         models.push(model);
     }
@@ -393,13 +396,20 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn models_that_see_hashed_features_journal_without_patches_and_replay_as_the_full_load() {
-        let dir = tempfile::tempdir().unwrap();
+    fn journal_patches_of_models_that_see_hashed_features_explain_as_the_full_load() {
         let params = TrainParams::default();
         assert!(params.models.iter().any(ModelParams::sees_hashed));
-        let path = trained(dir.path(), &params);
+        journal_patches_explain_as_the_full_load(&params);
+    }
+
+    #[test]
+    fn records_of_models_that_see_hashed_features_without_patches_replay_as_the_full_load() {
+        // As spamsort journaled them before their patches carried bucket weights.
+        let dir = tempfile::tempdir().unwrap();
+        let path = trained(dir.path(), &TrainParams::default());
         journal_learn(&path, NEW, Some(Label::Spam));
         journal_learn(&path, NOTES, Some(Label::Ham));
+        journal::rewrite_patches(&path, |p| *p = None);
         let file = ModelFileReader::open(&path).unwrap();
         let heads = journal::heads(&file).unwrap();
         assert_eq!(heads.len(), 2);

@@ -28,11 +28,49 @@ pub struct LinearFunction {
 
 impl LinearFunction {
     /// Takes `from`'s bias and, for each `(theirs, ours)` of `pairs`, the weight of its
-    /// feature `theirs` as this one's feature `ours` (see [`super::TrainedModel::overlay`]).
-    /// The transform (idf) is left as it is: learning never changes it.
-    pub(crate) fn overlay(&mut self, from: &LinearFunction, pairs: &[(usize, usize)]) {
-        super::math::overlay(&mut self.weights, &from.weights, pairs, 0.0);
+    /// vocabulary feature `theirs` as this one's feature `ours`; where this function sees the
+    /// hashed features, `from` holds the weights of the hashed `buckets` first, as
+    /// [`LinearFunction::keep_buckets`] keeps them, and this one takes those too (see
+    /// [`super::TrainedModel::overlay`]). The transform (idf) is left as it is: learning
+    /// never changes it.
+    pub(crate) fn overlay(
+        &mut self,
+        from: &LinearFunction,
+        pairs: &[(usize, usize)],
+        buckets: &[usize],
+    ) {
+        let front = self.transform.config().input_width(0);
+        if front == 0 {
+            super::math::overlay(&mut self.weights, &from.weights, pairs, 0.0);
+        } else {
+            let kept = buckets.len();
+            let pairs: Vec<(usize, usize)> = (buckets.iter().copied().enumerate())
+                .chain(
+                    pairs
+                        .iter()
+                        .map(|&(theirs, ours)| (kept + theirs, front + ours)),
+                )
+                .collect();
+            super::math::overlay(&mut self.weights, &from.weights, &pairs, 0.0);
+        }
         self.bias = from.bias;
+    }
+
+    /// Keeps, of the hashed features' weights, only those of `buckets` (ascending, each a
+    /// bucket number), in their place before the vocabulary's: the function as a journal
+    /// patch keeps it, of the buckets a learn changed (see `crate::filter::patch`). A
+    /// function that does not see the hashed features is left as it is.
+    pub(crate) fn keep_buckets(&mut self, buckets: &[usize]) {
+        let front = self.transform.config().input_width(0);
+        if front == 0 {
+            return;
+        }
+        let vocabulary = self.weights.get(front..).unwrap_or_default();
+        let mut kept: Vec<f64> = (buckets.iter())
+            .map(|&b| self.weights.get(b).copied().unwrap_or(0.0))
+            .collect();
+        kept.extend_from_slice(vocabulary);
+        self.weights = kept;
     }
 
     /// d(x) = 0 everywhere, with `features` fitted on no data (idf 1 throughout).
@@ -112,6 +150,37 @@ pub(crate) struct LinearFunctionView<'a> {
     _transform: FeatureTransformView<'a>,
     #[serde(borrow)]
     pub weights: Reals<'a>,
+}
+
+/// A serialized linear model, the SVM or logistic regression (each a [`LinearFunction`], then
+/// one number), with its weights borrowed where they lie: what a scorer that restricts the
+/// model to a message's features decodes (see `crate::filter::sparse`), building the weights'
+/// array once at its final size rather than decoding it and then growing it by the
+/// vocabulary's weights (which for 2^17 hashed weights cost a second megabyte of fresh pages).
+#[derive(Debug, Deserialize)]
+pub(crate) struct LinearSection<'a> {
+    transform: FeatureTransform,
+    #[serde(borrow)]
+    weights: Reals<'a>,
+    bias: f64,
+    /// The number after the function: the SVM's C, logistic regression's online step.
+    parameter: f64,
+}
+
+impl LinearSection<'_> {
+    /// The function, its weights' array with room for `capacity` of them (at least its own,
+    /// at most its own and `extra_bound` more), and the number after it.
+    pub(crate) fn decoded(self, capacity: usize, extra_bound: usize) -> (LinearFunction, f64) {
+        let own = self.weights.len();
+        let mut weights = Vec::with_capacity(capacity.clamp(own, own.saturating_add(extra_bound)));
+        weights.extend((0..own).filter_map(|i| self.weights.at(i)));
+        let function = LinearFunction {
+            transform: self.transform,
+            weights,
+            bias: self.bias,
+        };
+        (function, self.parameter)
+    }
 }
 
 /// Each present feature's term `w_j * x_j`, by input id; weights beyond the array are 0.

@@ -224,6 +224,11 @@ impl LinearSvmParams {
 }
 
 impl LinearSvm {
+    /// The SVM of a decision function and its C (see `LinearSection`).
+    pub(crate) fn from_parts(function: LinearFunction, c: f64) -> LinearSvm {
+        LinearSvm { function, c }
+    }
+
     /// The decision function (the margin).
     pub fn function(&self) -> &LinearFunction {
         &self.function

@@ -328,6 +328,15 @@ impl LogisticRegressionParams {
 }
 
 impl LogisticRegression {
+    /// The logistic regression of a decision function and its online step (see
+    /// `LinearSection`).
+    pub(crate) fn from_parts(function: LinearFunction, online_rate: f64) -> LogisticRegression {
+        LogisticRegression {
+            function,
+            online_rate,
+        }
+    }
+
     /// The decision function (the log-odds).
     pub fn function(&self) -> &LinearFunction {
         &self.function

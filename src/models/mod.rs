@@ -28,6 +28,7 @@ pub use bernoulli_nb::{BernoulliNb, BernoulliNbParams};
 pub use calibration::Calibration;
 pub use fusion::{Fusion, FusionParams, Squash};
 pub use linear::LinearFunction;
+use linear::LinearSection;
 pub(crate) use linear::{LinearFunctionView, terms};
 pub use linear_svm::{LinearSvm, LinearSvmParams, SvmLoss, SvmSolver};
 pub use logistic::{LogisticRegression, LogisticRegressionParams, LogisticSolver};
@@ -533,23 +534,24 @@ impl TrainedModel {
         self.model.function().transform.config().hashed
     }
 
-    /// Whether [`TrainedModel::overlay`] can take changes into this model: its values are
-    /// per token (it does not see the hashed features) and a learn changes only those of the
-    /// message's tokens (it is not complement Naive Bayes).
+    /// Whether [`TrainedModel::overlay`] can take changes into this model: a learn changes
+    /// only the values of the message's features (its tokens and, for a model that sees them,
+    /// its hashed buckets): it is not complement Naive Bayes.
     pub(crate) fn overlays(&self) -> bool {
-        let complement = matches!(&self.model, AnyModel::MultinomialNb(m) if m.is_complement());
-        !complement && !self.sees_hashed()
+        !matches!(&self.model, AnyModel::MultinomialNb(m) if m.is_complement())
     }
 
     /// This model as a journal patch keeps it (see `crate::filter::patch`): what
     /// [`TrainedModel::overlay`] reads, without what learning never changes (the idf) or a
     /// Naive Bayes model's cached function, stale once it learned (its decision then reads
-    /// the counts); and apart, the Bernoulli model's histograms of counts, which only
-    /// learning reads (see [`BernoulliNb::take_histograms`]).
-    pub(crate) fn for_patch(&self) -> (TrainedModel, Option<[Vec<u64>; 2]>) {
+    /// the counts), and of the hashed features' weights only those of `buckets` (see
+    /// [`LinearFunction::keep_buckets`]); and apart, the Bernoulli model's histograms of
+    /// counts, which only learning reads (see [`BernoulliNb::take_histograms`]).
+    pub(crate) fn for_patch(&self, buckets: &[usize]) -> (TrainedModel, Option<[Vec<u64>; 2]>) {
         let mut model = self.clone();
         let function = model.model.function_mut();
         function.transform = function.transform.without_idf();
+        function.keep_buckets(buckets);
         if matches!(
             self.model,
             AnyModel::BernoulliNb(_) | AnyModel::MultinomialNb(_)
@@ -572,18 +574,21 @@ impl TrainedModel {
     }
 
     /// Takes into this model, restricted to some features (see
-    /// [`TrainedModelSection::restricted`]), what `from` holds: the same model restricted to
-    /// other features and since changed by learning. For each `(theirs, ours)` of `pairs`
-    /// its feature `theirs` is this one's `ours` (grown into if past its end); everything
-    /// that depends on every feature is `from`'s; `features` is how many vocabulary features
-    /// the whole model now has. Learning never changes the calibration or a linear model's
-    /// idf. `false` (nothing changed) where that cannot be exact: another kind of model,
-    /// complement Naive Bayes (its weights depend on every feature) or a model that sees the
-    /// hashed features (their weights are not per token).
+    /// [`TrainedModelSection::restricted`]; a model that sees the hashed features holds all
+    /// their weights), what `from` holds: the same model restricted to other features and
+    /// since changed by learning, as [`TrainedModel::for_patch`] keeps it. For each `(theirs,
+    /// ours)` of `pairs` its vocabulary feature `theirs` is this one's `ours` (grown into if
+    /// past its end), and a model that sees the hashed features takes `from`'s weights of the
+    /// hashed `buckets`; everything that depends on every feature is `from`'s; `features` is
+    /// how many vocabulary features the whole model now has. Learning never changes the
+    /// calibration or a linear model's idf. `false` (nothing changed) where that cannot be
+    /// exact: another kind of model, or complement Naive Bayes (its weights depend on every
+    /// feature).
     pub(crate) fn overlay(
         &mut self,
         from: &TrainedModel,
         pairs: &[(usize, usize)],
+        buckets: &[usize],
         features: usize,
     ) -> bool {
         if self.model.kind() != from.model.kind() || !self.overlays() || !from.overlays() {
@@ -597,7 +602,7 @@ impl TrainedModel {
             (AnyModel::LinearSvm(_), _) | (AnyModel::LogisticRegression(_), _) => {
                 self.model
                     .function_mut()
-                    .overlay(from.model.function(), pairs);
+                    .overlay(from.model.function(), pairs, buckets);
             }
             _ => return false,
         }
@@ -647,9 +652,9 @@ impl<'a> TrainedModelView<'a> {
     }
 }
 
-/// A serialized [`TrainedModel`] with a Naive Bayes model's per-feature counts borrowed where
-/// they lie (the linear models are decoded whole: their sections hold only their settings and
-/// hashed weights), for a scorer that restricts it to a message's features (see
+/// A serialized [`TrainedModel`] with a Naive Bayes model's per-feature counts and a linear
+/// model's weights (its section holds only its settings and hashed weights) borrowed where
+/// they lie, for a scorer that restricts it to a message's features (see
 /// `crate::filter::sparse`).
 #[derive(Debug, Deserialize)]
 pub(crate) struct TrainedModelSection<'a> {
@@ -663,8 +668,8 @@ pub(crate) struct TrainedModelSection<'a> {
 enum AnyModelSection<'a> {
     BernoulliNb(#[serde(borrow)] bernoulli_nb::BernoulliNbSection<'a>),
     MultinomialNb(#[serde(borrow)] multinomial_nb::MultinomialNbSection<'a>),
-    LinearSvm(LinearSvm),
-    LogisticRegression(LogisticRegression),
+    LinearSvm(#[serde(borrow)] LinearSection<'a>),
+    LogisticRegression(#[serde(borrow)] LinearSection<'a>),
 }
 
 impl TrainedModelSection<'_> {
@@ -694,14 +699,27 @@ impl TrainedModelSection<'_> {
     /// as in the whole model (see `BernoulliNbSection::restricted`); `width` is the number of
     /// features the whole model counts (its section's [`TrainedModelSection::count_width`],
     /// or the score table's where that holds the counts, which are then left empty here for
-    /// the caller to give). The linear models hold no counts: as decoded. `None` where that
-    /// cannot be exact (complement NB reads every feature at each learn).
-    pub fn restricted(self, ids: &[FeatureId], width: usize) -> Option<TrainedModel> {
+    /// the caller to give). The linear models hold no counts: as decoded, with room in their
+    /// weights' array for `weights_len` of them (the hashed features' and those of `ids`,
+    /// which the caller gives). `None` where that cannot be exact (complement NB reads every
+    /// feature at each learn).
+    pub fn restricted(
+        self,
+        ids: &[FeatureId],
+        width: usize,
+        weights_len: usize,
+    ) -> Option<TrainedModel> {
         let model = match self.model {
             AnyModelSection::BernoulliNb(m) => AnyModel::BernoulliNb(m.restricted(ids)),
             AnyModelSection::MultinomialNb(m) => AnyModel::MultinomialNb(m.restricted(ids, width)?),
-            AnyModelSection::LinearSvm(m) => AnyModel::LinearSvm(m),
-            AnyModelSection::LogisticRegression(m) => AnyModel::LogisticRegression(m),
+            AnyModelSection::LinearSvm(m) => {
+                let (function, c) = m.decoded(weights_len, ids.len());
+                AnyModel::LinearSvm(LinearSvm::from_parts(function, c))
+            }
+            AnyModelSection::LogisticRegression(m) => {
+                let (function, rate) = m.decoded(weights_len, ids.len());
+                AnyModel::LogisticRegression(LogisticRegression::from_parts(function, rate))
+            }
         };
         Some(TrainedModel {
             calibration: self.calibration,
