@@ -266,7 +266,7 @@ fn patch_of(
     let next_id = patches
         .last()
         .map_or(table.index().tokens, |p| p.vocabulary_len());
-    Ok(Some(Patch::of(&filter, &ids, next_id, &hashed)))
+    Ok(Some(Patch::of(filter, &ids, next_id, &hashed)))
 }
 
 /// Changes the learned state of the model file at `path` as `change` says, through a

@@ -76,7 +76,7 @@ impl Patch {
     /// applied (see [`super::sparse::composed_for`]): its first `ids.len()` tokens are the
     /// vocabulary's `ids`, the rest new ones, numbered from `next_id` in their order;
     /// `hashed` are the hashed ids of the record's byte 4-grams, ascending.
-    pub fn of(filter: &SpamFilter, ids: &[FeatureId], next_id: u64, hashed: &[FeatureId]) -> Patch {
+    pub fn of(filter: SpamFilter, ids: &[FeatureId], next_id: u64, hashed: &[FeatureId]) -> Patch {
         let vocabulary = filter.vocabulary();
         let new = vocabulary.len().saturating_sub(ids.len());
         let ids = (ids.iter().copied())
@@ -87,7 +87,7 @@ impl Patch {
             .map(|id| vocabulary.token(id as FeatureId).to_owned())
             .collect();
         let buckets = buckets_of(hashed);
-        let (mut models, histograms): (Vec<_>, Vec<_>) = (filter.models.iter())
+        let (mut models, histograms): (Vec<_>, Vec<_>) = (filter.models.into_iter())
             .map(|m| m.for_patch(&buckets))
             .unzip();
         let shared_counts = share_counts(&mut models);
@@ -98,8 +98,8 @@ impl Patch {
             models,
             shared_counts,
             histograms: crate::model_file::encode_section(&histograms),
-            fusion: filter.fusion.clone(),
-            summary: filter.summary.clone(),
+            fusion: filter.fusion,
+            summary: filter.summary,
         }
     }
 

@@ -202,8 +202,9 @@ fn restricted(
             return Ok(None);
         }
         let entry = entry.restricted(ids);
-        let weights_len = usize::try_from(entry.weights_len).unwrap_or(usize::MAX);
-        let Some(mut model) = view.restricted(ids, counted.unwrap_or(0), weights_len) else {
+        // Room for every word's weight: those the table has, those added since, new ones.
+        let room = words.len() + later.len();
+        let Some(mut model) = view.restricted(ids, counted.unwrap_or(0), room) else {
             return Ok(None);
         };
         columns

@@ -105,7 +105,7 @@ pub mod reals {
         // the vector grew by doubling, and a model's 2^17 hashed weights then held twice
         // their memory, which a server under a 64 MiB address-space limit ran out of.
         let mut values = Vec::with_capacity(reals.len());
-        values.extend((0..reals.len()).filter_map(|i| reals.at(i)));
+        reals.extend_into(&mut values);
         Ok(values)
     }
 }
@@ -118,6 +118,16 @@ pub(crate) enum Reals<'a> {
     Narrow(Packed<'a, f32>),
     /// Stored as `f64`.
     Wide(Packed<'a, f64>),
+}
+
+impl Reals<'_> {
+    /// Appends every value to `out`, in one pass over the bytes.
+    pub(crate) fn extend_into(&self, out: &mut Vec<f64>) {
+        match self {
+            Reals::Narrow(p) => out.extend(p.iter().map(f64::from)),
+            Reals::Wide(p) => out.extend(p.iter()),
+        }
+    }
 }
 
 impl Elements<f64> for Reals<'_> {
@@ -220,6 +230,11 @@ impl<T: Element> Elements<T> for Packed<'_, T> {
 }
 
 impl<'a, T: Element> Packed<'a, T> {
+    /// The elements, in order.
+    fn iter(&self) -> impl Iterator<Item = T> + use<'a, T> {
+        self.bytes.chunks_exact(T::SIZE).map(T::read)
+    }
+
     /// The elements in `bytes`, whose length must be a whole number of them.
     fn from_bytes(bytes: &'a [u8]) -> Result<Self, &'static str> {
         if !bytes.len().is_multiple_of(T::SIZE) {

@@ -168,12 +168,11 @@ pub(crate) struct LinearSection<'a> {
 }
 
 impl LinearSection<'_> {
-    /// The function, its weights' array with room for `capacity` of them (at least its own,
-    /// at most its own and `extra_bound` more), and the number after it.
-    pub(crate) fn decoded(self, capacity: usize, extra_bound: usize) -> (LinearFunction, f64) {
+    /// The function, its weights' array with room for `room` more, and the number after it.
+    pub(crate) fn decoded(self, room: usize) -> (LinearFunction, f64) {
         let own = self.weights.len();
-        let mut weights = Vec::with_capacity(capacity.clamp(own, own.saturating_add(extra_bound)));
-        weights.extend((0..own).filter_map(|i| self.weights.at(i)));
+        let mut weights = Vec::with_capacity(own.saturating_add(room));
+        self.weights.extend_into(&mut weights);
         let function = LinearFunction {
             transform: self.transform,
             weights,

@@ -547,22 +547,22 @@ impl TrainedModel {
     /// the counts), and of the hashed features' weights only those of `buckets` (see
     /// [`LinearFunction::keep_buckets`]); and apart, the Bernoulli model's histograms of
     /// counts, which only learning reads (see [`BernoulliNb::take_histograms`]).
-    pub(crate) fn for_patch(&self, buckets: &[usize]) -> (TrainedModel, Option<[Vec<u64>; 2]>) {
-        let mut model = self.clone();
-        let function = model.model.function_mut();
-        function.transform = function.transform.without_idf();
-        function.keep_buckets(buckets);
-        if matches!(
+    pub(crate) fn for_patch(mut self, buckets: &[usize]) -> (TrainedModel, Option<[Vec<u64>; 2]>) {
+        let naive_bayes = matches!(
             self.model,
             AnyModel::BernoulliNb(_) | AnyModel::MultinomialNb(_)
-        ) {
+        );
+        let function = self.model.function_mut();
+        function.transform = function.transform.without_idf();
+        function.keep_buckets(buckets);
+        if naive_bayes {
             function.weights = Vec::new();
         }
-        let histograms = match &mut model.model {
+        let histograms = match &mut self.model {
             AnyModel::BernoulliNb(m) => Some(m.take_histograms()),
             _ => None,
         };
-        (model, histograms)
+        (self, histograms)
     }
 
     /// Puts the histograms [`TrainedModel::for_patch`] kept apart back into a Bernoulli model
@@ -700,24 +700,19 @@ impl TrainedModelSection<'_> {
     /// features the whole model counts (its section's [`TrainedModelSection::count_width`],
     /// or the score table's where that holds the counts, which are then left empty here for
     /// the caller to give). The linear models hold no counts: as decoded, with room in their
-    /// weights' array for `weights_len` of them (the hashed features' and those of `ids`,
-    /// which the caller gives). `None` where that cannot be exact (complement NB reads every
-    /// feature at each learn).
-    pub fn restricted(
-        self,
-        ids: &[FeatureId],
-        width: usize,
-        weights_len: usize,
-    ) -> Option<TrainedModel> {
+    /// weights' array for `room` more (the weights of `ids`, which the caller gives, and of
+    /// the tokens a learn will add). `None` where that cannot be exact (complement NB reads
+    /// every feature at each learn).
+    pub fn restricted(self, ids: &[FeatureId], width: usize, room: usize) -> Option<TrainedModel> {
         let model = match self.model {
             AnyModelSection::BernoulliNb(m) => AnyModel::BernoulliNb(m.restricted(ids)),
             AnyModelSection::MultinomialNb(m) => AnyModel::MultinomialNb(m.restricted(ids, width)?),
             AnyModelSection::LinearSvm(m) => {
-                let (function, c) = m.decoded(weights_len, ids.len());
+                let (function, c) = m.decoded(room);
                 AnyModel::LinearSvm(LinearSvm::from_parts(function, c))
             }
             AnyModelSection::LogisticRegression(m) => {
-                let (function, rate) = m.decoded(weights_len, ids.len());
+                let (function, rate) = m.decoded(room);
                 AnyModel::LogisticRegression(LogisticRegression::from_parts(function, rate))
             }
         };
