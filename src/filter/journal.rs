@@ -36,9 +36,9 @@ use std::path::Path;
 /// grows slowly with the journal (`benches/pipe_latency.sh 300`, whole SpamAssassin corpus,
 /// the static build, the default models: 2.35 ms a message with no record, 3.84 with 1, 4.73
 /// with 8, 5.59 with 16, against 3.59 for `bogofilter -p`), while a compaction costs the learn
-/// that does it about 40 ms of CPU: filtering runs far more often than learning, so the journal stays short, and
-/// one learn in 17 compacts (rarer than one in ten, so the learn's 90th percentile stays that
-/// of an append).
+/// that does it about 40 ms of CPU: filtering runs far more often than learning, so the
+/// journal stays short, and one learn in 17 compacts (rarer than one in ten, so the learn's
+/// 90th percentile stays that of an append).
 pub const COMPACT_RECORDS: usize = 16;
 
 /// A journal of this many bytes is compacted by the next [`learn`].

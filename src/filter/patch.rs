@@ -9,10 +9,10 @@
 //! [`learn`](super::journal::learn) works the record out on the file restricted to the
 //! record's tokens (see [`super::sparse`]; a model that sees the hashed features is read with
 //! all their weights) and keeps the result, the models restricted to the record's features,
-//! as the record's [`Patch`]. A scorer of one message then restricts the file
-//! to the message's tokens and takes each patch into it in order ([`TrainedModel::overlay`]):
-//! the values of the message's tokens that a record changed and the newest of everything
-//! else. That is the state a full load (which replays the records' operations, see
+//! as the record's [`Patch`]. A scorer of one message then restricts the file to the
+//! message's tokens and takes each patch into it in order ([`TrainedModel::overlay`]): the
+//! values of the message's features that a record changed and the newest of everything else.
+//! That is the state a full load (which replays the records' operations, see
 //! [`super::journal`]) reaches, bit for bit, at a cost that barely grows with the journal
 //! (`benches/pipe_latency.sh`).
 //!
@@ -53,8 +53,8 @@ pub(crate) struct Patch {
     added: Vec<Token>,
     /// Every model of the file, in the head's order, restricted to the record's words
     /// (renumbered `0..` in their order) and, for a model that sees the hashed features, its
-    /// buckets (their weights first, see [`LinearFunction::keep_buckets`](crate::models::LinearFunction::keep_buckets)), as the record's
-    /// learning left them (as [`TrainedModel::for_patch`] keeps them).
+    /// buckets (their weights first), as the record's learning left them (as
+    /// [`TrainedModel::for_patch`] keeps them).
     models: Vec<TrainedModel>,
     /// For each of `models`, the earlier one whose per-token counts its own are, bit for bit
     /// (the Boolean multinomial model's are the Bernoulli model's document frequencies):
