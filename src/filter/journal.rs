@@ -255,7 +255,7 @@ fn patch_of(
     };
     hashed.sort_unstable();
     hashed.dedup();
-    let Some((mut filter, ids)) = composed_for(reader, head, &table, &patches, None, &tokens)?
+    let Some((mut filter, ids)) = composed_for(reader, head, &table, &patches, None, &tokens, &[])?
     else {
         return Ok(None);
     };

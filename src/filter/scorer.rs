@@ -433,7 +433,7 @@ impl Scorer<'_> {
                 let filter = match replay {
                     Replay::Whole => file.whole()?,
                     Replay::Sparse => {
-                        sparse = self.sparse(&words)?;
+                        sparse = self.sparse(&words, &hashed)?;
                         &sparse
                     }
                 };
@@ -480,16 +480,16 @@ impl Scorer<'_> {
     }
 
     /// The filter of the file restricted to what a message of `words` (its tokens but the
-    /// hashed byte 4-grams, whose weights a restricted filter holds whole) needs, its journal
+    /// hashed byte 4-grams) and of the byte 4-grams of hashed ids `hashed` needs, its journal
     /// applied (see [`super::sparse`]), or loaded whole where that would not be exact.
-    fn sparse(&self, words: &[Token]) -> Result<SpamFilter, ModelFileError> {
+    fn sparse(&self, words: &[Token], hashed: &[FeatureId]) -> Result<SpamFilter, ModelFileError> {
         let file = self.file;
         let (f, head, table, kind) = (&file.file, &file.head, &file.table, self.kind);
         let filter = match journal::patches(&file.journal) {
             Some(patches) => {
-                composed_for(f, head, table, &patches, Some(kind), words)?.map(|c| c.0)
+                composed_for(f, head, table, &patches, Some(kind), words, hashed)?.map(|c| c.0)
             }
-            None => replayed_for(f, head, table, file.records()?, kind, words)?,
+            None => replayed_for(f, head, table, file.records()?, kind, words, hashed)?,
         };
         match filter {
             Some(filter) => Ok(filter),

@@ -37,18 +37,18 @@ use super::layout::{FIRST_MODEL_SECTION, Head, wrong_model};
 use super::learned::LearnedMessages;
 use super::patch::Patch;
 use super::score_table::ScoreTable;
-use crate::features::hashed::hashed_id;
+use crate::features::hashed::{HASHED_BASE, hashed_id, is_hashed};
 use crate::features::{FeatureId, Vocabulary};
 use crate::model_file::{self, ModelFileError, ModelFileReader};
 use crate::models::{ModelKind, TrainedModel, TrainedModelSection};
 use crate::tokenize::Token;
 
 /// The filter of the file `file` (its head `head`, its score table `table`, its journal
-/// `records`) for scoring `message` (its tokens; hashed ones need nothing read: a model
-/// that sees them is read with all their weights) with `kind`: over only the tokens of the
-/// journal's messages and of `message`, `kind`'s models (for fusion, the models it stacks)
-/// read and the journal applied. `None` where a sparse replay would not be exact (see the
-/// module doc): the caller loads the models whole.
+/// `records`) for scoring `message` (its tokens, and `hashed`, the hashed ids of byte 4-grams
+/// it has besides any among its tokens) with `kind`: over only the features of the journal's
+/// messages and of `message`, `kind`'s models (for fusion, the models it stacks) read and the
+/// journal applied. `None` where a sparse replay would not be exact (see the module doc): the
+/// caller loads the models whole.
 pub(crate) fn replayed_for(
     file: &ModelFileReader,
     head: &Head,
@@ -56,6 +56,7 @@ pub(crate) fn replayed_for(
     records: &[Record<'_>],
     kind: ModelKind,
     message: &[Token],
+    hashed: &[FeatureId],
 ) -> Result<Option<SpamFilter>, ModelFileError> {
     // Unlearning reads a token's document frequencies (see `Vocabulary::learn`), which the
     // score table does not hold: a learn that unlearns compacts the file instead of
@@ -63,9 +64,14 @@ pub(crate) fn replayed_for(
     if records.iter().any(Record::unlearns) {
         return Ok(None);
     }
-    let journaled = records.iter().flat_map(|r| r.messages().map(|m| m.0));
-    let words = distinct_words(journaled.chain(std::iter::once(message)));
-    let Some((mut filter, _)) = restricted(file, head, table, &words, &[], Some(kind))? else {
+    let messages = || {
+        (records.iter())
+            .flat_map(|r| r.messages().map(|m| m.0))
+            .chain(std::iter::once(message))
+    };
+    let (words, buckets) = (distinct_words(messages()), buckets(messages(), hashed));
+    let Some((mut filter, _)) = restricted(file, head, table, &words, &[], Some(kind), &buckets)?
+    else {
         return Ok(None);
     };
     journal::apply(file.path(), records, &mut filter)?;
@@ -73,9 +79,10 @@ pub(crate) fn replayed_for(
 }
 
 /// The filter of the file `file` (its head `head`, its score table `table`) with the journal
-/// records' `patches` taken in, in order (see [`super::patch`]), over only the tokens of
-/// `message` (hashed tokens among them need no lookup): `kind`'s models (for fusion, the
-/// models it stacks; `None`: every model), and the vocabulary ids of its tokens, ascending.
+/// records' `patches` taken in, in order (see [`super::patch`]), over only the features of
+/// `message` (its tokens, and `hashed`, the hashed ids of byte 4-grams it has besides any
+/// among its tokens): `kind`'s models (for fusion, the models it stacks; `None`: every
+/// model), and the vocabulary ids of its tokens, ascending.
 /// Its answer for `message` is bit for bit the full load's, and so is what learning
 /// `message` (not unlearning it) does to those tokens. `None` where that would not be exact
 /// (see [`replayed_for`] and [`TrainedModel::overlay`](crate::models::TrainedModel::overlay)).
@@ -86,6 +93,7 @@ pub(crate) fn composed_for(
     patches: &[&Patch],
     kind: Option<ModelKind>,
     message: &[Token],
+    hashed: &[FeatureId],
 ) -> Result<Option<(SpamFilter, Vec<FeatureId>)>, ModelFileError> {
     let words = distinct_words(std::iter::once(message));
     // The message's tokens that the journal added to the vocabulary (the score table has
@@ -106,7 +114,10 @@ pub(crate) fn composed_for(
         .collect();
     later.sort_unstable();
     later.dedup_by_key(|(id, _)| *id);
-    let Some((mut filter, mut ids)) = restricted(file, head, table, &words, &later, kind)? else {
+    let buckets = buckets(std::iter::once(message), hashed);
+    let Some((mut filter, mut ids)) =
+        restricted(file, head, table, &words, &later, kind, &buckets)?
+    else {
         return Ok(None);
     };
     if !filter.models.iter().all(TrainedModel::overlays) {
@@ -133,10 +144,25 @@ fn distinct_words<'m>(messages: impl Iterator<Item = &'m [Token]>) -> Vec<&'m [u
         .collect()
 }
 
+/// The bucket numbers of the byte 4-grams among the tokens of `messages` and of the hashed
+/// ids `hashed` (see `crate::features::hashed`), each once, ascending.
+fn buckets<'m>(messages: impl Iterator<Item = &'m [Token]>, hashed: &[FeatureId]) -> Vec<u32> {
+    let mut buckets: Vec<u32> = (messages.flatten())
+        .filter_map(|t| hashed_id(t))
+        .chain(hashed.iter().copied().filter(|&id| is_hashed(id)))
+        .map(|id| id - HASHED_BASE)
+        .collect();
+    buckets.sort_unstable();
+    buckets.dedup();
+    buckets
+}
+
 /// The file restricted to `words` (distinct tokens; those the score table has, renumbered
 /// `0..` in the order of their ids) and then `later`, tokens added to the vocabulary since
 /// the file was saved (their ids ascending, all past the table's; their models' values are
-/// for the caller to give), with `kind`'s models (`None`: every model) as the file saved them.
+/// for the caller to give), with `kind`'s models (`None`: every model) as the file saved them,
+/// a model that sees the hashed features holding the weights of `buckets` alone (see
+/// [`LinearFunction::input`](crate::models::LinearFunction::input)).
 /// Its vocabulary holds no document frequencies (only unlearning reads them). Also the ids of
 /// the table's tokens among `words`, ascending. `None` where the restriction would not be
 /// exact (see the module doc).
@@ -147,6 +173,7 @@ fn restricted(
     words: &[&[u8]],
     later: &[(FeatureId, &str)],
     kind: Option<ModelKind>,
+    buckets: &[u32],
 ) -> Result<Option<(SpamFilter, Vec<FeatureId>)>, ModelFileError> {
     let path = file.path();
     let (_, rows) = table.lookup(file, words)?;
@@ -204,7 +231,7 @@ fn restricted(
         let entry = entry.restricted(ids);
         // Room for every word's weight: those the table has, those added since, new ones.
         let room = words.len() + later.len();
-        let Some(mut model) = view.restricted(ids, counted.unwrap_or(0), room) else {
+        let Some(mut model) = view.restricted(ids, counted.unwrap_or(0), room, buckets) else {
             return Ok(None);
         };
         columns
@@ -295,7 +322,8 @@ pub(crate) mod tests {
         {
             for raw in messages {
                 let tokens = tokenizer.tokenize(raw.as_bytes()).tokens;
-                let sparse = replayed_for(&file, &head, &table, &records, kind, &tokens).unwrap();
+                let sparse =
+                    replayed_for(&file, &head, &table, &records, kind, &tokens, &[]).unwrap();
                 if let Some(sparse) = &sparse {
                     assert_eq!(
                         sparse.explain(raw.as_bytes(), Some(kind)).unwrap(),
@@ -483,7 +511,7 @@ pub(crate) mod tests {
                 let tokens = tokenizer.tokenize(raw.as_bytes()).tokens;
                 let expected = loaded.explain(raw.as_bytes(), Some(kind)).unwrap();
                 let (composed, _) =
-                    composed_for(&file, &head, &table, &patches, Some(kind), &tokens)
+                    composed_for(&file, &head, &table, &patches, Some(kind), &tokens, &[])
                         .unwrap()
                         .expect("composed");
                 assert_eq!(

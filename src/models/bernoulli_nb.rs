@@ -202,11 +202,7 @@ impl BernoulliNbParams {
             histogram: [Vec::new(), Vec::new()],
             absent: [0.0; 2],
             stale: false,
-            function: LinearFunction {
-                transform: FeatureConfig::BINARY.fit(data),
-                weights: Vec::new(),
-                bias: 0.0,
-            },
+            function: LinearFunction::new(FeatureConfig::BINARY.fit(data), Vec::new(), 0.0),
         };
         model.histogram = [Label::Ham, Label::Spam].map(|l| model.count_histogram(l));
         model.absent = [Label::Ham, Label::Spam].map(|l| model.absent_term(l));

@@ -24,6 +24,12 @@ pub struct LinearFunction {
     pub weights: Vec<f64>,
     /// The constant term.
     pub bias: f64,
+    /// Set only in a function restricted to some of its hashed buckets, which a scorer or a
+    /// learner of a few messages builds (see [`LinearSection::decoded`]): those buckets,
+    /// ascending, whose weights are held in this order at the array's first places; no other
+    /// bucket's weight is held, and its place is never read. Never saved.
+    #[serde(skip)]
+    held_buckets: Option<Vec<u32>>,
 }
 
 impl LinearFunction {
@@ -44,7 +50,10 @@ impl LinearFunction {
             super::math::overlay(&mut self.weights, &from.weights, pairs, 0.0);
         } else {
             let kept = buckets.len();
-            let pairs: Vec<(usize, usize)> = (buckets.iter().copied().enumerate())
+            // A bucket this function does not hold is one its messages do not have.
+            let held = (buckets.iter().enumerate())
+                .filter_map(|(theirs, &b)| Some((theirs, self.place_of(b)?)));
+            let pairs: Vec<(usize, usize)> = held
                 .chain(
                     pairs
                         .iter()
@@ -67,19 +76,67 @@ impl LinearFunction {
         }
         let vocabulary = self.weights.get(front..).unwrap_or_default();
         let mut kept: Vec<f64> = (buckets.iter())
-            .map(|&b| self.weights.get(b).copied().unwrap_or(0.0))
+            .map(|&b| {
+                let place = self.place_of(b);
+                debug_assert!(place.is_some(), "a learned bucket is held");
+                place
+                    .and_then(|i| self.weights.get(i))
+                    .copied()
+                    .unwrap_or(0.0)
+            })
             .collect();
         kept.extend_from_slice(vocabulary);
         self.weights = kept;
+        self.held_buckets = None;
+    }
+
+    /// Where bucket `b`'s weight is held: at `b`, or, in a function restricted to some
+    /// buckets, at its place among them (`None` if it is not one of them).
+    fn place_of(&self, b: usize) -> Option<usize> {
+        match &self.held_buckets {
+            None => Some(b),
+            Some(held) => held.binary_search(&u32::try_from(b).ok()?).ok(),
+        }
+    }
+
+    /// The model's input for a count vector (see [`FeatureTransform::apply`]), each hashed
+    /// feature at the place where its weight is held (see [`LinearFunction::place_of`]): what
+    /// the decision and learning read and write. In a function restricted to some buckets the
+    /// places keep the buckets' order, so every sum runs as in the whole function; a bucket
+    /// it does not hold (none of the messages it was restricted for has it) is left out.
+    pub(crate) fn input(&self, counts: &SparseVector) -> SparseVector {
+        let x = self.transform.apply(counts);
+        if self.held_buckets.is_none() {
+            return x;
+        }
+        let front = self.transform.config().input_width(0) as FeatureId;
+        let (ids, values): (Vec<FeatureId>, Vec<f64>) = x
+            .iter()
+            .filter_map(|(id, v)| {
+                if id >= front {
+                    return Some((id, v));
+                }
+                let place = self.place_of(id as usize);
+                debug_assert!(place.is_some(), "a message's bucket is held");
+                Some((place? as FeatureId, v))
+            })
+            .unzip();
+        SparseVector::from_sorted(ids, values)
+    }
+
+    /// The function of these parts, every bucket's weight in its place.
+    pub(crate) fn new(transform: FeatureTransform, weights: Vec<f64>, bias: f64) -> Self {
+        LinearFunction {
+            transform,
+            weights,
+            bias,
+            held_buckets: None,
+        }
     }
 
     /// d(x) = 0 everywhere, with `features` fitted on no data (idf 1 throughout).
     pub fn zero(features: FeatureConfig) -> LinearFunction {
-        LinearFunction {
-            transform: FeatureTransform::unfitted(features),
-            weights: Vec::new(),
-            bias: 0.0,
-        }
+        LinearFunction::new(FeatureTransform::unfitted(features), Vec::new(), 0.0)
     }
 
     /// Number of leading weights that belong to hashed features (0 for a model that does not
@@ -94,11 +151,7 @@ impl LinearFunction {
     /// The function an exact solver found: its hashed features' weights rounded to what the
     /// model file stores (see [`LinearFunction::weights`]).
     pub(crate) fn fitted(transform: FeatureTransform, weights: Vec<f64>, bias: f64) -> Self {
-        let mut f = LinearFunction {
-            transform,
-            weights,
-            bias,
-        };
+        let mut f = LinearFunction::new(transform, weights, bias);
         f.keep_hashed_stored();
         f
     }
@@ -113,15 +166,19 @@ impl LinearFunction {
 
     /// d(x) for a count vector.
     pub fn decision(&self, counts: &SparseVector) -> f64 {
-        self.bias + self.transform.apply(counts).dot_with(&self.weights)
+        self.bias + self.input(counts).dot_with(&self.weights)
     }
 
     /// Each present feature's term w_j * t(x)_j of the decision (the bias is not included),
     /// by the feature's id in `counts`.
     pub fn contributions(&self, counts: &SparseVector) -> Vec<(FeatureId, f64)> {
-        terms(&self.transform.apply(counts), &self.weights)
+        let x = self.transform.apply(counts);
+        let held = self.input(counts);
+        // Where buckets are held at other places, `held` has `x`'s entries in `x`'s order.
+        terms(&held, &self.weights)
             .into_iter()
-            .map(|(id, c)| (self.transform.count_id(id), c))
+            .zip(x.ids())
+            .map(|((_, c), &id)| (self.transform.count_id(id), c))
             .collect()
     }
 
@@ -169,14 +226,32 @@ pub(crate) struct LinearSection<'a> {
 
 impl LinearSection<'_> {
     /// The function, its weights' array with room for `room` more, and the number after it.
-    pub(crate) fn decoded(self, room: usize) -> (LinearFunction, f64) {
+    /// A function that sees the hashed features holds the weights of `buckets` alone
+    /// (ascending bucket numbers: those of the messages it is restricted for; see
+    /// [`LinearFunction::input`]), its array's other hashed places zero and never written,
+    /// so never made resident: it costs no megabyte of fresh pages to build.
+    pub(crate) fn decoded(self, room: usize, buckets: &[u32]) -> (LinearFunction, f64) {
+        let front = self.transform.config().input_width(0);
         let own = self.weights.len();
-        let mut weights = Vec::with_capacity(own.saturating_add(room));
-        self.weights.extend_into(&mut weights);
+        let (weights, held_buckets) = if front == 0 {
+            let mut weights = Vec::with_capacity(own.saturating_add(room));
+            self.weights.extend_into(&mut weights);
+            (weights, None)
+        } else {
+            // Zeroed from the allocator (fresh pages are zero already), then cut to the hashed
+            // places: the vocabulary's weights go after them within the capacity.
+            let mut weights = vec![0.0; front.saturating_add(room)];
+            weights.truncate(front);
+            for (place, &b) in buckets.iter().enumerate() {
+                weights[place] = self.weights.at(b as usize).unwrap_or(0.0);
+            }
+            (weights, Some(buckets.to_vec()))
+        };
         let function = LinearFunction {
             transform: self.transform,
             weights,
             bias: self.bias,
+            held_buckets,
         };
         (function, self.parameter)
     }

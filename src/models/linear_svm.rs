@@ -119,11 +119,7 @@ impl LinearSvmParams {
         if let SvmSolver::OnlinePasses { passes } = self.solver {
             let mut model = LinearSvm {
                 c: self.c,
-                function: LinearFunction {
-                    transform,
-                    weights: vec![0.0; width],
-                    bias: 0.0,
-                },
+                function: LinearFunction::new(transform, vec![0.0; width], 0.0),
             };
             let hashed = self.features.hashed;
             online_passes(data, None, (passes, hashed), self.seed, |x, l| {
@@ -243,7 +239,7 @@ impl LinearSvm {
     /// One passive-aggressive step (PA-I, Crammer et al. 2006) towards classifying `counts`
     /// as `label` with margin 1: the online update used by `learn` and online evaluation.
     pub fn learn(&mut self, counts: &SparseVector, label: crate::Label) {
-        let x = self.function.transform.apply(counts);
+        let x = self.function.input(counts);
         let y = sign(label);
         let loss = (1.0 - y * (x.dot(&self.function.weights) + self.function.bias)).max(0.0);
         if loss == 0.0 {

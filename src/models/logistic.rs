@@ -302,11 +302,11 @@ impl LogisticRegressionParams {
         }
         let mut model = LogisticRegression {
             online_rate: rate,
-            function: LinearFunction {
-                transform: self.features.fit(data),
-                weights: vec![0.0; self.features.input_width(data.n_features)],
-                bias: 0.0,
-            },
+            function: LinearFunction::new(
+                self.features.fit(data),
+                vec![0.0; self.features.input_width(data.n_features)],
+                0.0,
+            ),
         };
         // It goes on learning with the step it was fitted with.
         let hashed = self.features.hashed;
@@ -351,7 +351,7 @@ impl LogisticRegression {
     /// One stochastic gradient step on the log loss of (`counts`, `label`): the online update
     /// used by `learn` and online evaluation.
     pub fn learn(&mut self, counts: &SparseVector, label: Label) {
-        let x = self.function.transform.apply(counts);
+        let x = self.function.input(counts);
         let target = if label == Label::Spam { 1.0 } else { 0.0 };
         let p = sigmoid(x.dot(&self.function.weights) + self.function.bias);
         grow_and_add(&mut self.function, &x, self.online_rate * (target - p));

@@ -701,18 +701,26 @@ impl TrainedModelSection<'_> {
     /// or the score table's where that holds the counts, which are then left empty here for
     /// the caller to give). The linear models hold no counts: as decoded, with room in their
     /// weights' array for `room` more (the weights of `ids`, which the caller gives, and of
-    /// the tokens a learn will add). `None` where that cannot be exact (complement NB reads
+    /// the tokens a learn will add), and of the hashed features' weights those of `buckets`
+    /// alone (the bucket numbers of the messages' byte 4-grams, ascending; see
+    /// [`LinearFunction::input`]). `None` where that cannot be exact (complement NB reads
     /// every feature at each learn).
-    pub fn restricted(self, ids: &[FeatureId], width: usize, room: usize) -> Option<TrainedModel> {
+    pub fn restricted(
+        self,
+        ids: &[FeatureId],
+        width: usize,
+        room: usize,
+        buckets: &[u32],
+    ) -> Option<TrainedModel> {
         let model = match self.model {
             AnyModelSection::BernoulliNb(m) => AnyModel::BernoulliNb(m.restricted(ids)),
             AnyModelSection::MultinomialNb(m) => AnyModel::MultinomialNb(m.restricted(ids, width)?),
             AnyModelSection::LinearSvm(m) => {
-                let (function, c) = m.decoded(room);
+                let (function, c) = m.decoded(room, buckets);
                 AnyModel::LinearSvm(LinearSvm::from_parts(function, c))
             }
             AnyModelSection::LogisticRegression(m) => {
-                let (function, rate) = m.decoded(room);
+                let (function, rate) = m.decoded(room, buckets);
                 AnyModel::LogisticRegression(LogisticRegression::from_parts(function, rate))
             }
         };

@@ -196,11 +196,7 @@ impl MultinomialNbParams {
             totals,
             stale: false,
             features_elsewhere: 0,
-            function: LinearFunction {
-                transform,
-                weights: Vec::new(),
-                bias: 0.0,
-            },
+            function: LinearFunction::new(transform, Vec::new(), 0.0),
         };
         model.refresh();
         Ok(model)
