@@ -7,11 +7,11 @@
 //! |V|, the Bernoulli model's histograms and absent-word terms, the linear models' biases, the
 //! fuser); every other feature's values stay as the file saved them. So
 //! [`learn`](super::journal::learn) works the record out on the file restricted to the
-//! record's tokens (see [`super::sparse`]; a model that sees the hashed features is read with
-//! all their weights) and keeps the result, the models restricted to the record's features,
-//! as the record's [`Patch`]. A scorer of one message then restricts the file to the
-//! message's tokens and takes each patch into it in order ([`TrainedModel::overlay`]): the
-//! values of the message's features that a record changed and the newest of everything else.
+//! record's features (see [`super::sparse`]) and keeps the result, the models restricted to
+//! those features, as the record's [`Patch`]. A scorer of one message then restricts the file
+//! to the message's features and takes each patch into it in order
+//! ([`TrainedModel::overlay`]): the values of the message's features that a record changed
+//! and the newest of everything else.
 //! That is the state a full load (which replays the records' operations, see
 //! [`super::journal`]) reaches, bit for bit, at a cost that barely grows with the journal
 //! (`benches/pipe_latency.sh`).

@@ -16,7 +16,10 @@
 //! weights and idf) and renumbered `0..` in the order of their ids, so every sum over a
 //! message's features runs in the same order, and a token new to the file gets the next id in
 //! both filters, in the same order. The SVM and logistic regression read and write only a
-//! message's weights and their bias. The Naive Bayes models keep, besides the counts of those
+//! message's weights and their bias; of the hashed features' weights they hold those of the
+//! messages' buckets alone, in bucket order (see
+//! [`LinearFunction::input`](crate::models::LinearFunction::input)), so those sums run in the
+//! same order too. The Naive Bayes models keep, besides the counts of those
 //! tokens (columns of the score table, so from the rows looked up), everything that depends
 //! on every token (message counts, class totals and |V|, the Bernoulli model's histograms and
 //! absent-word terms: what their sections hold; see `TrainedModelSection::restricted`). The
@@ -364,8 +367,7 @@ pub(crate) mod tests {
     }
 
     /// The default models but the SVM and logistic regression on words alone (tf-idf, the
-    /// exact solvers), so that no model sees the hashed features and journal records carry
-    /// patches (see `super::super::patch`).
+    /// exact solvers), so that no model sees the hashed features.
     pub(crate) fn on_words() -> TrainParams {
         let models = TrainParams::default()
             .models

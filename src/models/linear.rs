@@ -52,7 +52,7 @@ impl LinearFunction {
             let kept = buckets.len();
             // A bucket this function does not hold is one its messages do not have.
             let held = (buckets.iter().enumerate())
-                .filter_map(|(theirs, &b)| Some((theirs, self.place_of(b)?)));
+                .filter_map(|(theirs, &b)| Some((theirs, self.place_of(b as FeatureId)?)));
             let pairs: Vec<(usize, usize)> = held
                 .chain(
                     pairs
@@ -77,7 +77,7 @@ impl LinearFunction {
         let vocabulary = self.weights.get(front..).unwrap_or_default();
         let mut kept: Vec<f64> = (buckets.iter())
             .map(|&b| {
-                let place = self.place_of(b);
+                let place = self.place_of(b as FeatureId);
                 debug_assert!(place.is_some(), "a learned bucket is held");
                 place
                     .and_then(|i| self.weights.get(i))
@@ -90,13 +90,17 @@ impl LinearFunction {
         self.held_buckets = None;
     }
 
-    /// Where bucket `b`'s weight is held: at `b`, or, in a function restricted to some
-    /// buckets, at its place among them (`None` if it is not one of them).
-    fn place_of(&self, b: usize) -> Option<usize> {
-        match &self.held_buckets {
-            None => Some(b),
-            Some(held) => held.binary_search(&u32::try_from(b).ok()?).ok(),
+    /// Where the weight of input feature `id` is held: at `id`, but a bucket's in a function
+    /// restricted to some buckets, at its place among them (`None` if it is not one of
+    /// them).
+    fn place_of(&self, id: FeatureId) -> Option<usize> {
+        let Some(held) = &self.held_buckets else {
+            return Some(id as usize);
+        };
+        if id as usize >= self.transform.config().input_width(0) {
+            return Some(id as usize);
         }
+        held.binary_search(&id).ok()
     }
 
     /// The model's input for a count vector (see [`FeatureTransform::apply`]), each hashed
@@ -109,14 +113,10 @@ impl LinearFunction {
         if self.held_buckets.is_none() {
             return x;
         }
-        let front = self.transform.config().input_width(0) as FeatureId;
         let (ids, values): (Vec<FeatureId>, Vec<f64>) = x
             .iter()
             .filter_map(|(id, v)| {
-                if id >= front {
-                    return Some((id, v));
-                }
-                let place = self.place_of(id as usize);
+                let place = self.place_of(id);
                 debug_assert!(place.is_some(), "a message's bucket is held");
                 Some((place? as FeatureId, v))
             })
@@ -172,13 +172,11 @@ impl LinearFunction {
     /// Each present feature's term w_j * t(x)_j of the decision (the bias is not included),
     /// by the feature's id in `counts`.
     pub fn contributions(&self, counts: &SparseVector) -> Vec<(FeatureId, f64)> {
-        let x = self.transform.apply(counts);
-        let held = self.input(counts);
-        // Where buckets are held at other places, `held` has `x`'s entries in `x`'s order.
-        terms(&held, &self.weights)
-            .into_iter()
-            .zip(x.ids())
-            .map(|((_, c), &id)| (self.transform.count_id(id), c))
+        (self.transform.apply(counts).iter())
+            .map(|(id, v)| {
+                let w = self.place_of(id).and_then(|i| self.weights.at(i));
+                (self.transform.count_id(id), v * w.unwrap_or(0.0))
+            })
             .collect()
     }
 
