@@ -249,7 +249,7 @@ mod tests {
     use crate::SpamFilter;
     use crate::TrainParams;
     use crate::filter::journal;
-    use crate::filter::sparse::tests::{journal_learn, on_words, trained};
+    use crate::filter::sparse::tests::{journal_learn, on_hashed, on_words, trained};
     use crate::label::Label;
     use crate::models::ModelParams;
 
@@ -290,9 +290,7 @@ mod tests {
 
     #[test]
     fn a_patch_with_hashed_features_that_does_not_fit_is_replayed_instead() {
-        let params = TrainParams::default();
-        assert!(params.models.iter().any(ModelParams::sees_hashed));
-        forged_patches_are_replayed(&params);
+        forged_patches_are_replayed(&on_hashed());
     }
 
     /// Each forged patch of a file [`journaled`] with `params` is replayed instead: the

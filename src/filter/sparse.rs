@@ -366,6 +366,13 @@ pub(crate) mod tests {
         assert!(replays.iter().all(Option::is_some), "all sparse");
     }
 
+    /// The default models, checked to have models that see the hashed features.
+    pub(crate) fn on_hashed() -> TrainParams {
+        let params = TrainParams::default();
+        assert!(params.models.iter().any(ModelParams::sees_hashed));
+        params
+    }
+
     /// The default models but the SVM and logistic regression on words alone (tf-idf, the
     /// exact solvers), so that no model sees the hashed features.
     pub(crate) fn on_words() -> TrainParams {
@@ -428,9 +435,7 @@ pub(crate) mod tests {
 
     #[test]
     fn journal_patches_of_models_that_see_hashed_features_explain_as_the_full_load() {
-        let params = TrainParams::default();
-        assert!(params.models.iter().any(ModelParams::sees_hashed));
-        journal_patches_explain_as_the_full_load(&params);
+        journal_patches_explain_as_the_full_load(&on_hashed());
     }
 
     #[test]
