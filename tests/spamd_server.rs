@@ -21,14 +21,14 @@ use std::time::Duration;
 struct Running {
     address: Address,
     handle: ServerHandle,
-    thread: Option<std::thread::JoinHandle<()>>,
+    thread: Option<std::thread::JoinHandle<std::io::Result<()>>>,
 }
 
 impl Drop for Running {
     fn drop(&mut self) {
         self.handle.shutdown();
         if let Some(t) = self.thread.take() {
-            t.join().unwrap();
+            t.join().unwrap().unwrap();
         }
     }
 }
@@ -335,7 +335,7 @@ fn unix_socket_and_shutdown() {
     s.read_to_end(&mut answer).unwrap();
     assert_eq!(answer, b"SPAMD/1.5 0 PONG\r\n");
     server.handle.shutdown();
-    server.thread.take().unwrap().join().unwrap();
+    server.thread.take().unwrap().join().unwrap().unwrap();
     assert!(!path.exists(), "the socket file is removed on shutdown");
 }
 

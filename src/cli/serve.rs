@@ -5,6 +5,7 @@ use super::ExitStatus;
 use super::args::{HeaderArgs, ModelArgs, VerdictArgs};
 use super::logging;
 use super::signals::run_with_signals;
+use anyhow::Context;
 use spamsort::filter::shared::SharedFilter;
 use spamsort::spamd::{Address, Server, ServerConfig, UserModels, raise_open_file_limit};
 use std::net::SocketAddr;
@@ -110,7 +111,8 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitStatus> {
             }
             server.run()
         },
-    )?;
+    )?
+    .context("cannot serve")?;
     tracing::info!("stopped");
     Ok(ExitStatus::Success)
 }

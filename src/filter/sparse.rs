@@ -40,7 +40,7 @@ use super::layout::{FIRST_MODEL_SECTION, Head, wrong_model};
 use super::learned::LearnedMessages;
 use super::patch::Patch;
 use super::score_table::ScoreTable;
-use crate::features::hashed::{HASHED_BASE, hashed_id, is_hashed};
+use crate::features::hashed::{HASHED_BASE, HASHED_BUCKETS, hashed_id, is_hashed};
 use crate::features::{FeatureId, Vocabulary};
 use crate::model_file::{self, ModelFileError, ModelFileReader};
 use crate::models::{ModelKind, TrainedModel, TrainedModelSection};
@@ -154,6 +154,7 @@ fn buckets<'m>(messages: impl Iterator<Item = &'m [Token]>, hashed: &[FeatureId]
         .filter_map(|t| hashed_id(t))
         .chain(hashed.iter().copied().filter(|&id| is_hashed(id)))
         .map(|id| id - HASHED_BASE)
+        .filter(|&b| b < HASHED_BUCKETS)
         .collect();
     buckets.sort_unstable();
     buckets.dedup();
@@ -231,9 +232,19 @@ fn restricted(
         {
             return Ok(None);
         }
+        // A section of hashed weights that does not fit the table's count of weights (more
+        // than the hashed features, or fewer with vocabulary weights after them) is for the
+        // full load to refuse: a restricted model holds the hashed places whatever it has.
+        if let Some(own) = view.weights_len() {
+            let front = entry.config.input_width(0);
+            let cut_short = own < front && entry.weights_len > own as u64;
+            if front > 0 && (own > front || cut_short) {
+                return Ok(None);
+            }
+        }
         let entry = entry.restricted(ids);
         // Room for every word's weight: those the table has, those added since, new ones.
-        let room = words.len() + later.len();
+        let room = words.len();
         let Some(mut model) = view.restricted(ids, counted.unwrap_or(0), room, buckets) else {
             return Ok(None);
         };

@@ -223,6 +223,11 @@ pub(crate) struct LinearSection<'a> {
 }
 
 impl LinearSection<'_> {
+    /// The number of weights the section holds.
+    pub(crate) fn weights_len(&self) -> usize {
+        self.weights.len()
+    }
+
     /// The function, its weights' array with room for `room` more, and the number after it.
     /// A function that sees the hashed features holds the weights of `buckets` alone
     /// (ascending bucket numbers: those of the messages it is restricted for; see

@@ -574,12 +574,13 @@ impl TrainedModel {
     }
 
     /// Takes into this model, restricted to some features (see
-    /// [`TrainedModelSection::restricted`]; a model that sees the hashed features holds all
-    /// their weights), what `from` holds: the same model restricted to other features and
-    /// since changed by learning, as [`TrainedModel::for_patch`] keeps it. For each `(theirs,
-    /// ours)` of `pairs` its vocabulary feature `theirs` is this one's `ours` (grown into if
-    /// past its end), and a model that sees the hashed features takes `from`'s weights of the
-    /// hashed `buckets`; everything that depends on every feature is `from`'s; `features` is
+    /// [`TrainedModelSection::restricted`]; a model that sees the hashed features holds the
+    /// weights of its messages' buckets alone, see [`LinearFunction::input`]), what `from`
+    /// holds: the same model restricted to other features and since changed by learning, as
+    /// [`TrainedModel::for_patch`] keeps it. For each `(theirs, ours)` of `pairs` its
+    /// vocabulary feature `theirs` is this one's `ours` (grown into if past its end), and a
+    /// model that sees the hashed features takes `from`'s weights of those of the hashed
+    /// `buckets` it holds; everything that depends on every feature is `from`'s; `features` is
     /// how many vocabulary features the whole model now has. Learning never changes the
     /// calibration or a linear model's idf. `false` (nothing changed) where that cannot be
     /// exact: another kind of model, or complement Naive Bayes (its weights depend on every
@@ -690,6 +691,17 @@ impl TrainedModelSection<'_> {
             AnyModelSection::BernoulliNb(m) => Some(m.width()),
             AnyModelSection::MultinomialNb(m) => Some(m.width()),
             AnyModelSection::LinearSvm(_) | AnyModelSection::LogisticRegression(_) => None,
+        }
+    }
+
+    /// The number of weights a linear model's section holds (its hashed features' alone: the
+    /// score table holds the rest); `None` for the Naive Bayes models.
+    pub fn weights_len(&self) -> Option<usize> {
+        match &self.model {
+            AnyModelSection::LinearSvm(m) | AnyModelSection::LogisticRegression(m) => {
+                Some(m.weights_len())
+            }
+            AnyModelSection::BernoulliNb(_) | AnyModelSection::MultinomialNb(_) => None,
         }
     }
 

@@ -185,7 +185,9 @@ impl Server {
     }
 
     /// Serves until [`ServerHandle::shutdown`]; returns when every request in progress is done.
-    pub fn run(self) {
+    /// Fails if no worker thread can be started (the system refused it, as under a tight
+    /// `ulimit -v`); with fewer than configured, it logs how many and serves with them.
+    pub fn run(self) -> std::io::Result<()> {
         let Server {
             poll,
             listeners,
@@ -208,9 +210,9 @@ impl Server {
                  (raise it with ulimit -n)"
             );
         }
-        let limits = Limits {
+        let limits = |slots| Limits {
             max_open,
-            slots: workers,
+            slots,
             timeout: config.timeout,
         };
         let context = Context {
@@ -221,11 +223,12 @@ impl Server {
         let (job_tx, job_rx) = mpsc::channel::<Job>();
         let (done_tx, done_rx) = mpsc::channel::<Done>();
         let job_rx = Mutex::new(job_rx);
-        std::thread::scope(|s| {
+        let served = std::thread::scope(|s| {
+            let mut started = 0;
             for _ in 0..workers {
                 let (job_rx, done_tx, context) = (&job_rx, done_tx.clone(), &context);
                 let waker = &handle.waker;
-                s.spawn(move || {
+                let spawned = std::thread::Builder::new().spawn_scoped(s, move || {
                     loop {
                         // The lock is only held while waiting for the next job.
                         let next = job_rx.lock().unwrap_or_else(|e| e.into_inner()).recv();
@@ -237,24 +240,34 @@ impl Server {
                         let _ = waker.wake();
                     }
                 });
+                if let Err(e) = spawned {
+                    if started == 0 {
+                        return Err(e);
+                    }
+                    tracing::warn!("serving with {started} of {workers} workers: {e}");
+                    break;
+                }
+                started += 1;
             }
             drop(done_tx);
             Reactor::new(
                 poll,
                 listeners,
-                limits,
+                limits(started),
                 &config,
                 &handle.stop,
                 job_tx,
                 done_rx,
             )
             .run();
+            Ok(())
         });
         for a in &handle.addresses {
             if let Address::Unix(path) = a {
                 let _ = std::fs::remove_file(path);
             }
         }
+        served
     }
 }
 
