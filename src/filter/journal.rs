@@ -23,8 +23,6 @@ use super::store::{LearnedStore, StoreOp};
 use super::update::{IfMissing, Updated, update};
 use super::{SpamFilter, layout};
 use crate::error::Result;
-use crate::features::FeatureId;
-use crate::features::hashed::hashed_id;
 use crate::label::Label;
 use crate::model_file::{self, ModelFileError, ModelFileReader};
 use crate::tokenize::{Token, TokenizerConfig};
@@ -247,14 +245,6 @@ fn patch_of(
         .messages()
         .flat_map(|m| m.0.iter().cloned())
         .collect();
-    // The buckets whose weights the record changed, if a model sees them.
-    let mut hashed: Vec<FeatureId> = if table.index().models.iter().any(|m| m.config.hashed) {
-        tokens.iter().filter_map(|t| hashed_id(t)).collect()
-    } else {
-        Vec::new()
-    };
-    hashed.sort_unstable();
-    hashed.dedup();
     let Some((mut filter, ids)) = composed_for(reader, head, &table, &patches, None, &tokens, &[])?
     else {
         return Ok(None);
@@ -266,7 +256,7 @@ fn patch_of(
     let next_id = patches
         .last()
         .map_or(table.index().tokens, |p| p.vocabulary_len());
-    Ok(Some(Patch::of(filter, &ids, next_id, &hashed)))
+    Ok(Some(Patch::of(filter, &ids, next_id)))
 }
 
 /// Changes the learned state of the model file at `path` as `change` says, through a

@@ -72,23 +72,26 @@ pub(crate) struct Patch {
 }
 
 impl Patch {
-    /// The patch of `filter`, the file restricted to a record's tokens with the record
+    /// The patch of `filter`, the file restricted to a record's features with the record
     /// applied (see [`super::sparse::composed_for`]): its first `ids.len()` tokens are the
-    /// vocabulary's `ids`, the rest new ones, numbered from `next_id` in their order;
-    /// `hashed` are the hashed ids of the record's byte 4-grams, ascending.
-    pub fn of(filter: SpamFilter, ids: &[FeatureId], next_id: u64, hashed: &[FeatureId]) -> Patch {
+    /// vocabulary's `ids`, the rest new ones, numbered from `next_id` in their order; its
+    /// models that see the hashed features hold the record's buckets (see
+    /// [`LinearFunction::held_buckets`](crate::models::LinearFunction::held_buckets)).
+    pub fn of(filter: SpamFilter, ids: &[FeatureId], next_id: u64) -> Patch {
         let vocabulary = filter.vocabulary();
         let new = vocabulary.len().saturating_sub(ids.len());
+        let held = (filter.models.iter())
+            .find_map(|m| m.model.function().held_buckets())
+            .unwrap_or_default();
         let ids = (ids.iter().copied())
             .chain((0..new).map(|i| (next_id + i as u64) as FeatureId))
-            .chain(hashed.iter().copied())
+            .chain(held.iter().map(|&b| HASHED_BASE + b))
             .collect();
         let added = (vocabulary.len() - new..vocabulary.len())
             .map(|id| vocabulary.token(id as FeatureId).to_owned())
             .collect();
-        let buckets = buckets_of(hashed);
         let (mut models, histograms): (Vec<_>, Vec<_>) = (filter.models.into_iter())
-            .map(|m| m.for_patch(&buckets))
+            .map(TrainedModel::for_patch)
             .unzip();
         let shared_counts = share_counts(&mut models);
         Patch {
@@ -140,8 +143,10 @@ impl Patch {
 
     /// The buckets of the record's byte 4-grams (their hashed ids less [`HASHED_BASE`]),
     /// ascending.
-    pub(crate) fn buckets(&self) -> Vec<usize> {
-        buckets_of(&self.ids[self.words().len()..])
+    pub(crate) fn buckets(&self) -> Vec<u32> {
+        (self.ids[self.words().len()..].iter())
+            .map(|&id| id.wrapping_sub(HASHED_BASE))
+            .collect()
     }
 
     /// The tokens the record added to the vocabulary, with their ids.
@@ -213,13 +218,6 @@ impl Patch {
         filter.summary.clone_from(&self.summary);
         true
     }
-}
-
-/// The buckets of hashed ids (each less [`HASHED_BASE`]), in their order.
-fn buckets_of(hashed: &[FeatureId]) -> Vec<usize> {
-    (hashed.iter())
-        .map(|&id| id.wrapping_sub(HASHED_BASE) as usize)
-        .collect()
 }
 
 /// Empties the per-token counts of each of `models` that an earlier one holds bit for bit,

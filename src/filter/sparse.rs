@@ -453,7 +453,7 @@ pub(crate) mod tests {
     fn records_of_models_that_see_hashed_features_without_patches_replay_as_the_full_load() {
         // As spamsort journaled them before their patches carried bucket weights.
         let dir = tempfile::tempdir().unwrap();
-        let path = trained(dir.path(), &TrainParams::default());
+        let path = trained(dir.path(), &on_hashed());
         journal_learn(&path, NEW, Some(Label::Spam));
         journal_learn(&path, NOTES, Some(Label::Ham));
         journal::rewrite_patches(&path, |p| *p = None);

@@ -36,14 +36,14 @@ impl LinearFunction {
     /// Takes `from`'s bias and, for each `(theirs, ours)` of `pairs`, the weight of its
     /// vocabulary feature `theirs` as this one's feature `ours`; where this function sees the
     /// hashed features, `from` holds the weights of the hashed `buckets` first, as
-    /// [`LinearFunction::keep_buckets`] keeps them, and this one takes those too (see
+    /// [`LinearFunction::keep_held`] keeps them, and this one takes those too (see
     /// [`super::TrainedModel::overlay`]). The transform (idf) is left as it is: learning
     /// never changes it.
     pub(crate) fn overlay(
         &mut self,
         from: &LinearFunction,
         pairs: &[(usize, usize)],
-        buckets: &[usize],
+        buckets: &[u32],
     ) {
         let front = self.transform.config().input_width(0);
         if front == 0 {
@@ -52,7 +52,7 @@ impl LinearFunction {
             let kept = buckets.len();
             // A bucket this function does not hold is one its messages do not have.
             let held = (buckets.iter().enumerate())
-                .filter_map(|(theirs, &b)| Some((theirs, self.place_of(b as FeatureId)?)));
+                .filter_map(|(theirs, &b)| Some((theirs, self.place_of(b)?)));
             let pairs: Vec<(usize, usize)> = held
                 .chain(
                     pairs
@@ -65,29 +65,25 @@ impl LinearFunction {
         self.bias = from.bias;
     }
 
-    /// Keeps, of the hashed features' weights, only those of `buckets` (ascending, each a
-    /// bucket number), in their place before the vocabulary's: the function as a journal
-    /// patch keeps it, of the buckets a learn changed (see `crate::filter::patch`). A
-    /// function that does not see the hashed features is left as it is.
-    pub(crate) fn keep_buckets(&mut self, buckets: &[usize]) {
-        let front = self.transform.config().input_width(0);
-        if front == 0 {
+    /// The buckets a function restricted to some of them holds (see
+    /// [`LinearFunction::held_buckets`]), ascending; `None` for one that holds every weight.
+    pub(crate) fn held_buckets(&self) -> Option<&[u32]> {
+        self.held_buckets.as_deref()
+    }
+
+    /// Cuts the hashed places a function restricted to some buckets does not use: their
+    /// weights in its buckets' order, then the vocabulary's. That is the function as a journal
+    /// patch keeps it, of the buckets its learn changed (see `crate::filter::patch`), which
+    /// [`LinearFunction::overlay`] takes back. A function that holds every weight is left as
+    /// it is.
+    pub(crate) fn keep_held(&mut self) {
+        let Some(held) = self.held_buckets.take() else {
             return;
-        }
-        let vocabulary = self.weights.get(front..).unwrap_or_default();
-        let mut kept: Vec<f64> = (buckets.iter())
-            .map(|&b| {
-                let place = self.place_of(b as FeatureId);
-                debug_assert!(place.is_some(), "a learned bucket is held");
-                place
-                    .and_then(|i| self.weights.get(i))
-                    .copied()
-                    .unwrap_or(0.0)
-            })
-            .collect();
-        kept.extend_from_slice(vocabulary);
-        self.weights = kept;
-        self.held_buckets = None;
+        };
+        let front = self.transform.config().input_width(0);
+        let vocabulary = self.weights.split_off(front.min(self.weights.len()));
+        self.weights.truncate(held.len());
+        self.weights.extend(vocabulary);
     }
 
     /// Where the weight of input feature `id` is held: at `id`, but a bucket's in a function

@@ -544,17 +544,17 @@ impl TrainedModel {
     /// This model as a journal patch keeps it (see `crate::filter::patch`): what
     /// [`TrainedModel::overlay`] reads, without what learning never changes (the idf) or a
     /// Naive Bayes model's cached function, stale once it learned (its decision then reads
-    /// the counts), and of the hashed features' weights only those of `buckets` (see
-    /// [`LinearFunction::keep_buckets`]); and apart, the Bernoulli model's histograms of
+    /// the counts), and of the hashed features' weights only those of the buckets it holds
+    /// (see [`LinearFunction::keep_held`]); and apart, the Bernoulli model's histograms of
     /// counts, which only learning reads (see [`BernoulliNb::take_histograms`]).
-    pub(crate) fn for_patch(mut self, buckets: &[usize]) -> (TrainedModel, Option<[Vec<u64>; 2]>) {
+    pub(crate) fn for_patch(mut self) -> (TrainedModel, Option<[Vec<u64>; 2]>) {
         let naive_bayes = matches!(
             self.model,
             AnyModel::BernoulliNb(_) | AnyModel::MultinomialNb(_)
         );
         let function = self.model.function_mut();
         function.transform = function.transform.without_idf();
-        function.keep_buckets(buckets);
+        function.keep_held();
         if naive_bayes {
             function.weights = Vec::new();
         }
@@ -589,7 +589,7 @@ impl TrainedModel {
         &mut self,
         from: &TrainedModel,
         pairs: &[(usize, usize)],
-        buckets: &[usize],
+        buckets: &[u32],
         features: usize,
     ) -> bool {
         if self.model.kind() != from.model.kind() || !self.overlays() || !from.overlays() {
