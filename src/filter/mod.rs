@@ -16,6 +16,7 @@
 
 mod active;
 pub mod dump;
+mod hashed_weights;
 pub mod journal;
 mod layout;
 pub mod learned;

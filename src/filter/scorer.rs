@@ -24,6 +24,7 @@
 //! few messages, hashing each token into the loaded vocabulary costs less than finding it in
 //! the score table's blocks.
 
+use super::hashed_weights::HashedWeights;
 use super::journal::{self, Record, RecordHead};
 use super::layout::{
     FIRST_MODEL_SECTION, Head, SCORE_BLOCKS_SECTION, SCORE_INDEX_SECTION, wrong_model,
@@ -31,13 +32,13 @@ use super::layout::{
 use super::score_table::{Column, Rows, ScoreModel, ScoreTable};
 use super::sparse::{composed_for, replayed_for};
 use super::{SpamFilter, words_and_hashed};
-use crate::features::hashed::{HASHED_BUCKETS, hashed_id};
+use crate::features::hashed::{HASHED_BASE, HASHED_BUCKETS, hashed_id};
 use crate::features::{FeatureId, SparseVector, count_id, weigh};
 use crate::filter::{Classification, Explanation};
 use crate::label::{Label, Thresholds};
-use crate::model_file::packed::{Elements, Reals};
-use crate::model_file::{self, ModelFileError, ModelFileReader};
-use crate::models::{Calibration, Fusion, ModelKind, TrainedModelView, terms};
+use crate::model_file::packed::Elements;
+use crate::model_file::{ModelFileError, ModelFileReader};
+use crate::models::{Calibration, Fusion, ModelKind, terms};
 use crate::tokenize::{Token, Tokenizer, TokenizerConfig};
 use std::path::Path;
 use std::sync::{Mutex, OnceLock};
@@ -142,7 +143,8 @@ impl ScorerFile {
     }
 
     /// The scorer over the file: the models' settings from the score table's index, and for
-    /// a model that sees the hashed features, its section, whose hashed weights it borrows.
+    /// a model that sees the hashed features, its section, whose hashed weights each message
+    /// reads those of its buckets from (see [`HashedWeights`]).
     pub fn scorer(&self) -> Result<Scorer<'_>, ModelFileError> {
         let path = self.file.path();
         let head = &self.head;
@@ -173,16 +175,7 @@ impl ScorerFile {
         let mut models = Vec::with_capacity(self.models.len());
         for &i in &self.models {
             let model = &table.index().models[i];
-            let hashed = if model.config.hashed {
-                let section = self.file.section(FIRST_MODEL_SECTION + i)?;
-                let view: TrainedModelView = model_file::decode_prefix(section, path)?;
-                if view.kind() != model.kind {
-                    return Err(wrong_model(path));
-                }
-                view.weights()
-            } else {
-                None
-            };
+            let hashed = model.config.hashed.then_some(FIRST_MODEL_SECTION + i);
             models.push(ModelView { model, hashed });
         }
         let answer = match (self.kind, head.fusion.clone(), models.len()) {
@@ -236,16 +229,16 @@ enum Answer<'a> {
 }
 
 /// One model as a scorer reads it: its settings from the score table's index, and for a model
-/// that sees hashed features, its hashed weights borrowed from its section.
+/// that sees hashed features, the section that holds its hashed weights.
 struct ModelView<'a> {
     model: &'a ScoreModel,
-    hashed: Option<Reals<'a>>,
+    hashed: Option<usize>,
 }
 
-/// A model's weights by input id: the hashed ones from its section, the vocabulary's from the
-/// rows the message's tokens found.
+/// A model's weights by input id: the hashed ones those of the message's buckets read from its
+/// section, the vocabulary's from the rows the message's tokens found.
 struct Weights<'r> {
-    hashed: Option<Reals<'r>>,
+    hashed: Option<&'r HashedWeights>,
     vocabulary: Column<'r>,
 }
 
@@ -263,8 +256,32 @@ impl Elements<f64> for Weights<'_> {
 }
 
 impl ModelView<'_> {
-    /// The model's input and weights for a count vector whose vocabulary tokens found `rows`.
-    fn input<'r>(&'r self, x: &SparseVector, rows: &'r Rows<'r>) -> (SparseVector, Weights<'r>) {
+    /// This model's hashed weights at the buckets of count vector `x` (`None` for a model
+    /// that does not see the hashed features).
+    fn hashed_weights(
+        &self,
+        file: &ModelFileReader,
+        x: &SparseVector,
+    ) -> Result<Option<HashedWeights>, ModelFileError> {
+        let Some(section) = self.hashed else {
+            return Ok(None);
+        };
+        let words = x.vocabulary_ids().len();
+        let buckets: Vec<u32> = x.ids()[words..]
+            .iter()
+            .map(|&id| id - HASHED_BASE)
+            .collect();
+        HashedWeights::read(file, section, self.model.kind, &buckets).map(Some)
+    }
+
+    /// The model's input and weights for a count vector whose vocabulary tokens found `rows`
+    /// and whose buckets found `hashed` (from [`ModelView::hashed_weights`]).
+    fn input<'r>(
+        &'r self,
+        x: &SparseVector,
+        rows: &'r Rows<'r>,
+        hashed: Option<&'r HashedWeights>,
+    ) -> (SparseVector, Weights<'r>) {
         let m = self.model;
         let idf = m.idf.map(|column| Column {
             rows,
@@ -285,14 +302,19 @@ impl ModelView<'_> {
             column: m.weights as usize,
             shift,
         };
-        let hashed = self.hashed.filter(|_| m.config.hashed);
+        let hashed = hashed.filter(|_| m.config.hashed);
         (input, Weights { hashed, vocabulary })
     }
 
     /// The decision value and each present feature's share of it, as the model computes
     /// them (a Naive Bayes model through the same [`crate::models::NbScoring::combine`]).
-    fn contributions(&self, x: &SparseVector, rows: &Rows<'_>) -> (f64, Vec<(FeatureId, f64)>) {
-        let (input, weights) = self.input(x, rows);
+    fn contributions(
+        &self,
+        x: &SparseVector,
+        rows: &Rows<'_>,
+        hashed: Option<&HashedWeights>,
+    ) -> (f64, Vec<(FeatureId, f64)>) {
+        let (input, weights) = self.input(x, rows, hashed);
         let config = self.model.config;
         let mut terms: Vec<(FeatureId, f64)> = terms(&input, &weights)
             .into_iter()
@@ -306,22 +328,33 @@ impl ModelView<'_> {
     }
 
     /// The decision value alone.
-    fn decision(&self, x: &SparseVector, rows: &Rows<'_>) -> f64 {
+    fn decision(&self, x: &SparseVector, rows: &Rows<'_>, hashed: Option<&HashedWeights>) -> f64 {
         match self.model.scoring {
-            Some(_) => self.contributions(x, rows).0,
+            Some(_) => self.contributions(x, rows, hashed).0,
             None => {
-                let (input, weights) = self.input(x, rows);
+                let (input, weights) = self.input(x, rows, hashed);
                 self.model.bias + input.dot_with(&weights)
             }
         }
     }
 }
 
-/// Each model's calibrated log-odds of a count vector, in order.
-fn log_odds(models: &[ModelView<'_>], x: &SparseVector, rows: &Rows<'_>) -> Vec<f64> {
+/// Each model's calibrated log-odds of a count vector, in order (`hashed`: each one's
+/// hashed weights, in the same order).
+fn log_odds(
+    models: &[ModelView<'_>],
+    x: &SparseVector,
+    rows: &Rows<'_>,
+    hashed: &[Option<HashedWeights>],
+) -> Vec<f64> {
     models
         .iter()
-        .map(|m| m.model.calibration.log_odds(m.decision(x, rows)))
+        .zip(hashed)
+        .map(|(m, h)| {
+            m.model
+                .calibration
+                .log_odds(m.decision(x, rows, h.as_ref()))
+        })
         .collect()
 }
 
@@ -401,12 +434,13 @@ impl Scorer<'_> {
                 let c = filter.classify_vector(self.kind, x, tokens)?;
                 Some(self.with_thresholds(c))
             },
-            |answer, x, rows, tokens| match answer {
+            |answer, x, rows, hashed, tokens| match answer {
                 Answer::One(m) => {
-                    self.classification(m.decision(x, rows), m.model.calibration, tokens)
+                    let decision = m.decision(x, rows, hashed[0].as_ref());
+                    self.classification(decision, m.model.calibration, tokens)
                 }
                 Answer::Fused(fusion, models) => {
-                    self.fused(fusion, &log_odds(models, x, rows), tokens)
+                    self.fused(fusion, &log_odds(models, x, rows, hashed), tokens)
                 }
             },
         )
@@ -414,14 +448,15 @@ impl Scorer<'_> {
 
     /// `replayed` of the file's filter with its journal applied, the message's count vector
     /// over its vocabulary and its number of tokens, or `scored` of the table's answer, the
-    /// message's count vector, its rows and its number of tokens. The hashed byte 4-grams are
+    /// message's count vector, its rows, the hashed weights of each model that answers (see
+    /// [`ModelView::hashed_weights`]) and its number of tokens. The hashed byte 4-grams are
     /// counted straight from the bytes, never made into `b4:` strings (see
     /// [`super::count_vector`]).
     fn answer<T>(
         &self,
         raw: &[u8],
         replayed: impl FnOnce(&SpamFilter, &SparseVector, usize) -> Option<T>,
-        scored: impl FnOnce(&Answer<'_>, &SparseVector, &Rows<'_>, usize) -> T,
+        scored: impl FnOnce(&Answer<'_>, &SparseVector, &Rows<'_>, &[Option<HashedWeights>], usize) -> T,
     ) -> Result<T, ModelFileError> {
         let file = self.file;
         let words = self.tokenizers.0.tokenize(raw).tokens;
@@ -447,7 +482,15 @@ impl Scorer<'_> {
             Source::Table(answer) => answer,
         };
         let (x, rows) = count_vector(&file.file, &file.table, &words)?;
-        Ok(scored(answer, &x.with_hashed(hashed), &rows, tokens))
+        let x = x.with_hashed(hashed);
+        let models = match answer {
+            Answer::One(m) => std::slice::from_ref(m),
+            Answer::Fused(_, models) => models,
+        };
+        let hashed = (models.iter())
+            .map(|m| m.hashed_weights(&file.file, &x))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(scored(answer, &x, &rows, &hashed, tokens))
     }
 
     /// Why the model scores a message as it does, as [`SpamFilter::explain`].
@@ -459,9 +502,9 @@ impl Scorer<'_> {
                 explanation.classification = self.with_thresholds(explanation.classification);
                 Some(explanation)
             },
-            |answer, x, rows, tokens| match answer {
+            |answer, x, rows, hashed, tokens| match answer {
                 Answer::One(m) => {
-                    let (decision, contributions) = m.contributions(x, rows);
+                    let (decision, contributions) = m.contributions(x, rows, hashed[0].as_ref());
                     let token = |id: FeatureId| rows.token(id);
                     Explanation::new(
                         self.classification(decision, m.model.calibration, tokens),
@@ -472,7 +515,7 @@ impl Scorer<'_> {
                     )
                 }
                 Answer::Fused(fusion, models) => {
-                    let log_odds = log_odds(models, x, rows);
+                    let log_odds = log_odds(models, x, rows, hashed);
                     Explanation::fused(self.fused(fusion, &log_odds, tokens), fusion, &log_odds)
                 }
             },

@@ -100,6 +100,7 @@ pub use journal::{Journal, MAX_RECORD, encode_record, record_len};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::io::{Read, Write};
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 /// First bytes of every model file.
@@ -397,6 +398,13 @@ pub fn decode_prefix<'a, T: Deserialize<'a>>(
         .map_err(|e| ModelFileError::invalid(path, format!("undecodable contents: {e}")))
 }
 
+/// Decodes the leading fields of bytes not checked yet (a section's first bytes, which the
+/// caller checks with the rest of it), and says how many bytes they took; `None` if they do
+/// not decode (too few bytes, or corrupt ones).
+pub fn decode_head<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> Option<(T, usize)> {
+    decode_slice(bytes).ok()
+}
+
 /// Checks the header and directory of a file of `file_len` bytes that starts with `head`
 /// (its whole header, or the whole file if shorter).
 fn parse_header(head: &[u8], file_len: u64, path: &Path) -> Result<Vec<Entry>, ModelFileError> {
@@ -424,6 +432,10 @@ pub fn decode<T: DeserializeOwned>(bytes: &[u8], path: &Path) -> Result<T, Model
 
 /// Most bytes of a file's start read to find its header: the header of [`MAX_SECTIONS`].
 const MAX_HEADER: usize = header_len(MAX_SECTIONS);
+
+/// Bytes per read of [`ModelFileReader::section_pieces`]: large enough that the reads cost
+/// little beside the copy, small enough to stay in a core's cache.
+const STREAM_CHUNK: usize = 64 * 1024;
 
 /// An open model file whose header and directory have been checked; each section is read
 /// (into memory owned by the reader) and its checksum checked when it is first asked for.
@@ -572,6 +584,84 @@ impl ModelFileReader {
                 },
                 _ => ModelFileError::io(&self.path, err),
             })
+    }
+
+    /// The length of section `i` in bytes (0 for a section the file does not have).
+    pub fn section_len(&self, i: usize) -> u64 {
+        self.entries.get(i).map_or(0, |e| e.len)
+    }
+
+    /// The bytes of section `i` at `ranges` (offsets within the section, ascending and not
+    /// overlapping), one after another, the section read through one buffer of
+    /// [`STREAM_CHUNK`] bytes and its checksum checked over every byte: for a reader that
+    /// needs scattered values of a large section (a model's hashed weights, for one message)
+    /// without holding it whole, whose fresh pages cost the one-message filter more than
+    /// reading the section does. A range out of order or beyond the section is refused.
+    pub fn section_pieces(
+        &self,
+        i: usize,
+        ranges: &[Range<u64>],
+    ) -> Result<Vec<u8>, ModelFileError> {
+        use std::os::unix::fs::FileExt;
+        let e = *self
+            .entries
+            .get(i)
+            .ok_or_else(|| ModelFileError::invalid(&self.path, format!("missing section {i}")))?;
+        let mut last = 0;
+        for r in ranges {
+            if r.start < last || r.end < r.start || r.end > e.len {
+                let reason = format!("pieces out of order or past the end of section {i}");
+                return Err(ModelFileError::invalid(&self.path, reason));
+            }
+            last = r.end;
+        }
+        let wanted = ranges.iter().map(|r| r.end - r.start).sum::<u64>();
+        // Bounded by the section's length, which the directory check bounds by the file's.
+        let mut out = Vec::with_capacity(wanted as usize);
+        // Appends to `out` the bytes of the ranges from `next` on that lie in `chunk`, which
+        // starts at byte `at` of the section; `next` moves past the ranges it ends.
+        fn copy(ranges: &[Range<u64>], next: &mut usize, at: u64, chunk: &[u8], out: &mut Vec<u8>) {
+            let end = at + chunk.len() as u64;
+            while let Some(r) = ranges.get(*next) {
+                let (from, to) = (r.start.max(at), r.end.min(end));
+                if from < to {
+                    out.extend_from_slice(&chunk[(from - at) as usize..(to - at) as usize]);
+                }
+                if r.end > end {
+                    break;
+                }
+                *next += 1;
+            }
+        }
+        let mut next = 0;
+        if let Some(bytes) = self.sections[i].get() {
+            copy(ranges, &mut next, 0, bytes, &mut out);
+            return Ok(out);
+        }
+        let mut crc = crc32fast::Hasher::new();
+        let mut chunk = vec![0; STREAM_CHUNK.min(e.len as usize)];
+        let file = self.file.lock().unwrap_or_else(|p| p.into_inner());
+        let mut at = 0;
+        while at < e.len {
+            let n = (e.len - at).min(STREAM_CHUNK as u64) as usize;
+            let chunk = &mut chunk[..n];
+            file.read_exact_at(chunk, e.offset + at)
+                .map_err(|err| match err.kind() {
+                    std::io::ErrorKind::UnexpectedEof => ModelFileError::Truncated {
+                        path: self.path.clone(),
+                        expected: e.offset + e.len,
+                        got: self.len.min(e.offset + at),
+                    },
+                    _ => ModelFileError::io(&self.path, err),
+                })?;
+            crc.update(chunk);
+            copy(ranges, &mut next, at, chunk, &mut out);
+            at += n as u64;
+        }
+        if crc.finalize() != e.crc {
+            return Err(ModelFileError::invalid(&self.path, "checksum mismatch"));
+        }
+        Ok(out)
     }
 
     /// Reads, checks and decodes section `i`.
@@ -875,6 +965,61 @@ mod tests {
         std::fs::write(&path, b"").unwrap();
         assert!(matches!(
             r.section(1),
+            Err(ModelFileError::Truncated { .. })
+        ));
+    }
+
+    #[test]
+    fn section_pieces_are_the_bytes_at_the_ranges_of_a_checked_section() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m");
+        // Three and a half chunks of distinct bytes, after a small first section.
+        let big: Vec<u8> = (0..STREAM_CHUNK * 7 / 2)
+            .map(|i| (i * 7 % 251) as u8)
+            .collect();
+        let sections = [encode_section(&1u64), big.clone()];
+        std::fs::write(&path, encode_sections(&sections)).unwrap();
+        let n = big.len() as u64;
+        let chunk = STREAM_CHUNK as u64;
+        let ranges = [
+            0..3,
+            // Across the first chunk's end, then across two chunk ends at once.
+            chunk - 2..chunk + 5,
+            chunk + 9..chunk + 9,
+            2 * chunk - 1..3 * chunk + 1,
+            n - 4..n,
+        ];
+        let want: Vec<u8> = ranges
+            .iter()
+            .flat_map(|r| big[r.start as usize..r.end as usize].to_vec())
+            .collect();
+        let r = ModelFileReader::open(&path).unwrap();
+        assert_eq!(r.section_len(1), n);
+        assert_eq!(r.section_pieces(1, &ranges).unwrap(), want);
+        // From a section already held whole, the same.
+        r.section(1).unwrap();
+        assert_eq!(r.section_pieces(1, &ranges).unwrap(), want);
+        // Ranges out of order, reversed or past the end are refused, as is a missing section.
+        let r = ModelFileReader::open(&path).unwrap();
+        let reversed = Range { start: 4, end: 2 };
+        for bad in [[5..6, 0..1], [0..0, reversed], [0..1, n - 1..n + 1]] {
+            assert!(r.section_pieces(1, &bad).is_err(), "{bad:?}");
+        }
+        assert!(r.section_pieces(2, &[]).is_err());
+        // A byte changed anywhere in the section, even outside the ranges, is found.
+        let mut bytes = encode_sections(&sections);
+        let last = bytes.len() - 1;
+        bytes[last] ^= 1;
+        std::fs::write(&path, &bytes).unwrap();
+        let r = ModelFileReader::open(&path).unwrap();
+        let err = r.section_pieces(1, &[0..1, 2..3]).unwrap_err();
+        assert!(err.to_string().contains("checksum mismatch"), "{err}");
+        // So is a file cut short after it was opened.
+        std::fs::write(&path, encode_sections(&sections)).unwrap();
+        let r = ModelFileReader::open(&path).unwrap();
+        std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
+        assert!(matches!(
+            r.section_pieces(1, &[0..1, 2..3]),
             Err(ModelFileError::Truncated { .. })
         ));
     }

@@ -145,6 +145,56 @@ impl Elements<f64> for Reals<'_> {
     }
 }
 
+/// The element size and number of [`Reals`] without their bytes: what a reader that fetches
+/// a few of them from the file (see `crate::filter::hashed_weights`) decodes. postcard writes
+/// a byte string's length as the same varint as a `u64`, so this reads the size byte and the
+/// length where [`Reals`] reads them; the elements start right after.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RealsHead {
+    /// Bytes per element, 4 or 8.
+    size: u8,
+    /// Bytes of the elements.
+    bytes: u64,
+}
+
+impl RealsHead {
+    /// Number of elements.
+    pub(crate) fn len(&self) -> u64 {
+        self.bytes / u64::from(self.size)
+    }
+
+    /// Where element `i` lies, counted from the first element's first byte.
+    pub(crate) fn range_of(&self, i: u64) -> std::ops::Range<u64> {
+        let size = u64::from(self.size);
+        i * size..(i + 1) * size
+    }
+
+    /// The element in exactly [`RealsHead::range_of`]'s bytes.
+    pub(crate) fn element(&self, bytes: &[u8]) -> f64 {
+        match self.size {
+            4 => f64::from(f32::read(bytes)),
+            _ => f64::read(bytes),
+        }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for RealsHead {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let (size, bytes) = <(u8, u64)>::deserialize(d)?;
+        if !matches!(size, 4 | 8) {
+            return Err(serde::de::Error::custom(
+                "packed reals of an unknown element size",
+            ));
+        }
+        if !bytes.is_multiple_of(u64::from(size)) {
+            return Err(serde::de::Error::custom(
+                "packed array length is not a whole number of elements",
+            ));
+        }
+        Ok(RealsHead { size, bytes })
+    }
+}
+
 impl<'de: 'a, 'a> serde::Deserialize<'de> for Reals<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let (size, bytes) = <(u8, &'a [u8])>::deserialize(d)?;
@@ -334,6 +384,21 @@ mod tests {
                 v.push(None);
                 v
             });
+            // The head alone: where each element lies after the two bytes it reads.
+            let (head, rest): (super::RealsHead, _) = postcard::take_from_bytes(&bytes).unwrap();
+            let start = (bytes.len() - rest.len()) as u64;
+            assert_eq!((start, head.len()), (2, n as u64));
+            for (i, &v) in x.0.iter().enumerate() {
+                let r = head.range_of(i as u64);
+                assert_eq!(r.end - r.start, size as u64);
+                let at = (start + r.start) as usize..(start + r.end) as usize;
+                assert_eq!(head.element(&bytes[at]), v);
+            }
+        }
+        // A length that is no whole number of elements, and another size, are refused.
+        for (size, len) in [(4u8, 6u64), (8, 4), (2, 2)] {
+            let bad = postcard::to_stdvec(&(size, len)).unwrap();
+            assert!(postcard::from_bytes::<super::RealsHead>(&bad).is_err());
         }
         // Rounding clamps to f32's finite range; another element size is refused.
         assert_eq!(stored_f32(1e300), f64::from(f32::MAX));

@@ -194,13 +194,13 @@ impl LinearFunction {
     }
 }
 
-/// A serialized [`LinearFunction`] read up to its weights, borrowed where they lie.
+/// A serialized [`LinearFunction`] read up to its weights: `W` is [`Reals`], borrowed where
+/// they lie, or [`RealsHead`](crate::model_file::packed::RealsHead), their size and number alone.
 #[derive(Debug, Clone, Copy, Deserialize)]
-pub(crate) struct LinearFunctionView<'a> {
+pub(crate) struct LinearFunctionView<'a, W = Reals<'a>> {
     #[serde(borrow)]
     _transform: FeatureTransformView<'a>,
-    #[serde(borrow)]
-    pub weights: Reals<'a>,
+    pub weights: W,
 }
 
 /// A serialized linear model, the SVM or logistic regression (each a [`LinearFunction`], then

@@ -614,11 +614,14 @@ impl TrainedModel {
 /// A serialized [`TrainedModel`] read only as far as a scorer needs of a model that sees the
 /// hashed features: which model it is and its weights, borrowed where they lie (the score table
 /// holds everything else it needs; see `crate::filter::score_table`).
+/// `W` is how the weights are read: [`Reals`](crate::model_file::packed::Reals), borrowed, or
+/// [`RealsHead`](crate::model_file::packed::RealsHead), where they start and how many there are
+/// (see `crate::filter::hashed_weights`).
 #[derive(Debug, Clone, Copy, Deserialize)]
-pub(crate) struct TrainedModelView<'a> {
+pub(crate) struct TrainedModelView<'a, W = crate::model_file::packed::Reals<'a>> {
     _calibration: Calibration,
     #[serde(borrow)]
-    model: AnyModelView<'a>,
+    model: AnyModelView<'a, W>,
 }
 
 /// [`AnyModel`]'s variants, in the same order: the linear models read up to the weights of
@@ -626,14 +629,14 @@ pub(crate) struct TrainedModelView<'a> {
 /// is read as if it were the model), the Naive Bayes models, which never see hashed features,
 /// not at all.
 #[derive(Debug, Clone, Copy, Deserialize)]
-enum AnyModelView<'a> {
+enum AnyModelView<'a, W> {
     BernoulliNb,
     MultinomialNb,
-    LinearSvm(#[serde(borrow)] LinearFunctionView<'a>),
-    LogisticRegression(#[serde(borrow)] LinearFunctionView<'a>),
+    LinearSvm(#[serde(borrow)] LinearFunctionView<'a, W>),
+    LogisticRegression(#[serde(borrow)] LinearFunctionView<'a, W>),
 }
 
-impl<'a> TrainedModelView<'a> {
+impl<W: Copy> TrainedModelView<'_, W> {
     /// Which model this is.
     pub fn kind(&self) -> ModelKind {
         match self.model {
@@ -645,7 +648,7 @@ impl<'a> TrainedModelView<'a> {
     }
 
     /// The weights of a linear model, by input id (hashed features first when it sees them).
-    pub fn weights(&self) -> Option<crate::model_file::packed::Reals<'a>> {
+    pub fn weights(&self) -> Option<W> {
         match self.model {
             AnyModelView::LinearSvm(f) | AnyModelView::LogisticRegression(f) => Some(f.weights),
             AnyModelView::BernoulliNb | AnyModelView::MultinomialNb => None,

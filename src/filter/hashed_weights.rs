@@ -1,0 +1,205 @@
+//! A linear model's hashed weights (see [`crate::features::hashed`]) read for one message's
+//! buckets alone: what the one-message scorer reads of a model that sees the hashed byte
+//! 4-grams, instead of its section's 2^17 weights whole.
+//!
+//! The section is still read whole and checked against its checksum, but through one small
+//! buffer ([`ModelFileReader::section_pieces`]): held whole, its half megabyte of fresh pages
+//! per model cost the pipe filter more than all its other work on a message (`perf record`
+//! of `filter` runs: a quarter of the process's time went to faulting them in).
+
+use crate::model_file::packed::{Elements, Reals, RealsHead};
+use crate::model_file::{self, ModelFileError, ModelFileReader};
+use crate::models::{ModelKind, TrainedModelView};
+use std::cell::Cell;
+
+/// How many leading bytes of a section are read to find where its weights start. The
+/// settings before them take a few dozen bytes (a tf-idf model's idf table more: then the
+/// section is read whole instead).
+const HEAD_BYTES: u64 = 4096;
+
+/// Some of a model's hashed weights, by bucket: those of the buckets asked for that the
+/// model has (`at` of any other gives `None`, as the whole array's `at` past its end would).
+#[derive(Debug)]
+pub(crate) struct HashedWeights {
+    /// Ascending.
+    buckets: Vec<u32>,
+    values: Vec<f64>,
+    /// The number of hashed weights the model has.
+    len: usize,
+    /// Where the last `at` found its bucket, plus one: reads in ascending order (a sum over a
+    /// sparse vector) find each bucket there without a search.
+    next: Cell<usize>,
+}
+
+impl HashedWeights {
+    /// The hashed weights of model `kind` at `buckets` (ascending) from section `section` of
+    /// `file`. Fails if the section is not `kind`'s, is corrupt, or changed under the reader.
+    pub(crate) fn read(
+        file: &ModelFileReader,
+        section: usize,
+        kind: ModelKind,
+        buckets: &[u32],
+    ) -> Result<HashedWeights, ModelFileError> {
+        let path = file.path();
+        let mut head = Vec::new();
+        let head_len = file.section_len(section).min(HEAD_BYTES);
+        file.read_range(section, 0, head_len, &mut head)?;
+        // The head is not checked yet: `section_pieces` checks the section, these bytes too.
+        let Some((view, start)) = model_file::decode_head::<TrainedModelView<'_, RealsHead>>(&head)
+        else {
+            // Settings longer than HEAD_BYTES (or a corrupt section, which this reports).
+            return Self::from_whole(file, section, kind, buckets);
+        };
+        let reals = check_kind(view, kind, path)?;
+        let kept: Vec<u32> = buckets
+            .iter()
+            .copied()
+            .take_while(|&b| u64::from(b) < reals.len())
+            .collect();
+        let start = start as u64;
+        let ranges: Vec<_> = std::iter::once(0..start)
+            .chain(kept.iter().map(|&b| {
+                let r = reals.range_of(u64::from(b));
+                start + r.start..start + r.end
+            }))
+            .collect();
+        let pieces = file.section_pieces(section, &ranges)?;
+        let (settings, weights) = pieces.split_at(start as usize);
+        if settings != &head[..start as usize] {
+            return Err(ModelFileError::invalid(path, "the file changed while read"));
+        }
+        let size = (reals.range_of(0).end) as usize;
+        let values = weights
+            .chunks_exact(size)
+            .map(|w| reals.element(w))
+            .collect();
+        Ok(HashedWeights {
+            buckets: kept,
+            values,
+            len: usize::try_from(reals.len()).unwrap_or(usize::MAX),
+            next: Cell::new(0),
+        })
+    }
+
+    /// [`HashedWeights::read`] from the section read whole.
+    fn from_whole(
+        file: &ModelFileReader,
+        section: usize,
+        kind: ModelKind,
+        buckets: &[u32],
+    ) -> Result<HashedWeights, ModelFileError> {
+        let bytes = file.section_owned(section)?;
+        let view: TrainedModelView<'_> = model_file::decode_prefix(&bytes, file.path())?;
+        let reals: Reals<'_> = check_kind(view, kind, file.path())?;
+        let (buckets, values) = buckets
+            .iter()
+            .filter_map(|&b| Some((b, reals.at(b as usize)?)))
+            .unzip();
+        Ok(HashedWeights {
+            buckets,
+            values,
+            len: reals.len(),
+            next: Cell::new(0),
+        })
+    }
+}
+
+/// The weights of `view`, which must be a linear model of kind `kind`.
+fn check_kind<W: Copy>(
+    view: TrainedModelView<'_, W>,
+    kind: ModelKind,
+    path: &std::path::Path,
+) -> Result<W, ModelFileError> {
+    match view.weights() {
+        Some(w) if view.kind() == kind => Ok(w),
+        _ => Err(super::layout::wrong_model(path)),
+    }
+}
+
+impl Elements<f64> for HashedWeights {
+    fn at(&self, i: usize) -> Option<f64> {
+        let bucket = u32::try_from(i).ok()?;
+        let next = self.next.get();
+        let place = match self.buckets.get(next) {
+            Some(&b) if b == bucket => next,
+            _ => self.buckets.binary_search(&bucket).ok()?,
+        };
+        self.next.set(place + 1);
+        self.values.get(place).copied()
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::filter::layout::FIRST_MODEL_SECTION;
+    use crate::filter::sparse::tests::on_hashed;
+    use crate::{Label, SpamFilter};
+
+    #[test]
+    fn weights_of_some_buckets_are_those_of_the_loaded_model_streamed_or_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.spamsort");
+        let mut filter = SpamFilter::empty(&on_hashed()).unwrap();
+        filter
+            .learn(b"Subject: cheap meds\n\nbuy cheap meds now", Label::Spam)
+            .unwrap();
+        filter
+            .learn(b"Subject: lunch\n\nsee you at noon for lunch", Label::Ham)
+            .unwrap();
+        filter
+            .save(&model_file::lock_for_update(&path).unwrap())
+            .unwrap();
+        let loaded = SpamFilter::load(&path).unwrap();
+        let file = ModelFileReader::open(&path).unwrap();
+        let mut seen = 0;
+        for (i, m) in loaded.models.iter().enumerate() {
+            let section = FIRST_MODEL_SECTION + i;
+            if !m.sees_hashed() {
+                let err = HashedWeights::read(&file, section, m.model.kind(), &[1]).unwrap_err();
+                assert!(err.to_string().contains("model"), "{err}");
+                continue;
+            }
+            seen += 1;
+            let all = &m.model.function().weights;
+            // Buckets that learned something, and others, from the first to the last.
+            let mut buckets: Vec<u32> = (0..=HASHED_BUCKETS_LAST)
+                .filter(|&b| all[b as usize] != 0.0)
+                .collect();
+            assert!(buckets.len() > 10, "{} weights learned", buckets.len());
+            buckets.extend([0, 7, HASHED_BUCKETS_LAST]);
+            buckets.sort_unstable();
+            buckets.dedup();
+            let streamed = HashedWeights::read(&file, section, m.model.kind(), &buckets).unwrap();
+            let whole =
+                HashedWeights::from_whole(&file, section, m.model.kind(), &buckets).unwrap();
+            for w in [&streamed, &whole] {
+                assert_eq!(w.len(), crate::features::hashed::HASHED_BUCKETS as usize);
+                // In order, then in reverse (each found by its search).
+                for &b in buckets.iter().chain(buckets.iter().rev()) {
+                    assert_eq!(w.at(b as usize), Some(all[b as usize]), "bucket {b}");
+                }
+                // A bucket not asked for has none.
+                let other = (0..).find(|b| buckets.binary_search(b).is_err()).unwrap();
+                assert_eq!(w.at(other as usize), None);
+            }
+            // The kind must be the section's.
+            let other = if m.model.kind() == ModelKind::LinearSvm {
+                ModelKind::LogisticRegression
+            } else {
+                ModelKind::LinearSvm
+            };
+            assert!(HashedWeights::read(&file, section, other, &buckets).is_err());
+        }
+        assert_eq!(
+            seen, 2,
+            "the SVM and logistic regression see the hashed features"
+        );
+    }
+
+    const HASHED_BUCKETS_LAST: u32 = crate::features::hashed::HASHED_BUCKETS - 1;
+}
