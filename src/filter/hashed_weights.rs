@@ -3,9 +3,10 @@
 //! 4-grams, instead of its section's 2^17 weights whole.
 //!
 //! The section is still read whole and checked against its checksum, but through one small
-//! buffer ([`ModelFileReader::section_pieces`]): held whole, its half megabyte of fresh pages
-//! per model cost the pipe filter more than all its other work on a message (`perf record`
-//! of `filter` runs: a quarter of the process's time went to faulting them in).
+//! buffer ([`ModelFileReader::section_pieces`]). Read whole into fresh memory, the two
+//! sections of the default models (half a megabyte each) took a quarter of a `filter`
+//! process's time, two thirds of it faulting the pages in (`perf record` of 300 runs); so read,
+//! the static build's `filter` took 1.89 ms a message against 2.33 (`benches/pipe_latency.sh`).
 
 use crate::model_file::packed::{Elements, Reals, RealsHead};
 use crate::model_file::{self, ModelFileError, ModelFileReader};
@@ -136,24 +137,14 @@ impl Elements<f64> for HashedWeights {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::SpamFilter;
     use crate::filter::layout::FIRST_MODEL_SECTION;
-    use crate::filter::sparse::tests::on_hashed;
-    use crate::{Label, SpamFilter};
+    use crate::filter::sparse::tests::{on_hashed, saved};
 
     #[test]
     fn weights_of_some_buckets_are_those_of_the_loaded_model_streamed_or_whole() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("m.spamsort");
-        let mut filter = SpamFilter::empty(&on_hashed()).unwrap();
-        filter
-            .learn(b"Subject: cheap meds\n\nbuy cheap meds now", Label::Spam)
-            .unwrap();
-        filter
-            .learn(b"Subject: lunch\n\nsee you at noon for lunch", Label::Ham)
-            .unwrap();
-        filter
-            .save(&model_file::lock_for_update(&path).unwrap())
-            .unwrap();
+        let path = saved(dir.path(), &on_hashed());
         let loaded = SpamFilter::load(&path).unwrap();
         let file = ModelFileReader::open(&path).unwrap();
         let mut seen = 0;

@@ -5,7 +5,9 @@
 //! of adjacent blocks, each block checked against its own checksum), which hold each token's
 //! id and every model's values for it, so the vocabulary's counts, the record of learned
 //! messages and the models' sections are never read (but for a model that sees hashed
-//! features, whose section holds those weights). For fusion, the fuser is in the head. The
+//! features, whose section holds those weights: it is read through a small buffer for the
+//! weights of the message's buckets alone, see [`HashedWeights`]). For fusion, the fuser is
+//! in the head. The
 //! scores are bit for bit those of the [`SpamFilter`] saved in the file: the same functions
 //! over the same values.
 //!

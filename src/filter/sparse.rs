@@ -285,7 +285,7 @@ pub(crate) mod tests {
     use std::path::{Path, PathBuf};
 
     /// A model file of `params` started empty that learned two messages, saved.
-    fn saved(dir: &Path, params: &TrainParams) -> PathBuf {
+    pub(crate) fn saved(dir: &Path, params: &TrainParams) -> PathBuf {
         let path = dir.join("m.spamsort");
         let mut filter = SpamFilter::empty(params).unwrap();
         filter
