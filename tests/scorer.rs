@@ -1,4 +1,4 @@
-//! The pipe filter's scorer, which borrows its arrays from the model file, must agree exactly
+//! The pipe filter's scorer, which reads its values straight from the model file, must agree exactly
 //! with the fully loaded filter for every model and their fusion: same verdicts, scores and
 //! explanations.
 

@@ -33,14 +33,30 @@ pub(crate) struct HashedWeights {
 }
 
 impl HashedWeights {
-    /// The hashed weights of model `kind` at `buckets` (ascending) from section `section` of
-    /// `file`. Fails if the section is not `kind`'s, is corrupt, or changed under the reader.
+    /// The hashed weights of model `kind` at `buckets` (strictly ascending) from section
+    /// `section` of `file`. Fails if the section is not `kind`'s, is corrupt, or changed under
+    /// the reader.
     pub(crate) fn read(
         file: &ModelFileReader,
         section: usize,
         kind: ModelKind,
         buckets: &[u32],
     ) -> Result<HashedWeights, ModelFileError> {
+        match Self::streamed(file, section, kind, buckets)? {
+            Some(weights) => Ok(weights),
+            // Settings longer than HEAD_BYTES (or a corrupt section, which this reports).
+            None => Self::from_whole(file, section, kind, buckets),
+        }
+    }
+
+    /// [`HashedWeights::read`] through [`ModelFileReader::section_pieces`]; `None` if the
+    /// settings before the weights do not decode from the section's first [`HEAD_BYTES`].
+    fn streamed(
+        file: &ModelFileReader,
+        section: usize,
+        kind: ModelKind,
+        buckets: &[u32],
+    ) -> Result<Option<HashedWeights>, ModelFileError> {
         let path = file.path();
         let mut head = Vec::new();
         let head_len = file.section_len(section).min(HEAD_BYTES);
@@ -48,8 +64,7 @@ impl HashedWeights {
         // The head is not checked yet: `section_pieces` checks the section, these bytes too.
         let Some((view, start)) = model_file::decode_head::<TrainedModelView<'_, RealsHead>>(&head)
         else {
-            // Settings longer than HEAD_BYTES (or a corrupt section, which this reports).
-            return Self::from_whole(file, section, kind, buckets);
+            return Ok(None);
         };
         let reals = check_kind(view, kind, path)?;
         let kept: Vec<u32> = buckets
@@ -69,17 +84,16 @@ impl HashedWeights {
         if settings != &head[..start as usize] {
             return Err(ModelFileError::invalid(path, "the file changed while read"));
         }
-        let size = (reals.range_of(0).end) as usize;
         let values = weights
-            .chunks_exact(size)
+            .chunks_exact(reals.size())
             .map(|w| reals.element(w))
             .collect();
-        Ok(HashedWeights {
+        Ok(Some(HashedWeights {
             buckets: kept,
             values,
             len: usize::try_from(reals.len()).unwrap_or(usize::MAX),
             next: Cell::new(0),
-        })
+        }))
     }
 
     /// [`HashedWeights::read`] from the section read whole.
@@ -165,7 +179,10 @@ mod tests {
             buckets.extend([0, 7, HASHED_BUCKETS_LAST]);
             buckets.sort_unstable();
             buckets.dedup();
-            let streamed = HashedWeights::read(&file, section, m.model.kind(), &buckets).unwrap();
+            // Read streamed, not through the fallback.
+            let streamed = HashedWeights::streamed(&file, section, m.model.kind(), &buckets)
+                .unwrap()
+                .expect("the settings fit in HEAD_BYTES");
             let whole =
                 HashedWeights::from_whole(&file, section, m.model.kind(), &buckets).unwrap();
             for w in [&streamed, &whole] {

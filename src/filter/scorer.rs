@@ -7,9 +7,8 @@
 //! messages and the models' sections are never read (but for a model that sees hashed
 //! features, whose section holds those weights: it is read through a small buffer for the
 //! weights of the message's buckets alone, see [`HashedWeights`]). For fusion, the fuser is
-//! in the head. The
-//! scores are bit for bit those of the [`SpamFilter`] saved in the file: the same functions
-//! over the same values.
+//! in the head. The scores are bit for bit those of the [`SpamFilter`] saved in the file: the
+//! same functions over the same values.
 //!
 //! The file is read, not mapped (see [`ModelFileReader`]), so rewriting it in place under a
 //! running scorer gives an error, never a crash.

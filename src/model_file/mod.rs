@@ -596,7 +596,8 @@ impl ModelFileReader {
     /// [`STREAM_CHUNK`] bytes and its checksum checked over every byte: for a reader that
     /// needs scattered values of a large section (a model's hashed weights, for one message)
     /// without holding it whole, whose fresh pages cost the one-message filter more than
-    /// reading the section does. A range out of order or beyond the section is refused.
+    /// reading the section does. A section the reader already holds whole is copied from
+    /// instead. A range out of order or beyond the section is refused.
     pub fn section_pieces(
         &self,
         i: usize,
@@ -981,24 +982,43 @@ mod tests {
         std::fs::write(&path, encode_sections(&sections)).unwrap();
         let n = big.len() as u64;
         let chunk = STREAM_CHUNK as u64;
-        let ranges = [
-            0..3,
-            // Across the first chunk's end, then across two chunk ends at once.
-            chunk - 2..chunk + 5,
-            chunk + 9..chunk + 9,
-            2 * chunk - 1..3 * chunk + 1,
-            n - 4..n,
+        let sets = [
+            vec![
+                0..3,
+                // Across the first chunk's end, empty, ending on the next chunk's end, starting
+                // on it.
+                chunk - 2..chunk + 5,
+                chunk + 9..chunk + 9,
+                chunk + 10..2 * chunk,
+                2 * chunk..2 * chunk + 1,
+                n - 4..n,
+            ],
+            // Across two chunk ends at once; the whole section, in two.
+            vec![0..0, chunk - 1..3 * chunk + 1],
+            vec![0..n / 2, n / 2..n],
         ];
-        let want: Vec<u8> = ranges
-            .iter()
-            .flat_map(|r| big[r.start as usize..r.end as usize].to_vec())
-            .collect();
+        let pieces = |r: &ModelFileReader, ranges: &[Range<u64>]| {
+            let want: Vec<u8> = ranges
+                .iter()
+                .flat_map(|r| big[r.start as usize..r.end as usize].to_vec())
+                .collect();
+            assert_eq!(r.section_pieces(1, ranges).unwrap(), want, "{ranges:?}");
+        };
         let r = ModelFileReader::open(&path).unwrap();
         assert_eq!(r.section_len(1), n);
-        assert_eq!(r.section_pieces(1, &ranges).unwrap(), want);
+        for ranges in &sets {
+            pieces(&r, ranges);
+        }
+        // A section shorter than a chunk.
+        assert_eq!(
+            r.section_pieces(0, &[0..1, 1..1]).unwrap(),
+            encode_section(&1u64)
+        );
         // From a section already held whole, the same.
         r.section(1).unwrap();
-        assert_eq!(r.section_pieces(1, &ranges).unwrap(), want);
+        for ranges in &sets {
+            pieces(&r, ranges);
+        }
         // Ranges out of order, reversed or past the end are refused, as is a missing section.
         let r = ModelFileReader::open(&path).unwrap();
         let reversed = Range { start: 4, end: 2 };

@@ -147,8 +147,9 @@ impl Elements<f64> for Reals<'_> {
 
 /// The element size and number of [`Reals`] without their bytes: what a reader that fetches
 /// a few of them from the file (see `crate::filter::hashed_weights`) decodes. postcard writes
-/// a byte string's length as the same varint as a `u64`, so this reads the size byte and the
-/// length where [`Reals`] reads them; the elements start right after.
+/// a byte string's length as the same varint as a `u64` (on 64-bit targets, where `usize` is
+/// one), so this reads the size byte and the length where [`Reals`] reads them; the elements
+/// start right after, at the byte count the decoder used.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct RealsHead {
     /// Bytes per element, 4 or 8.
@@ -163,7 +164,13 @@ impl RealsHead {
         self.bytes / u64::from(self.size)
     }
 
-    /// Where element `i` lies, counted from the first element's first byte.
+    /// Bytes per element.
+    pub(crate) fn size(&self) -> usize {
+        usize::from(self.size)
+    }
+
+    /// Where element `i` (below [`RealsHead::len`]) lies, counted from the first element's
+    /// first byte.
     pub(crate) fn range_of(&self, i: u64) -> std::ops::Range<u64> {
         let size = u64::from(self.size);
         i * size..(i + 1) * size

@@ -615,7 +615,7 @@ impl TrainedModel {
 /// hashed features: which model it is and its weights, borrowed where they lie (the score table
 /// holds everything else it needs; see `crate::filter::score_table`).
 /// `W` is how the weights are read: [`Reals`](crate::model_file::packed::Reals), borrowed, or
-/// [`RealsHead`](crate::model_file::packed::RealsHead), where they start and how many there are
+/// [`RealsHead`](crate::model_file::packed::RealsHead), their element size and number alone
 /// (see `crate::filter::hashed_weights`).
 #[derive(Debug, Clone, Copy, Deserialize)]
 pub(crate) struct TrainedModelView<'a, W = crate::model_file::packed::Reals<'a>> {
