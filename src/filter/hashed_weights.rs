@@ -32,31 +32,30 @@ pub(crate) struct HashedWeights {
     next: Cell<usize>,
 }
 
-impl HashedWeights {
-    /// The hashed weights of model `kind` at `buckets` (strictly ascending) from section
-    /// `section` of `file`. Fails if the section is not `kind`'s, is corrupt, or changed under
-    /// the reader.
+/// A hashed linear model's section read for some buckets (see the module doc).
+pub(crate) struct SectionParts {
+    /// The section's bytes but its weights': the settings before them and the numbers after
+    /// them, which decode as the model with
+    /// [`RealsHead`] for its weights (for the scorer, as far as [`TrainedModelView`] reads;
+    /// for a restricted filter, whole as
+    /// [`TrainedModelSection`](crate::models::TrainedModelSection)), checked with the section.
+    pub(crate) bytes: Vec<u8>,
+    /// The weights of the buckets asked for.
+    pub(crate) weights: HashedWeights,
+}
+
+impl SectionParts {
+    /// Section `section` of `file`, a linear model of kind `kind` that sees the hashed
+    /// features, read through [`ModelFileReader::section_pieces`] for the weights of `buckets`
+    /// (strictly ascending) alone; `None` if the settings before the weights do not decode
+    /// from the section's first [`HEAD_BYTES`] (then read the section whole). Fails if the
+    /// section is not `kind`'s, is corrupt, or changed under the reader.
     pub(crate) fn read(
         file: &ModelFileReader,
         section: usize,
         kind: ModelKind,
         buckets: &[u32],
-    ) -> Result<HashedWeights, ModelFileError> {
-        match Self::streamed(file, section, kind, buckets)? {
-            Some(weights) => Ok(weights),
-            // Settings longer than HEAD_BYTES (or a corrupt section, which this reports).
-            None => Self::from_whole(file, section, kind, buckets),
-        }
-    }
-
-    /// [`HashedWeights::read`] through [`ModelFileReader::section_pieces`]; `None` if the
-    /// settings before the weights do not decode from the section's first [`HEAD_BYTES`].
-    fn streamed(
-        file: &ModelFileReader,
-        section: usize,
-        kind: ModelKind,
-        buckets: &[u32],
-    ) -> Result<Option<HashedWeights>, ModelFileError> {
+    ) -> Result<Option<SectionParts>, ModelFileError> {
         let path = file.path();
         let mut head = Vec::new();
         let head_len = file.section_len(section).min(HEAD_BYTES);
@@ -73,27 +72,51 @@ impl HashedWeights {
             .take_while(|&b| u64::from(b) < reals.len())
             .collect();
         let start = start as u64;
+        // Past the weights: what follows them (a bound past the section is refused below).
+        let after = start.saturating_add(reals.bytes());
         let ranges: Vec<_> = std::iter::once(0..start)
             .chain(kept.iter().map(|&b| {
                 let r = reals.range_of(u64::from(b));
                 start + r.start..start + r.end
             }))
+            .chain(std::iter::once(after..file.section_len(section).max(after)))
             .collect();
         let pieces = file.section_pieces(section, &ranges)?;
-        let (settings, weights) = pieces.split_at(start as usize);
+        let (settings, rest) = pieces.split_at(start as usize);
         if settings != &head[..start as usize] {
             return Err(ModelFileError::invalid(path, "the file changed while read"));
         }
+        let (weights, tail) = rest.split_at(kept.len() * reals.size());
         let values = weights
             .chunks_exact(reals.size())
             .map(|w| reals.element(w))
             .collect();
-        Ok(Some(HashedWeights {
+        let weights = HashedWeights {
             buckets: kept,
             values,
             len: usize::try_from(reals.len()).unwrap_or(usize::MAX),
             next: Cell::new(0),
-        }))
+        };
+        let bytes = [settings, tail].concat();
+        Ok(Some(SectionParts { bytes, weights }))
+    }
+}
+
+impl HashedWeights {
+    /// The hashed weights of model `kind` at `buckets` (strictly ascending) from section
+    /// `section` of `file`. Fails if the section is not `kind`'s, is corrupt, or changed under
+    /// the reader.
+    pub(crate) fn read(
+        file: &ModelFileReader,
+        section: usize,
+        kind: ModelKind,
+        buckets: &[u32],
+    ) -> Result<HashedWeights, ModelFileError> {
+        match SectionParts::read(file, section, kind, buckets)? {
+            Some(parts) => Ok(parts.weights),
+            // Settings longer than HEAD_BYTES (or a corrupt section, which this reports).
+            None => Self::from_whole(file, section, kind, buckets),
+        }
     }
 
     /// [`HashedWeights::read`] from the section read whole.
@@ -154,6 +177,7 @@ mod tests {
     use crate::SpamFilter;
     use crate::filter::layout::FIRST_MODEL_SECTION;
     use crate::filter::sparse::tests::{on_hashed, saved};
+    use crate::models::TrainedModelSection;
 
     #[test]
     fn weights_of_some_buckets_are_those_of_the_loaded_model_streamed_or_whole() {
@@ -180,9 +204,14 @@ mod tests {
             buckets.sort_unstable();
             buckets.dedup();
             // Read streamed, not through the fallback.
-            let streamed = HashedWeights::streamed(&file, section, m.model.kind(), &buckets)
+            let parts = SectionParts::read(&file, section, m.model.kind(), &buckets)
                 .unwrap()
                 .expect("the settings fit in HEAD_BYTES");
+            // The rest of the section decodes whole as the model without its weights' bytes.
+            let rest: TrainedModelSection<'_, RealsHead> =
+                model_file::decode_payload(&parts.bytes, &path).unwrap();
+            assert_eq!(rest.kind(), m.model.kind());
+            let streamed = parts.weights;
             let whole =
                 HashedWeights::from_whole(&file, section, m.model.kind(), &buckets).unwrap();
             for w in [&streamed, &whole] {

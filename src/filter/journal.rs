@@ -136,7 +136,9 @@ impl Record<'_> {
 pub(crate) fn records(
     reader: &ModelFileReader,
 ) -> std::result::Result<Vec<Record<'static>>, ModelFileError> {
-    decode_each(reader, model_file::decode_payload)
+    decode_each(reader, |bytes, path| {
+        model_file::decode_payload(bytes, path)
+    })
 }
 
 /// Applies the journal of the open file `reader` to `filter` (the file's sections, loaded).

@@ -35,13 +35,15 @@
 //! together (the full load then says what is wrong).
 
 use super::SpamFilter;
+use super::hashed_weights::SectionParts;
 use super::journal::{self, Record};
 use super::layout::{FIRST_MODEL_SECTION, Head, wrong_model};
 use super::learned::LearnedMessages;
 use super::patch::Patch;
-use super::score_table::ScoreTable;
+use super::score_table::{ScoreModel, ScoreTable};
 use crate::features::hashed::{HASHED_BASE, HASHED_BUCKETS, hashed_id, is_hashed};
 use crate::features::{FeatureId, Vocabulary};
+use crate::model_file::packed::{Elements, RealsHead};
 use crate::model_file::{self, ModelFileError, ModelFileReader};
 use crate::models::{ModelKind, TrainedModel, TrainedModelSection};
 use crate::tokenize::Token;
@@ -214,38 +216,41 @@ fn restricted(
             .models
             .get(i)
             .ok_or_else(|| wrong_model(path))?;
-        let section = file.section(FIRST_MODEL_SECTION + i)?;
-        let view: TrainedModelSection<'_> = model_file::decode_prefix(section, path)?;
-        if view.kind() != k || entry.kind != k {
+        if entry.kind != k {
             return Err(wrong_model(path));
         }
-        // How many tokens a Naive Bayes model counts: the score table's count where that
-        // holds its counts (its section's arrays are then empty).
-        let counted = view.count_width().map(|w| match entry.counts {
-            Some(_) => usize::try_from(entry.counts_len).unwrap_or(usize::MAX),
-            None => w,
-        });
-        // New tokens must be numbered after the counts in both filters: the counts cover
-        // exactly the vocabulary (the score table says how many tokens it holds).
-        if let Some(w) = counted
-            && u64::try_from(w) != Ok(table.index().tokens)
-        {
-            return Ok(None);
-        }
-        // A section of hashed weights that does not fit the table's count of weights (more
-        // than the hashed features, or fewer with vocabulary weights after them) is for the
-        // full load to refuse: a restricted model holds the hashed places whatever it has.
-        if let Some(own) = view.weights_len() {
-            let front = entry.config.input_width(0);
-            let cut_short = own < front && entry.weights_len > own as u64;
-            if front > 0 && (own > front || cut_short) {
-                return Ok(None);
-            }
-        }
-        let entry = entry.restricted(ids);
+        let section = FIRST_MODEL_SECTION + i;
+        // A model that sees the hashed features: its section read for the buckets' weights
+        // alone (see `HashedWeights`), where its settings allow.
+        let streamed = match entry.config.hashed {
+            true => SectionParts::read(file, section, k, buckets)?,
+            false => None,
+        };
+        let tokens = table.index().tokens;
         // Room for every word's weight: those the table has, those added since, new ones.
         let room = words.len();
-        let Some(mut model) = view.restricted(ids, counted.unwrap_or(0), room, buckets) else {
+        let model = match &streamed {
+            Some(parts) => {
+                let view: TrainedModelSection<'_, RealsHead> =
+                    model_file::decode_payload(&parts.bytes, path)?;
+                if view.kind() != k {
+                    return Err(wrong_model(path));
+                }
+                restricted_model(view, &parts.weights, entry, tokens, ids, room, buckets)
+            }
+            None => {
+                let view: TrainedModelSection<'_> =
+                    model_file::decode_prefix(file.section(section)?, path)?;
+                if view.kind() != k {
+                    return Err(wrong_model(path));
+                }
+                match view.weights() {
+                    Some(own) => restricted_model(view, &own, entry, tokens, ids, room, buckets),
+                    None => restricted_model(view, &[][..], entry, tokens, ids, room, buckets),
+                }
+            }
+        };
+        let Some((mut model, entry)) = model else {
             return Ok(None);
         };
         columns
@@ -268,6 +273,47 @@ fn restricted(
         max_model_bytes: head.max_model_bytes,
     };
     Ok(Some((filter, ids.to_vec())))
+}
+
+/// Model `view` (from its section, a linear model's weights left out or not) restricted as
+/// [`TrainedModelSection::restricted`] makes it, the hashed weights of `buckets` from
+/// `hashed` (a linear model's: its section's, or those read apart), and its score table entry
+/// `entry` restricted to `ids`; `None` where that cannot be exact or the section does not fit
+/// the table, which holds `tokens` tokens (the full load then answers, or says what is wrong).
+fn restricted_model<W>(
+    view: TrainedModelSection<'_, W>,
+    hashed: &(impl Elements<f64> + ?Sized),
+    entry: &ScoreModel,
+    tokens: u64,
+    ids: &[FeatureId],
+    room: usize,
+    buckets: &[u32],
+) -> Option<(TrainedModel, ScoreModel)> {
+    // How many tokens a Naive Bayes model counts: the score table's count where that holds
+    // its counts (its section's arrays are then empty).
+    let counted = view.count_width().map(|w| match entry.counts {
+        Some(_) => usize::try_from(entry.counts_len).unwrap_or(usize::MAX),
+        None => w,
+    });
+    // New tokens must be numbered after the counts in both filters: the counts cover exactly
+    // the vocabulary (the score table says how many tokens it holds).
+    if let Some(w) = counted
+        && u64::try_from(w) != Ok(tokens)
+    {
+        return None;
+    }
+    // A section of hashed weights that does not fit the table's count of weights (more than
+    // the hashed features, or fewer with vocabulary weights after them) is for the full load
+    // to refuse: a restricted model holds the hashed places whatever it has.
+    if counted.is_none() {
+        let (own, front) = (hashed.len(), entry.config.input_width(0));
+        let cut_short = own < front && entry.weights_len > own as u64;
+        if front > 0 && (own > front || cut_short) {
+            return None;
+        }
+    }
+    let model = view.restricted(ids, counted.unwrap_or(0), room, buckets, hashed)?;
+    Some((model, entry.restricted(ids)))
 }
 
 #[cfg(test)]

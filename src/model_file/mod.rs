@@ -368,7 +368,7 @@ fn decode_section<T: DeserializeOwned>(
 }
 
 /// Decodes a checked section that must hold exactly one `T`.
-fn decode_exact<T: DeserializeOwned>(bytes: &[u8], path: &Path) -> Result<T, ModelFileError> {
+fn decode_exact<'a, T: Deserialize<'a>>(bytes: &'a [u8], path: &Path) -> Result<T, ModelFileError> {
     let (value, used) = decode_slice(bytes)
         .map_err(|e| ModelFileError::invalid(path, format!("undecodable contents: {e}")))?;
     if used != bytes.len() {
@@ -380,9 +380,13 @@ fn decode_exact<T: DeserializeOwned>(bytes: &[u8], path: &Path) -> Result<T, Mod
     Ok(value)
 }
 
-/// Decodes a journal record's payload (from [`ModelFileReader::journal`]), which must hold
-/// exactly one `T`. `path` is only used in errors.
-pub fn decode_payload<T: DeserializeOwned>(bytes: &[u8], path: &Path) -> Result<T, ModelFileError> {
+/// Decodes checked bytes that must hold exactly one `T` (which may borrow from them): a
+/// journal record's payload (from [`ModelFileReader::journal`]), or a section's parts. `path`
+/// is only used in errors.
+pub fn decode_payload<'a, T: Deserialize<'a>>(
+    bytes: &'a [u8],
+    path: &Path,
+) -> Result<T, ModelFileError> {
     decode_exact(bytes, path)
 }
 

@@ -164,6 +164,11 @@ impl RealsHead {
         self.bytes / u64::from(self.size)
     }
 
+    /// Bytes of the elements.
+    pub(crate) fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
     /// Bytes per element.
     pub(crate) fn size(&self) -> usize {
         usize::from(self.size)

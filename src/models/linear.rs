@@ -208,33 +208,45 @@ pub(crate) struct LinearFunctionView<'a, W = Reals<'a>> {
 /// model to a message's features decodes (see `crate::filter::sparse`), building the weights'
 /// array once at its final size rather than decoding it and then growing it by the
 /// vocabulary's weights (which for 2^17 hashed weights cost a second megabyte of fresh pages).
+///
+/// `W` is how the weights are read: [`Reals`], borrowed, or
+/// [`RealsHead`](crate::model_file::packed::RealsHead), their element size and number alone,
+/// for a section whose weights' bytes were left out (and the weights of some buckets read
+/// apart; see `crate::filter::hashed_weights`).
 #[derive(Debug, Deserialize)]
-pub(crate) struct LinearSection<'a> {
+pub(crate) struct LinearSection<W> {
     transform: FeatureTransform,
-    #[serde(borrow)]
-    weights: Reals<'a>,
+    weights: W,
     bias: f64,
     /// The number after the function: the SVM's C, logistic regression's online step.
     parameter: f64,
 }
 
-impl LinearSection<'_> {
-    /// The number of weights the section holds.
-    pub(crate) fn weights_len(&self) -> usize {
-        self.weights.len()
+impl<'a> LinearSection<Reals<'a>> {
+    /// The weights the section holds.
+    pub(crate) fn weights(&self) -> Reals<'a> {
+        self.weights
     }
+}
 
+impl<W> LinearSection<W> {
     /// The function, its weights' array with room for `room` more, and the number after it.
     /// A function that sees the hashed features holds the weights of `buckets` alone
     /// (ascending bucket numbers: those of the messages it is restricted for; see
-    /// [`LinearFunction::input`]), its array's other hashed places zero and never written,
-    /// so never made resident: it costs no megabyte of fresh pages to build.
-    pub(crate) fn decoded(self, room: usize, buckets: &[u32]) -> (LinearFunction, f64) {
+    /// [`LinearFunction::input`]) as `hashed` gives them by bucket, its array's other hashed
+    /// places zero and never written, so never made resident: it costs no megabyte of fresh
+    /// pages to build. One that does not sees `hashed` as its weights.
+    pub(crate) fn decoded(
+        self,
+        room: usize,
+        buckets: &[u32],
+        hashed: &(impl Elements<f64> + ?Sized),
+    ) -> (LinearFunction, f64) {
         let front = self.transform.config().input_width(0);
-        let own = self.weights.len();
         let (weights, held_buckets) = if front == 0 {
+            let own = hashed.len();
             let mut weights = Vec::with_capacity(own.saturating_add(room));
-            self.weights.extend_into(&mut weights);
+            weights.extend((0..own).map(|i| hashed.at(i).unwrap_or(0.0)));
             (weights, None)
         } else {
             // Zeroed from the allocator (fresh pages are zero already), then cut to the hashed
@@ -242,7 +254,7 @@ impl LinearSection<'_> {
             let mut weights = vec![0.0; front.saturating_add(room)];
             weights.truncate(front);
             for (place, &b) in buckets.iter().enumerate() {
-                weights[place] = self.weights.at(b as usize).unwrap_or(0.0);
+                weights[place] = hashed.at(b as usize).unwrap_or(0.0);
             }
             (weights, Some(buckets.to_vec()))
         };

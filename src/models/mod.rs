@@ -38,6 +38,7 @@ pub use nb_scoring::{NbScoring, TermScale};
 use crate::error::{Error, Result};
 use crate::features::{Dataset, FeatureId, SparseVector, stratified_folds, training_indices};
 use crate::label::{Label, SpamScore};
+use crate::model_file::packed::Elements;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -659,24 +660,38 @@ impl<W: Copy> TrainedModelView<'_, W> {
 /// A serialized [`TrainedModel`] with a Naive Bayes model's per-feature counts and a linear
 /// model's weights (its section holds only its settings and hashed weights) borrowed where
 /// they lie, for a scorer that restricts it to a message's features (see
-/// `crate::filter::sparse`).
+/// `crate::filter::sparse`). `W` is how a linear model's weights are read, as in
+/// [`TrainedModelView`]: with [`RealsHead`](crate::model_file::packed::RealsHead) this decodes
+/// the section's bytes but its weights'.
 #[derive(Debug, Deserialize)]
-pub(crate) struct TrainedModelSection<'a> {
+pub(crate) struct TrainedModelSection<'a, W = crate::model_file::packed::Reals<'a>> {
     calibration: Calibration,
     #[serde(borrow)]
-    model: AnyModelSection<'a>,
+    model: AnyModelSection<'a, W>,
 }
 
 /// [`AnyModel`]'s variants, in the same order, as [`TrainedModelSection`] reads them.
 #[derive(Debug, Deserialize)]
-enum AnyModelSection<'a> {
+enum AnyModelSection<'a, W> {
     BernoulliNb(#[serde(borrow)] bernoulli_nb::BernoulliNbSection<'a>),
     MultinomialNb(#[serde(borrow)] multinomial_nb::MultinomialNbSection<'a>),
-    LinearSvm(#[serde(borrow)] LinearSection<'a>),
-    LogisticRegression(#[serde(borrow)] LinearSection<'a>),
+    LinearSvm(LinearSection<W>),
+    LogisticRegression(LinearSection<W>),
 }
 
-impl TrainedModelSection<'_> {
+impl<'a> TrainedModelSection<'a> {
+    /// A linear model's weights, as the section holds them; `None` for the Naive Bayes models.
+    pub fn weights(&self) -> Option<crate::model_file::packed::Reals<'a>> {
+        match &self.model {
+            AnyModelSection::LinearSvm(m) | AnyModelSection::LogisticRegression(m) => {
+                Some(m.weights())
+            }
+            AnyModelSection::BernoulliNb(_) | AnyModelSection::MultinomialNb(_) => None,
+        }
+    }
+}
+
+impl<W> TrainedModelSection<'_, W> {
     /// Which model this is.
     pub fn kind(&self) -> ModelKind {
         match self.model {
@@ -697,17 +712,6 @@ impl TrainedModelSection<'_> {
         }
     }
 
-    /// The number of weights a linear model's section holds (its hashed features' alone: the
-    /// score table holds the rest); `None` for the Naive Bayes models.
-    pub fn weights_len(&self) -> Option<usize> {
-        match &self.model {
-            AnyModelSection::LinearSvm(m) | AnyModelSection::LogisticRegression(m) => {
-                Some(m.weights_len())
-            }
-            AnyModelSection::BernoulliNb(_) | AnyModelSection::MultinomialNb(_) => None,
-        }
-    }
-
     /// The model with a Naive Bayes model's counts of the features `ids` alone (ascending),
     /// renumbered `0..ids.len()`, and what depends on every feature, so that a message over
     /// those features (or new ones after them) scores, learns and unlearns in it bit for bit
@@ -718,24 +722,26 @@ impl TrainedModelSection<'_> {
     /// weights' array for `room` more (the weights of `ids`, which the caller gives, and of
     /// the tokens a learn will add), and of the hashed features' weights those of `buckets`
     /// alone (the bucket numbers of the messages' byte 4-grams, ascending; see
-    /// [`LinearFunction::input`]). `None` where that cannot be exact (complement NB reads
-    /// every feature at each learn).
+    /// [`LinearFunction::input`]), which `hashed` gives by bucket (the section's own weights,
+    /// or those read apart). `None` where that cannot be exact (complement NB reads every
+    /// feature at each learn).
     pub fn restricted(
         self,
         ids: &[FeatureId],
         width: usize,
         room: usize,
         buckets: &[u32],
+        hashed: &(impl Elements<f64> + ?Sized),
     ) -> Option<TrainedModel> {
         let model = match self.model {
             AnyModelSection::BernoulliNb(m) => AnyModel::BernoulliNb(m.restricted(ids)),
             AnyModelSection::MultinomialNb(m) => AnyModel::MultinomialNb(m.restricted(ids, width)?),
             AnyModelSection::LinearSvm(m) => {
-                let (function, c) = m.decoded(room, buckets);
+                let (function, c) = m.decoded(room, buckets, hashed);
                 AnyModel::LinearSvm(LinearSvm::from_parts(function, c))
             }
             AnyModelSection::LogisticRegression(m) => {
-                let (function, rate) = m.decoded(room, buckets);
+                let (function, rate) = m.decoded(room, buckets, hashed);
                 AnyModel::LogisticRegression(LogisticRegression::from_parts(function, rate))
             }
         };
