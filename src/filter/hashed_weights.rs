@@ -1,5 +1,7 @@
-//! A linear model's hashed weights (see [`crate::features::hashed`]) read for one message's
-//! buckets alone: what the one-message scorer reads of a model that sees the hashed byte
+//! A linear model's hashed weights (see [`crate::features::hashed`]) read for some buckets
+//! alone: what the one-message scorer ([`HashedWeights`], a message's buckets) and a filter
+//! restricted to a few messages (`super::sparse`, with a journal: [`SectionParts`], the
+//! messages' buckets and the rest of the section) read of a model that sees the hashed byte
 //! 4-grams, instead of its section's 2^17 weights whole.
 //!
 //! The section is still read whole and checked against its checksum, but through one small

@@ -19,7 +19,8 @@
 //! message's weights and their bias; of the hashed features' weights they hold those of the
 //! messages' buckets alone, in bucket order (see
 //! [`LinearFunction::input`](crate::models::LinearFunction::input)), so those sums run in the
-//! same order too. The Naive Bayes models keep, besides the counts of those
+//! same order too; their sections are read for those weights alone (see
+//! [`SectionParts`]). The Naive Bayes models keep, besides the counts of those
 //! tokens (columns of the score table, so from the rows looked up), everything that depends
 //! on every token (message counts, class totals and |V|, the Bernoulli model's histograms and
 //! absent-word terms: what their sections hold; see `TrainedModelSection::restricted`). The
