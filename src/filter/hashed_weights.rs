@@ -8,7 +8,8 @@
 //! buffer ([`ModelFileReader::section_pieces`]). Read whole into fresh memory, the two
 //! sections of the default models (half a megabyte each) took a quarter of a `filter`
 //! process's time, two thirds of it faulting the pages in (`perf record` of 300 runs); so read,
-//! the static build's `filter` took 1.89 ms a message against 2.33 (`benches/pipe_latency.sh`).
+//! the static build's `filter` took 1.89-1.98 ms a message against 2.33
+//! (`benches/pipe_latency.sh`).
 
 use crate::model_file::packed::{Elements, Reals, RealsHead};
 use crate::model_file::{self, ModelFileError, ModelFileReader};
@@ -37,10 +38,9 @@ pub(crate) struct HashedWeights {
 /// A hashed linear model's section read for some buckets (see the module doc).
 pub(crate) struct SectionParts {
     /// The section's bytes but its weights': the settings before them and the numbers after
-    /// them, which decode as the model with
-    /// [`RealsHead`] for its weights (for the scorer, as far as [`TrainedModelView`] reads;
-    /// for a restricted filter, whole as
-    /// [`TrainedModelSection`](crate::models::TrainedModelSection)), checked with the section.
+    /// them, checked with the section, which decode whole as the model with [`RealsHead`] for
+    /// its weights ([`TrainedModelSection`](crate::models::TrainedModelSection), for a
+    /// restricted filter; the scorer needs the weights alone).
     pub(crate) bytes: Vec<u8>,
     /// The weights of the buckets asked for.
     pub(crate) weights: HashedWeights,
@@ -209,10 +209,34 @@ mod tests {
             let parts = SectionParts::read(&file, section, m.model.kind(), &buckets)
                 .unwrap()
                 .expect("the settings fit in HEAD_BYTES");
-            // The rest of the section decodes whole as the model without its weights' bytes.
+            // The rest of the section decodes whole as the model without its weights' bytes,
+            // and restricts to the buckets bit for bit as the whole section does (its bias, C or
+            // step, transform and the buckets' weights).
             let rest: TrainedModelSection<'_, RealsHead> =
                 model_file::decode_payload(&parts.bytes, &path).unwrap();
             assert_eq!(rest.kind(), m.model.kind());
+            let bytes = file.section_owned(section).unwrap();
+            let view: TrainedModelSection<'_> = model_file::decode_prefix(&bytes, &path).unwrap();
+            let own = view.weights().unwrap();
+            assert_eq!(
+                rest.restricted(&[], 0, 0, &buckets, &parts.weights)
+                    .unwrap(),
+                view.restricted(&[], 0, 0, &buckets, &own).unwrap(),
+                "{}",
+                m.model.kind()
+            );
+            // A section that keeps its settings and the numbers after its weights but lost the
+            // weights' bytes (their length now past its end) is refused, not misread.
+            let mut sections: Vec<Vec<u8>> = (0..file.sections())
+                .map(|s| file.section_owned(s).unwrap())
+                .collect();
+            sections[section] = parts.bytes.clone();
+            let forged = dir.path().join("forged.spamsort");
+            std::fs::write(&forged, model_file::encode_sections(&sections)).unwrap();
+            let forged = ModelFileReader::open(&forged).unwrap();
+            for b in [&buckets[..], &[]] {
+                assert!(HashedWeights::read(&forged, section, m.model.kind(), b).is_err());
+            }
             let streamed = parts.weights;
             let whole =
                 HashedWeights::from_whole(&file, section, m.model.kind(), &buckets).unwrap();

@@ -72,6 +72,12 @@ pub(crate) struct ScoreModel {
 }
 
 impl ScoreModel {
+    /// Its section holds hashed weights (see `super::hashed_weights`): a linear model that
+    /// sees the hashed features.
+    pub(crate) fn has_hashed_weights(&self) -> bool {
+        self.config.hashed && self.kind.is_linear()
+    }
+
     /// This entry for the model restricted to the tokens of vocabulary ids `ids` (ascending),
     /// renumbered `0..ids.len()` in that order: its weights and idf cover the same of them.
     pub fn restricted(&self, ids: &[FeatureId]) -> ScoreModel {

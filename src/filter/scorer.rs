@@ -176,7 +176,9 @@ impl ScorerFile {
         let mut models = Vec::with_capacity(self.models.len());
         for &i in &self.models {
             let model = &table.index().models[i];
-            let hashed = model.config.hashed.then_some(FIRST_MODEL_SECTION + i);
+            let hashed = model
+                .has_hashed_weights()
+                .then_some(FIRST_MODEL_SECTION + i);
             models.push(ModelView { model, hashed });
         }
         let answer = match (self.kind, head.fusion.clone(), models.len()) {

@@ -19,8 +19,8 @@
 //! message's weights and their bias; of the hashed features' weights they hold those of the
 //! messages' buckets alone, in bucket order (see
 //! [`LinearFunction::input`](crate::models::LinearFunction::input)), so those sums run in the
-//! same order too; their sections are read for those weights alone (see
-//! [`SectionParts`]). The Naive Bayes models keep, besides the counts of those
+//! same order too; their sections are streamed (still read whole and checked) for those
+//! weights alone, where the settings before them fit [`SectionParts`]'s first read. The Naive Bayes models keep, besides the counts of those
 //! tokens (columns of the score table, so from the rows looked up), everything that depends
 //! on every token (message counts, class totals and |V|, the Bernoulli model's histograms and
 //! absent-word terms: what their sections hold; see `TrainedModelSection::restricted`). The
@@ -221,9 +221,9 @@ fn restricted(
             return Err(wrong_model(path));
         }
         let section = FIRST_MODEL_SECTION + i;
-        // A model that sees the hashed features: its section read for the buckets' weights
-        // alone (see `HashedWeights`), where its settings allow.
-        let streamed = match entry.config.hashed {
+        // A linear model that sees the hashed features: its section read for the buckets'
+        // weights alone (see `SectionParts`), where its settings allow.
+        let streamed = match entry.has_hashed_weights() {
             true => SectionParts::read(file, section, k, buckets)?,
             false => None,
         };

@@ -114,6 +114,12 @@ impl ModelKind {
         ModelKind::Fusion,
     ];
 
+    /// The SVM or logistic regression: a linear function of their own (whose weights, of the
+    /// hashed features where they see them, their section holds).
+    pub fn is_linear(self) -> bool {
+        matches!(self, ModelKind::LinearSvm | ModelKind::LogisticRegression)
+    }
+
     /// The command-line name.
     pub fn name(self) -> &'static str {
         match self {
