@@ -20,8 +20,9 @@
 //! messages' buckets alone, in bucket order (see
 //! [`LinearFunction::input`](crate::models::LinearFunction::input)), so those sums run in the
 //! same order too; their sections are streamed (still read whole and checked) for those
-//! weights alone, where the settings before them fit [`SectionParts`]'s first read. The Naive Bayes models keep, besides the counts of those
-//! tokens (columns of the score table, so from the rows looked up), everything that depends
+//! weights alone, where the settings before them fit [`SectionParts`]'s first read. The Naive
+//! Bayes models keep, besides the counts of those tokens (columns of the score table, so from
+//! the rows looked up), everything that depends
 //! on every token (message counts, class totals and |V|, the Bernoulli model's histograms and
 //! absent-word terms: what their sections hold; see `TrainedModelSection::restricted`). The
 //! vocabulary holds no document frequencies: only unlearning reads them, and a run that
@@ -223,9 +224,10 @@ fn restricted(
         let section = FIRST_MODEL_SECTION + i;
         // A linear model that sees the hashed features: its section read for the buckets'
         // weights alone (see `SectionParts`), where its settings allow.
-        let streamed = match entry.has_hashed_weights() {
-            true => SectionParts::read(file, section, k, buckets)?,
-            false => None,
+        let streamed = if entry.has_hashed_weights() {
+            SectionParts::read(file, section, k, buckets)?
+        } else {
+            None
         };
         let tokens = table.index().tokens;
         // Room for every word's weight: those the table has, those added since, new ones.
