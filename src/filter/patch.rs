@@ -24,9 +24,9 @@
 //! [`TrainedModel::overlay`]), or after a record that has none (as spamsort before 4-gram
 //! patches wrote for models that see the hashed features): a scorer then replays the journal
 //! ([`super::sparse::replayed_for`]). Such a spamsort finds that a patch with hashed features
-//! does not fit ([`Patch::fits`]) and loads the models whole, the journal applied. A run that unlearns is
-//! not journaled at all (its learn compacts the file): unlearning reads a token's document
-//! frequencies, which patches do not carry.
+//! does not fit ([`Patch::fits`]) and loads the models whole, the journal applied. A run that
+//! unlearns is not journaled at all (its learn compacts the file): unlearning reads a token's
+//! document frequencies, which patches do not carry.
 
 use super::score_table::same_bits;
 use super::{SpamFilter, TrainingSummary};

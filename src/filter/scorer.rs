@@ -259,22 +259,17 @@ impl Elements<f64> for Weights<'_> {
 }
 
 impl ModelView<'_> {
-    /// This model's hashed weights at the buckets of count vector `x` (`None` for a model
+    /// This model's hashed weights at `buckets` (ascending: a message's; `None` for a model
     /// that does not see the hashed features).
     fn hashed_weights(
         &self,
         file: &ModelFileReader,
-        x: &SparseVector,
+        buckets: &[u32],
     ) -> Result<Option<HashedWeights>, ModelFileError> {
         let Some(section) = self.hashed else {
             return Ok(None);
         };
-        let words = x.vocabulary_ids().len();
-        let buckets: Vec<u32> = x.ids()[words..]
-            .iter()
-            .map(|&id| id - HASHED_BASE)
-            .collect();
-        HashedWeights::read(file, section, self.model.kind, &buckets).map(Some)
+        HashedWeights::read(file, section, self.model.kind, buckets).map(Some)
     }
 
     /// The model's input and weights for a count vector whose vocabulary tokens found `rows`
@@ -490,8 +485,14 @@ impl Scorer<'_> {
             Answer::One(m) => std::slice::from_ref(m),
             Answer::Fused(_, models) => models,
         };
+        // The message's buckets, once for every model that reads their weights.
+        let words = x.vocabulary_ids().len();
+        let buckets: Vec<u32> = x.ids()[words..]
+            .iter()
+            .map(|&id| id - HASHED_BASE)
+            .collect();
         let hashed = (models.iter())
-            .map(|m| m.hashed_weights(&file.file, &x))
+            .map(|m| m.hashed_weights(&file.file, &buckets))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(scored(answer, &x, &rows, &hashed, tokens))
     }

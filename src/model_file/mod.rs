@@ -518,6 +518,32 @@ impl ModelFileReader {
         })
     }
 
+    /// The directory's entry of section `i`, or an error if the file has no such section.
+    fn entry(&self, i: usize) -> Result<Entry, ModelFileError> {
+        let missing = || ModelFileError::invalid(&self.path, format!("missing section {i}"));
+        self.entries.get(i).copied().ok_or_else(missing)
+    }
+
+    /// Fills `bytes` from file offset `offset` of `file` (this reader's, locked by the
+    /// caller) with one positioned read, or reports the file as cut short before their end.
+    fn read_exact_at(
+        &self,
+        file: &std::fs::File,
+        offset: u64,
+        bytes: &mut [u8],
+    ) -> Result<(), ModelFileError> {
+        use std::os::unix::fs::FileExt;
+        file.read_exact_at(bytes, offset)
+            .map_err(|err| match err.kind() {
+                std::io::ErrorKind::UnexpectedEof => ModelFileError::Truncated {
+                    path: self.path.clone(),
+                    expected: offset + bytes.len() as u64,
+                    got: self.len.min(offset),
+                },
+                _ => ModelFileError::io(&self.path, err),
+            })
+    }
+
     /// Number of sections.
     pub fn sections(&self) -> usize {
         self.entries.len()
@@ -536,10 +562,7 @@ impl ModelFileReader {
     /// that decodes it once (a full load), so that its bytes are freed as soon as it is
     /// decoded instead of when the reader is dropped.
     pub fn section_owned(&self, i: usize) -> Result<Vec<u8>, ModelFileError> {
-        let e = *self
-            .entries
-            .get(i)
-            .ok_or_else(|| ModelFileError::invalid(&self.path, format!("missing section {i}")))?;
+        let e = self.entry(i)?;
         if let Some(bytes) = self.sections[i].get() {
             return Ok(bytes.clone());
         }
@@ -564,11 +587,7 @@ impl ModelFileReader {
         len: u64,
         bytes: &mut Vec<u8>,
     ) -> Result<(), ModelFileError> {
-        use std::os::unix::fs::FileExt;
-        let e = *self
-            .entries
-            .get(i)
-            .ok_or_else(|| ModelFileError::invalid(&self.path, format!("missing section {i}")))?;
+        let e = self.entry(i)?;
         let end = offset.checked_add(len).filter(|&end| end <= e.len);
         let Some(_) = end else {
             return Err(ModelFileError::invalid(
@@ -579,15 +598,7 @@ impl ModelFileReader {
         bytes.clear();
         bytes.resize(len as usize, 0);
         let file = self.file.lock().unwrap_or_else(|p| p.into_inner());
-        file.read_exact_at(bytes, e.offset + offset)
-            .map_err(|err| match err.kind() {
-                std::io::ErrorKind::UnexpectedEof => ModelFileError::Truncated {
-                    path: self.path.clone(),
-                    expected: e.offset + offset + len,
-                    got: self.len.min(e.offset + offset),
-                },
-                _ => ModelFileError::io(&self.path, err),
-            })
+        self.read_exact_at(&file, e.offset + offset, bytes)
     }
 
     /// The length of section `i` in bytes (0 for a section the file does not have).
@@ -607,11 +618,7 @@ impl ModelFileReader {
         i: usize,
         ranges: &[Range<u64>],
     ) -> Result<Vec<u8>, ModelFileError> {
-        use std::os::unix::fs::FileExt;
-        let e = *self
-            .entries
-            .get(i)
-            .ok_or_else(|| ModelFileError::invalid(&self.path, format!("missing section {i}")))?;
+        let e = self.entry(i)?;
         let mut last = 0;
         for r in ranges {
             if r.start < last || r.end < r.start || r.end > e.len {
@@ -650,15 +657,7 @@ impl ModelFileReader {
         while at < e.len {
             let n = (e.len - at).min(STREAM_CHUNK as u64) as usize;
             let chunk = &mut chunk[..n];
-            file.read_exact_at(chunk, e.offset + at)
-                .map_err(|err| match err.kind() {
-                    std::io::ErrorKind::UnexpectedEof => ModelFileError::Truncated {
-                        path: self.path.clone(),
-                        expected: e.offset + e.len,
-                        got: self.len.min(e.offset + at),
-                    },
-                    _ => ModelFileError::io(&self.path, err),
-                })?;
+            self.read_exact_at(&file, e.offset + at, chunk)?;
             crc.update(chunk);
             copy(ranges, &mut next, at, chunk, &mut out);
             at += n as u64;
