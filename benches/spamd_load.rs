@@ -8,7 +8,10 @@
 //! 1. Throughput: CLIENTS clients (default 64) send MESSAGES requests (default 100,000) of the
 //!    corpus (the SpamAssassin corpus when fetched, else the sample, cycled) to the server with
 //!    its defaults (16 workers, 10 MiB `--max-size`). Prints messages per second, p50/p99
-//!    latency per request and errors; the resident memory should stay flat.
+//!    latency per request and errors, and the CPU time per message of the server and of the
+//!    clients (which share the machine's cores, so the throughput depends on both; the server's
+//!    CPU per message is the steadier figure of its own cost); the resident memory should stay
+//!    flat.
 //! 2. The memory bound: 32 clients send 400 messages of nearly 1 MiB (corpus messages padded)
 //!    to a server with `--max-connections 4 --max-size 1048576`: its peak above idle, against
 //!    workers times `--max-size`.
@@ -46,6 +49,8 @@ struct Load {
     errors: usize,
     /// (requests done, server VmRSS in KiB), every 100 ms.
     rss: Vec<(usize, u64)>,
+    /// CPU seconds the server and this process (the clients) used during the run.
+    cpu: [f64; 2],
 }
 
 /// `clients` threads send `total` PROCESS requests, cycling through `messages`; the server's
@@ -78,6 +83,8 @@ fn load(server: &Served, clients: usize, total: usize, messages: &Arc<Vec<Vec<u8
             samples
         })
     };
+    let cpu = |pid: &str| common::cpu_seconds(pid);
+    let cpu_before = [cpu(&pid.to_string()), cpu("self")];
     let start = Instant::now();
     let workers: Vec<_> = (0..clients)
         .map(|_| {
@@ -105,6 +112,7 @@ fn load(server: &Served, clients: usize, total: usize, messages: &Arc<Vec<Vec<u8
         .flat_map(|w| w.join().unwrap())
         .collect();
     let elapsed = start.elapsed();
+    let cpu_after = [cpu(&pid.to_string()), cpu("self")];
     finished.store(true, Ordering::Relaxed);
     let mut rss = sampler.join().unwrap();
     let last = server.memory_kib("VmRSS:");
@@ -119,6 +127,7 @@ fn load(server: &Served, clients: usize, total: usize, messages: &Arc<Vec<Vec<u8
         latencies,
         errors: errors.load(Ordering::Relaxed),
         rss,
+        cpu: [0, 1].map(|i| cpu_after[i] - cpu_before[i]),
     }
 }
 
@@ -156,6 +165,14 @@ fn main() {
         pct(0.99),
         pct(1.0),
         run.errors
+    );
+    // Both sides share the machine's cores: the clients' CPU is taken from the server's.
+    let per_message = |seconds: f64| seconds / total as f64 * 1e6;
+    println!(
+        "  CPU per message: server {:.1} us, clients {:.1} us (this process, its sampler \
+         included)",
+        per_message(run.cpu[0]),
+        per_message(run.cpu[1])
     );
     // Warm-up: the first tenth fills the allocator's caches and the workers' buffers.
     let steady: Vec<u64> = run

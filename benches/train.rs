@@ -34,11 +34,8 @@ fn train(c: &mut Criterion) {
             .map(|(m, _)| m.bytes.as_slice())
             .collect::<Vec<_>>(),
     );
-    let vocab = VocabularyParams::default().fit(
-        train
-            .iter()
-            .map(|&i| (tokens[i].tokens.as_slice(), labels[i])),
-    );
+    let vocab =
+        VocabularyParams::default().fit(train.iter().map(|&i| (&tokens[i].tokens, labels[i])));
     let data = Dataset::new(
         train.iter().map(|&i| vocab.vectorize(&tokens[i].tokens)),
         train.iter().map(|&i| labels[i]).collect(),

@@ -5,7 +5,7 @@
 //! ```text
 //! mailbox (maildir | mbox | MH dir | TREC index)
 //!    -> corpus::Message { bytes, source }            raw bytes, never modified
-//!    -> tokenize::Tokenizer -> Vec<Token>            MIME-aware, bounded cost
+//!    -> tokenize::Tokenizer -> Tokens                MIME-aware, bounded cost
 //!    -> features::Vocabulary -> SparseVector         token ids + weights
 //!    -> models (Classifier) -> SpamScore             P(spam) in [0, 1]
 //!    -> Thresholds -> Verdict { Spam, Ham, Unsure }
@@ -29,8 +29,8 @@
 //! use spamsort::{Tokenizer, TokenizerConfig};
 //! let tokenizer = Tokenizer::new(TokenizerConfig::default());
 //! let out = tokenizer.tokenize(b"Subject: Cheap meds\r\n\r\nVisit http://pills.example/buy now\r\n");
-//! assert!(out.tokens.contains(&"subject:cheap".to_string()));
-//! assert!(out.tokens.contains(&"url:pills.example".to_string()));
+//! assert!(out.tokens.contains("subject:cheap"));
+//! assert!(out.tokens.contains("url:pills.example"));
 //! ```
 
 pub mod batch;
@@ -57,4 +57,4 @@ pub use filter::{
     TrainParams, TrainingSummary,
 };
 pub use label::{Label, SpamScore, Thresholds, Verdict};
-pub use tokenize::{Token, Tokenized, Tokenizer, TokenizerConfig};
+pub use tokenize::{Tokenized, Tokenizer, TokenizerConfig, Tokens};

@@ -321,7 +321,7 @@ fn relabeling_a_training_message_leaves_tokens_it_was_not_trained_on_alone() {
     let tokens = Tokenizer::new(TokenizerConfig::default())
         .tokenize(&ham)
         .tokens;
-    let rare: Vec<&String> = tokens
+    let rare: Vec<&str> = tokens
         .iter()
         .filter(|t| trained.vocabulary().id(t).is_none() && hashed_id(t).is_none())
         .collect();

@@ -13,11 +13,11 @@ struct Payload {
 }
 
 fn payload() -> Payload {
-    let a: Vec<String> = ["cheap", "meds", "now", "κόσμε"]
+    let a: spamsort::Tokens = ["cheap", "meds", "now", "κόσμε"]
         .iter()
         .map(|s| s.to_string())
         .collect();
-    let b: Vec<String> = ["meeting", "now", "notes"]
+    let b: spamsort::Tokens = ["meeting", "now", "notes"]
         .iter()
         .map(|s| s.to_string())
         .collect();
@@ -25,7 +25,7 @@ fn payload() -> Payload {
         min_df: 1,
         max_features: None,
     }
-    .fit([(&a[..], Label::Spam), (&b[..], Label::Ham)]);
+    .fit([(&a, Label::Spam), (&b, Label::Ham)]);
     Payload {
         tokenizer: TokenizerConfig::default(),
         vocabulary,
@@ -109,12 +109,12 @@ fn valid_checksum_but_bad_vocabulary_is_rejected_by_validation() {
 fn vocabulary_with_invalid_utf8() -> Vocabulary {
     // Encode a vocabulary, break a token's UTF-8, and lay the tampered section out with a
     // correct checksum.
-    let a: Vec<String> = vec!["ab".into(), "cd".into()];
+    let a: spamsort::Tokens = ["ab", "cd"].into_iter().collect();
     let v = VocabularyParams {
         min_df: 1,
         max_features: None,
     }
-    .fit([(&a[..], Label::Ham)]);
+    .fit([(&a, Label::Ham)]);
     let mut section = model_file::encode_section(&v);
     let pos = section.windows(4).position(|w| w == b"abcd").unwrap();
     section[pos..pos + 4].copy_from_slice(b"ab\xffd");

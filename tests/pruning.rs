@@ -5,11 +5,11 @@
 use crate::util::{TestDir, copy_of_trained_model, message, sample_files, spamsort};
 use spamsort::features::hashed::HASHED_BUCKETS;
 use spamsort::models::ModelKind;
-use spamsort::{Label, PruneRule, SpamFilter, Token, TrainParams};
+use spamsort::{Label, PruneRule, SpamFilter, Tokens, TrainParams};
 use std::path::Path;
 
-fn tokens(s: &str) -> Vec<Token> {
-    s.split_whitespace().map(String::from).collect()
+fn tokens(s: &str) -> Tokens {
+    s.split_whitespace().collect()
 }
 
 fn file_size(path: &Path) -> u64 {

@@ -11,7 +11,7 @@ use std::path::Path;
 fn tokens_of(bytes: &[u8]) -> Vec<String> {
     let out = Tokenizer::new(TokenizerConfig::default()).tokenize(bytes);
     assert_sound(&out, bytes);
-    out.tokens
+    out.tokens.to_vec()
 }
 
 fn tokens_of_file(rel: &str) -> Vec<String> {
@@ -244,10 +244,10 @@ fn byte_4grams_counted_from_the_bytes_are_the_b4_tokens_even_past_the_token_cap(
             ..cfg.clone()
         };
         for raw in &messages {
-            let mut whole = Tokenizer::new(cfg.clone()).tokenize(raw).tokens;
+            let mut whole = Tokenizer::new(cfg.clone()).tokenize(raw).tokens.to_vec();
             let ids = Tokenizer::new(cfg.clone()).byte_ngram_ids(raw);
             assert!(!ids.is_empty());
-            let mut split = Tokenizer::new(words.clone()).tokenize(raw).tokens;
+            let mut split = Tokenizer::new(words.clone()).tokenize(raw).tokens.to_vec();
             split.extend(ids.into_iter().map(hashed_token));
             whole.sort();
             split.sort();
@@ -261,7 +261,7 @@ fn byte_4grams_counted_from_the_bytes_are_the_b4_tokens_even_past_the_token_cap(
 /// the hashed byte 4-grams, outside that budget, within theirs.
 fn assert_sound(out: &Tokenized, input: &[u8]) {
     assert!(!out.own_panic, "spamsort's own tokenizer code panicked");
-    let (hashed, others): (Vec<&String>, Vec<&String>) =
+    let (hashed, others): (Vec<&str>, Vec<&str>) =
         out.tokens.iter().partition(|t| hashed_id(t).is_some());
     let bytes: usize = others.iter().map(|t| t.len()).sum();
     assert!(bytes <= input.len() * TOKEN_BYTES_PER_INPUT_BYTE + TOKEN_BYTES_BASE);

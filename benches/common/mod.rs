@@ -49,6 +49,30 @@ pub fn memory_kib(pid: u32, field: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// CPU time (user and system, all threads, in seconds) process `pid` (`"self"`: this one) has
+/// used so far, from `/proc/PID/stat` (0 once it has exited).
+#[allow(dead_code)] // only the benches of long-running processes use it
+pub fn cpu_seconds(pid: &str) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // Fields after the command name, which is in parentheses and may hold spaces: state is
+    // the first, utime and stime the 12th and 13th.
+    let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let ticks: u64 = (after_name.split_whitespace().skip(11).take(2))
+        .filter_map(|t| t.parse::<u64>().ok())
+        .sum();
+    ticks as f64 / clock_ticks_per_second()
+}
+
+/// The kernel's clock ticks per second for `/proc` times (`getconf CLK_TCK`; 100 if unknown).
+fn clock_ticks_per_second() -> f64 {
+    std::process::Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok()?.trim().parse().ok())
+        .unwrap_or(100.0)
+}
+
 /// The bench's numeric command-line arguments (others, such as cargo's `--bench`, skipped),
 /// each one not given taken from `defaults`.
 #[allow(dead_code)] // only the benches with arguments use it

@@ -12,7 +12,7 @@ pub mod roc;
 
 use crate::corpus::{CorpusError, LabeledCorpus};
 use crate::error::Result;
-use crate::features::hashed::hashed_token;
+use crate::features::hashed::write_hashed_token;
 use crate::features::{
     Buckets, Dataset, FeatureId, NumberedTokens, Row, SparseVector, VocabularyParams,
     stratified_folds, training_indices,
@@ -21,7 +21,7 @@ use crate::filter::words_and_hashed;
 use crate::label::{Label, SpamScore};
 use crate::models::fusion::Stack;
 use crate::models::{Calibration, Classifier, ModelKind, ModelParams};
-use crate::tokenize::{Token, Tokenizer, TokenizerConfig};
+use crate::tokenize::{Tokenizer, TokenizerConfig, Tokens};
 use rayon::prelude::*;
 use std::sync::Arc;
 use std::time::Instant;
@@ -31,7 +31,7 @@ use std::time::Instant;
 #[derive(Debug, Clone, Default)]
 pub struct TokenizedMail {
     /// Each message's tokens but its hashed byte 4-grams.
-    pub tokens: Vec<Vec<Token>>,
+    pub tokens: Vec<Tokens>,
     /// Each message's hashed byte 4-grams' ids, repeats kept
     /// ([`Tokenizer::byte_ngram_ids`]): four bytes each where a `b4:` string took some forty,
     /// so 40,000 messages' 4-grams take 0.3 GB, not 3.
@@ -61,9 +61,12 @@ impl TokenizedMail {
 
     /// Message `i`'s tokens, its hashed byte 4-grams as `b4:` strings among them: what
     /// tokenizing it whole gives (in another order).
-    pub fn all_tokens(&self, i: usize) -> Vec<Token> {
-        let hashed = self.hashed[i].iter().map(|&id| hashed_token(id));
-        self.tokens[i].iter().cloned().chain(hashed).collect()
+    pub fn all_tokens(&self, i: usize) -> Tokens {
+        let mut all = self.tokens[i].clone();
+        for &id in &self.hashed[i] {
+            all.push_with(|text| write_hashed_token(text, id));
+        }
+        all
     }
 
     /// Message `i`'s row of a data set: the counts of its words `words` (in some vocabulary's
@@ -73,7 +76,7 @@ impl TokenizedMail {
         Arc::new(Row::from_parts(words, buckets))
     }
 
-    fn push(&mut self, tokens: Vec<Token>, hashed: Vec<FeatureId>, label: Label, seconds: f64) {
+    fn push(&mut self, tokens: Tokens, hashed: Vec<FeatureId>, label: Label, seconds: f64) {
         self.tokens.push(tokens);
         self.hashed.push(hashed);
         self.labels.push(label);
@@ -117,7 +120,7 @@ impl TokenizedMail {
 }
 
 /// A message's tokens but its hashed byte 4-grams, their ids, and the seconds that took.
-type Tokenized = (Vec<Token>, Vec<FeatureId>, f64);
+type Tokenized = (Tokens, Vec<FeatureId>, f64);
 
 /// `raw` tokenized by the pair of [`words_and_hashed`], timed.
 fn tokenized((words, hashed): &(Tokenizer, Tokenizer), raw: &[u8]) -> Tokenized {
@@ -336,7 +339,7 @@ mod tests {
     fn more_folds_than_messages_of_a_class_is_refused() {
         let labels = vec![Label::Spam, Label::Spam, Label::Ham, Label::Ham, Label::Ham];
         let mail = TokenizedMail {
-            tokens: labels.iter().map(|_| Vec::new()).collect(),
+            tokens: labels.iter().map(|_| Tokens::new()).collect(),
             hashed: labels.iter().map(|_| Vec::new()).collect(),
             tokenize_seconds: vec![0.0; labels.len()],
             labels,
@@ -359,7 +362,7 @@ mod tests {
         let labels: Vec<Label> = (0..messages)
             .map(|i| if i % 3 == 0 { Label::Spam } else { Label::Ham })
             .collect();
-        let tokens: Vec<Vec<Token>> = labels
+        let tokens: Vec<Tokens> = labels
             .iter()
             .map(|&label| {
                 let lean = if label == Label::Spam { "s" } else { "h" };
@@ -463,7 +466,7 @@ mod tests {
     fn classify_seconds_count_each_held_out_message_tokenizing_time() {
         let labels = [Label::Spam, Label::Ham].repeat(3);
         let mail = TokenizedMail {
-            tokens: labels.iter().map(|_| vec!["a".to_string()]).collect(),
+            tokens: labels.iter().map(|_| Tokens::from_iter(["a"])).collect(),
             hashed: labels.iter().map(|_| Vec::new()).collect(),
             // Far more than looking up and scoring one token could take.
             tokenize_seconds: vec![100.0; labels.len()],

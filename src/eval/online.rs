@@ -90,10 +90,10 @@ pub fn learning_curve(result: &FoldResult, window: usize) -> Vec<Option<f64>> {
 mod tests {
     use super::*;
     use crate::models::ModelKind;
-    use crate::tokenize::Token;
+    use crate::tokenize::Tokens;
 
-    fn toks(s: &str) -> Vec<Token> {
-        s.split_whitespace().map(String::from).collect()
+    fn toks(s: &str) -> Tokens {
+        s.split_whitespace().collect()
     }
 
     /// The messages `texts` (words split at spaces) with `labels`, untimed.

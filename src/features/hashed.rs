@@ -40,21 +40,31 @@ pub fn hashed_token(id: FeatureId) -> String {
     bucket_token(HASHED_PREFIX, id.wrapping_sub(HASHED_BASE))
 }
 
+/// Appends [`hashed_token`]`(id)` to `out`.
+pub(crate) fn write_hashed_token(out: &mut String, id: FeatureId) {
+    write_bucket_token(out, HASHED_PREFIX, id.wrapping_sub(HASHED_BASE));
+}
+
 /// `prefix` followed by `bucket` in lowercase hex, at least five digits (as `{:05x}` writes
 /// it): the form of every hashed token (`b4:` here, `c4:` of the tokenizer's character
 /// 4-grams).
 pub fn bucket_token(prefix: &str, bucket: u32) -> String {
+    let mut token = String::with_capacity(prefix.len() + 8);
+    write_bucket_token(&mut token, prefix, bucket);
+    token
+}
+
+/// Appends [`bucket_token`]`(prefix, bucket)` to `out`.
+pub(crate) fn write_bucket_token(out: &mut String, prefix: &str, bucket: u32) {
     // Written digit by digit rather than with `format!`: the tokenizer makes one per byte
     // 4-gram (about 3,000 a message), and the formatting machinery cost more than all its
     // other tokens.
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let digits = (u32::BITS - bucket.leading_zeros()).div_ceil(4).max(5);
-    let mut token = String::with_capacity(prefix.len() + digits as usize);
-    token.push_str(prefix);
+    out.push_str(prefix);
     for shift in (0..digits).rev() {
-        token.push(char::from(HEX[(bucket >> (4 * shift)) as usize & 0xf]));
+        out.push(char::from(HEX[(bucket >> (4 * shift)) as usize & 0xf]));
     }
-    token
 }
 
 /// True for a hashed count-vector id.

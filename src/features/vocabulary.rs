@@ -11,7 +11,7 @@ use super::hashed::{hashed_id, is_hashed};
 use super::{FeatureRemap, SparseVector};
 use crate::label::Label;
 use crate::model_file::packed::Elements;
-use crate::tokenize::Token;
+use crate::tokenize::Tokens;
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use serde::{Deserialize, Serialize};
 
@@ -154,7 +154,7 @@ impl<'a, A: Elements<u32> + ?Sized> TokenTable<'a, A> {
 
     /// The count vector of a token list: known tokens' ids with their number of occurrences,
     /// and hashed tokens' ids (see [`super::hashed`]).
-    pub fn count_vector(&self, tokens: &[Token]) -> SparseVector {
+    pub fn count_vector(&self, tokens: &Tokens) -> SparseVector {
         SparseVector::from_ids(
             tokens
                 .iter()
@@ -241,7 +241,7 @@ pub struct NumberedTokens<'a> {
 
 impl<'a> NumberedTokens<'a> {
     /// Numbers the tokens of `lists`: one hash lookup per token occurrence, once.
-    pub fn of(lists: &'a [Vec<Token>]) -> NumberedTokens<'a> {
+    pub fn of(lists: &'a [Tokens]) -> NumberedTokens<'a> {
         let mut number: HashMap<&'a str, FeatureId> = HashMap::new();
         let mut tokens = Vec::new();
         let lists = lists
@@ -250,8 +250,8 @@ impl<'a> NumberedTokens<'a> {
                 list.iter()
                     .map(|t| {
                         hashed_id(t).unwrap_or_else(|| {
-                            *number.entry(t.as_str()).or_insert_with(|| {
-                                tokens.push(t.as_str());
+                            *number.entry(t).or_insert_with(|| {
+                                tokens.push(t);
                                 // Numbers stay below the hashed ids: 2^31 distinct tokens
                                 // would not fit in memory first.
                                 FeatureId::try_from(tokens.len() - 1)
@@ -294,7 +294,7 @@ impl VocabularyParams {
     /// Builds the vocabulary of labeled token lists (each list one message; repeats within a
     /// message count once). The same as counting them one by one with
     /// [`DocumentFrequencies`](super::DocumentFrequencies) and calling its `vocabulary`.
-    pub fn fit<'a>(&self, messages: impl IntoIterator<Item = (&'a [Token], Label)>) -> Vocabulary {
+    pub fn fit<'a>(&self, messages: impl IntoIterator<Item = (&'a Tokens, Label)>) -> Vocabulary {
         let mut counts = super::DocumentFrequencies::default();
         let mut seen: HashSet<&'a str> = HashSet::new();
         let mut ids = Vec::new();
@@ -302,8 +302,7 @@ impl VocabularyParams {
             seen.clear();
             let distinct = tokens
                 .iter()
-                .filter(|t| hashed_id(t).is_none() && seen.insert(t.as_str()))
-                .map(String::as_str);
+                .filter(|t| hashed_id(t).is_none() && seen.insert(t));
             counts.add(distinct, label, &mut ids);
         }
         counts.vocabulary(self).0
@@ -403,7 +402,7 @@ impl Vocabulary {
     /// stay about one comparison.
     pub fn learn(
         &mut self,
-        tokens: &[Token],
+        tokens: &Tokens,
         label: Label,
         unlearn: bool,
         known: usize,
@@ -548,7 +547,7 @@ impl Vocabulary {
 
     /// The count vector of a token list: known tokens' ids (and hashed tokens' bucket ids, see
     /// [`super::hashed`]) with their number of occurrences.
-    pub fn vectorize(&self, tokens: &[Token]) -> SparseVector {
+    pub fn vectorize(&self, tokens: &Tokens) -> SparseVector {
         self.tokens().count_vector(tokens)
     }
 
@@ -663,8 +662,8 @@ impl Vocabulary {
 mod tests {
     use super::*;
 
-    fn toks(s: &str) -> Vec<Token> {
-        s.split_whitespace().map(String::from).collect()
+    fn toks(s: &str) -> Tokens {
+        s.split_whitespace().collect()
     }
 
     #[test]
@@ -677,9 +676,9 @@ mod tests {
             max_features: None,
         };
         let v = params.fit([
-            (&spam[..], Label::Spam),
-            (&ham[..], Label::Ham),
-            (&ham2[..], Label::Ham),
+            (&spam, Label::Spam),
+            (&ham, Label::Ham),
+            (&ham2, Label::Ham),
         ]);
         let all: Vec<&str> = (0..v.len() as u32).map(|i| v.token(i)).collect();
         assert_eq!(all, ["buy", "cheap", "meeting", "notes", "now"]);
@@ -706,7 +705,7 @@ mod tests {
             max_features: None,
         };
         let first = toks("old words");
-        let mut v = params.fit([(&first[..], Label::Ham)]);
+        let mut v = params.fit([(&first, Label::Ham)]);
         let x = v.learn(&toks("brand new old new"), Label::Spam, false, usize::MAX);
         let (old, brand, new) = (v.id("old").unwrap(), v.id("brand").unwrap(), v.id("new"));
         assert_eq!((brand, new), (2, Some(3)));
@@ -716,7 +715,7 @@ mod tests {
         );
         assert_eq!((v.df(brand, Label::Spam), v.docs(Label::Spam)), (1, 1));
         // Many more tokens: the table grows and every token is still found.
-        let many: Vec<Token> = (0..100).map(|i| format!("t{i}")).collect();
+        let many: Tokens = (0..100).map(|i| format!("t{i}")).collect();
         v.learn(&many, Label::Ham, false, usize::MAX);
         v.validate().unwrap();
         assert!(many.iter().all(|t| v.id(t).is_some()));
@@ -733,7 +732,7 @@ mod tests {
             max_features: None,
         };
         let first = toks("a b c d");
-        let mut v = params.fit([(&first[..], Label::Ham)]);
+        let mut v = params.fit([(&first, Label::Ham)]);
         v.learn(&toks("d e"), Label::Spam, false, usize::MAX);
         v.remap(&FeatureRemap::new(&[false, true, false, true, true]));
         v.validate().unwrap();
@@ -764,7 +763,7 @@ mod tests {
             };
             // Fitted on a subset, as a fold is.
             let subset = [0, 1, 3, 4];
-            let by_tokens = params.fit(subset.map(|i| (&lists[i][..], labels[i])));
+            let by_tokens = params.fit(subset.map(|i| (&lists[i], labels[i])));
             let (by_numbers, ids) = params.fit_numbered(
                 &numbered.tokens,
                 subset.map(|i| (&numbered.lists[i][..], labels[i])),
@@ -787,11 +786,7 @@ mod tests {
         let a = toks("x y z");
         let b = toks("x y");
         let c = toks("x");
-        let msgs = [
-            (&a[..], Label::Spam),
-            (&b[..], Label::Ham),
-            (&c[..], Label::Ham),
-        ];
+        let msgs = [(&a, Label::Spam), (&b, Label::Ham), (&c, Label::Ham)];
         let v = VocabularyParams {
             min_df: 2,
             max_features: None,

@@ -25,7 +25,7 @@ use super::{SpamFilter, layout};
 use crate::error::Result;
 use crate::label::Label;
 use crate::model_file::{self, ModelFileError, ModelFileReader};
-use crate::tokenize::{Token, TokenizerConfig};
+use crate::tokenize::{TokenizerConfig, Tokens};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -118,7 +118,7 @@ impl Record<'_> {
 
     /// The record's [`StoreOp::AddMessage`] changes, in order: each message's tokens, its
     /// label and whether it is unlearned.
-    pub(crate) fn messages(&self) -> impl Iterator<Item = (&[Token], Label, bool)> {
+    pub(crate) fn messages(&self) -> impl Iterator<Item = (&Tokens, Label, bool)> {
         self.counts.iter().filter_map(|op| match op {
             StoreOp::AddMessage {
                 tokens,
@@ -243,10 +243,7 @@ fn patch_of(
         layout::SCORE_INDEX_SECTION,
         layout::SCORE_BLOCKS_SECTION,
     )?;
-    let tokens: Vec<Token> = record
-        .messages()
-        .flat_map(|m| m.0.iter().cloned())
-        .collect();
+    let tokens: Tokens = record.messages().flat_map(|m| m.0.iter()).collect();
     let Some((mut filter, ids)) = composed_for(reader, head, &table, &patches, None, &tokens, &[])?
     else {
         return Ok(None);
@@ -344,7 +341,7 @@ pub(crate) mod tests {
     use super::*;
     use crate::label::Label;
     use crate::models::ModelKind;
-    use crate::tokenize::{Token, Tokenizer};
+    use crate::tokenize::{Tokenizer, Tokens};
     use crate::{LearnOutcome, TrainParams};
 
     const MESSAGES: [(&str, Label); 4] = [
@@ -360,7 +357,7 @@ pub(crate) mod tests {
         ),
     ];
 
-    fn tokens(raw: &str) -> Vec<Token> {
+    fn tokens(raw: &str) -> Tokens {
         Tokenizer::new(TrainParams::default().tokenizer)
             .tokenize(raw.as_bytes())
             .tokens

@@ -9,7 +9,7 @@
 
 use crate::features::hashed::hashed_id;
 use crate::label::Label;
-use crate::tokenize::Token;
+use crate::tokenize::Tokens;
 use foldhash::HashMap;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
@@ -21,7 +21,7 @@ pub type Digest = u64;
 /// The digest of a message's token list. The hashed byte 4-grams are left out: they see the
 /// raw header block byte for byte, so digests stay what the word tokens make them (a copy
 /// that differs only in bytes the word tokenizer ignores is the same message).
-pub fn digest(tokens: &[Token]) -> Digest {
+pub fn digest(tokens: &Tokens) -> Digest {
     use std::hash::Hasher;
     let mut h =
         siphasher::sip::SipHasher13::new_with_keys(0x6c65_6172_6e65_645f, 0x6d65_7373_6167_6573);
@@ -279,7 +279,7 @@ mod tests {
         assert_eq!(r.len(), LearnedMessages::CAPACITY);
         assert_eq!(r.get(1), None, "the oldest went first");
         assert_eq!(r.get(10), Some(SPAM));
-        let tokens = |s: &str| s.split(' ').map(String::from).collect::<Vec<Token>>();
+        let tokens = |s: &str| s.split(' ').collect::<Tokens>();
         assert_ne!(digest(&tokens("ab c")), digest(&tokens("a bc")));
     }
 }

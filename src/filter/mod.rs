@@ -42,7 +42,7 @@ use crate::models::auc::auc;
 use crate::models::{
     Calibration, Classifier, FoldDecisions, Fusion, ModelKind, ModelParams, TrainedModel,
 };
-use crate::tokenize::{Token, Tokenizer, TokenizerConfig};
+use crate::tokenize::{Tokenizer, TokenizerConfig, Tokens};
 use active::{resolve_active, split_fusion, with_fusion};
 use learned::LearnedMessages;
 use serde::{Deserialize, Serialize};
@@ -428,7 +428,7 @@ impl SpamFilter {
 
     /// Classifies one tokenized message with the named model (or fusion), if it was fitted
     /// (what `eval --online` does before it learns the message).
-    pub fn classify_tokens(&self, tokens: &[Token], kind: ModelKind) -> Option<Classification> {
+    pub fn classify_tokens(&self, tokens: &Tokens, kind: ModelKind) -> Option<Classification> {
         if !self.has(kind) {
             return None;
         }
@@ -550,7 +550,7 @@ impl SpamFilter {
     /// learned with the other label is unlearned first (as sa-learn does).
     ///
     /// [`AnyModel::learn`]: crate::models::AnyModel::learn
-    pub fn learn_tokens(&mut self, tokens: &[Token], label: Label) -> Result<LearnOutcome> {
+    pub fn learn_tokens(&mut self, tokens: &Tokens, label: Label) -> Result<LearnOutcome> {
         self.learn_once(tokens, label, now_utc())
     }
 
@@ -571,7 +571,7 @@ impl SpamFilter {
     /// regression.
     fn add_message(
         &mut self,
-        tokens: &[Token],
+        tokens: &Tokens,
         label: Label,
         unlearn: bool,
         known: usize,

@@ -34,7 +34,7 @@ use crate::features::FeatureId;
 use crate::features::hashed::{HASHED_BASE, HASHED_BUCKETS, is_hashed};
 use crate::model_file::ModelFileError;
 use crate::models::{Fusion, TrainedModel};
-use crate::tokenize::Token;
+use crate::tokenize::Tokens;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -50,7 +50,7 @@ pub(crate) struct Patch {
     ids: Vec<FeatureId>,
     /// The tokens the record added to the vocabulary: those of the last of its words, in order.
     /// (A scorer finds the others by their ids in the score table or an earlier patch.)
-    added: Vec<Token>,
+    added: Tokens,
     /// Every model of the file, in the head's order, restricted to the record's words
     /// (renumbered `0..` in their order) and, for a model that sees the hashed features, its
     /// buckets (their weights first), as the record's learning left them (as
@@ -153,7 +153,7 @@ impl Patch {
     pub fn added(&self) -> impl Iterator<Item = (FeatureId, &str)> {
         let words = self.words();
         let first = words.len().saturating_sub(self.added.len());
-        (words[first..].iter().copied()).zip(self.added.iter().map(String::as_str))
+        (words[first..].iter().copied()).zip(self.added.iter())
     }
 
     /// Model `at` of this patch with the per-token counts of model `with`, which it shares

@@ -40,7 +40,7 @@ use crate::label::{Label, Thresholds};
 use crate::model_file::packed::Elements;
 use crate::model_file::{ModelFileError, ModelFileReader};
 use crate::models::{Calibration, Fusion, ModelKind, terms};
-use crate::tokenize::{Token, Tokenizer, TokenizerConfig};
+use crate::tokenize::{Tokenizer, TokenizerConfig, Tokens};
 use std::path::Path;
 use std::sync::{Mutex, OnceLock};
 
@@ -360,7 +360,7 @@ fn log_odds(
 fn count_vector<'t>(
     file: &ModelFileReader,
     table: &ScoreTable,
-    tokens: &'t [crate::tokenize::Token],
+    tokens: &'t Tokens,
 ) -> Result<(SparseVector, Rows<'t>), ModelFileError> {
     // Each distinct word once, by its first occurrence.
     let mut distinct: foldhash::HashMap<&[u8], usize> = foldhash::HashMap::default();
@@ -529,7 +529,7 @@ impl Scorer<'_> {
     /// The filter of the file restricted to what a message of `words` (its tokens but the
     /// hashed byte 4-grams) and of the byte 4-grams of hashed ids `hashed` needs, its journal
     /// applied (see [`super::sparse`]), or loaded whole where that would not be exact.
-    fn sparse(&self, words: &[Token], hashed: &[FeatureId]) -> Result<SpamFilter, ModelFileError> {
+    fn sparse(&self, words: &Tokens, hashed: &[FeatureId]) -> Result<SpamFilter, ModelFileError> {
         let file = self.file;
         let (f, head, table, kind) = (&file.file, &file.head, &file.table, self.kind);
         let filter = match journal::patches(&file.journal) {

@@ -48,7 +48,7 @@ use crate::features::{FeatureId, Vocabulary};
 use crate::model_file::packed::{Elements, RealsHead};
 use crate::model_file::{self, ModelFileError, ModelFileReader};
 use crate::models::{ModelKind, TrainedModel, TrainedModelSection};
-use crate::tokenize::Token;
+use crate::tokenize::Tokens;
 
 /// The filter of the file `file` (its head `head`, its score table `table`, its journal
 /// `records`) for scoring `message` (its tokens, and `hashed`, the hashed ids of byte 4-grams
@@ -62,7 +62,7 @@ pub(crate) fn replayed_for(
     table: &ScoreTable,
     records: &[Record<'_>],
     kind: ModelKind,
-    message: &[Token],
+    message: &Tokens,
     hashed: &[FeatureId],
 ) -> Result<Option<SpamFilter>, ModelFileError> {
     // Unlearning reads a token's document frequencies (see `Vocabulary::learn`), which the
@@ -99,7 +99,7 @@ pub(crate) fn composed_for(
     table: &ScoreTable,
     patches: &[&Patch],
     kind: Option<ModelKind>,
-    message: &[Token],
+    message: &Tokens,
     hashed: &[FeatureId],
 ) -> Result<Option<(SpamFilter, Vec<FeatureId>)>, ModelFileError> {
     let words = distinct_words(std::iter::once(message));
@@ -141,7 +141,7 @@ pub(crate) fn composed_for(
 
 /// Each distinct vocabulary token of `messages` once, in order of first appearance (hashed
 /// byte 4-grams have no vocabulary entry).
-fn distinct_words<'m>(messages: impl Iterator<Item = &'m [Token]>) -> Vec<&'m [u8]> {
+fn distinct_words<'m>(messages: impl Iterator<Item = &'m Tokens>) -> Vec<&'m [u8]> {
     let mut seen: foldhash::HashSet<&[u8]> = foldhash::HashSet::default();
     messages
         .flatten()
@@ -153,9 +153,9 @@ fn distinct_words<'m>(messages: impl Iterator<Item = &'m [Token]>) -> Vec<&'m [u
 
 /// The bucket numbers of the byte 4-grams among the tokens of `messages` and of the hashed
 /// ids `hashed` (see `crate::features::hashed`), each once, ascending.
-fn buckets<'m>(messages: impl Iterator<Item = &'m [Token]>, hashed: &[FeatureId]) -> Vec<u32> {
+fn buckets<'m>(messages: impl Iterator<Item = &'m Tokens>, hashed: &[FeatureId]) -> Vec<u32> {
     let mut buckets: Vec<u32> = (messages.flatten())
-        .filter_map(|t| hashed_id(t))
+        .filter_map(hashed_id)
         .chain(hashed.iter().copied().filter(|&id| is_hashed(id)))
         .map(|id| id - HASHED_BASE)
         .filter(|&b| b < HASHED_BUCKETS)
@@ -606,7 +606,7 @@ pub(crate) mod tests {
         let tokens = Tokenizer::new(params.tokenizer.clone())
             .tokenize(ALL_NEW.as_bytes())
             .tokens;
-        let known: Vec<&Token> = tokens
+        let known: Vec<&str> = tokens
             .iter()
             .filter(|t| before.vocabulary().id(t).is_some())
             .collect();

@@ -37,7 +37,7 @@ use super::learned::{Digest, LearnedAs, digest};
 use super::{LearnOutcome, SpamFilter, now_utc};
 use crate::error::Result;
 use crate::label::Label;
-use crate::tokenize::{Token, Tokenizer, TokenizerConfig};
+use crate::tokenize::{Tokenizer, TokenizerConfig, Tokens};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 
@@ -50,7 +50,7 @@ pub enum StoreOp<'a> {
     /// 1970-01-01 UTC (for `info`'s last-learned time).
     AddMessage {
         /// The message's tokens, as the tokenizer gave them.
-        tokens: Cow<'a, [Token]>,
+        tokens: Cow<'a, Tokens>,
         /// The class whose counts change.
         label: Label,
         /// Take the counts away instead of adding them.
@@ -84,7 +84,7 @@ pub trait LearnedStore {
 
     /// Learns a tokenized message as `label`, once: a message the record has with the same label
     /// is left alone, one it has with the other label is unlearned first (as sa-learn does).
-    fn learn_once(&mut self, tokens: &[Token], label: Label, at: u64) -> Result<LearnOutcome> {
+    fn learn_once(&mut self, tokens: &Tokens, label: Label, at: u64) -> Result<LearnOutcome> {
         let digest = digest(tokens);
         let outcome = match self.learned_as(digest) {
             Some(how) if how.label == label => return Ok(LearnOutcome::AlreadyLearned),
@@ -130,7 +130,7 @@ pub trait LearnedStore {
 
     /// Forgets a tokenized message learned before; returns the label it was learned as, or
     /// `None` (nothing changed) if the record does not have it.
-    fn unlearn_once(&mut self, tokens: &[Token], at: u64) -> Result<Option<Label>> {
+    fn unlearn_once(&mut self, tokens: &Tokens, at: u64) -> Result<Option<Label>> {
         let digest = digest(tokens);
         let Some(how) = self.learned_as(digest) else {
             return Ok(None);
@@ -142,7 +142,7 @@ pub trait LearnedStore {
 }
 
 /// The op that takes a remembered message's counts away.
-fn forget(tokens: &[Token], how: LearnedAs, at: u64) -> StoreOp<'_> {
+fn forget(tokens: &Tokens, how: LearnedAs, at: u64) -> StoreOp<'_> {
     StoreOp::AddMessage {
         tokens: Cow::Borrowed(tokens),
         label: how.label,
@@ -154,7 +154,7 @@ fn forget(tokens: &[Token], how: LearnedAs, at: u64) -> StoreOp<'_> {
 
 impl StoreOp<'_> {
     /// This op with `tokens` for its message's tokens (a [`StoreOp::SetLearned`] as it is).
-    fn with_tokens<'b>(&self, tokens: Cow<'b, [Token]>) -> StoreOp<'b> {
+    fn with_tokens<'b>(&self, tokens: Cow<'b, Tokens>) -> StoreOp<'b> {
         match *self {
             StoreOp::AddMessage {
                 label,
@@ -177,7 +177,7 @@ impl StoreOp<'_> {
     pub fn reborrow(&self) -> StoreOp<'_> {
         let tokens = match self {
             StoreOp::AddMessage { tokens, .. } => tokens.as_ref(),
-            StoreOp::SetLearned { .. } => &[],
+            StoreOp::SetLearned { .. } => const { &Tokens::new() },
         };
         self.with_tokens(Cow::Borrowed(tokens))
     }
@@ -186,7 +186,7 @@ impl StoreOp<'_> {
     pub fn into_owned(mut self) -> StoreOp<'static> {
         let tokens = match &mut self {
             StoreOp::AddMessage { tokens, .. } => std::mem::take(tokens).into_owned(),
-            StoreOp::SetLearned { .. } => Vec::new(),
+            StoreOp::SetLearned { .. } => Tokens::new(),
         };
         self.with_tokens(Cow::Owned(tokens))
     }

@@ -351,7 +351,7 @@ mod tests {
         }
         let vocabulary = params
             .vocabulary
-            .fit(tokenized.iter().map(|(t, l)| (t.tokens.as_slice(), *l)));
+            .fit(tokenized.iter().map(|(t, l)| (&t.tokens, *l)));
         let rows = tokenized
             .iter()
             .map(|(t, _)| vocabulary.vectorize(&t.tokens))

@@ -53,6 +53,9 @@ pub(crate) fn push_headers(sink: &mut Sink<'_>, part: &MessagePart<'_>) {
             }
         }
     }
+    // One buffer, reused for every field, holds both the prefix and, without its colon, the
+    // lowercased name.
+    let mut prefix = String::with_capacity(MAX_NAME_BYTES + 1);
     for header in headers {
         if sink.is_full() {
             return;
@@ -62,8 +65,7 @@ pub(crate) fn push_headers(sink: &mut Sink<'_>, part: &MessagePart<'_>) {
         if is_verdict_field(name.as_bytes()) {
             continue;
         }
-        // One buffer holds both the prefix and, without its colon, the lowercased name.
-        let mut prefix = String::with_capacity(name.len() + 1);
+        prefix.clear();
         prefix.push_str(name);
         prefix.make_ascii_lowercase();
         prefix.push(':');

@@ -27,19 +27,18 @@ pub mod ngrams;
 pub mod normalize;
 mod parser_input;
 mod sink;
+mod tokens;
 mod url;
 mod word_split;
 mod words;
 
 pub use guard::own_panics;
 pub use sink::{TOKEN_BYTES_BASE, TOKEN_BYTES_PER_INPUT_BYTE};
+pub use tokens::{Iter as TokensIter, Tokens};
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use sink::Sink;
-
-/// One feature string, e.g. `viagra`, `subject:free`, `url:example.com`.
-pub type Token = String;
 
 /// Everything that decides which tokens a message yields. Stored in the model file, so
 /// training and classifying always tokenize alike.
@@ -126,7 +125,7 @@ impl TokenizerConfig {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Tokenized {
     /// Tokens in the order they were found; repeats are kept (counts matter to some models).
-    pub tokens: Vec<Token>,
+    pub tokens: Tokens,
     /// A cap cut the message short (input bytes, text bytes, token count or token bytes).
     pub truncated: bool,
     /// The MIME parser failed or panicked, or spamsort's own walk of the parsed message
@@ -177,7 +176,7 @@ impl Tokenizer {
         };
         // `None` here: the fallback, spamsort's own code too, panicked.
         let own_panic = own_panic || sink.is_none();
-        let (tokens, truncated) = sink.map_or((Vec::new(), false), |s| (s.tokens, s.truncated));
+        let (tokens, truncated) = sink.map_or((Tokens::new(), false), |s| (s.tokens, s.truncated));
         Tokenized {
             tokens,
             truncated: truncated || input_cut,

@@ -32,7 +32,7 @@ pub(crate) fn push_char_ngrams(sink: &mut Sink<'_>, text: &str) {
     let lower = text[..end].to_lowercase();
     for bucket in hashed_windows(lower.as_bytes(), CHAR_NGRAM_BUCKETS) {
         // A bucket is below CHAR_NGRAM_BUCKETS, a u32.
-        sink.push(hashed::bucket_token("c4:", bucket as u32));
+        sink.push_with(|text| hashed::write_bucket_token(text, "c4:", bucket as u32));
     }
 }
 
@@ -40,7 +40,7 @@ pub(crate) fn push_char_ngrams(sink: &mut Sink<'_>, text: &str) {
 /// [`byte_ngram_buckets`], outside the token caps (see `Sink::push_uncapped`).
 pub(crate) fn push_byte_ngrams(sink: &mut Sink<'_>, raw: &[u8], max_bytes: usize) {
     for bucket in byte_ngram_buckets(raw, max_bytes) {
-        sink.push_uncapped(hashed::hashed_token(hashed::HASHED_BASE + bucket));
+        sink.push_uncapped(|text| hashed::write_hashed_token(text, hashed::HASHED_BASE + bucket));
     }
 }
 

@@ -5,7 +5,7 @@
 //! header text in `headers`, word length in `words`): whatever a producer does, a message of
 //! N bytes yields at most `TOKEN_BYTES_PER_INPUT_BYTE * N + TOKEN_BYTES_BASE` bytes of tokens.
 
-use super::{Token, TokenizerConfig, ngrams};
+use super::{TokenizerConfig, Tokens, ngrams};
 
 /// Token bytes allowed per byte of (capped) input. Ordinary mail yields about 1 to 3 (header
 /// prefixes, Chinese and Japanese character bigrams); with `word_bigrams` on, short words yield
@@ -19,7 +19,7 @@ pub const TOKEN_BYTES_BASE: usize = 256 * 1024;
 /// Collects tokens and enforces the per-message caps.
 pub(crate) struct Sink<'c> {
     config: &'c TokenizerConfig,
-    pub(crate) tokens: Vec<Token>,
+    pub(crate) tokens: Tokens,
     text_left: usize,
     bytes_left: usize,
     /// Tokens kept outside the caps (see [`Sink::push_uncapped`]).
@@ -34,7 +34,7 @@ impl<'c> Sink<'c> {
         // server exceed its address-space bound (tests/bounded_cost.rs) where growing did not.
         Sink {
             config,
-            tokens: Vec::new(),
+            tokens: Tokens::new(),
             text_left: config.max_text_bytes,
             bytes_left: input_len
                 .saturating_mul(TOKEN_BYTES_PER_INPUT_BYTE)
@@ -58,9 +58,10 @@ impl<'c> Sink<'c> {
     /// count (`byte_ngrams`). Left out of the caps, they leave the other tokens the same with
     /// or without them, so `train` may count them straight from the bytes instead (see
     /// [`super::Tokenizer::byte_ngram_ids`]).
-    pub(crate) fn push_uncapped(&mut self, token: Token) {
+    /// `write` appends the token to the string it is given, as for [`Tokens::push_with`].
+    pub(crate) fn push_uncapped(&mut self, write: impl FnOnce(&mut String)) {
         self.uncapped += 1;
-        self.tokens.push(token);
+        self.tokens.push_with(write);
     }
 
     /// Charges `text` against the decoded-text budget and returns the part that fits.
@@ -73,50 +74,50 @@ impl<'c> Sink<'c> {
         &text[..end]
     }
 
-    /// Keeps `token` if the caps allow (and returns it); a token over the bytes left ends the
-    /// collection, as the count cap does, so the tokens kept are always a prefix of the full
-    /// list.
-    pub(crate) fn push(&mut self, token: Token) -> Option<&str> {
-        if self.is_full() || token.len() > self.bytes_left {
+    /// Keeps the token `write` appends to the string it is given (see [`Tokens::push_with`]) if
+    /// the caps allow, and returns it; a token over the bytes left ends the collection, as the
+    /// count cap does, so the tokens kept are always a prefix of the full list.
+    pub(crate) fn push_with(&mut self, write: impl FnOnce(&mut String)) -> Option<&str> {
+        if self.is_full() {
+            self.truncated = true;
+            return None;
+        }
+        let before = self.tokens.bytes();
+        self.tokens.push_with(write);
+        let len = self.tokens.bytes() - before;
+        if len > self.bytes_left {
+            self.tokens.pop();
             self.truncated = true;
             self.bytes_left = 0;
             return None;
         }
-        self.bytes_left -= token.len();
-        self.tokens.push(token);
-        self.tokens.last().map(String::as_str)
+        self.bytes_left -= len;
+        self.tokens.last()
     }
 
-    /// Pushes the concatenation of `parts` as one token.
+    /// Keeps the concatenation of `parts` as one token if the caps allow.
     pub(crate) fn push_joined(&mut self, parts: &[&str]) {
-        if self.is_full() {
-            self.truncated = true;
-            return;
-        }
-        self.push(parts.concat());
+        self.push_with(|text| parts.iter().for_each(|part| text.push_str(part)));
     }
 
-    /// Pushes `prefix` followed by `word` lowercased; returns the token pushed.
+    /// Keeps `prefix` followed by `word` lowercased if the caps allow; returns the token kept.
     pub(crate) fn push_lower(&mut self, prefix: &str, word: &str) -> Option<&str> {
-        if self.is_full() {
-            self.truncated = true;
-            return None;
-        }
-        let mut token = String::with_capacity(prefix.len() + word.len());
-        token.push_str(prefix);
-        if word.is_ascii() {
-            token.push_str(word);
-            token[prefix.len()..].make_ascii_lowercase();
-        } else {
-            token.extend(word.chars().flat_map(char::to_lowercase));
-        }
-        self.push(token)
+        self.push_with(|text| {
+            text.push_str(prefix);
+            if word.is_ascii() {
+                let start = text.len();
+                text.push_str(word);
+                text[start..].make_ascii_lowercase();
+            } else {
+                text.extend(word.chars().flat_map(char::to_lowercase));
+            }
+        })
     }
 
     /// Total bytes of the tokens collected.
     #[cfg(test)]
     pub(crate) fn token_bytes(&self) -> usize {
-        self.tokens.iter().map(String::len).sum()
+        self.tokens.bytes()
     }
 }
 
@@ -143,7 +144,7 @@ mod tests {
             ..TokenizerConfig::default()
         };
         let out = Tokenizer::new(config).tokenize(raw.as_bytes());
-        let bytes = out.tokens.iter().map(String::len).sum();
+        let bytes = out.tokens.bytes();
         assert!(!out.own_panic);
         assert!(bytes <= raw.len() * TOKEN_BYTES_PER_INPUT_BYTE + TOKEN_BYTES_BASE);
         (out, bytes)

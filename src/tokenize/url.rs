@@ -231,7 +231,7 @@ mod tests {
         let cfg = TokenizerConfig::default();
         let mut sink = Sink::new(&cfg, 1 << 20);
         push_url(&mut sink, url);
-        sink.tokens
+        sink.tokens.to_vec()
     }
 
     #[test]

@@ -18,14 +18,16 @@ pub(crate) fn push_text(sink: &mut Sink<'_>, prefix: &str, text: &str) {
     if body && sink.config().char_ngrams {
         ngrams::push_char_ngrams(sink, &text);
     }
+    // The words kept, for the word bigrams only: a copy of each otherwise made for nothing.
+    let bigrams = body && sink.config().word_bigrams;
     let mut words = Vec::new();
     for segment in url::split_urls(&text) {
         match segment {
-            Segment::Text(plain) => push_plain(sink, prefix, plain, body.then_some(&mut words)),
+            Segment::Text(plain) => push_plain(sink, prefix, plain, bigrams.then_some(&mut words)),
             Segment::Url(u) => url::push_url(sink, u),
         }
     }
-    if body && sink.config().word_bigrams {
+    if bigrams {
         ngrams::push_word_bigrams(sink, &words);
     }
 }
@@ -87,7 +89,7 @@ mod tests {
         let cfg = TokenizerConfig::default();
         let mut sink = Sink::new(&cfg, 1 << 20);
         push_text(&mut sink, prefix, text);
-        sink.tokens
+        sink.tokens.to_vec()
     }
 
     #[test]
