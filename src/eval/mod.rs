@@ -76,7 +76,9 @@ impl TokenizedMail {
         Arc::new(Row::from_parts(words, buckets))
     }
 
-    fn push(&mut self, tokens: Tokens, hashed: Vec<FeatureId>, label: Label, seconds: f64) {
+    fn push(&mut self, mut tokens: Tokens, hashed: Vec<FeatureId>, label: Label, seconds: f64) {
+        // Kept for the whole run: without the room its string grew into.
+        tokens.shrink_to_fit();
         self.tokens.push(tokens);
         self.hashed.push(hashed);
         self.labels.push(label);

@@ -18,19 +18,20 @@ use crate::features::{Buckets, Dataset, DocumentFrequencies, FeatureId, Row, Voc
 use crate::label::{Label, Thresholds};
 use crate::models::fusion::Stack;
 use crate::models::{FoldDecisions, ModelKind, TrainedModel};
-use crate::tokenize::{Tokenizer, TokenizerConfig};
+use crate::tokenize::{Tokenizer, TokenizerConfig, Tokens};
 use rayon::prelude::*;
 use std::sync::Arc;
 
 /// One message as training keeps it after tokenizing: what the summary, the record of learned
 /// messages and the document frequencies need, its tokens counted. Its words lie in one
-/// string: a few allocations per message instead of one per token, freed by whichever thread
-/// counts the message (an allocator keeps memory that one thread frees for another).
+/// string ([`Tokens`]): a few allocations per message instead of one per token, freed by
+/// whichever thread counts the message (an allocator keeps memory that one thread frees for
+/// another).
 struct Counted {
-    /// Its distinct word tokens, sorted, one after another.
-    words: String,
-    /// Per word, where it ends in `words` and its number of occurrences.
-    ends: Vec<(u32, u32)>,
+    /// Its distinct word tokens, sorted.
+    words: Tokens,
+    /// Per word, its number of occurrences.
+    counts: Vec<u32>,
     /// Its hashed buckets (a data set keeps them by presence, see [`Row`]).
     hashed: Buckets,
     digest: super::learned::Digest,
@@ -55,24 +56,23 @@ impl Counted {
             }
         }
         words.sort_unstable();
-        let mut blob = String::new();
-        let mut ends: Vec<(u32, u32)> = Vec::new();
+        let mut distinct = Tokens::new();
+        let mut counts: Vec<u32> = Vec::new();
         let mut previous = None;
         for word in words {
             if previous == Some(word) {
-                if let Some((_, n)) = ends.last_mut() {
+                if let Some(n) = counts.last_mut() {
                     *n += 1;
                 }
                 continue;
             }
             previous = Some(word);
-            blob.push_str(word);
-            // A message's tokens are bounded far below 4 GiB (`TokenizerConfig`).
-            ends.push((u32::try_from(blob.len()).unwrap_or(u32::MAX), 1));
+            distinct.push(word);
+            counts.push(1);
         }
         Counted {
-            words: blob,
-            ends,
+            words: distinct,
+            counts,
             hashed: Buckets::from_ids(hashed),
             digest: digest(&t.tokens),
             tokens: t.tokens.len() as u64 + ngram_count,
@@ -83,11 +83,7 @@ impl Counted {
 
     /// The distinct words with their numbers of occurrences, sorted.
     fn words(&self) -> impl Iterator<Item = (&str, u32)> {
-        self.ends.iter().scan(0, |start, &(end, n)| {
-            let word = self.words.get(*start as usize..end as usize).unwrap_or("");
-            *start = end;
-            Some((word, n))
-        })
+        self.words.iter().zip(self.counts.iter().copied())
     }
 }
 

@@ -4,6 +4,7 @@
 //! The mail-parser decoders called here for second chances run under [`guard::parser`]: their
 //! panics mean "could not decode", not a bug in spamsort.
 
+use super::sink::capped;
 use super::{Sink, guard, headers, html, url, words};
 use mail_parser::decoders::{base64, charsets, quoted_printable};
 use mail_parser::{Encoding, Message, MessagePart, MimeHeaders, PartType};
@@ -45,7 +46,7 @@ pub(crate) fn push_message(sink: &mut Sink<'_>, message: &Message<'_>, depth: us
                 }
                 if sink.config().html_tags {
                     for tag in &page.tags {
-                        sink.push_joined(&["html:", tag]);
+                        sink.push_joined(&["html:", capped(tag)]);
                     }
                 }
             }

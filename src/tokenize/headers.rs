@@ -5,6 +5,7 @@
 //! filter's) that a sender can forge and that would teach the model to trust them.
 
 use super::ngrams::floor_char_boundary;
+use super::sink::capped;
 use super::{Sink, url, words};
 use mail_parser::{Address, ContentType, Header, HeaderValue, Host, MessagePart, MimeHeaders};
 
@@ -49,7 +50,7 @@ pub(crate) fn push_headers(sink: &mut Sink<'_>, part: &MessagePart<'_>) {
                 push_received_host(sink, host);
             }
             if let Some(ip) = r.from_ip() {
-                sink.push_joined(&["received:ip:", &ip.to_string()]);
+                push_ip(sink, ip);
             }
         }
     }
@@ -82,7 +83,7 @@ pub(crate) fn push_headers(sink: &mut Sink<'_>, part: &MessagePart<'_>) {
         } else if name == "message-id" {
             for id in header_texts(&header.value) {
                 if let Some((_, domain)) = id.rsplit_once('@') {
-                    let domain = domain.trim_end_matches('>').to_ascii_lowercase();
+                    let domain = capped(domain.trim_end_matches('>')).to_ascii_lowercase();
                     sink.push_joined(&["message-id:", &domain]);
                 }
             }
@@ -108,8 +109,16 @@ fn push_received_host(sink: &mut Sink<'_>, host: &Host<'_>) {
                 url::push_host(sink, "received:", &name);
             }
         }
-        Host::IpAddr(ip) => sink.push_joined(&["received:ip:", &ip.to_string()]),
+        Host::IpAddr(ip) => push_ip(sink, *ip),
     }
+}
+
+fn push_ip(sink: &mut Sink<'_>, ip: std::net::IpAddr) {
+    use std::fmt::Write;
+    // Writing to a String cannot fail.
+    sink.push_with(|token| {
+        let _ = write!(token, "received:ip:{ip}");
+    });
 }
 
 /// Content type, charset, transfer encoding and (for attachments) file name of one part.
@@ -118,21 +127,21 @@ pub(crate) fn push_part_type(sink: &mut Sink<'_>, part: &MessagePart<'_>) {
         push_content_type(sink, ct);
     }
     if let Some(cte) = part.content_transfer_encoding() {
-        sink.push_lower("encoding:", cte.trim());
+        sink.push_lower("encoding:", capped(cte.trim()));
     }
     if let Some(name) = part.attachment_name() {
         push_header_text(sink, "filename:", name);
         if let Some((_, ext)) = name.rsplit_once('.') {
-            sink.push_lower("filename:ext:", ext.trim());
+            sink.push_lower("filename:ext:", capped(ext.trim()));
         }
     }
 }
 
 fn push_content_type(sink: &mut Sink<'_>, ct: &ContentType<'_>) {
-    let subtype = ct.subtype().unwrap_or("");
-    sink.push_lower("content-type:", &format!("{}/{subtype}", ct.ctype()));
+    let subtype = capped(ct.subtype().unwrap_or(""));
+    sink.push_lower_joined("content-type:", &[capped(ct.ctype()), "/", subtype]);
     if let Some(charset) = ct.attribute("charset") {
-        sink.push_lower("charset:", charset.trim());
+        sink.push_lower("charset:", capped(charset.trim()));
     }
 }
 
@@ -154,7 +163,7 @@ fn push_addresses(sink: &mut Sink<'_>, prefix: &str, value: &HeaderValue<'_>) {
             push_header_text(sink, prefix, name);
         }
         if let Some(address) = &addr.address {
-            let address = address.trim().to_lowercase();
+            let address = capped(address.trim()).to_lowercase();
             sink.push_joined(&[prefix, "addr:", &address]);
             if let Some((_, domain)) = address.rsplit_once('@') {
                 url::push_host(sink, prefix, domain.trim_end_matches('.'));

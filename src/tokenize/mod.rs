@@ -34,7 +34,7 @@ mod words;
 
 pub use guard::own_panics;
 pub use sink::{TOKEN_BYTES_BASE, TOKEN_BYTES_PER_INPUT_BYTE};
-pub use tokens::{Iter as TokensIter, Tokens};
+pub use tokens::{Tokens, TokensIter};
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};

@@ -16,6 +16,18 @@ pub const TOKEN_BYTES_PER_INPUT_BYTE: usize = 16;
 /// outweigh it, and `max_tokens` ordinary tokens (20,000 of about 10 bytes) fit in this.
 pub const TOKEN_BYTES_BASE: usize = 256 * 1024;
 
+/// Longest value (bytes) kept whole as one token: an address, a transfer encoding, a charset, a
+/// content type, a file name's extension, a Message-ID's domain, an HTML tag's name. Longer
+/// ones are cut there (see [`capped`]). Real ones are far shorter (an address has at most 254
+/// bytes); uncut, a 2 MB value would be a 2 MB token, and the string of a message's tokens
+/// would grow to twice that to hold it.
+const MAX_VALUE_BYTES: usize = 256;
+
+/// `value` cut to at most [`MAX_VALUE_BYTES`], at a character boundary.
+pub(crate) fn capped(value: &str) -> &str {
+    &value[..ngrams::floor_char_boundary(value, MAX_VALUE_BYTES)]
+}
+
 /// Collects tokens and enforces the per-message caps.
 pub(crate) struct Sink<'c> {
     config: &'c TokenizerConfig,
@@ -54,11 +66,11 @@ impl<'c> Sink<'c> {
         self.tokens.len() - self.uncapped >= self.config.max_tokens || self.bytes_left == 0
     }
 
-    /// Keeps `token` outside the caps: for the hashed byte 4-grams, bounded by their own byte
-    /// count (`byte_ngrams`). Left out of the caps, they leave the other tokens the same with
-    /// or without them, so `train` may count them straight from the bytes instead (see
+    /// Keeps the token `write` appends to the string it is given (see [`Tokens::push_with`])
+    /// outside the caps: for the hashed byte 4-grams, bounded by their own byte count
+    /// (`byte_ngrams`). Left out of the caps, they leave the other tokens the same with or
+    /// without them, so `train` may count them straight from the bytes instead (see
     /// [`super::Tokenizer::byte_ngram_ids`]).
-    /// `write` appends the token to the string it is given, as for [`Tokens::push_with`].
     pub(crate) fn push_uncapped(&mut self, write: impl FnOnce(&mut String)) {
         self.uncapped += 1;
         self.tokens.push_with(write);
@@ -102,14 +114,22 @@ impl<'c> Sink<'c> {
 
     /// Keeps `prefix` followed by `word` lowercased if the caps allow; returns the token kept.
     pub(crate) fn push_lower(&mut self, prefix: &str, word: &str) -> Option<&str> {
+        self.push_lower_joined(prefix, &[word])
+    }
+
+    /// Keeps `prefix` followed by the concatenation of `parts` lowercased (character by
+    /// character) if the caps allow; returns the token kept.
+    pub(crate) fn push_lower_joined(&mut self, prefix: &str, parts: &[&str]) -> Option<&str> {
         self.push_with(|text| {
             text.push_str(prefix);
-            if word.is_ascii() {
-                let start = text.len();
-                text.push_str(word);
-                text[start..].make_ascii_lowercase();
-            } else {
-                text.extend(word.chars().flat_map(char::to_lowercase));
+            for part in parts {
+                if part.is_ascii() {
+                    let start = text.len();
+                    text.push_str(part);
+                    text[start..].make_ascii_lowercase();
+                } else {
+                    text.extend(part.chars().flat_map(char::to_lowercase));
+                }
             }
         })
     }
@@ -203,6 +223,47 @@ mod tests {
         let (out, bytes) = tokenize(&raw);
         assert!(out.truncated, "more tags than max_tokens");
         assert_at_most(2, bytes, &raw);
+    }
+
+    #[test]
+    fn long_values_kept_whole_are_cut_to_a_short_token() {
+        let long = "v".repeat(200_000);
+        let raw = format!(
+            "Subject: hi\nMessage-ID: <a@{long}>\nFrom: <x@{long}.example>\n\
+             Content-Type: multipart/mixed; boundary=\"b\"\n\n--b\n\
+             Content-Type: text/html; charset={long}\nContent-Transfer-Encoding: {long}\n\n\
+             <{long}>body</{long}>\n--b\n\
+             Content-Type: application/{long}\n\
+             Content-Disposition: attachment; filename=\"a.{long}\"\n\nzz\n--b--\n"
+        );
+        let (out, bytes) = tokenize(&raw);
+        assert_at_most(1, bytes, &raw);
+        let longest = out.tokens.iter().map(str::len).max().unwrap_or(0);
+        assert!(
+            longest <= "filename:ext:".len() + 4 * MAX_VALUE_BYTES,
+            "{longest}"
+        );
+        for prefix in [
+            "message-id:",
+            "from:addr:x@",
+            "charset:",
+            "encoding:",
+            "html:",
+            "content-type:application/",
+            "filename:ext:",
+        ] {
+            let cut = format!("{prefix}{}", "v".repeat(MAX_VALUE_BYTES));
+            assert!(
+                out.tokens
+                    .iter()
+                    .any(|t| t.starts_with(&cut[..cut.len() - 10])),
+                "no {prefix} token: {:?}",
+                out.tokens
+                    .iter()
+                    .map(|t| &t[..t.len().min(40)])
+                    .collect::<Vec<_>>()
+            );
+        }
     }
 
     #[test]

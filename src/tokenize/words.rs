@@ -54,9 +54,15 @@ fn push_plain(sink: &mut Sink<'_>, prefix: &str, text: &str, mut words: Option<&
                 words.push(token.to_owned());
             }
         } else if chars > max {
-            let first: String = first.to_lowercase().collect();
+            use std::fmt::Write;
             let bucket = chars / 10 * 10;
-            sink.push_joined(&[prefix, "skip:", &first, " ", &bucket.to_string()]);
+            sink.push_with(|token| {
+                token.push_str(prefix);
+                token.push_str("skip:");
+                token.extend(first.to_lowercase());
+                // Writing to a String cannot fail.
+                let _ = write!(token, " {bucket}");
+            });
         }
     }
     push_cjk_bigrams(sink, prefix, text);
@@ -71,10 +77,10 @@ fn push_cjk_bigrams(sink: &mut Sink<'_>, prefix: &str, text: &str) {
     for c in text.chars() {
         let cur = is_cjk(c).then_some(c);
         if let (Some(a), Some(b)) = (prev, cur) {
-            let mut pair = String::with_capacity(8);
-            pair.push(a);
-            pair.push(b);
-            sink.push_joined(&[prefix, &pair]);
+            sink.push_with(|token| {
+                token.push_str(prefix);
+                token.extend([a, b]);
+            });
         }
         prev = cur;
     }
