@@ -202,7 +202,8 @@ mod tests {
              From: Someone <x@{host}>\nSubject: hi\n\nbody\n"
         );
         let (_, bytes) = tokenize(&raw);
-        // The address itself is kept whole once (`from:addr:`); the hosts add little.
+        // The address is kept once (`from:addr:`, cut to `MAX_VALUE_BYTES`); the hosts add
+        // little.
         assert_at_most(1, bytes, &raw);
     }
 
