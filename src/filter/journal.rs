@@ -243,8 +243,9 @@ fn patch_of(
         layout::SCORE_INDEX_SECTION,
         layout::SCORE_BLOCKS_SECTION,
     )?;
-    let tokens: Tokens = record.messages().flat_map(|m| m.0.iter()).collect();
-    let Some((mut filter, ids)) = composed_for(reader, head, &table, &patches, None, &tokens, &[])?
+    let messages: Vec<&Tokens> = record.messages().map(|m| m.0).collect();
+    let Some((mut filter, ids)) =
+        composed_for(reader, head, &table, &patches, None, &messages, &[])?
     else {
         return Ok(None);
     };

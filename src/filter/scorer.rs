@@ -534,7 +534,7 @@ impl Scorer<'_> {
         let (f, head, table, kind) = (&file.file, &file.head, &file.table, self.kind);
         let filter = match journal::patches(&file.journal) {
             Some(patches) => {
-                composed_for(f, head, table, &patches, Some(kind), words, hashed)?.map(|c| c.0)
+                composed_for(f, head, table, &patches, Some(kind), &[words], hashed)?.map(|c| c.0)
             }
             None => replayed_for(f, head, table, file.records()?, kind, words, hashed)?,
         };

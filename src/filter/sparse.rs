@@ -87,11 +87,11 @@ pub(crate) fn replayed_for(
 
 /// The filter of the file `file` (its head `head`, its score table `table`) with the journal
 /// records' `patches` taken in, in order (see [`super::patch`]), over only the features of
-/// `message` (its tokens, and `hashed`, the hashed ids of byte 4-grams it has besides any
-/// among its tokens): `kind`'s models (for fusion, the models it stacks; `None`: every
-/// model), and the vocabulary ids of its tokens, ascending.
-/// Its answer for `message` is bit for bit the full load's, and so is what learning
-/// `message` (not unlearning it) does to those tokens. `None` where that would not be exact
+/// `messages` (their tokens, and `hashed`, the hashed ids of byte 4-grams they have besides
+/// any among their tokens): `kind`'s models (for fusion, the models it stacks; `None`: every
+/// model), and the vocabulary ids of their tokens, ascending.
+/// Its answer for each of `messages` is bit for bit the full load's, and so is what learning
+/// them (not unlearning them) does to those tokens. `None` where that would not be exact
 /// (see [`replayed_for`] and [`TrainedModel::overlay`](crate::models::TrainedModel::overlay)).
 pub(crate) fn composed_for(
     file: &ModelFileReader,
@@ -99,10 +99,10 @@ pub(crate) fn composed_for(
     table: &ScoreTable,
     patches: &[&Patch],
     kind: Option<ModelKind>,
-    message: &Tokens,
+    messages: &[&Tokens],
     hashed: &[FeatureId],
 ) -> Result<Option<(SpamFilter, Vec<FeatureId>)>, ModelFileError> {
-    let words = distinct_words(std::iter::once(message));
+    let words = distinct_words(messages.iter().copied());
     // The message's tokens that the journal added to the vocabulary (the score table has
     // only those before them), in id order.
     let saved = table.index().tokens;
@@ -121,7 +121,7 @@ pub(crate) fn composed_for(
         .collect();
     later.sort_unstable();
     later.dedup_by_key(|(id, _)| *id);
-    let buckets = buckets(std::iter::once(message), hashed);
+    let buckets = buckets(messages.iter().copied(), hashed);
     let Some((mut filter, mut ids)) =
         restricted(file, head, table, &words, &later, kind, &buckets)?
     else {
@@ -576,7 +576,7 @@ pub(crate) mod tests {
                 let tokens = tokenizer.tokenize(raw.as_bytes()).tokens;
                 let expected = loaded.explain(raw.as_bytes(), Some(kind)).unwrap();
                 let (composed, _) =
-                    composed_for(&file, &head, &table, &patches, Some(kind), &tokens, &[])
+                    composed_for(&file, &head, &table, &patches, Some(kind), &[&tokens], &[])
                         .unwrap()
                         .expect("composed");
                 assert_eq!(

@@ -2,8 +2,9 @@
 //! text (`max_text_bytes`), token count (`max_tokens`) and total token bytes (a multiple of the
 //! input's length, [`TOKEN_BYTES_PER_INPUT_BYTE`] and [`TOKEN_BYTES_BASE`]). The byte budget is
 //! the backstop behind the producers' own bounds (host length and parent domains in `url`,
-//! header text in `headers`, word length in `words`): whatever a producer does, a message of
-//! N bytes yields at most `TOKEN_BYTES_PER_INPUT_BYTE * N + TOKEN_BYTES_BASE` bytes of tokens.
+//! header text in `headers`, word length in `words`, values kept whole by [`capped`]): whatever
+//! a producer does, a message of N bytes yields at most
+//! `TOKEN_BYTES_PER_INPUT_BYTE * N + TOKEN_BYTES_BASE` bytes of tokens.
 
 use super::{TokenizerConfig, Tokens, ngrams};
 
