@@ -20,6 +20,7 @@ use crate::models::fusion::Stack;
 use crate::models::{FoldDecisions, ModelKind, TrainedModel};
 use crate::tokenize::{Tokenizer, TokenizerConfig, Tokens};
 use rayon::prelude::*;
+use std::collections::hash_map::Entry;
 use std::sync::Arc;
 
 /// One message as training keeps it after tokenizing: what the summary, the record of learned
@@ -28,7 +29,7 @@ use std::sync::Arc;
 /// whichever thread counts the message (an allocator keeps memory that one thread frees for
 /// another).
 struct Counted {
-    /// Its distinct word tokens, sorted.
+    /// Its distinct word tokens, in order of first occurrence.
     words: Tokens,
     /// Per word, its number of occurrences.
     counts: Vec<u32>,
@@ -48,27 +49,27 @@ impl Counted {
         let t = words_tokenizer.tokenize(raw);
         let mut hashed = ngrams.byte_ngram_ids(raw);
         let ngram_count = hashed.len() as u64;
-        let mut words: Vec<&str> = Vec::with_capacity(t.tokens.len());
-        for token in &t.tokens {
-            match hashed_id(token) {
-                Some(id) => hashed.push(id),
-                None => words.push(token),
-            }
-        }
-        words.sort_unstable();
+        // Each distinct word once, in order of first occurrence, with its count: a hash
+        // lookup per token (sorting the words took a fifth of tokenizing's time, most of it
+        // comparing strings). Their order does not matter: rows are sorted by id when the
+        // vocabulary is known (see `Gathered::into_dataset`).
+        let mut index: foldhash::HashMap<&str, usize> =
+            foldhash::HashMap::with_capacity_and_hasher(t.tokens.len(), Default::default());
         let mut distinct = Tokens::new();
         let mut counts: Vec<u32> = Vec::new();
-        let mut previous = None;
-        for word in words {
-            if previous == Some(word) {
-                if let Some(n) = counts.last_mut() {
-                    *n += 1;
-                }
+        for token in &t.tokens {
+            if let Some(id) = hashed_id(token) {
+                hashed.push(id);
                 continue;
             }
-            previous = Some(word);
-            distinct.push(word);
-            counts.push(1);
+            match index.entry(token) {
+                Entry::Occupied(at) => counts[*at.get()] += 1,
+                Entry::Vacant(slot) => {
+                    slot.insert(counts.len());
+                    distinct.push(token);
+                    counts.push(1);
+                }
+            }
         }
         Counted {
             words: distinct,
@@ -81,7 +82,7 @@ impl Counted {
         }
     }
 
-    /// The distinct words with their numbers of occurrences, sorted.
+    /// The distinct words with their numbers of occurrences.
     fn words(&self) -> impl Iterator<Item = (&str, u32)> {
         self.words.iter().zip(self.counts.iter().copied())
     }
