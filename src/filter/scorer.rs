@@ -363,8 +363,9 @@ fn count_vector<'t>(
     tokens: &'t Tokens,
 ) -> Result<(SparseVector, Rows<'t>), ModelFileError> {
     // Each distinct word once, by its first occurrence.
-    let mut distinct: foldhash::HashMap<&[u8], usize> = foldhash::HashMap::default();
-    let mut words: Vec<&[u8]> = Vec::new();
+    let mut distinct: foldhash::HashMap<&[u8], usize> =
+        foldhash::HashMap::with_capacity_and_hasher(tokens.len(), Default::default());
+    let mut words: Vec<&[u8]> = Vec::with_capacity(tokens.len());
     let places: Vec<Result<FeatureId, usize>> = tokens
         .iter()
         .map(|t| match hashed_id(t) {
