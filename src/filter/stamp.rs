@@ -140,22 +140,25 @@ fn strip_block(
     owned: &[impl AsRef<str>],
     subject: Subject<'_>,
 ) -> (Vec<u8>, bool) {
-    let (mut out, joined) = strip_head(message, block, owned, subject);
-    out.extend_from_slice(&message[block.fields_end..]);
+    let rest = &message[block.fields_end..];
+    let (mut out, joined) = strip_head(message, block, owned, subject, rest.len());
+    out.extend_from_slice(rest);
     (out, joined)
 }
 
 /// [`strip_block`] up to the end of the header block's fields (`block.fields_end`), whose
-/// bytes from there on follow unchanged: only the head is copied. The flag is set when a
-/// removal brought a line ending in a lone CR next to one starting with LF, the one that
-/// starts the rest of the message included ([`Unmarkable::MergedLineEndings`]).
+/// bytes from there on follow unchanged: only the head is copied, into a buffer with `room`
+/// bytes to spare. The flag is set when a removal brought a line ending in a lone CR next to
+/// one starting with LF, the one that starts the rest of the message included
+/// ([`Unmarkable::MergedLineEndings`]).
 fn strip_head(
     message: &[u8],
     block: &HeaderBlock,
     owned: &[impl AsRef<str>],
     subject: Subject<'_>,
+    room: usize,
 ) -> (Vec<u8>, bool) {
-    let mut out = Vec::with_capacity(block.fields_end + 64);
+    let mut out = Vec::with_capacity(block.fields_end + 64 + room);
     out.extend_from_slice(&message[..block.envelope_end]);
     let mut joined = false;
     let mut keep = |out: &mut Vec<u8>, bytes: &[u8]| {
@@ -254,7 +257,7 @@ fn insert(
     // Only the head is copied into a new buffer before `out`: the body is copied once, into
     // `out` (a 1 MiB message took three times its size at once when the whole was stripped
     // into a copy first).
-    let (head, joined) = strip_head(message, block, owned, subject);
+    let (head, joined) = strip_head(message, block, owned, subject, 0);
     let body = &message[block.fields_end..];
     let insert_at = block.envelope_end;
     // What follows the inserted fields: the head's rest, then the body.
@@ -300,8 +303,12 @@ mod tests {
         vec!["X-Spam-Flag: YES".into(), "X-Spam-Status: Yes".into()]
     }
 
-    /// `insert` as it was before it copied only the head: the whole message stripped into a
-    /// copy first, the fields inserted before the copy's rest.
+    /// `insert` as it was before it copied only the head, from the stripping on: the whole
+    /// message stripped into a copy first ([`strip_block`], which still makes it), the fields
+    /// inserted before the copy's rest. It checks the refusals and the line ending chosen from
+    /// two parts; the flag of a lone CR ending the head before an LF opening the body comes
+    /// from `strip_head` on both sides, and has its own test
+    /// (`removal_that_would_merge_a_lone_cr_with_an_lf_is_refused`).
     fn insert_whole(
         message: &[u8],
         subject: Subject<'_>,
@@ -611,6 +618,7 @@ mod tests {
         fn subject_tag_changes_only_the_subject_start(
             parts in proptest::collection::vec(
                 proptest::prop_oneof![
+                    proptest::strategy::Just(b"From a@b x\r".to_vec()),
                     proptest::strategy::Just(b"Subject: s\n".to_vec()),
                     proptest::strategy::Just(b"subject:s\r".to_vec()),
                     proptest::strategy::Just(b"Subject:\r\n".to_vec()),
