@@ -13,14 +13,8 @@ struct Payload {
 }
 
 fn payload() -> Payload {
-    let a: spamsort::Tokens = ["cheap", "meds", "now", "κόσμε"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    let b: spamsort::Tokens = ["meeting", "now", "notes"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+    let a: spamsort::Tokens = ["cheap", "meds", "now", "κόσμε"].into_iter().collect();
+    let b: spamsort::Tokens = ["meeting", "now", "notes"].into_iter().collect();
     let vocabulary = VocabularyParams {
         min_df: 1,
         max_features: None,

@@ -113,17 +113,20 @@ impl SparseVector {
         SparseVector::from_pairs(self.iter().chain(hashed.iter()).collect())
     }
 
+    /// The buckets of the hashed entries (its last ones), ascending.
+    pub(crate) fn buckets(&self) -> impl Iterator<Item = u32> + '_ {
+        let vocabulary = self.vocabulary_ids().len();
+        self.ids()[vocabulary..].iter().map(|&id| id - HASHED_BASE)
+    }
+
     /// The vector in a hashed model's input ids: buckets first, vocabulary ids after them
     /// (see the module doc).
     pub(crate) fn hashed_first(&self) -> SparseVector {
-        let vocabulary = self.vocabulary_ids().len();
-        let (words, buckets) = self.ids().split_at(vocabulary);
-        let ids = buckets
-            .iter()
-            .map(|&id| id - HASHED_BASE)
+        let words = self.vocabulary_ids();
+        let ids = (self.buckets())
             .chain(words.iter().map(|&id| id + HASHED_BUCKETS))
             .collect();
-        let (wv, bv) = self.values().split_at(vocabulary);
+        let (wv, bv) = self.values().split_at(words.len());
         SparseVector::from_sorted(ids, bv.iter().chain(wv).copied().collect())
     }
 }

@@ -33,7 +33,7 @@ use super::layout::{
 use super::score_table::{Column, Rows, ScoreModel, ScoreTable};
 use super::sparse::{composed_for, replayed_for};
 use super::{SpamFilter, words_and_hashed};
-use crate::features::hashed::{HASHED_BASE, HASHED_BUCKETS, hashed_id};
+use crate::features::hashed::{HASHED_BUCKETS, hashed_id};
 use crate::features::{FeatureId, SparseVector, count_id, weigh};
 use crate::filter::{Classification, Explanation};
 use crate::label::{Label, Thresholds};
@@ -487,11 +487,7 @@ impl Scorer<'_> {
             Answer::Fused(_, models) => models,
         };
         // The message's buckets, once for every model that reads their weights.
-        let words = x.vocabulary_ids().len();
-        let buckets: Vec<u32> = x.ids()[words..]
-            .iter()
-            .map(|&id| id - HASHED_BASE)
-            .collect();
+        let buckets: Vec<u32> = x.buckets().collect();
         let hashed = (models.iter())
             .map(|m| m.hashed_weights(&file.file, &buckets))
             .collect::<Result<Vec<_>, _>>()?;

@@ -43,7 +43,7 @@ use super::layout::{FIRST_MODEL_SECTION, Head, wrong_model};
 use super::learned::LearnedMessages;
 use super::patch::Patch;
 use super::score_table::{ScoreModel, ScoreTable};
-use crate::features::hashed::{HASHED_BASE, HASHED_BUCKETS, hashed_id, is_hashed};
+use crate::features::hashed::{hashed_id, sorted_buckets};
 use crate::features::{FeatureId, Vocabulary};
 use crate::model_file::packed::{Elements, RealsHead};
 use crate::model_file::{self, ModelFileError, ModelFileReader};
@@ -154,13 +154,8 @@ fn distinct_words<'m>(messages: impl Iterator<Item = &'m Tokens>) -> Vec<&'m [u8
 /// The bucket numbers of the byte 4-grams among the tokens of `messages` and of the hashed
 /// ids `hashed` (see `crate::features::hashed`), each once, ascending.
 fn buckets<'m>(messages: impl Iterator<Item = &'m Tokens>, hashed: &[FeatureId]) -> Vec<u32> {
-    let mut buckets: Vec<u32> = (messages.flatten())
-        .filter_map(hashed_id)
-        .chain(hashed.iter().copied().filter(|&id| is_hashed(id)))
-        .map(|id| id - HASHED_BASE)
-        .filter(|&b| b < HASHED_BUCKETS)
-        .collect();
-    buckets.sort_unstable();
+    let ids = messages.flatten().filter_map(hashed_id);
+    let mut buckets = sorted_buckets(ids.chain(hashed.iter().copied()));
     buckets.dedup();
     buckets
 }
