@@ -30,8 +30,8 @@
 
 use super::score_table::same_bits;
 use super::{SpamFilter, TrainingSummary};
-use crate::features::FeatureId;
 use crate::features::hashed::{HASHED_BASE, HASHED_BUCKETS, is_hashed};
+use crate::features::{FeatureId, sorted_matches};
 use crate::model_file::ModelFileError;
 use crate::models::{Fusion, TrainedModel};
 use crate::tokenize::Tokens;
@@ -191,9 +191,7 @@ impl Patch {
     /// tokens both hold, and everything that depends on every token. `false` where a model
     /// cannot take it (see [`TrainedModel::overlay`]): `filter` is then half changed.
     pub fn apply_to(&self, filter: &mut SpamFilter, ids: &[FeatureId]) -> bool {
-        let pairs: Vec<(usize, usize)> = (self.words().iter().enumerate())
-            .filter_map(|(theirs, id)| Some((theirs, ids.binary_search(id).ok()?)))
-            .collect();
+        let pairs = sorted_matches(self.words(), ids);
         let buckets = self.buckets();
         let features = usize::try_from(self.vocabulary_len).unwrap_or(usize::MAX);
         for model in &mut filter.models {

@@ -5,6 +5,7 @@
 
 use crate::features::{
     FeatureConfig, FeatureId, FeatureRemap, FeatureTransform, FeatureTransformView, SparseVector,
+    sorted_matches,
 };
 use crate::model_file::packed::{Elements, Reals, stored_f32};
 use serde::{Deserialize, Serialize};
@@ -35,7 +36,7 @@ pub struct LinearFunction {
 impl LinearFunction {
     /// Takes `from`'s bias and, for each `(theirs, ours)` of `pairs`, the weight of its
     /// vocabulary feature `theirs` as this one's feature `ours`; where this function sees the
-    /// hashed features, `from` holds the weights of the hashed `buckets` first, as
+    /// hashed features, `from` holds the weights of the hashed `buckets` (ascending) first, as
     /// [`LinearFunction::keep_held`] keeps them, and this one takes those too (see
     /// [`super::TrainedModel::overlay`]). The transform (idf) is left as it is: learning
     /// never changes it.
@@ -51,9 +52,14 @@ impl LinearFunction {
         } else {
             let kept = buckets.len();
             // A bucket this function does not hold is one its messages do not have.
-            let held = (buckets.iter().enumerate())
-                .filter_map(|(theirs, &b)| Some((theirs, self.place_of(b)?)));
+            let held = match &self.held_buckets {
+                Some(held) => sorted_matches(buckets, held),
+                None => (buckets.iter().enumerate())
+                    .map(|(theirs, &b)| (theirs, b as usize))
+                    .collect(),
+            };
             let pairs: Vec<(usize, usize)> = held
+                .into_iter()
                 .chain(
                     pairs
                         .iter()
