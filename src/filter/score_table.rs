@@ -483,7 +483,7 @@ impl Columns {
             );
         }
         let f = model.model.function_mut();
-        let front = f.weights.len();
+        let width = f.transform.config().input_width(0);
         let weights_len = usize::try_from(entry.weights_len).unwrap_or(usize::MAX);
         let column = |c: u32, len: usize| -> Result<&[f64], String> {
             self.0
@@ -491,12 +491,16 @@ impl Columns {
                 .and_then(|c| c.get(..len))
                 .ok_or_else(|| "a model's per-token values do not fit the score table".to_string())
         };
-        if weights_len > front {
-            if front != f.transform.config().input_width(0) {
+        // The hashed places come first: all of them, or the buckets a function restricted to
+        // some of them holds, which stand for all as the table counts weights.
+        let front = f.weights.len();
+        let hashed = f.held_buckets().map_or(width, <[u32]>::len);
+        if weights_len > front + width.saturating_sub(hashed) {
+            if front != hashed {
                 return Err("a model's hashed weights are cut short".into());
             }
             f.weights
-                .extend_from_slice(column(entry.weights, weights_len - front)?);
+                .extend_from_slice(column(entry.weights, weights_len - width)?);
         }
         if let Some(idf) = entry.idf {
             let len = usize::try_from(entry.idf_len).unwrap_or(usize::MAX);

@@ -27,8 +27,9 @@ pub struct LinearFunction {
     pub bias: f64,
     /// Set only in a function restricted to some of its hashed buckets, which a scorer or a
     /// learner of a few messages builds (see [`LinearSection::decoded`]): those buckets,
-    /// ascending, whose weights are held in this order at the array's first places; no other
-    /// bucket's weight is held, and its place is never read. Never saved.
+    /// ascending, whose weights are held in this order at the array's first places, the
+    /// vocabulary's weights right after them (see [`LinearFunction::place_of`]); no other
+    /// bucket's weight is held. Never saved.
     #[serde(skip)]
     held_buckets: Option<Vec<u32>>,
 }
@@ -46,11 +47,11 @@ impl LinearFunction {
         pairs: &[(usize, usize)],
         buckets: &[u32],
     ) {
-        let front = self.transform.config().input_width(0);
-        if front == 0 {
+        if self.transform.config().input_width(0) == 0 {
             super::math::overlay(&mut self.weights, &from.weights, pairs, 0.0);
         } else {
             let kept = buckets.len();
+            let front = self.vocabulary_start();
             // A bucket this function does not hold is one its messages do not have.
             let held = match &self.held_buckets {
                 Some(held) => sorted_matches(buckets, held),
@@ -77,32 +78,34 @@ impl LinearFunction {
         self.held_buckets.as_deref()
     }
 
-    /// Cuts the hashed places a function restricted to some buckets does not use: their
-    /// weights in its buckets' order, then the vocabulary's. That is the function as a journal
-    /// patch keeps it, of the buckets its learn changed (see `crate::filter::patch`), which
-    /// [`LinearFunction::overlay`] takes back. A function that holds every weight is left as
-    /// it is.
+    /// Forgets which buckets a function restricted to some of them holds, keeping its weights
+    /// as they are: the buckets' in their order, then the vocabulary's. That is the function
+    /// as a journal patch keeps it, of the buckets its learn changed (see
+    /// `crate::filter::patch`), which [`LinearFunction::overlay`] takes back. A function that
+    /// holds every weight is left as it is.
     pub(crate) fn keep_held(&mut self) {
-        let Some(held) = self.held_buckets.take() else {
-            return;
-        };
-        let front = self.transform.config().input_width(0);
-        let vocabulary = self.weights.split_off(front.min(self.weights.len()));
-        self.weights.truncate(held.len());
-        self.weights.extend(vocabulary);
+        self.held_buckets = None;
     }
 
-    /// Where the weight of input feature `id` is held: at `id`, but a bucket's in a function
-    /// restricted to some buckets, at its place among them (`None` if it is not one of
-    /// them).
+    /// Where the vocabulary's weights start: after the hashed features' places, or after the
+    /// buckets a restricted function holds.
+    fn vocabulary_start(&self) -> usize {
+        let width = self.transform.config().input_width(0);
+        self.held_buckets.as_ref().map_or(width, Vec::len)
+    }
+
+    /// Where the weight of input feature `id` is held: at `id`; in a function restricted to
+    /// some buckets, a bucket's at its place among them (`None` if it is not one of them) and
+    /// a vocabulary feature's that many places after them, its number in the vocabulary on.
     fn place_of(&self, id: FeatureId) -> Option<usize> {
         let Some(held) = &self.held_buckets else {
             return Some(id as usize);
         };
-        if id as usize >= self.transform.config().input_width(0) {
-            return Some(id as usize);
+        let width = self.transform.config().input_width(0);
+        match (id as usize).checked_sub(width) {
+            Some(word) => Some(held.len() + word),
+            None => held.binary_search(&id).ok(),
         }
-        held.binary_search(&id).ok()
     }
 
     /// The model's input for a count vector (see [`FeatureTransform::apply`]), each hashed
@@ -142,12 +145,9 @@ impl LinearFunction {
     }
 
     /// Number of leading weights that belong to hashed features (0 for a model that does not
-    /// see them).
+    /// see them; in a function restricted to some buckets, those it holds).
     pub(crate) fn hashed_len(&self) -> usize {
-        self.transform
-            .config()
-            .input_width(0)
-            .min(self.weights.len())
+        self.vocabulary_start().min(self.weights.len())
     }
 
     /// The function an exact solver found: its hashed features' weights rounded to what the
@@ -239,9 +239,10 @@ impl<W> LinearSection<W> {
     /// The function, its weights' array with room for `room` more, and the number after it.
     /// A function that sees the hashed features holds the weights of `buckets` alone
     /// (ascending bucket numbers: those of the messages it is restricted for; see
-    /// [`LinearFunction::input`]) as `hashed` gives them by bucket, its array's other hashed
-    /// places zero and never written, so never made resident: it costs no megabyte of fresh
-    /// pages to build. One that does not sees `hashed` as its weights.
+    /// [`LinearFunction::input`]) as `hashed` gives them by bucket, at its array's first
+    /// places: no place for the other buckets, so no megabyte of zeros to write (the
+    /// allocator zeroed reused memory for it, a seventh of a journaled `filter`'s time). One
+    /// that does not sees `hashed` as its weights.
     pub(crate) fn decoded(
         self,
         room: usize,
@@ -255,13 +256,13 @@ impl<W> LinearSection<W> {
             weights.extend((0..own).map(|i| hashed.at(i).unwrap_or(0.0)));
             (weights, None)
         } else {
-            // Zeroed from the allocator (fresh pages are zero already), then cut to the hashed
-            // places: the vocabulary's weights go after them within the capacity.
-            let mut weights = vec![0.0; front.saturating_add(room)];
-            weights.truncate(front);
-            for (place, &b) in buckets.iter().enumerate() {
-                weights[place] = hashed.at(b as usize).unwrap_or(0.0);
-            }
+            // The vocabulary's weights go after the buckets' within the capacity.
+            let mut weights = Vec::with_capacity(buckets.len().saturating_add(room));
+            weights.extend(
+                buckets
+                    .iter()
+                    .map(|&b| hashed.at(b as usize).unwrap_or(0.0)),
+            );
             (weights, Some(buckets.to_vec()))
         };
         let function = LinearFunction {
