@@ -47,7 +47,7 @@ pub const COMPACT_BYTES: u64 = 1 << 20;
 pub fn pending(path: &Path) -> std::result::Result<(usize, u64), ModelFileError> {
     let reader = ModelFileReader::open(path)?;
     let journal = reader.journal()?;
-    Ok((journal.records.len(), journal.bytes()))
+    Ok((journal.len(), journal.bytes()))
 }
 
 /// One journal record: the changes of one learn run. The record of learned messages' entries
@@ -89,7 +89,7 @@ fn decode_each<T>(
     decode: impl Fn(&[u8], &Path) -> std::result::Result<T, ModelFileError>,
 ) -> std::result::Result<Vec<T>, ModelFileError> {
     let path = reader.path();
-    (reader.journal()?.records.iter())
+    (reader.journal()?.records())
         .map(|record| decode(record, path))
         .collect()
 }
@@ -294,7 +294,7 @@ pub fn learn<T>(
         return Ok(updated);
     }
     // A record that unlearns is not journaled (see `super::patch`).
-    let mut compact = journal.records.len() + 1 > COMPACT_RECORDS || record.unlearns();
+    let mut compact = journal.len() + 1 > COMPACT_RECORDS || record.unlearns();
     let mut payload = Vec::new();
     if !compact {
         // A patch that cannot be worked out (a damaged section or patch) is left out: the
@@ -460,7 +460,7 @@ pub(crate) mod tests {
             }
         }
         let reader = ModelFileReader::open(&path).unwrap();
-        assert_eq!(reader.journal().unwrap().records.len(), 2, "two appended");
+        assert_eq!(reader.journal().unwrap().len(), 2, "two appended");
         assert!(
             std::fs::metadata(&path).unwrap().len() > size,
             "the file grew"
@@ -476,7 +476,7 @@ pub(crate) mod tests {
             .save(&model_file::lock_for_update(&path).unwrap())
             .unwrap();
         let reader = ModelFileReader::open(&path).unwrap();
-        assert!(reader.journal().unwrap().records.is_empty());
+        assert!(reader.journal().unwrap().is_empty());
         assert_eq!(SpamFilter::load(&path).unwrap(), compacted);
     }
 
@@ -531,7 +531,6 @@ pub(crate) mod tests {
                 .unwrap()
                 .journal()
                 .unwrap()
-                .records
                 .len();
             if i < COMPACT_RECORDS {
                 assert!(updated.saved.is_none() && records == i + 1, "{i}");

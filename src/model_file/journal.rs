@@ -26,6 +26,7 @@
 
 use super::{ModelFileError, ModelFileReader, UpdateLock};
 use std::io::{Read, Seek, Write};
+use std::ops::Range;
 
 /// Bytes before a record's payload.
 const RECORD_HEADER: usize = 12;
@@ -38,19 +39,38 @@ pub const MAX_RECORD: usize = 64 << 20;
 /// to the file, read as a torn tail instead of into memory.
 pub const MAX_JOURNAL: u64 = 2 * MAX_RECORD as u64;
 
-/// The valid records of a model file's journal, as read by [`ModelFileReader::journal`].
+/// The valid records of a model file's journal, as read by [`ModelFileReader::journal`]:
+/// the bytes read, in which each record's payload is found where it lies (copied out, a
+/// megabyte of journal cost a sixth of a journaled `filter`'s time).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Journal {
-    /// Each record's payload, oldest first.
-    pub records: Vec<Vec<u8>>,
+    /// The bytes after the last section, as read.
+    tail: Vec<u8>,
+    /// Where each record's payload lies in `tail`, oldest first.
+    payloads: Vec<Range<usize>>,
     /// File offset just past the last valid record (where the next append goes).
     end: u64,
 }
 
 impl Journal {
+    /// Each record's payload, oldest first.
+    pub fn records(&self) -> impl ExactSizeIterator<Item = &[u8]> {
+        self.payloads.iter().map(|r| &self.tail[r.clone()])
+    }
+
+    /// The number of records.
+    pub fn len(&self) -> usize {
+        self.payloads.len()
+    }
+
+    /// Whether there is no record.
+    pub fn is_empty(&self) -> bool {
+        self.payloads.is_empty()
+    }
+
     /// Bytes the valid records take in the file, headers included.
     pub fn bytes(&self) -> u64 {
-        self.records
+        self.payloads
             .iter()
             .map(|r| (RECORD_HEADER + r.len()) as u64)
             .sum()
@@ -79,13 +99,10 @@ pub fn encode_record(header_crc: u32, payload: &[u8]) -> Vec<u8> {
 
 /// The valid records at the start of `tail` (the bytes after the last section, which start at
 /// file offset `start`), for a file whose header checksum is `header_crc`.
-fn parse(tail: &[u8], start: u64, header_crc: u32) -> Journal {
-    let mut journal = Journal {
-        records: Vec::new(),
-        end: start,
-    };
-    let mut rest = tail;
-    while rest.len() >= RECORD_HEADER {
+fn parse(mut tail: Vec<u8>, start: u64, header_crc: u32) -> Journal {
+    let mut payloads = Vec::new();
+    let mut at = 0;
+    while let Some(rest) = tail.get(at..).filter(|rest| rest.len() >= RECORD_HEADER) {
         let len = super::u32_at(rest, 0) as usize;
         if len > MAX_RECORD || super::u32_at(rest, 4) != header_crc {
             break;
@@ -99,11 +116,16 @@ fn parse(tail: &[u8], start: u64, header_crc: u32) -> Journal {
         if crc.finalize() != super::u32_at(rest, 8) {
             break;
         }
-        journal.records.push(payload.to_vec());
-        journal.end += (RECORD_HEADER + len) as u64;
-        rest = &rest[RECORD_HEADER + len..];
+        payloads.push(at + RECORD_HEADER..at + RECORD_HEADER + len);
+        at += RECORD_HEADER + len;
     }
-    journal
+    // What follows the last valid record (a torn one, junk) is never read.
+    tail.truncate(at);
+    Journal {
+        tail,
+        payloads,
+        end: start + at as u64,
+    }
 }
 
 impl ModelFileReader {
@@ -134,7 +156,7 @@ impl ModelFileReader {
         let start = self.sections_end();
         let want = self.len.saturating_sub(start).min(MAX_JOURNAL);
         if want == 0 {
-            return Ok(parse(&[], start, self.header_crc));
+            return Ok(parse(Vec::new(), start, self.header_crc));
         }
         let io = |e| ModelFileError::io(&self.path, e);
         // `want` is at most MAX_JOURNAL: reserved once rather than grown by doubling.
@@ -144,7 +166,7 @@ impl ModelFileReader {
             file.seek(std::io::SeekFrom::Start(start)).map_err(io)?;
             (&mut *file).take(want).read_to_end(&mut tail).map_err(io)?;
         }
-        Ok(parse(&tail, start, self.header_crc))
+        Ok(parse(tail, start, self.header_crc))
     }
 
     /// Appends one record to the journal of the file this reader opened, which must be the file
@@ -190,22 +212,23 @@ mod tests {
         let a = encode_record(7, b"first");
         let b = encode_record(7, b"second");
         let mut tail = [a.clone(), b.clone()].concat();
+        let records = |j: &Journal| j.records().map(<[u8]>::to_vec).collect::<Vec<_>>();
         assert_eq!(
-            parse(&tail, 100, 7).records,
+            records(&parse(tail.clone(), 100, 7)),
             [b"first".to_vec(), b"second".to_vec()]
         );
-        assert_eq!(parse(&tail, 100, 7).end, 100 + tail.len() as u64);
+        assert_eq!(parse(tail.clone(), 100, 7).end, 100 + tail.len() as u64);
         // Every cut inside the second record leaves the first alone.
         for cut in a.len()..tail.len() {
-            let j = parse(&tail[..cut], 0, 7);
-            assert_eq!(j.records, [b"first".to_vec()], "cut at {cut}");
+            let j = parse(tail[..cut].to_vec(), 0, 7);
+            assert_eq!(records(&j), [b"first".to_vec()], "cut at {cut}");
             assert_eq!(j.end, a.len() as u64);
         }
         // Another header's records, and any flipped bit, are not applied.
-        assert!(parse(&tail, 0, 8).records.is_empty());
+        assert!(parse(tail.clone(), 0, 8).is_empty());
         for i in 0..a.len() {
             tail[i] ^= 0x10;
-            assert!(parse(&tail, 0, 7).records.is_empty(), "byte {i}");
+            assert!(parse(tail.clone(), 0, 7).is_empty(), "byte {i}");
             tail[i] ^= 0x10;
         }
     }
