@@ -280,6 +280,10 @@ pub(crate) fn strip(model: &mut TrainedModel, n: usize) -> Stripped {
         None => None,
     };
     let f = model.model.function_mut();
+    debug_assert!(
+        f.held_buckets().is_none(),
+        "a restricted function is never saved"
+    );
     let front = f.transform.config().input_width(0);
     let weights = if front == 0 {
         std::mem::take(&mut f.weights)

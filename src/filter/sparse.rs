@@ -300,7 +300,8 @@ fn restricted_model<W>(
     }
     // A section of hashed weights that does not fit the table's count of weights (more than
     // the hashed features, or fewer with vocabulary weights after them) is for the full load
-    // to refuse: a restricted model holds the hashed places whatever it has.
+    // to refuse: a restricted model holds only the places of its buckets, whatever the section
+    // has.
     if counted.is_none() {
         let (own, front) = (hashed.len(), entry.config.input_width(0));
         let cut_short = own < front && entry.weights_len > own as u64;

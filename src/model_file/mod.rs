@@ -442,8 +442,9 @@ const MAX_HEADER: usize = header_len(MAX_SECTIONS);
 /// checksum and the copying out, and two pages of fresh memory. Measured with the static
 /// build's `filter`: alternated with `cat` alone (one filter after another, as a mail server
 /// runs them), 16 and 32 KiB took 0.12-0.14 ms a message less than 64; in
-/// benches/pipe_latency.sh's shuffled order 8 KiB did 0.365 of bogofilter's work above `cat`,
-/// 32 and 64 KiB 0.374 and 0.375, 4 KiB 0.414.
+/// benches/pipe_latency.sh's shuffled order 8, 32 and 64 KiB measured the same within noise
+/// (0.365, 0.374 and 0.375 of bogofilter's work above `cat`) and 4 KiB worse (0.414), so the
+/// smallest of those.
 const STREAM_CHUNK: usize = 8 * 1024;
 
 /// An open model file whose header and directory have been checked; each section is read
@@ -643,10 +644,10 @@ impl ModelFileReader {
                 let (from, to) = (r.start.max(at), r.end.min(end));
                 if from < to {
                     let piece = &chunk[(from - at) as usize..(to - at) as usize];
-                    // Most pieces are one weight (4 or 8 bytes, a thousand or more a message), copied
-                    // without a call to `memcpy`: the calls cost more than the copies (musl's
-                    // `memcpy`, in the static build: 0.13 ms a message with one filter after
-                    // another; not measurable in the pipe bench's shuffled order).
+                    // Most pieces are one weight (4 or 8 bytes, a thousand or more a message),
+                    // copied without a call to `memcpy`: the calls cost more than the copies
+                    // (musl's `memcpy`, in the static build: 0.13 ms a message with one filter
+                    // after another; not measurable in the pipe bench's shuffled order).
                     if let Ok(weight) = <[u8; 4]>::try_from(piece) {
                         out.extend(weight);
                     } else if let Ok(weight) = <[u8; 8]>::try_from(piece) {
