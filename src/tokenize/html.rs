@@ -86,7 +86,7 @@ pub(crate) fn html_to_text(html: &str) -> HtmlText {
         }
     }
     out.tags = tags.into_iter().collect();
-    out.text = html_escape::decode_html_entities(&raw).into_owned();
+    out.text = super::entities::decode(&raw).into_owned();
     out
 }
 
@@ -168,7 +168,7 @@ fn collect_urls(tag: &str, urls: &mut Vec<String>) {
             };
             from = from.max(value_end);
             if !value.is_empty() {
-                urls.push(html_escape::decode_html_entities(value).into_owned());
+                urls.push(super::entities::decode(value).into_owned());
             }
         }
     }

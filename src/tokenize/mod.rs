@@ -20,6 +20,7 @@
 //! [`own_panics`]); see [`guard`].
 
 mod body;
+mod entities;
 mod guard;
 mod headers;
 mod html;
