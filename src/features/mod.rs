@@ -13,6 +13,7 @@ mod remap;
 mod sparse;
 mod vocabulary;
 mod weighting;
+mod word_counts;
 
 pub use buckets::Buckets;
 pub use dataset::{Dataset, Row, stratified_folds, training_indices};
@@ -25,3 +26,4 @@ pub(crate) use vocabulary::{CountsSection, TokenTable, slot_hash};
 pub use vocabulary::{FeatureId, NumberedTokens, PruneRule, Vocabulary, VocabularyParams};
 pub use weighting::{FeatureConfig, FeatureTransform, Weighting};
 pub(crate) use weighting::{FeatureTransformView, count_id, weigh};
+pub use word_counts::WordCounts;

@@ -533,7 +533,11 @@ impl Columns {
 pub(crate) struct Rows<'t> {
     ids: Vec<FeatureId>,
     tokens: Vec<&'t [u8]>,
-    /// `columns` values per row, row after row.
+    /// Where each row's values start in `values`.
+    starts: Vec<usize>,
+    /// `columns` values per row, the rows in the order they were found (sorting them by id
+    /// would copy them: a message's rows are tens of kilobytes, which the pipe filter pays
+    /// for in fresh pages).
     values: Vec<f64>,
     columns: usize,
 }
@@ -542,6 +546,12 @@ impl<'t> Rows<'t> {
     /// The row of token `id`, if found.
     fn row(&self, id: FeatureId) -> Option<usize> {
         self.ids.binary_search(&id).ok()
+    }
+
+    /// Value `column` of row `row`.
+    fn value(&self, row: usize, column: usize) -> Option<f64> {
+        let at = self.starts.get(row)? + column;
+        (column < self.columns).then(|| self.values.get(at).copied())?
     }
 
     /// The ids of the tokens found, ascending.
@@ -562,7 +572,7 @@ impl<'t> Rows<'t> {
             (0..self.columns)
                 .map(|c| {
                     (0..self.ids.len())
-                        .map(|r| self.values[r * self.columns + c])
+                        .map(|r| self.value(r, c).unwrap_or_default())
                         .collect()
                 })
                 .collect(),
@@ -624,17 +634,18 @@ impl ScoreTable {
     /// Looks up `tokens` (distinct): the ids of those in the vocabulary (`None` for the
     /// others), in their order, and their rows. Their blocks are read from `file` (the one the
     /// table was opened from), adjacent ones in one read, each checked against its checksum.
-    pub fn lookup<'t>(
+    pub fn lookup<'t, T: AsRef<[u8]> + ?Sized>(
         &self,
         file: &ModelFileReader,
-        tokens: &[&'t [u8]],
+        tokens: &[&'t T],
     ) -> Result<(Vec<Option<FeatureId>>, Rows<'t>), ModelFileError> {
+        let token = |t: usize| -> &'t [u8] { tokens[t].as_ref() };
         let columns = self.index.columns as usize;
         // (block, token) for each token that falls in a block, block by block.
         let mut wanted: Vec<(usize, usize)> = tokens
             .iter()
             .enumerate()
-            .filter_map(|(t, token)| Some((self.block_of(slot_hash(token))?, t)))
+            .filter_map(|(t, bytes)| Some((self.block_of(slot_hash(bytes.as_ref()))?, t)))
             .collect();
         wanted.sort_unstable();
         let mut ids = vec![None; tokens.len()];
@@ -643,7 +654,7 @@ impl ScoreTable {
         let mut values: Vec<f64> = Vec::with_capacity(wanted.len() * columns);
         let mut find_in = |records: &[u8], of_block: &[(usize, usize)]| {
             for &(_, t) in of_block {
-                if let Some((id, bytes)) = find(records, tokens[t], columns) {
+                if let Some((id, bytes)) = find(records, token(t), columns) {
                     ids[t] = Some(id);
                     found.push((id, t, values.len()));
                     values.extend(values_of(bytes));
@@ -678,17 +689,13 @@ impl ScoreTable {
         }
         found.sort_unstable_by_key(|f| f.0);
         found.dedup_by_key(|f| f.0);
-        let mut rows = Rows {
-            ids: Vec::with_capacity(found.len()),
-            tokens: Vec::with_capacity(found.len()),
-            values: Vec::with_capacity(found.len() * columns),
+        let rows = Rows {
+            ids: found.iter().map(|f| f.0).collect(),
+            tokens: found.iter().map(|f| token(f.1)).collect(),
+            starts: found.iter().map(|f| f.2).collect(),
+            values,
             columns,
         };
-        for (id, t, at) in found {
-            rows.ids.push(id);
-            rows.tokens.push(tokens[t]);
-            rows.values.extend_from_slice(&values[at..at + columns]);
-        }
         Ok((ids, rows))
     }
 }
@@ -716,11 +723,7 @@ pub(crate) struct Column<'r> {
 impl Elements<f64> for Column<'_> {
     fn at(&self, i: usize) -> Option<f64> {
         let id = FeatureId::try_from(i.checked_sub(self.shift)?).ok()?;
-        let row = self.rows.row(id)?;
-        self.rows
-            .values
-            .get(row * self.rows.columns + self.column)
-            .copied()
+        self.rows.value(self.rows.row(id)?, self.column)
     }
 
     fn len(&self) -> usize {
@@ -809,7 +812,7 @@ mod tests {
         let (ids, rows) = table.lookup(&file, &tokens).unwrap();
         assert_eq!(ids, (0..n).map(Some).collect::<Vec<_>>());
         assert_eq!(rows.token(7), vocabulary.token(7));
-        let (ids, _) = table.lookup(&file, &[b"w0x0z", b"", b"nope"]).unwrap();
+        let (ids, _) = table.lookup(&file, &["w0x0z", "", "nope"]).unwrap();
         assert_eq!(ids, [None, None, None]);
     }
 

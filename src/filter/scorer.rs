@@ -33,8 +33,8 @@ use super::layout::{
 use super::score_table::{Column, Rows, ScoreModel, ScoreTable};
 use super::sparse::{composed_for, replayed_for};
 use super::{SpamFilter, words_and_hashed};
-use crate::features::hashed::{HASHED_BUCKETS, hashed_id};
-use crate::features::{FeatureId, SparseVector, count_id, weigh};
+use crate::features::hashed::HASHED_BUCKETS;
+use crate::features::{FeatureId, SparseVector, WordCounts, count_id, weigh};
 use crate::filter::{Classification, Explanation};
 use crate::label::{Label, Thresholds};
 use crate::model_file::packed::Elements;
@@ -362,29 +362,13 @@ fn count_vector<'t>(
     table: &ScoreTable,
     tokens: &'t Tokens,
 ) -> Result<(SparseVector, Rows<'t>), ModelFileError> {
-    // Each distinct word once, by its first occurrence.
-    let mut distinct: foldhash::HashMap<&[u8], usize> =
-        foldhash::HashMap::with_capacity_and_hasher(tokens.len(), Default::default());
-    let mut words: Vec<&[u8]> = Vec::with_capacity(tokens.len());
-    let places: Vec<Result<FeatureId, usize>> = tokens
-        .iter()
-        .map(|t| match hashed_id(t) {
-            Some(id) => Ok(id),
-            None => Err(*distinct.entry(t.as_bytes()).or_insert_with(|| {
-                words.push(t.as_bytes());
-                words.len() - 1
-            })),
-        })
+    let counted = WordCounts::of([tokens]);
+    let (ids, rows) = table.lookup(file, counted.words())?;
+    let words = ids.iter().zip(counted.counts());
+    let pairs = (words.filter_map(|(id, &count)| Some(((*id)?, f64::from(count)))))
+        .chain(counted.hashed().iter().map(|&id| (id, 1.0)))
         .collect();
-    let (ids, rows) = table.lookup(file, &words)?;
-    let ids = places
-        .into_iter()
-        .filter_map(|p| match p {
-            Ok(hashed) => Some(hashed),
-            Err(word) => ids[word],
-        })
-        .collect();
-    Ok((SparseVector::from_ids(ids), rows))
+    Ok((SparseVector::from_pairs(pairs), rows))
 }
 
 impl Scorer<'_> {

@@ -43,8 +43,8 @@ use super::layout::{FIRST_MODEL_SECTION, Head, wrong_model};
 use super::learned::LearnedMessages;
 use super::patch::Patch;
 use super::score_table::{ScoreModel, ScoreTable};
-use crate::features::hashed::{hashed_id, sorted_buckets};
-use crate::features::{FeatureId, Vocabulary};
+use crate::features::hashed::sorted_buckets;
+use crate::features::{FeatureId, Vocabulary, WordCounts};
 use crate::model_file::packed::{Elements, RealsHead};
 use crate::model_file::{self, ModelFileError, ModelFileReader};
 use crate::models::{ModelKind, TrainedModel, TrainedModelSection};
@@ -71,13 +71,13 @@ pub(crate) fn replayed_for(
     if records.iter().any(Record::unlearns) {
         return Ok(None);
     }
-    let messages = || {
-        (records.iter())
-            .flat_map(|r| r.messages().map(|m| m.0))
-            .chain(std::iter::once(message))
-    };
-    let (words, buckets) = (distinct_words(messages()), buckets(messages(), hashed));
-    let Some((mut filter, _)) = restricted(file, head, table, &words, &[], Some(kind), &buckets)?
+    let messages = (records.iter())
+        .flat_map(|r| r.messages().map(|m| m.0))
+        .chain(std::iter::once(message));
+    let counted = WordCounts::of(messages);
+    let buckets = buckets(&counted, hashed);
+    let words = counted.words();
+    let Some((mut filter, _)) = restricted(file, head, table, words, &[], Some(kind), &buckets)?
     else {
         return Ok(None);
     };
@@ -102,7 +102,8 @@ pub(crate) fn composed_for(
     messages: &[&Tokens],
     hashed: &[FeatureId],
 ) -> Result<Option<(SpamFilter, Vec<FeatureId>)>, ModelFileError> {
-    let words = distinct_words(messages.iter().copied());
+    let counted = WordCounts::of(messages.iter().copied());
+    let words = counted.words();
     // The message's tokens that the journal added to the vocabulary (the score table has
     // only those before them), in id order.
     let saved = table.index().tokens;
@@ -113,17 +114,16 @@ pub(crate) fn composed_for(
         }
         before = patch.vocabulary_len();
     }
-    let wanted: foldhash::HashSet<&[u8]> = words.iter().copied().collect();
+    let wanted: foldhash::HashSet<&str> = words.iter().copied().collect();
     let mut later: Vec<(FeatureId, &str)> = patches
         .iter()
         .flat_map(|p| p.added())
-        .filter(|(id, t)| u64::from(*id) >= saved && wanted.contains(t.as_bytes()))
+        .filter(|(id, t)| u64::from(*id) >= saved && wanted.contains(t))
         .collect();
     later.sort_unstable();
     later.dedup_by_key(|(id, _)| *id);
-    let buckets = buckets(messages.iter().copied(), hashed);
-    let Some((mut filter, mut ids)) =
-        restricted(file, head, table, &words, &later, kind, &buckets)?
+    let buckets = buckets(&counted, hashed);
+    let Some((mut filter, mut ids)) = restricted(file, head, table, words, &later, kind, &buckets)?
     else {
         return Ok(None);
     };
@@ -139,23 +139,10 @@ pub(crate) fn composed_for(
     Ok(Some((filter, ids)))
 }
 
-/// Each distinct vocabulary token of `messages` once, in order of first appearance (hashed
-/// byte 4-grams have no vocabulary entry).
-fn distinct_words<'m>(messages: impl Iterator<Item = &'m Tokens>) -> Vec<&'m [u8]> {
-    let mut seen: foldhash::HashSet<&[u8]> = foldhash::HashSet::default();
-    messages
-        .flatten()
-        .filter(|t| hashed_id(t).is_none())
-        .map(|t| t.as_bytes())
-        .filter(|t| seen.insert(t))
-        .collect()
-}
-
-/// The bucket numbers of the byte 4-grams among the tokens of `messages` and of the hashed
-/// ids `hashed` (see `crate::features::hashed`), each once, ascending.
-fn buckets<'m>(messages: impl Iterator<Item = &'m Tokens>, hashed: &[FeatureId]) -> Vec<u32> {
-    let ids = messages.flatten().filter_map(hashed_id);
-    let mut buckets = sorted_buckets(ids.chain(hashed.iter().copied()));
+/// The bucket numbers of the byte 4-grams among counted tokens (see [`WordCounts::hashed`])
+/// and of the hashed ids `hashed` (see `crate::features::hashed`), each once, ascending.
+fn buckets(counted: &WordCounts<'_>, hashed: &[FeatureId]) -> Vec<u32> {
+    let mut buckets = sorted_buckets(counted.hashed().iter().chain(hashed).copied());
     buckets.dedup();
     buckets
 }
@@ -173,7 +160,7 @@ fn restricted(
     file: &ModelFileReader,
     head: &Head,
     table: &ScoreTable,
-    words: &[&[u8]],
+    words: &[&str],
     later: &[(FeatureId, &str)],
     kind: Option<ModelKind>,
     buckets: &[u32],

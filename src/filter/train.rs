@@ -13,14 +13,14 @@ use super::{
 use crate::batch::{self, Window};
 use crate::corpus::{CorpusError, LabeledCorpus};
 use crate::error::Result;
-use crate::features::hashed::hashed_id;
-use crate::features::{Buckets, Dataset, DocumentFrequencies, FeatureId, Row, Vocabulary};
+use crate::features::{
+    Buckets, Dataset, DocumentFrequencies, FeatureId, Row, Vocabulary, WordCounts,
+};
 use crate::label::{Label, Thresholds};
 use crate::models::fusion::Stack;
 use crate::models::{FoldDecisions, ModelKind, TrainedModel};
 use crate::tokenize::{Tokenizer, TokenizerConfig, Tokens};
 use rayon::prelude::*;
-use std::collections::hash_map::Entry;
 use std::sync::Arc;
 
 /// One message as training keeps it after tokenizing: what the summary, the record of learned
@@ -53,23 +53,11 @@ impl Counted {
         // lookup per token (sorting the words took a fifth of tokenizing's time, most of it
         // comparing strings). Their order does not matter: rows are sorted by id when the
         // vocabulary is known (see `Gathered::into_dataset`).
-        let mut index: foldhash::HashMap<&str, usize> =
-            foldhash::HashMap::with_capacity_and_hasher(t.tokens.len(), Default::default());
+        let (words, counts, hashed_tokens) = WordCounts::of([&t.tokens]).into_parts();
+        hashed.extend(hashed_tokens);
         let mut distinct = Tokens::new();
-        let mut counts: Vec<u32> = Vec::new();
-        for token in &t.tokens {
-            if let Some(id) = hashed_id(token) {
-                hashed.push(id);
-                continue;
-            }
-            match index.entry(token) {
-                Entry::Occupied(at) => counts[*at.get()] += 1,
-                Entry::Vacant(slot) => {
-                    slot.insert(counts.len());
-                    distinct.push(token);
-                    counts.push(1);
-                }
-            }
+        for word in words {
+            distinct.push(word);
         }
         Counted {
             words: distinct,
