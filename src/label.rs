@@ -116,10 +116,10 @@ pub struct Thresholds {
 }
 
 impl Default for Thresholds {
-    /// Spam at 0.99 and above (ham first: chosen so that at most about 0.1% of ham is called spam; see the README), ham below 0.5, unsure between.
+    /// Spam at 0.98 and above (ham first: chosen so that at most about 0.1% of ham is called spam; see the README), ham below 0.5, unsure between.
     fn default() -> Self {
         Thresholds {
-            spam: 0.99,
+            spam: 0.98,
             ham: 0.5,
         }
     }

@@ -80,7 +80,7 @@ pub struct VerdictArgs {
     /// Use this trained model instead of the active one.
     #[arg(long, value_name = "NAME", value_parser = model_kind())]
     pub classifier: Option<ModelKind>,
-    /// P(spam) at or above which a message is spam [default: from the model file, 0.99]
+    /// P(spam) at or above which a message is spam [default: from the model file, 0.98]
     #[arg(long, value_name = "P")]
     pub spam_threshold: Option<f64>,
     /// P(spam) below which a message is ham; between the two it is unsure [default: 0.5]

@@ -8,7 +8,7 @@
 //! ```toml
 //! model = "/home/me/.local/share/spamsort/model.spamsort"
 //! classifier = "linear-svm"     # which trained model gives verdicts
-//! spam_threshold = 0.99          # P(spam) at or above: spam
+//! spam_threshold = 0.98          # P(spam) at or above: spam
 //! ham_threshold = 0.5            # P(spam) below: ham; between: unsure
 //! header_prefix = "X-Spam-"      # field names: X-Spam-Flag, X-Spam-Status, ...
 //! subject_tag = "***SPAM***"     # put before spam subjects ("" for none, the default)
