@@ -29,6 +29,9 @@ impl<'t> WordCounts<'t> {
         for tokens in lists {
             let rehash = |&w: &usize| state.hash_one(words[w]);
             seen.reserve(tokens.len(), rehash);
+            // Room for every token, not grown by doubling (each size passed through is fresh
+            // memory to the pipe filter); only what is written is touched.
+            words.reserve(tokens.len());
             for token in tokens {
                 if let Some(id) = hashed_id(token) {
                     hashed.push(id);

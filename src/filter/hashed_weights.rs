@@ -68,11 +68,9 @@ impl SectionParts {
             return Ok(None);
         };
         let reals = check_kind(view, kind, path)?;
-        let kept: Vec<u32> = buckets
-            .iter()
-            .copied()
-            .take_while(|&b| u64::from(b) < reals.len())
-            .collect();
+        // The buckets ascend: those within the weights are a prefix (taken at its size, not
+        // grown by doubling: each size a vector passes through is fresh memory to fault in).
+        let kept = buckets[..buckets.partition_point(|&b| u64::from(b) < reals.len())].to_vec();
         let start = start as u64;
         // Past the weights: what follows them (a bound past the section is refused below).
         let after = start.saturating_add(reals.bytes());

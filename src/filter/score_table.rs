@@ -642,11 +642,11 @@ impl ScoreTable {
         let token = |t: usize| -> &'t [u8] { tokens[t].as_ref() };
         let columns = self.index.columns as usize;
         // (block, token) for each token that falls in a block, block by block.
-        let mut wanted: Vec<(usize, usize)> = tokens
-            .iter()
-            .enumerate()
-            .filter_map(|(t, bytes)| Some((self.block_of(slot_hash(bytes.as_ref()))?, t)))
-            .collect();
+        let mut wanted: Vec<(usize, usize)> = Vec::with_capacity(tokens.len());
+        wanted.extend(
+            (tokens.iter().enumerate())
+                .filter_map(|(t, bytes)| Some((self.block_of(slot_hash(bytes.as_ref()))?, t))),
+        );
         wanted.sort_unstable();
         let mut ids = vec![None; tokens.len()];
         // (id, token, where its values start in `values`) of each token found.

@@ -365,9 +365,9 @@ fn count_vector<'t>(
     let counted = WordCounts::of([tokens]);
     let (ids, rows) = table.lookup(file, counted.words())?;
     let words = ids.iter().zip(counted.counts());
-    let pairs = (words.filter_map(|(id, &count)| Some(((*id)?, f64::from(count)))))
-        .chain(counted.hashed().iter().map(|&id| (id, 1.0)))
-        .collect();
+    let mut pairs = Vec::with_capacity(ids.len() + counted.hashed().len());
+    pairs.extend(words.filter_map(|(id, &count)| Some(((*id)?, f64::from(count)))));
+    pairs.extend(counted.hashed().iter().map(|&id| (id, 1.0)));
     Ok((SparseVector::from_pairs(pairs), rows))
 }
 

@@ -55,9 +55,10 @@ pub(crate) fn byte_ngram_buckets(raw: &[u8], max_bytes: usize) -> Vec<u32> {
     }
     let buckets = u64::from(hashed::HASHED_BUCKETS);
     // A bucket is below HASHED_BUCKETS, a u32.
-    hashed_windows(&byte_ngram_input(raw, max_bytes), buckets)
-        .map(|b| b as u32)
-        .collect()
+    let input = byte_ngram_input(raw, max_bytes);
+    let mut out = Vec::with_capacity(input.len());
+    out.extend(hashed_windows(&input, buckets).map(|b| b as u32));
+    out
 }
 
 /// The bytes byte 4-grams are taken from: the first `max_bytes` of `raw` with every `X-Spam-*`
