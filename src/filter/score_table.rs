@@ -550,8 +550,10 @@ impl<'t> Rows<'t> {
 
     /// Value `column` of row `row`.
     fn value(&self, row: usize, column: usize) -> Option<f64> {
-        let at = self.starts.get(row)? + column;
-        (column < self.columns).then(|| self.values.get(at).copied())?
+        if column >= self.columns {
+            return None;
+        }
+        self.values.get(self.starts.get(row)? + column).copied()
     }
 
     /// The ids of the tokens found, ascending.
