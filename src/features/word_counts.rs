@@ -6,6 +6,7 @@
 use super::hashed::hashed_id;
 use super::vocabulary::FeatureId;
 use crate::tokenize::Tokens;
+use foldhash::fast::RandomState;
 use hashbrown::hash_table::{Entry, HashTable};
 use std::hash::BuildHasher;
 
@@ -15,6 +16,12 @@ pub struct WordCounts<'t> {
     words: Vec<&'t str>,
     counts: Vec<u32>,
     hashed: Vec<FeatureId>,
+    /// Each word's number in `words`, by its hash under `state`.
+    seen: HashTable<usize>,
+    /// Seeded at random in each process: the words are a sender's, and with a seed anyone
+    /// could look up, a message of words made to collide would cost time quadratic in its
+    /// length. The order of `words` does not depend on it.
+    state: RandomState,
 }
 
 impl<'t> WordCounts<'t> {
@@ -23,7 +30,7 @@ impl<'t> WordCounts<'t> {
     /// words holds): the pipe filter's whole heap is a few hundred kilobytes, and each page
     /// of it a fresh one the kernel must fault in.
     pub fn of(lists: impl IntoIterator<Item = &'t Tokens>) -> Self {
-        let state = foldhash::fast::FixedState::default();
+        let state = RandomState::default();
         let (mut words, mut counts, mut hashed) = (Vec::new(), Vec::<u32>::new(), Vec::new());
         let mut seen: HashTable<usize> = HashTable::new();
         for tokens in lists {
@@ -53,7 +60,15 @@ impl<'t> WordCounts<'t> {
             words,
             counts,
             hashed,
+            seen,
+            state,
         }
+    }
+
+    /// Whether `word` is among [`WordCounts::words`].
+    pub fn contains(&self, word: &str) -> bool {
+        let hash = self.state.hash_one(word);
+        (self.seen.find(hash, |&w| self.words[w] == word)).is_some()
     }
 
     /// The distinct words, in order of first occurrence.
@@ -99,5 +114,7 @@ mod tests {
         assert_eq!(counted.words(), ["buy", "now", "cheap"]);
         assert_eq!(counted.counts(), [3, 3, 1]);
         assert_eq!(counted.hashed(), [HASHED_BASE + 7; 2]);
+        assert!(counted.contains("cheap") && counted.contains("buy"));
+        assert!(!counted.contains("sell") && !counted.contains(&hashed));
     }
 }

@@ -529,7 +529,7 @@ impl Columns {
 
 /// The rows of a message's vocabulary tokens found in the table, sorted by id: each token's
 /// id, bytes and values (one per column).
-#[derive(Debug, Default, PartialEq)]
+#[derive(Debug, Default)]
 pub(crate) struct Rows<'t> {
     ids: Vec<FeatureId>,
     tokens: Vec<&'t [u8]>,

@@ -114,11 +114,10 @@ pub(crate) fn composed_for(
         }
         before = patch.vocabulary_len();
     }
-    let wanted: foldhash::HashSet<&str> = words.iter().copied().collect();
     let mut later: Vec<(FeatureId, &str)> = patches
         .iter()
         .flat_map(|p| p.added())
-        .filter(|(id, t)| u64::from(*id) >= saved && wanted.contains(t))
+        .filter(|(id, t)| u64::from(*id) >= saved && counted.contains(t))
         .collect();
     later.sort_unstable();
     later.dedup_by_key(|(id, _)| *id);

@@ -56,7 +56,7 @@ pub(crate) fn byte_ngram_buckets(raw: &[u8], max_bytes: usize) -> Vec<u32> {
     let buckets = u64::from(hashed::HASHED_BUCKETS);
     // A bucket is below HASHED_BUCKETS, a u32.
     let input = byte_ngram_input(raw, max_bytes);
-    let mut out = Vec::with_capacity(input.len());
+    let mut out = Vec::with_capacity(input.len().saturating_sub(3));
     out.extend(hashed_windows(&input, buckets).map(|b| b as u32));
     out
 }
