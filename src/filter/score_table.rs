@@ -498,7 +498,7 @@ impl Columns {
         // The hashed places come first: all of them, or the buckets a function restricted to
         // some of them holds, which stand for all as the table counts weights.
         let front = f.weights.len();
-        let hashed = f.held_buckets().map_or(width, <[u32]>::len);
+        let hashed = f.vocabulary_start();
         if weights_len > front + width.saturating_sub(hashed) {
             if front != hashed {
                 return Err("a model's hashed weights are cut short".into());
@@ -646,8 +646,7 @@ impl ScoreTable {
         // (block, token) for each token that falls in a block, block by block.
         let mut wanted: Vec<(usize, usize)> = Vec::with_capacity(tokens.len());
         wanted.extend(
-            (tokens.iter().enumerate())
-                .filter_map(|(t, bytes)| Some((self.block_of(slot_hash(bytes.as_ref()))?, t))),
+            (0..tokens.len()).filter_map(|t| Some((self.block_of(slot_hash(token(t)))?, t))),
         );
         wanted.sort_unstable();
         let mut ids = vec![None; tokens.len()];

@@ -89,7 +89,7 @@ impl LinearFunction {
 
     /// Where the vocabulary's weights start: after the hashed features' places, or after the
     /// buckets a restricted function holds.
-    fn vocabulary_start(&self) -> usize {
+    pub(crate) fn vocabulary_start(&self) -> usize {
         let width = self.transform.config().input_width(0);
         self.held_buckets.as_ref().map_or(width, Vec::len)
     }
