@@ -10,14 +10,13 @@ mod cli;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
     cli::pages::use_small_pages();
     // Usage errors exit 3 like every other error: exit codes 1 and 2 mean ham and unsure to
     // the mail setups that call spamsort.
-    let args = match cli::Cli::try_parse() {
+    let args = match cli::parse() {
         Ok(args) => args,
         Err(e) => {
             let _ = e.print();

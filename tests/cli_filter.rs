@@ -421,3 +421,42 @@ fn hundred_megabyte_message_streams_through_marked_within_64_mb_of_data() {
     let took = started.elapsed();
     assert!(took < Duration::from_secs(60), "took {took:?}");
 }
+
+#[test]
+fn model_named_by_the_environment_or_a_flag_and_usage_errors_still_reported() {
+    // `filter`'s plain command lines skip clap (src/cli/filter_argv.rs): the same answers.
+    let spam = std::fs::read(&sample_files()[0]).unwrap();
+    let t = TestDir::new();
+    let missing = t.path().join("missing.spamsort");
+    let marked = |args: &[&std::ffi::OsStr], env: Option<&std::path::Path>| {
+        let mut cmd = spamsort();
+        cmd.arg("filter").args(args).env_remove("SPAMSORT_MODEL");
+        if let Some(model) = env {
+            cmd.env("SPAMSORT_MODEL", model);
+        }
+        let out = cmd.write_stdin(spam.clone()).assert().success();
+        assert_eq!(
+            out.get_output().stdout.len() > spam.len(),
+            count_fields(&out.get_output().stdout, "X-Spam-Status") == 1
+        );
+        count_fields(&out.get_output().stdout, "X-Spam-Status")
+    };
+    let model = trained_model();
+    assert_eq!(marked(&[], Some(&model)), 1);
+    assert_eq!(marked(&["-m".as_ref(), missing.as_ref()], Some(&model)), 0);
+    assert_eq!(marked(&["--model".as_ref(), model.as_ref()], None), 1);
+    for usage in [
+        &["--model"][..],
+        &["--max-size", "1k"],
+        &["--exit-code", "--exit-code"],
+    ] {
+        spamsort()
+            .arg("filter")
+            .args(usage)
+            .env_remove("SPAMSORT_MODEL")
+            .write_stdin(spam.clone())
+            .assert()
+            .code(3)
+            .stderr(predicates::str::contains("error:"));
+    }
+}

@@ -9,12 +9,15 @@ use spamsort::model_file::UpdateLock;
 use spamsort::models::ModelKind;
 use std::path::{Path, PathBuf};
 
+/// The environment variable naming the model file when no `--model` does.
+pub const MODEL_ENV: &str = "SPAMSORT_MODEL";
+
 // Where the model file lives, and which config file to read over the system's and the user's.
 // (Plain comments on these argument structs, not doc comments: see `Command` in cli/mod.rs.)
 #[derive(Debug, Clone, clap::Args)]
 pub struct ModelArgs {
     /// Model file [default: config `model`, else $XDG_DATA_HOME/spamsort/model.spamsort]
-    #[arg(long, short = 'm', value_name = "FILE", env = "SPAMSORT_MODEL")]
+    #[arg(long, short = 'm', value_name = "FILE", env = MODEL_ENV)]
     pub model: Option<PathBuf>,
     /// Config file read over /etc/spamsort/config.toml and the user's config file (flags
     /// still win over it).
@@ -64,6 +67,14 @@ pub fn waiting(path: &Path) -> impl FnOnce() + '_ {
             path.display()
         )
     }
+}
+
+/// The model kind of command-line name `name` (exactly one of [`ModelKind::WITH_FUSION`]'s
+/// names, as [`model_kind`] accepts them).
+pub fn model_kind_named(name: &str) -> Option<ModelKind> {
+    ModelKind::WITH_FUSION
+        .into_iter()
+        .find(|k| k.name() == name)
 }
 
 /// Parses a model name on the command line: the names are [`ModelKind::WITH_FUSION`]'s, so a

@@ -19,18 +19,18 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 #[derive(Debug, clap::Args)]
 pub struct FilterArgs {
     #[command(flatten)]
-    model: ModelArgs,
+    pub(super) model: ModelArgs,
     #[command(flatten)]
-    verdict: VerdictArgs,
+    pub(super) verdict: VerdictArgs,
     #[command(flatten)]
-    headers: HeaderArgs,
+    pub(super) headers: HeaderArgs,
     /// Exit 0 for spam, 1 ham, 2 unsure, 3 error (bogofilter's codes) instead of always 0.
     #[arg(long)]
-    exit_code: bool,
+    pub(super) exit_code: bool,
     /// Messages larger than this many bytes pass through unclassified; up to this many bytes
     /// are then held to tell. Default: no limit, and only the head the model reads is held.
     #[arg(long, value_name = "BYTES")]
-    max_size: Option<u64>,
+    pub(super) max_size: Option<u64>,
 }
 
 pub fn run(args: FilterArgs) -> anyhow::Result<ExitStatus> {

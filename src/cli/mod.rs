@@ -10,6 +10,7 @@ mod eval;
 mod exit_code;
 mod explain;
 mod filter;
+mod filter_argv;
 mod info;
 mod input;
 mod learn;
@@ -77,6 +78,19 @@ enum Command {
     },
     /// Print the man page (roff): `spamsort man | man -l -`.
     Man,
+}
+
+/// The command line: `spamsort filter`'s plain forms read directly (see `filter_argv`: the
+/// pipe filter starts once per message), anything else parsed by clap.
+pub fn parse() -> Result<Cli, clap::Error> {
+    let argv: Vec<_> = std::env::args_os().collect();
+    let model_env = std::env::var_os(args::MODEL_ENV);
+    match filter_argv::parse(&argv, model_env.as_deref()) {
+        Some(args) => Ok(Cli {
+            command: Command::Filter(args),
+        }),
+        None => Cli::try_parse_from(argv),
+    }
 }
 
 /// Runs the parsed command line.
