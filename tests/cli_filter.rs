@@ -442,8 +442,8 @@ fn model_named_by_the_environment_or_a_flag_and_usage_errors_still_reported() {
         count_fields(&out.get_output().stdout, "X-Spam-Status")
     };
     let model = trained_model();
-    assert_eq!(marked(&[], Some(&model)), 1);
-    assert_eq!(marked(&["-m".as_ref(), missing.as_ref()], Some(&model)), 0);
+    assert_eq!(marked(&[], Some(model)), 1);
+    assert_eq!(marked(&["-m".as_ref(), missing.as_ref()], Some(model)), 0);
     assert_eq!(marked(&["--model".as_ref(), model.as_ref()], None), 1);
     for usage in [
         &["--model"][..],
