@@ -1,27 +1,27 @@
 //! [`sorted_matches`]: where the values of one ascending id list occur in another.
 
-use std::cmp::Ordering;
-
 /// For each value of `wanted` that `within` also holds, its place in each: `(i, j)` with
 /// `wanted[i] == within[j]`, ascending. Both lists must be strictly ascending (then this is
 /// what a binary search of `within` for each of `wanted` finds); on other lists the pairs are
 /// still in bounds, only not all matches. One pass over both: a learn's patch maps a thousand
 /// or more bucket and token ids into a message's this way, which binary searches did in a
 /// tenth of a journaled `filter`'s time.
+///
+/// The pass has no branch on the comparisons: the ids of two messages interleave at random,
+/// and a branch on which list to advance guessed wrong about every other step (a journal of 16
+/// learns spent a quarter of its `filter`'s time here so, by `perf record`).
 pub(crate) fn sorted_matches(wanted: &[u32], within: &[u32]) -> Vec<(usize, usize)> {
-    let mut pairs = Vec::with_capacity(wanted.len().min(within.len()));
-    let (mut i, mut j) = (0, 0);
-    while let (Some(a), Some(b)) = (wanted.get(i), within.get(j)) {
-        match a.cmp(b) {
-            Ordering::Less => i += 1,
-            Ordering::Greater => j += 1,
-            Ordering::Equal => {
-                pairs.push((i, j));
-                i += 1;
-                j += 1;
-            }
-        }
+    let mut pairs = vec![(0, 0); wanted.len().min(within.len())];
+    let (mut i, mut j, mut found) = (0, 0, 0);
+    while let (Some(&a), Some(&b)) = (wanted.get(i), within.get(j)) {
+        // Written at every step, kept (counted) on a match. `found` is at most the smaller
+        // of `i` and `j`, so in bounds.
+        pairs[found] = (i, j);
+        found += usize::from(a == b);
+        i += usize::from(a <= b);
+        j += usize::from(b <= a);
     }
+    pairs.truncate(found);
     pairs
 }
 
@@ -51,6 +51,20 @@ mod tests {
                 .filter_map(|(i, x)| Some((i, b.binary_search(x).ok()?)))
                 .collect();
             prop_assert_eq!(sorted_matches(&a, &b), searched);
+        }
+
+        #[test]
+        fn on_any_lists_pairs_are_in_bounds_rising_and_equal(
+            a in proptest::collection::vec(0u32..20, 0..40),
+            b in proptest::collection::vec(0u32..20, 0..40),
+        ) {
+            let pairs = sorted_matches(&a, &b);
+            for (k, &(i, j)) in pairs.iter().enumerate() {
+                prop_assert_eq!(a[i], b[j]);
+                if let Some(&(pi, pj)) = k.checked_sub(1).map(|p| &pairs[p]) {
+                    prop_assert!(pi < i && pj < j);
+                }
+            }
         }
     }
 }
