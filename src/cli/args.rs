@@ -14,7 +14,7 @@ pub const MODEL_ENV: &str = "SPAMSORT_MODEL";
 
 // Where the model file lives, and which config file to read over the system's and the user's.
 // (Plain comments on these argument structs, not doc comments: see `Command` in cli/mod.rs.)
-#[derive(Debug, Clone, clap::Args)]
+#[derive(Debug, Clone, Default, clap::Args)]
 pub struct ModelArgs {
     /// Model file [default: config `model`, else $XDG_DATA_HOME/spamsort/model.spamsort]
     #[arg(long, short = 'm', value_name = "FILE", env = MODEL_ENV)]
@@ -69,14 +69,6 @@ pub fn waiting(path: &Path) -> impl FnOnce() + '_ {
     }
 }
 
-/// The model kind of command-line name `name` (exactly one of [`ModelKind::WITH_FUSION`]'s
-/// names, as [`model_kind`] accepts them).
-pub fn model_kind_named(name: &str) -> Option<ModelKind> {
-    ModelKind::WITH_FUSION
-        .into_iter()
-        .find(|k| k.name() == name)
-}
-
 /// Parses a model name on the command line: the names are [`ModelKind::WITH_FUSION`]'s, so a
 /// new kind needs no edit here, and `--help`, completions and usage errors list them.
 pub fn model_kind() -> impl clap::builder::TypedValueParser<Value = ModelKind> {
@@ -86,7 +78,7 @@ pub fn model_kind() -> impl clap::builder::TypedValueParser<Value = ModelKind> {
 }
 
 // Which model answers and where its verdict cut-offs lie.
-#[derive(Debug, Clone, clap::Args)]
+#[derive(Debug, Clone, Default, clap::Args)]
 pub struct VerdictArgs {
     /// Use this trained model instead of the active one.
     #[arg(long, value_name = "NAME", value_parser = model_kind())]
@@ -100,7 +92,7 @@ pub struct VerdictArgs {
 }
 
 // How verdicts are written into headers (`filter`, `daemon --add-headers`, `serve`).
-#[derive(Debug, Clone, clap::Args)]
+#[derive(Debug, Clone, Default, clap::Args)]
 pub struct HeaderArgs {
     /// Start every field name with this instead of `X-Spam-` (such as `X-Spamsort-`, to run
     /// behind SpamAssassin and leave its fields alone) [default: config `header_prefix`, else

@@ -16,7 +16,7 @@ use std::io::{Read, Write};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 // Arguments of `spamsort filter` (not a doc comment: see `Command`).
-#[derive(Debug, clap::Args)]
+#[derive(Debug, Default, clap::Args)]
 pub struct FilterArgs {
     #[command(flatten)]
     pub(super) model: ModelArgs,
