@@ -94,22 +94,18 @@ impl SparseVector {
     /// [`Tokenizer::byte_ngram_ids`](crate::tokenize::Tokenizer::byte_ngram_ids), repeats
     /// counted; any other id is ignored) added: what the count vector of the same tokens with
     /// their `b4:` tokens is.
-    pub fn with_hashed(self, ids: Vec<FeatureId>) -> SparseVector {
+    pub fn with_hashed(mut self, ids: Vec<FeatureId>) -> SparseVector {
         if ids.is_empty() {
             return self;
         }
-        let hashed = counted_hashed(ids);
+        let ids = sorted_hashed_ids(ids);
         if self.ids().last().is_none_or(|&id| !is_hashed(id)) {
-            // Every id of `self` is below every hashed one: the entries follow each other.
-            let ids = self.ids().iter().chain(hashed.ids()).copied().collect();
-            let values = self
-                .values()
-                .iter()
-                .chain(hashed.values())
-                .copied()
-                .collect();
-            return SparseVector::from_sorted(ids, values);
+            // Every id of `self` is below every hashed one: the entries follow its own.
+            self.push_counted(&ids);
+            return self;
         }
+        let mut hashed = SparseVector::default();
+        hashed.push_counted(&ids);
         SparseVector::from_pairs(self.iter().chain(hashed.iter()).collect())
     }
 
@@ -164,23 +160,14 @@ pub(crate) fn sorted_buckets(ids: impl IntoIterator<Item = FeatureId>) -> Vec<u3
     buckets
 }
 
-/// The count vector of hashed ids (repeats counted; an id that is not hashed is dropped). As
-/// [`SparseVector::from_ids`], but sorted by [`sorted_buckets`].
-fn counted_hashed(ids: Vec<FeatureId>) -> SparseVector {
-    let buckets = sorted_buckets(ids);
-    let mut ids: Vec<FeatureId> = Vec::with_capacity(buckets.len());
-    let mut values: Vec<f64> = Vec::with_capacity(buckets.len());
-    for b in buckets {
-        if ids.last() == Some(&(HASHED_BASE + b)) {
-            if let Some(v) = values.last_mut() {
-                *v += 1.0;
-            }
-        } else {
-            ids.push(HASHED_BASE + b);
-            values.push(1.0);
-        }
+/// The hashed ids among `ids` (an id that is not hashed is dropped), repeats kept,
+/// increasing: sorted by [`sorted_buckets`].
+fn sorted_hashed_ids(ids: Vec<FeatureId>) -> Vec<FeatureId> {
+    let mut ids = sorted_buckets(ids);
+    for id in &mut ids {
+        *id += HASHED_BASE;
     }
-    SparseVector::from_sorted(ids, values)
+    ids
 }
 
 /// Back from a hashed model's input id to its count-vector id (the inverse of the map in
@@ -250,12 +237,10 @@ mod tests {
                 HASHED_BASE + bucket
             })
             .collect();
-        assert_eq!(counted_hashed(ids.clone()), SparseVector::from_ids(ids));
-        assert_eq!(
-            counted_hashed(vec![5, HASHED_BASE + 1]).ids(),
-            [HASHED_BASE + 1]
-        );
-        assert_eq!(counted_hashed(Vec::new()), SparseVector::default());
+        let counted = |ids| SparseVector::default().with_hashed(ids);
+        assert_eq!(counted(ids.clone()), SparseVector::from_ids(ids));
+        assert_eq!(counted(vec![5, HASHED_BASE + 1]).ids(), [HASHED_BASE + 1]);
+        assert_eq!(counted(Vec::new()), SparseVector::default());
     }
 
     #[test]

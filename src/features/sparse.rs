@@ -15,15 +15,31 @@ impl SparseVector {
     pub fn from_ids(mut ids: Vec<FeatureId>) -> Self {
         ids.sort_unstable();
         let mut out = SparseVector::default();
-        for id in ids {
-            if out.ids.last() == Some(&id) {
-                *out.values.last_mut().expect("values track ids") += 1.0;
-            } else {
-                out.ids.push(id);
-                out.values.push(1.0);
-            }
-        }
+        out.push_counted(&ids);
         out
+    }
+
+    /// Appends the count vector of `sorted` (ascending ids, repeats counted: each id once,
+    /// valued its number of repeats), whose ids all exceed this vector's. The storage grows
+    /// once, to its size: grown by doubling, each size passed through is more memory to
+    /// allocate and copy (and, in a short-lived `filter`, fresh pages to fault in).
+    pub(crate) fn push_counted(&mut self, sorted: &[FeatureId]) {
+        debug_assert!(sorted.is_sorted());
+        debug_assert!(
+            self.ids
+                .last()
+                .zip(sorted.first())
+                .is_none_or(|(a, b)| a < b)
+        );
+        let runs = || sorted.chunk_by(|a, b| a == b);
+        let distinct = runs().count();
+        self.ids.reserve_exact(distinct);
+        self.values.reserve_exact(distinct);
+        for run in runs() {
+            self.ids.push(run[0]);
+            // A count is far below 2^53: the same number adding 1.0 per repeat gives.
+            self.values.push(run.len() as f64);
+        }
     }
 
     /// Builds a vector from (id, value) pairs; pairs are sorted, repeated ids summed and zeros
@@ -140,5 +156,24 @@ mod tests {
         assert!((n.squared_norm() - 1.0).abs() < 1e-12);
         let p = SparseVector::from_pairs(vec![(4, 1.0), (2, 0.5), (4, -1.0)]);
         assert_eq!((p.ids(), p.values()), (&[2][..], &[0.5][..]));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn ids_are_counted_once_each_and_appended(
+            ids in proptest::collection::vec(0u32..50, 0..200),
+            more in proptest::collection::vec(50u32..80, 0..100),
+        ) {
+            let mut counts = std::collections::BTreeMap::new();
+            for &id in ids.iter().chain(&more) {
+                *counts.entry(id).or_insert(0.0) += 1.0;
+            }
+            let mut v = SparseVector::from_ids(ids);
+            let mut more = more;
+            more.sort_unstable();
+            v.push_counted(&more);
+            proptest::prop_assert!(v.ids().iter().copied().eq(counts.keys().copied()));
+            proptest::prop_assert!(v.values().iter().copied().eq(counts.values().copied()));
+        }
     }
 }
