@@ -74,14 +74,13 @@ impl SectionParts {
         let start = start as u64;
         // Past the weights: what follows them (a bound past the section is refused below).
         let after = start.saturating_add(reals.bytes());
-        let ranges: Vec<_> = std::iter::once(0..start)
+        let ranges = std::iter::once(0..start)
             .chain(kept.iter().map(|&b| {
                 let r = reals.range_of(u64::from(b));
                 start + r.start..start + r.end
             }))
-            .chain(std::iter::once(after..file.section_len(section).max(after)))
-            .collect();
-        let pieces = file.section_pieces(section, &ranges)?;
+            .chain(std::iter::once(after..file.section_len(section).max(after)));
+        let pieces = file.section_pieces(section, ranges)?;
         let (settings, rest) = pieces.split_at(start as usize);
         if settings != &head[..start as usize] {
             return Err(ModelFileError::invalid(path, "the file changed while read"));

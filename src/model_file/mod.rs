@@ -622,25 +622,32 @@ impl ModelFileReader {
     pub fn section_pieces(
         &self,
         i: usize,
-        ranges: &[Range<u64>],
+        ranges: impl Iterator<Item = Range<u64>> + Clone,
     ) -> Result<Vec<u8>, ModelFileError> {
         let e = self.entry(i)?;
-        let mut last = 0;
-        for r in ranges {
+        let (mut last, mut wanted) = (0, 0);
+        for r in ranges.clone() {
             if r.start < last || r.end < r.start || r.end > e.len {
                 let reason = format!("pieces out of order or past the end of section {i}");
                 return Err(ModelFileError::invalid(&self.path, reason));
             }
             last = r.end;
+            wanted += r.end - r.start;
         }
-        let wanted = ranges.iter().map(|r| r.end - r.start).sum::<u64>();
         // Bounded by the section's length, which the directory check bounds by the file's.
         let mut out = Vec::with_capacity(wanted as usize);
-        // Appends to `out` the bytes of the ranges from `next` on that lie in `chunk`, which
-        // starts at byte `at` of the section; `next` moves past the ranges it ends.
-        fn copy(ranges: &[Range<u64>], next: &mut usize, at: u64, chunk: &[u8], out: &mut Vec<u8>) {
+        // Appends to `out` the bytes of the ranges `next` yields that lie in `chunk`, which
+        // starts at byte `at` of the section; `next` moves past the ranges it ends. (The
+        // ranges are not collected: a message's buckets make a thousand or more, 16 bytes each
+        // of fresh memory for the one-message filter.)
+        fn copy<I: Iterator<Item = Range<u64>>>(
+            next: &mut std::iter::Peekable<I>,
+            at: u64,
+            chunk: &[u8],
+            out: &mut Vec<u8>,
+        ) {
             let end = at + chunk.len() as u64;
-            while let Some(r) = ranges.get(*next) {
+            while let Some(r) = next.peek() {
                 let (from, to) = (r.start.max(at), r.end.min(end));
                 if from < to {
                     let piece = &chunk[(from - at) as usize..(to - at) as usize];
@@ -659,12 +666,12 @@ impl ModelFileReader {
                 if r.end > end {
                     break;
                 }
-                *next += 1;
+                next.next();
             }
         }
-        let mut next = 0;
+        let mut next = ranges.peekable();
         if let Some(bytes) = self.sections[i].get() {
-            copy(ranges, &mut next, 0, bytes, &mut out);
+            copy(&mut next, 0, bytes, &mut out);
             return Ok(out);
         }
         let mut crc = crc32fast::Hasher::new();
@@ -676,7 +683,7 @@ impl ModelFileReader {
             let chunk = &mut chunk[..n];
             self.read_exact_at(&file, e.offset + at, chunk)?;
             crc.update(chunk);
-            copy(ranges, &mut next, at, chunk, &mut out);
+            copy(&mut next, at, chunk, &mut out);
             at += n as u64;
         }
         if crc.finalize() != e.crc {
@@ -1022,7 +1029,11 @@ mod tests {
                 .iter()
                 .flat_map(|r| big[r.start as usize..r.end as usize].to_vec())
                 .collect();
-            assert_eq!(r.section_pieces(1, ranges).unwrap(), want, "{ranges:?}");
+            assert_eq!(
+                r.section_pieces(1, ranges.iter().cloned()).unwrap(),
+                want,
+                "{ranges:?}"
+            );
         };
         let r = ModelFileReader::open(&path).unwrap();
         assert_eq!(r.section_len(1), n);
@@ -1031,7 +1042,7 @@ mod tests {
         }
         // A section shorter than a chunk.
         assert_eq!(
-            r.section_pieces(0, &[0..1, 1..1]).unwrap(),
+            r.section_pieces(0, [0..1, 1..1].into_iter()).unwrap(),
             encode_section(&1u64)
         );
         // From a section already held whole, the same.
@@ -1043,23 +1054,26 @@ mod tests {
         let r = ModelFileReader::open(&path).unwrap();
         let reversed = Range { start: 4, end: 2 };
         for bad in [[5..6, 0..1], [0..0, reversed], [0..1, n - 1..n + 1]] {
-            assert!(r.section_pieces(1, &bad).is_err(), "{bad:?}");
+            assert!(
+                r.section_pieces(1, bad.clone().into_iter()).is_err(),
+                "{bad:?}"
+            );
         }
-        assert!(r.section_pieces(2, &[]).is_err());
+        assert!(r.section_pieces(2, std::iter::empty()).is_err());
         // A byte changed anywhere in the section, even outside the ranges, is found.
         let mut bytes = encode_sections(&sections);
         let last = bytes.len() - 1;
         bytes[last] ^= 1;
         std::fs::write(&path, &bytes).unwrap();
         let r = ModelFileReader::open(&path).unwrap();
-        let err = r.section_pieces(1, &[0..1, 2..3]).unwrap_err();
+        let err = r.section_pieces(1, [0..1, 2..3].into_iter()).unwrap_err();
         assert!(err.to_string().contains("checksum mismatch"), "{err}");
         // So is a file cut short after it was opened.
         std::fs::write(&path, encode_sections(&sections)).unwrap();
         let r = ModelFileReader::open(&path).unwrap();
         std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
         assert!(matches!(
-            r.section_pieces(1, &[0..1, 2..3]),
+            r.section_pieces(1, [0..1, 2..3].into_iter()),
             Err(ModelFileError::Truncated { .. })
         ));
     }
