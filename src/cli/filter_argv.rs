@@ -4,8 +4,9 @@
 //! Why by hand: clap builds its parser for `filter` (128 allocations, the subcommand's
 //! arguments made, checked and matched) before every message, all of it code run once from
 //! cold caches. Timed inside `main` over 300 corpus messages, the parse took 127 µs (median) of
-//! the 1.0 ms `main` took; a second parse in the same process took 11 µs. Read here, a message took 0.19-0.30 ms less (static build, 400
-//! messages, shuffled against the clap build; `filter` 1.51-1.61 ms against 1.70-1.92).
+//! the 1.0 ms `main` took; a second parse in the same process took 11 µs. Read here, a message
+//! took 0.19-0.30 ms less (static build, 400 messages, shuffled against the clap build, three
+//! runs: `filter` 1.51-1.63 ms against 1.70-1.92).
 //!
 //! clap stays the authority: [`parse`] reads only the forms below and answers `None` for
 //! anything else (`--help`, `-mFILE`, a flag given twice, a value clap would refuse or that
@@ -89,7 +90,9 @@ pub(super) fn parse(argv: &[OsString], model_env: Option<&OsStr>) -> Option<Filt
         && let Some(path) = model_env
     {
         // clap takes the variable's value as it is, a leading `-` included.
-        (!path.is_empty()).then_some(())?;
+        if path.is_empty() {
+            return None;
+        }
         out.model.model = Some(PathBuf::from(path));
     }
     Some(out)
