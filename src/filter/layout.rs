@@ -139,7 +139,7 @@ impl SpamFilter {
         let index: ScoreIndex = reader.read(SCORE_INDEX_SECTION)?;
         let table = Contents::read(&index, &reader.section_owned(SCORE_BLOCKS_SECTION)?)
             .map_err(invalid)?;
-        if index.models.len() != head.kinds.len() {
+        if index.head.models.len() != head.kinds.len() {
             return Err(wrong_model(path));
         }
         let (vocabulary, columns) =
@@ -166,11 +166,11 @@ impl SpamFilter {
                 continue;
             }
             let mut model: TrainedModel = reader.read_owned(FIRST_MODEL_SECTION + i)?;
-            if model.model.kind() != *kind || index.models[i].kind != *kind {
+            if model.model.kind() != *kind || index.head.models[i].kind != *kind {
                 return Err(wrong_model(path));
             }
             columns
-                .restore(&mut model, &index.models[i])
+                .restore(&mut model, &index.head.models[i])
                 .map_err(invalid)?;
             models.push(model);
         }

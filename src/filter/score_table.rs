@@ -31,10 +31,11 @@
 //! instead: see `super::scorer`.)
 
 use crate::features::{CountsSection, FeatureConfig, FeatureId, Vocabulary, slot_hash};
-use crate::model_file::packed::Elements;
+use crate::model_file::packed::{Elements, Packed};
 use crate::model_file::{ModelFileError, ModelFileReader};
 use crate::models::{Calibration, ModelKind, NbScoring, TrainedModel};
 use serde::{Deserialize, Serialize};
+use std::ops::Range;
 
 /// Blocks are cut once they reach this many bytes: small enough that a message's few hundred
 /// tokens read little, large enough that the index stays a few kilobytes per 100,000 tokens.
@@ -96,17 +97,11 @@ impl ScoreModel {
     }
 }
 
-/// The score table's index section.
+/// The score table's index section: its head, then the blocks' fences.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct ScoreIndex {
-    /// The models, in the head's order.
-    pub models: Vec<ScoreModel>,
-    /// Values per record.
-    pub columns: u32,
-    /// Slots of the vocabulary's hash table (see `Vocabulary::from_parts`).
-    pub slots: u64,
-    /// How many tokens the vocabulary holds: a token learned later is numbered from here.
-    pub tokens: u64,
+    /// Everything but the fences (encoded first: the head's fields are the index's first).
+    pub head: IndexHead,
     /// The first hash of each block.
     #[serde(with = "crate::model_file::packed::u64s")]
     fences: Vec<u64>,
@@ -115,27 +110,57 @@ pub(crate) struct ScoreIndex {
     ends: Vec<u32>,
 }
 
+/// What the score table's index holds besides the blocks' fences: the models' settings and
+/// the vocabulary's size.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct IndexHead {
+    /// The models, in the head's order.
+    pub models: Vec<ScoreModel>,
+    /// Values per record.
+    pub columns: u32,
+    /// Slots of the vocabulary's hash table (see `Vocabulary::from_parts`).
+    pub slots: u64,
+    /// How many tokens the vocabulary holds: a token learned later is numbered from here.
+    pub tokens: u64,
+}
+
+/// The index's fences borrowed where they lie in its section's bytes, as [`ScoreTable`] reads
+/// them: the same encoding as [`ScoreIndex`]'s.
+type IndexView<'a> = (IndexHead, Packed<'a, u64>, Packed<'a, u32>);
+
+/// Checks what a reader relies on before it trusts an index: a fence per block, blocks in
+/// order, at most four columns per model (its weights, idf and two count arrays) and every
+/// column a model names among them.
+fn check(
+    head: &IndexHead,
+    fences: &impl Elements<u64>,
+    ends: &impl Elements<u32>,
+) -> Result<(), &'static str> {
+    let n = fences.len();
+    let all = |ok: &dyn Fn(usize) -> Option<bool>| (1..n).all(|i| ok(i) == Some(true));
+    let fences_rise = all(&|i| Some(fences.at(i - 1)? < fences.at(i)?));
+    let ends_rise = all(&|i| Some(ends.at(i - 1)? <= ends.at(i)?));
+    if n != ends.len() || !ends_rise || !fences_rise {
+        return Err("the score table's index is malformed");
+    }
+    if head.columns as usize > 4 * head.models.len() {
+        return Err("the score table has more columns than its models");
+    }
+    let named = |c: u32| c < head.columns;
+    if !head.models.iter().all(|m| {
+        named(m.weights)
+            && m.idf.is_none_or(named)
+            && m.counts.is_none_or(|c| c.map(named) == [true; 2])
+    }) {
+        return Err("the score table names a column it does not have");
+    }
+    Ok(())
+}
+
 impl ScoreIndex {
-    /// Checks what a reader relies on before it trusts the index: a fence per block, blocks in
-    /// order, at most four columns per model (its weights, idf and two count arrays) and every
-    /// column a model names among them.
+    /// [`check`] of this index.
     fn check(&self) -> Result<(), &'static str> {
-        let fences_rise = self.fences.windows(2).all(|w| w[0] < w[1]);
-        if self.fences.len() != self.ends.len() || !self.ends.is_sorted() || !fences_rise {
-            return Err("the score table's index is malformed");
-        }
-        if self.columns as usize > 4 * self.models.len() {
-            return Err("the score table has more columns than its models");
-        }
-        let named = |c: u32| c < self.columns;
-        if !self.models.iter().all(|m| {
-            named(m.weights)
-                && m.idf.is_none_or(named)
-                && m.counts.is_none_or(|c| c.map(named) == [true; 2])
-        }) {
-            return Err("the score table names a column it does not have");
-        }
-        Ok(())
+        check(&self.head, &self.fences, &self.ends)
     }
 }
 
@@ -226,10 +251,12 @@ pub(crate) fn build(vocabulary: &Vocabulary, models: &[TrainedModel]) -> (ScoreI
         close(&mut block, &mut blocks, &mut ends);
     }
     let index = ScoreIndex {
-        models: score_models,
-        columns: columns.len() as u32,
-        slots: vocabulary.slots() as u64,
-        tokens: n as u64,
+        head: IndexHead {
+            models: score_models,
+            columns: columns.len() as u32,
+            slots: vocabulary.slots() as u64,
+            tokens: n as u64,
+        },
         fences,
         ends,
     };
@@ -404,7 +431,7 @@ impl Contents {
     /// held per record but its token's place.
     pub fn read(index: &ScoreIndex, blocks: &[u8]) -> Result<Contents, String> {
         index.check()?;
-        let columns = index.columns as usize;
+        let columns = index.head.columns as usize;
         let record_values = 8 * columns;
         let mut n = 0usize;
         let mut start = 0usize;
@@ -464,7 +491,7 @@ impl Contents {
         index: &ScoreIndex,
         counts: CountsSection,
     ) -> (Vocabulary, Columns) {
-        let slots = usize::try_from(index.slots).unwrap_or(usize::MAX);
+        let slots = usize::try_from(index.head.slots).unwrap_or(usize::MAX);
         let vocabulary = Vocabulary::from_parts(self.blob, self.ends, counts, slots);
         (vocabulary, self.columns)
     }
@@ -590,10 +617,49 @@ impl<'t> Rows<'t> {
 }
 
 /// A score table read from a model file, block by block as messages need them.
+///
+/// Its fences are read where the file's reader holds the index section's bytes, not decoded
+/// into arrays of their own: a table of 60,000 tokens has some 3,800 blocks, and their
+/// fences' 46 KB, copied, were a dozen fresh pages for every `filter` process to fault in.
 #[derive(Debug)]
 pub(crate) struct ScoreTable {
+    /// The blocks section.
     section: usize,
-    index: ScoreIndex,
+    /// The index section, which the reader holds once read.
+    index_section: usize,
+    head: IndexHead,
+    /// Where the fences and the blocks' ends lie in the index section.
+    fences: Range<usize>,
+    ends: Range<usize>,
+}
+
+/// The fences and the blocks' ends of a [`ScoreTable`], borrowed from its index section.
+struct Fences<'a> {
+    fences: Packed<'a, u64>,
+    ends: Packed<'a, u32>,
+}
+
+impl Fences<'_> {
+    /// The block a token of this hash is in, if any.
+    fn block_of(&self, hash: u64) -> Option<usize> {
+        // The number of fences at most `hash` (they rise), by bisection.
+        let (mut low, mut high) = (0, self.fences.len());
+        while low < high {
+            let mid = low + (high - low) / 2;
+            if self.fences.at(mid).is_some_and(|f| f <= hash) {
+                low = mid + 1;
+            } else {
+                high = mid;
+            }
+        }
+        low.checked_sub(1)
+    }
+
+    /// Where block `i` lies in the blocks section.
+    fn span(&self, i: usize) -> (u64, u64) {
+        let end = |i| u64::from(self.ends.at(i).unwrap_or(0));
+        (if i == 0 { 0 } else { end(i - 1) }, end(i))
+    }
 }
 
 impl ScoreTable {
@@ -604,33 +670,39 @@ impl ScoreTable {
         index: usize,
         blocks: usize,
     ) -> Result<ScoreTable, ModelFileError> {
-        let index: ScoreIndex = file.read(index)?;
-        index
-            .check()
+        let bytes = file.section(index)?;
+        let (head, fences, ends): IndexView<'_> =
+            crate::model_file::decode_exact(bytes, file.path())?;
+        check(&head, &fences, &ends)
             .map_err(|reason| ModelFileError::invalid(file.path(), reason))?;
+        // Where a borrowed array lies in `bytes`.
+        let within = |part: &[u8]| {
+            let start = part.as_ptr() as usize - bytes.as_ptr() as usize;
+            start..start + part.len()
+        };
         Ok(ScoreTable {
             section: blocks,
-            index,
+            index_section: index,
+            fences: within(fences.bytes()),
+            ends: within(ends.bytes()),
+            head,
         })
     }
 
-    /// The index: the models' settings.
-    pub fn index(&self) -> &ScoreIndex {
-        &self.index
+    /// The index but its fences: the models' settings and the vocabulary's size.
+    pub fn index(&self) -> &IndexHead {
+        &self.head
     }
 
-    /// The block a token of this hash is in, if any.
-    fn block_of(&self, hash: u64) -> Option<usize> {
-        self.index
-            .fences
-            .partition_point(|&f| f <= hash)
-            .checked_sub(1)
-    }
-
-    /// Where block `i` lies in the blocks section.
-    fn span(&self, i: usize) -> (u64, u64) {
-        let start = if i == 0 { 0 } else { self.index.ends[i - 1] };
-        (u64::from(start), u64::from(self.index.ends[i]))
+    /// The fences, from the index section `file` holds (read when the table was opened).
+    fn fences<'f>(&self, file: &'f ModelFileReader) -> Result<Fences<'f>, ModelFileError> {
+        let bytes = file.section(self.index_section)?;
+        let malformed =
+            |_| ModelFileError::invalid(file.path(), "the score table's index is malformed");
+        Ok(Fences {
+            fences: Packed::from_bytes(&bytes[self.fences.clone()]).map_err(malformed)?,
+            ends: Packed::from_bytes(&bytes[self.ends.clone()]).map_err(malformed)?,
+        })
     }
 
     /// Looks up `tokens` (distinct): the ids of those in the vocabulary (`None` for the
@@ -642,11 +714,12 @@ impl ScoreTable {
         tokens: &[&'t T],
     ) -> Result<(Vec<Option<FeatureId>>, Rows<'t>), ModelFileError> {
         let token = |t: usize| -> &'t [u8] { tokens[t].as_ref() };
-        let columns = self.index.columns as usize;
+        let columns = self.head.columns as usize;
+        let fences = self.fences(file)?;
         // (block, token) for each token that falls in a block, block by block.
         let mut wanted: Vec<(usize, usize)> = Vec::with_capacity(tokens.len());
         wanted.extend(
-            (0..tokens.len()).filter_map(|t| Some((self.block_of(slot_hash(token(t)))?, t))),
+            (0..tokens.len()).filter_map(|t| Some((fences.block_of(slot_hash(token(t)))?, t))),
         );
         wanted.sort_unstable();
         let mut ids = vec![None; tokens.len()];
@@ -675,12 +748,12 @@ impl ScoreTable {
                 last = next;
                 n += rest[n..].partition_point(|w| w.0 == next);
             }
-            let (start, _) = self.span(first);
-            let (_, end) = self.span(last);
+            let (start, _) = fences.span(first);
+            let (_, end) = fences.span(last);
             file.read_range(self.section, start, end - start, &mut bytes)?;
             for of_block in rest[..n].chunk_by(|a, b| a.0 == b.0) {
                 let i = of_block[0].0;
-                let (s, e) = self.span(i);
+                let (s, e) = fences.span(i);
                 let block = &bytes[(s - start) as usize..(e - start) as usize];
                 let records = checked_records(block)
                     .map_err(|reason| ModelFileError::invalid(file.path(), reason))?;
@@ -743,16 +816,28 @@ mod tests {
     #[test]
     fn encode_decode_index_round_trip() {
         let index = ScoreIndex {
-            models: Vec::new(),
-            columns: 2,
-            slots: 4,
-            tokens: 3,
+            head: head(2),
             fences: vec![1, u64::MAX],
             ends: vec![10, 20],
         };
         let bytes = model_file::encode_section(&index);
         let back: ScoreIndex = postcard::from_bytes(&bytes).unwrap();
         assert_eq!(back, index);
+        // Its head's fields are the index's first, its fences as a table borrows them.
+        let (head, fences, ends): IndexView<'_> = postcard::from_bytes(&bytes).unwrap();
+        assert_eq!(head, index.head);
+        assert_eq!((fences.len(), fences.at(1)), (2, Some(u64::MAX)));
+        assert_eq!((ends.len(), ends.at(1)), (2, Some(20)));
+    }
+
+    /// The head of an index of no models and no tokens with `columns` columns.
+    fn head(columns: u32) -> IndexHead {
+        IndexHead {
+            models: Vec::new(),
+            columns,
+            slots: 0,
+            tokens: 0,
+        }
     }
 
     /// A saved filter that learned messages of many distinct words (so its table has many
@@ -806,7 +891,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (filter, file) = saved_filter(dir.path());
         let table = open_table(&file);
-        assert!(table.index().ends.len() > 10, "many blocks");
+        assert!(table.fences(&file).unwrap().ends.len() > 10, "many blocks");
         let vocabulary = filter.vocabulary();
         let n = vocabulary.len() as FeatureId;
         let tokens = tokens_by_id(vocabulary);
@@ -821,10 +906,7 @@ mod tests {
     /// `fence`, is `block`.
     fn one_block_index(fence: u64, block: &[u8]) -> ScoreIndex {
         ScoreIndex {
-            models: Vec::new(),
-            columns: 0,
-            slots: 0,
-            tokens: 0,
+            head: head(0),
             fences: vec![fence],
             ends: vec![block.len() as u32],
         }
@@ -885,10 +967,7 @@ mod tests {
     #[test]
     fn an_index_claiming_more_columns_than_its_models_or_unordered_blocks_is_refused() {
         let index = |columns, ends: Vec<u32>| ScoreIndex {
-            models: Vec::new(),
-            columns,
-            slots: 0,
-            tokens: 0,
+            head: head(columns),
             fences: vec![0; ends.len()],
             ends,
         };
@@ -906,13 +985,13 @@ mod tests {
         let contents = Contents::read(&index, blocks).unwrap();
         let section = super::super::layout::FIRST_MODEL_SECTION;
         let mut model: TrainedModel = file.read(section).unwrap();
-        let mut entry = index.models[0].clone();
+        let mut entry = index.head.models[0].clone();
         entry.bias += 1.0;
         assert!(contents.columns.restore(&mut model, &entry).is_err());
         let mut model: TrainedModel = file.read(section).unwrap();
         contents
             .columns
-            .restore(&mut model, &index.models[0])
+            .restore(&mut model, &index.head.models[0])
             .unwrap();
     }
 
@@ -921,7 +1000,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (mut filter, file) = saved_filter(dir.path());
         let (index, _) = index_and_blocks(&file);
-        let entry = |kind| index.models.iter().find(|m| m.kind == kind).unwrap();
+        let entry = |kind| index.head.models.iter().find(|m| m.kind == kind).unwrap();
         let (bernoulli, multinomial) = (
             entry(ModelKind::BernoulliNb),
             entry(ModelKind::MultinomialNb),
@@ -932,7 +1011,7 @@ mod tests {
         // arrays move into the table once, they are not copied.
         assert_eq!(bernoulli.counts, Some([1, 2]), "after its weights (no idf)");
         assert_eq!(bernoulli.counts, multinomial.counts);
-        for (i, m) in index.models.iter().enumerate() {
+        for (i, m) in index.head.models.iter().enumerate() {
             let section = file
                 .section(super::super::layout::FIRST_MODEL_SECTION + i)
                 .unwrap();
@@ -984,6 +1063,7 @@ mod tests {
         let (index, blocks) = index_and_blocks(&file);
         let contents = Contents::read(&index, blocks).unwrap();
         let i = index
+            .head
             .models
             .iter()
             .position(|m| m.kind == ModelKind::BernoulliNb)
@@ -993,11 +1073,13 @@ mod tests {
         strip(&mut model, filter.vocabulary().len());
         contents
             .columns
-            .restore(&mut model, &index.models[i])
+            .restore(&mut model, &index.head.models[i])
             .unwrap();
         assert_eq!(&model, whole);
         let mut unstripped = whole.clone();
-        let err = contents.columns.restore(&mut unstripped, &index.models[i]);
+        let err = contents
+            .columns
+            .restore(&mut unstripped, &index.head.models[i]);
         assert_eq!(
             err.unwrap_err(),
             "a model's counts are both in its section and the score table"

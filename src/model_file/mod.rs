@@ -368,7 +368,10 @@ fn decode_section<T: DeserializeOwned>(
 }
 
 /// Decodes a checked section that must hold exactly one `T`.
-fn decode_exact<'a, T: Deserialize<'a>>(bytes: &'a [u8], path: &Path) -> Result<T, ModelFileError> {
+pub(crate) fn decode_exact<'a, T: Deserialize<'a>>(
+    bytes: &'a [u8],
+    path: &Path,
+) -> Result<T, ModelFileError> {
     let (value, used) = decode_slice(bytes)
         .map_err(|e| ModelFileError::invalid(path, format!("undecodable contents: {e}")))?;
     if used != bytes.len() {

@@ -297,8 +297,13 @@ impl<'a, T: Element> Packed<'a, T> {
         self.bytes.chunks_exact(T::SIZE).map(T::read)
     }
 
+    /// The bytes of the elements (where they lie in the buffer they were decoded from).
+    pub(crate) fn bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
     /// The elements in `bytes`, whose length must be a whole number of them.
-    fn from_bytes(bytes: &'a [u8]) -> Result<Self, &'static str> {
+    pub(crate) fn from_bytes(bytes: &'a [u8]) -> Result<Self, &'static str> {
         if !bytes.len().is_multiple_of(T::SIZE) {
             return Err("packed array length is not a whole number of elements");
         }
