@@ -10,14 +10,15 @@
 # process start included, and the ratios to bogofilter, of the whole time and of the work above
 # the floor of `cat` (a process started and the message piped through). spamsort is measured
 # twice: the default build, and the build README recommends for pipe mode, statically linked
-# against musl (target x86_64-unknown-linux-musl, still position-independent) and compiled for
-# this machine's CPU (`-C target-cpu=native`), which skips the dynamic loader, glibc's start-up
-# (its CPU cache probing by `cpuid`, slow in a VM) and the Rust crates' own probing of the CPU's
-# features (memchr's, crc32fast's: `cpuid` again) at every start. The two builds must write
-# the same bytes for every message. The static build is also timed on copies of the model
-# whose journal holds 1, 8 and 16 `spamsort learn` runs (16: the most before the next learn
-# compacts the file), each learning one corpus spam with its Subject changed (so it is a new
-# message), as a user's corrections leave the file between compactions.
+# against musl (target x86_64-unknown-linux-musl, still position-independent), compiled for
+# this machine's CPU (`-C target-cpu=native`) and linked with packed relative relocations
+# (`-z pack-relative-relocs`), which skips the dynamic loader, glibc's start-up (its CPU cache
+# probing by `cpuid`, slow in a VM), the Rust crates' own probing of the CPU's features
+# (memchr's, crc32fast's: `cpuid` again) and most of the relocation table at every start. The
+# two builds must write the same bytes for every message. The static build is also timed on
+# copies of the model whose journal holds 1, 8 and 16 `spamsort learn` runs (16: the most
+# before the next learn compacts the file), each learning one corpus spam with its Subject
+# changed (so it is a new message), as a user's corrections leave the file between compactions.
 #
 # Usage: benches/pipe_latency.sh [MESSAGES]   (default 600)
 set -euo pipefail
@@ -36,7 +37,8 @@ if ! command -v musl-gcc >/dev/null; then
 fi
 cargo build --release --quiet
 # RUSTFLAGS reach the target alone (not build scripts) when --target is given.
-RUSTFLAGS="-C target-cpu=native" cargo build --release --quiet --target "$musl"
+RUSTFLAGS="-C target-cpu=native -C link-arg=-Wl,-z,pack-relative-relocs" \
+  cargo build --release --quiet --target "$musl"
 static_bin="target/$musl/release/spamsort"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
