@@ -124,24 +124,27 @@ pub(crate) struct IndexHead {
     pub tokens: u64,
 }
 
-/// The index's fences borrowed where they lie in its section's bytes, as [`ScoreTable`] reads
-/// them: the same encoding as [`ScoreIndex`]'s.
-type IndexView<'a> = (IndexHead, Packed<'a, u64>, Packed<'a, u32>);
+/// The index section as [`ScoreTable`] reads it: the head, and the fences borrowed where they
+/// lie in the section's bytes. postcard encodes a struct as its fields in order, so this pair
+/// reads [`ScoreIndex`]'s encoding (a unit test checks it).
+type IndexView<'a> = (IndexHead, Fences<'a>);
 
-/// Checks what a reader relies on before it trusts an index: a fence per block, blocks in
-/// order, at most four columns per model (its weights, idf and two count arrays) and every
-/// column a model names among them.
+/// Checks what a reader relies on before it trusts an index: a fence per block, fences
+/// rising, blocks in order, at most four columns per model (its weights, idf and two count
+/// arrays) and every column a model names among them.
 fn check(
     head: &IndexHead,
     fences: &impl Elements<u64>,
     ends: &impl Elements<u32>,
 ) -> Result<(), &'static str> {
-    let n = fences.len();
-    let all = |ok: &dyn Fn(usize) -> Option<bool>| (1..n).all(|i| ok(i) == Some(true));
-    let fences_rise = all(&|i| Some(fences.at(i - 1)? < fences.at(i)?));
-    let ends_rise = all(&|i| Some(ends.at(i - 1)? <= ends.at(i)?));
-    if n != ends.len() || !ends_rise || !fences_rise {
-        return Err("the score table's index is malformed");
+    let malformed = Err("the score table's index is malformed");
+    if fences.len() != ends.len() {
+        return malformed;
+    }
+    for i in 1..fences.len() {
+        if fences.at(i - 1) >= fences.at(i) || ends.at(i - 1) > ends.at(i) {
+            return malformed;
+        }
     }
     if head.columns as usize > 4 * head.models.len() {
         return Err("the score table has more columns than its models");
@@ -628,14 +631,18 @@ pub(crate) struct ScoreTable {
     /// The index section, which the reader holds once read.
     index_section: usize,
     head: IndexHead,
-    /// Where the fences and the blocks' ends lie in the index section.
+    /// Where the fences and the blocks' ends lie in the bytes of section `index_section` of
+    /// the reader the table was opened from.
     fences: Range<usize>,
     ends: Range<usize>,
 }
 
-/// The fences and the blocks' ends of a [`ScoreTable`], borrowed from its index section.
+/// The fences and the blocks' ends of a score table's index, borrowed from its section.
+#[derive(Deserialize)]
 struct Fences<'a> {
+    #[serde(borrow)]
     fences: Packed<'a, u64>,
+    #[serde(borrow)]
     ends: Packed<'a, u32>,
 }
 
@@ -655,10 +662,13 @@ impl Fences<'_> {
         low.checked_sub(1)
     }
 
-    /// Where block `i` lies in the blocks section.
-    fn span(&self, i: usize) -> (u64, u64) {
-        let end = |i| u64::from(self.ends.at(i).unwrap_or(0));
-        (if i == 0 { 0 } else { end(i - 1) }, end(i))
+    /// Where block `i` lies in the blocks section (`None` past the last block).
+    fn span(&self, i: usize) -> Option<(u64, u64)> {
+        let start = match i.checked_sub(1) {
+            Some(before) => self.ends.at(before)?,
+            None => 0,
+        };
+        Some((u64::from(start), u64::from(self.ends.at(i)?)))
     }
 }
 
@@ -671,7 +681,7 @@ impl ScoreTable {
         blocks: usize,
     ) -> Result<ScoreTable, ModelFileError> {
         let bytes = file.section(index)?;
-        let (head, fences, ends): IndexView<'_> =
+        let (head, Fences { fences, ends }): IndexView<'_> =
             crate::model_file::decode_exact(bytes, file.path())?;
         check(&head, &fences, &ends)
             .map_err(|reason| ModelFileError::invalid(file.path(), reason))?;
@@ -694,14 +704,17 @@ impl ScoreTable {
         &self.head
     }
 
-    /// The fences, from the index section `file` holds (read when the table was opened).
+    /// The fences, from the index section that `file`, the reader the table was opened from,
+    /// holds since then. Another reader's section is refused where it is too short for them
+    /// (and gives wrong blocks, refused by their checksums, where it is not).
     fn fences<'f>(&self, file: &'f ModelFileReader) -> Result<Fences<'f>, ModelFileError> {
         let bytes = file.section(self.index_section)?;
         let malformed =
-            |_| ModelFileError::invalid(file.path(), "the score table's index is malformed");
+            || ModelFileError::invalid(file.path(), "the score table's index is malformed");
+        let part = |range: &Range<usize>| bytes.get(range.clone()).ok_or_else(malformed);
         Ok(Fences {
-            fences: Packed::from_bytes(&bytes[self.fences.clone()]).map_err(malformed)?,
-            ends: Packed::from_bytes(&bytes[self.ends.clone()]).map_err(malformed)?,
+            fences: Packed::from_bytes(part(&self.fences)?).map_err(|_| malformed())?,
+            ends: Packed::from_bytes(part(&self.ends)?).map_err(|_| malformed())?,
         })
     }
 
@@ -748,13 +761,15 @@ impl ScoreTable {
                 last = next;
                 n += rest[n..].partition_point(|w| w.0 == next);
             }
-            let (start, _) = fences.span(first);
-            let (_, end) = fences.span(last);
-            file.read_range(self.section, start, end - start, &mut bytes)?;
+            // The index was checked when the table was opened: these hold for its blocks.
+            let malformed =
+                || ModelFileError::invalid(file.path(), "the score table's index is malformed");
+            let (start, _) = fences.span(first).ok_or_else(malformed)?;
+            let (_, end) = fences.span(last).ok_or_else(malformed)?;
+            file.read_range(self.section, start, end.saturating_sub(start), &mut bytes)?;
             for of_block in rest[..n].chunk_by(|a, b| a.0 == b.0) {
-                let i = of_block[0].0;
-                let (s, e) = fences.span(i);
-                let block = &bytes[(s - start) as usize..(e - start) as usize];
+                let span = fences.span(of_block[0].0).ok_or_else(malformed)?;
+                let block = span_in(&bytes, start, span).ok_or_else(malformed)?;
                 let records = checked_records(block)
                     .map_err(|reason| ModelFileError::invalid(file.path(), reason))?;
                 find_in(records, of_block);
@@ -772,6 +787,13 @@ impl ScoreTable {
         };
         Ok((ids, rows))
     }
+}
+
+/// The bytes of `span` (of the blocks section) within `bytes`, the section's bytes read from
+/// `start` on; `None` if they are not all there.
+fn span_in(bytes: &[u8], start: u64, (from, to): (u64, u64)) -> Option<&[u8]> {
+    let at = |x: u64| usize::try_from(x.checked_sub(start)?).ok();
+    bytes.get(at(from)?..at(to)?)
 }
 
 /// The id and the values' bytes of `token` among a block's records, if it is there (a
@@ -824,7 +846,7 @@ mod tests {
         let back: ScoreIndex = postcard::from_bytes(&bytes).unwrap();
         assert_eq!(back, index);
         // Its head's fields are the index's first, its fences as a table borrows them.
-        let (head, fences, ends): IndexView<'_> = postcard::from_bytes(&bytes).unwrap();
+        let (head, Fences { fences, ends }): IndexView<'_> = postcard::from_bytes(&bytes).unwrap();
         assert_eq!(head, index.head);
         assert_eq!((fences.len(), fences.at(1)), (2, Some(u64::MAX)));
         assert_eq!((ends.len(), ends.at(1)), (2, Some(20)));
@@ -900,6 +922,27 @@ mod tests {
         assert_eq!(rows.token(7), vocabulary.token(7));
         let (ids, _) = table.lookup(&file, &["w0x0z", "", "nope"]).unwrap();
         assert_eq!(ids, [None, None, None]);
+    }
+
+    #[test]
+    fn a_lookup_through_another_reader_is_an_error_not_a_panic() {
+        let dir = tempfile::tempdir().unwrap();
+        let (_, file) = saved_filter(dir.path());
+        let table = open_table(&file);
+        // A file whose index section is shorter than the table's fences reach.
+        let mut small = crate::SpamFilter::empty(&crate::TrainParams::default()).unwrap();
+        small
+            .learn(b"Subject: one\n\nfew words\n", crate::label::Label::Spam)
+            .unwrap();
+        let path = dir.path().join("small.spamsort");
+        small
+            .save(&model_file::lock_for_update(&path).unwrap())
+            .unwrap();
+        let other = ModelFileReader::open(&path).unwrap();
+        other
+            .section(super::super::layout::SCORE_INDEX_SECTION)
+            .unwrap();
+        assert!(table.lookup(&other, &["w0x0", "few"]).is_err());
     }
 
     /// The index of a table of no models and no columns whose one block, starting at hash

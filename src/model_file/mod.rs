@@ -56,8 +56,9 @@
 //! - 3, the score table's index (`crate::filter::score_table::ScoreIndex`): per model its
 //!   kind, calibration, `FeatureConfig`, bias, Naive Bayes scoring (`Option<NbScoring>`), the
 //!   columns of its weights and idf, and the lengths of its weight and idf arrays; the number
-//!   of columns, the vocabulary hash table's size (`u64`), then the packed `u64` first hash of
-//!   each block and the packed `u32` end of each block in section 4.
+//!   of columns, the vocabulary hash table's size (`u64`) and its number of tokens (`u64`), then
+//!   the packed `u64` first hash of each block and the packed `u32` end of each block in
+//!   section 4.
 //! - 4, the score table's blocks: every vocabulary token, sorted by its SipHash-1-3 (the
 //!   vocabulary's key) and cut into blocks of about 1 KiB; each block is the CRC-32 (`u32`) of
 //!   the rest of it, then its records: the token's length (`u32`), its bytes, its id (`u32`;
