@@ -129,6 +129,9 @@ pub(crate) struct IndexHead {
 /// reads [`ScoreIndex`]'s encoding (a unit test checks it).
 type IndexView<'a> = (IndexHead, Fences<'a>);
 
+/// Why an index that does not hold together is refused.
+const MALFORMED: &str = "the score table's index is malformed";
+
 /// Checks what a reader relies on before it trusts an index: a fence per block, fences
 /// rising, blocks in order, at most four columns per model (its weights, idf and two count
 /// arrays) and every column a model names among them.
@@ -137,13 +140,12 @@ fn check(
     fences: &impl Elements<u64>,
     ends: &impl Elements<u32>,
 ) -> Result<(), &'static str> {
-    let malformed = Err("the score table's index is malformed");
     if fences.len() != ends.len() {
-        return malformed;
+        return Err(MALFORMED);
     }
     for i in 1..fences.len() {
         if fences.at(i - 1) >= fences.at(i) || ends.at(i - 1) > ends.at(i) {
-            return malformed;
+            return Err(MALFORMED);
         }
     }
     if head.columns as usize > 4 * head.models.len() {
@@ -709,8 +711,7 @@ impl ScoreTable {
     /// (and gives wrong blocks, refused by their checksums, where it is not).
     fn fences<'f>(&self, file: &'f ModelFileReader) -> Result<Fences<'f>, ModelFileError> {
         let bytes = file.section(self.index_section)?;
-        let malformed =
-            || ModelFileError::invalid(file.path(), "the score table's index is malformed");
+        let malformed = || ModelFileError::invalid(file.path(), MALFORMED);
         let part = |range: &Range<usize>| bytes.get(range.clone()).ok_or_else(malformed);
         Ok(Fences {
             fences: Packed::from_bytes(part(&self.fences)?).map_err(|_| malformed())?,
@@ -762,8 +763,7 @@ impl ScoreTable {
                 n += rest[n..].partition_point(|w| w.0 == next);
             }
             // The index was checked when the table was opened: these hold for its blocks.
-            let malformed =
-                || ModelFileError::invalid(file.path(), "the score table's index is malformed");
+            let malformed = || ModelFileError::invalid(file.path(), MALFORMED);
             let (start, _) = fences.span(first).ok_or_else(malformed)?;
             let (_, end) = fences.span(last).ok_or_else(malformed)?;
             file.read_range(self.section, start, end.saturating_sub(start), &mut bytes)?;
