@@ -364,11 +364,11 @@ fn count_vector<'t>(
 ) -> Result<(SparseVector, Rows<'t>), ModelFileError> {
     let counted = WordCounts::of([tokens]);
     let (ids, rows) = table.lookup(file, counted.words())?;
-    let words = ids.iter().zip(counted.counts());
-    let mut pairs = Vec::with_capacity(ids.len() + counted.hashed().len());
-    pairs.extend(words.filter_map(|(id, &count)| Some(((*id)?, f64::from(count)))));
-    pairs.extend(counted.hashed().iter().map(|&id| (id, 1.0)));
-    Ok((SparseVector::from_pairs(pairs), rows))
+    let (_, counts, hashed) = counted.into_parts();
+    let words = ids.iter().zip(counts);
+    let pairs = words.filter_map(|(id, count)| Some(((*id)?, f64::from(count))));
+    // Any hashed tokens are counted as every other count vector counts them.
+    Ok((SparseVector::from_pairs(pairs.collect()).with_hashed(hashed), rows))
 }
 
 impl Scorer<'_> {
