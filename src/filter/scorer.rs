@@ -368,7 +368,8 @@ fn count_vector<'t>(
     let words = ids.iter().zip(counts);
     let pairs = words.filter_map(|(id, count)| Some(((*id)?, f64::from(count))));
     // Any hashed tokens are counted as every other count vector counts them.
-    Ok((SparseVector::from_pairs(pairs.collect()).with_hashed(hashed), rows))
+    let x = SparseVector::from_pairs(pairs.collect()).with_hashed(hashed);
+    Ok((x, rows))
 }
 
 impl Scorer<'_> {
