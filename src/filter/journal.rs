@@ -83,15 +83,19 @@ pub(crate) fn heads(
     })
 }
 
-/// Each journal record of the open file `reader`, in order, decoded by `decode`.
+/// Each journal record of the open file `reader`, in order, decoded by `decode` (see
+/// [`ModelFileReader::for_each_record`]).
 fn decode_each<T>(
     reader: &ModelFileReader,
     decode: impl Fn(&[u8], &Path) -> std::result::Result<T, ModelFileError>,
 ) -> std::result::Result<Vec<T>, ModelFileError> {
     let path = reader.path();
-    (reader.journal()?.records())
-        .map(|record| decode(record, path))
-        .collect()
+    let mut decoded = Vec::new();
+    reader.for_each_record(|record| {
+        decoded.push(decode(record, path)?);
+        Ok::<_, ModelFileError>(())
+    })?;
+    Ok(decoded)
 }
 
 /// The patches of journal records `heads`, if every one has one.
@@ -281,8 +285,9 @@ pub fn learn<T>(
         return update(path, IfMissing::StartEmpty, || {}, |filter| change(filter));
     }
     let reader = ModelFileReader::open(path)?;
-    let (mut store, head, before) = JournalStore::open(&reader)?;
+    // Read whole first: the append needs where it ends, and the heads are decoded from it.
     let journal = reader.journal()?;
+    let (mut store, head, before) = JournalStore::open(&reader)?;
     let (answer, changed) = change(&mut store)?;
     let mut updated = Updated {
         answer,

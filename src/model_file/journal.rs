@@ -97,23 +97,35 @@ pub fn encode_record(header_crc: u32, payload: &[u8]) -> Vec<u8> {
     out
 }
 
+/// The payload length of the record whose first [`RECORD_HEADER`] bytes are `header`, in a
+/// file whose header checksum is `header_crc`; `None` where the header ends the journal (a
+/// length over [`MAX_RECORD`], another file's header checksum).
+fn payload_len(header: &[u8], header_crc: u32) -> Option<usize> {
+    let len = super::u32_at(header, 0) as usize;
+    (len <= MAX_RECORD && super::u32_at(header, 4) == header_crc).then_some(len)
+}
+
+/// Whether `payload` matches the checksum of its record's `header`.
+fn checks(header: &[u8], payload: &[u8]) -> bool {
+    let mut crc = crc32fast::Hasher::new();
+    crc.update(&header[..8]);
+    crc.update(payload);
+    crc.finalize() == super::u32_at(header, 8)
+}
+
 /// The valid records at the start of `tail` (the bytes after the last section, which start at
 /// file offset `start`), for a file whose header checksum is `header_crc`.
 fn parse(mut tail: Vec<u8>, start: u64, header_crc: u32) -> Journal {
     let mut payloads = Vec::new();
     let mut at = 0;
     while let Some(rest) = tail.get(at..).filter(|rest| rest.len() >= RECORD_HEADER) {
-        let len = super::u32_at(rest, 0) as usize;
-        if len > MAX_RECORD || super::u32_at(rest, 4) != header_crc {
+        let Some(len) = payload_len(rest, header_crc) else {
             break;
-        }
+        };
         let Some(payload) = rest.get(RECORD_HEADER..RECORD_HEADER + len) else {
             break;
         };
-        let mut crc = crc32fast::Hasher::new();
-        crc.update(&rest[..8]);
-        crc.update(payload);
-        if crc.finalize() != super::u32_at(rest, 8) {
+        if !checks(rest, payload) {
             break;
         }
         payloads.push(at + RECORD_HEADER..at + RECORD_HEADER + len);
@@ -153,6 +165,54 @@ impl ModelFileReader {
         }
         let journal = self.read_journal()?;
         Ok(self.journal.get_or_init(|| journal))
+    }
+
+    /// Hands the payload of each record [`ModelFileReader::journal`] gives to `each`, oldest
+    /// first, up to `each`'s first error. From the journal's bytes if they were read; else
+    /// read one record at a time into one buffer, which is not kept: a reader that decodes
+    /// each record once (the pipe filter, for the records' patches) reads a journal of a
+    /// megabyte without a megabyte of fresh memory to fault in (with 16 records, 670 page
+    /// faults a `filter` run against 196 with none).
+    pub fn for_each_record<E: From<ModelFileError>>(
+        &self,
+        mut each: impl FnMut(&[u8]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        if let Some(journal) = self.journal.get() {
+            return journal.records().try_for_each(each);
+        }
+        // The bytes `journal` would read: up to the length at open, at most MAX_JOURNAL.
+        let mut at = self.sections_end();
+        let end = self.len.min(at.saturating_add(MAX_JOURNAL));
+        let mut header = [0; RECORD_HEADER];
+        let mut payload = Vec::new();
+        while end.saturating_sub(at) >= RECORD_HEADER as u64 {
+            // A read cut short (a writer cut a torn tail since) ends the journal there, as
+            // it ends `journal`'s read.
+            let read = |offset: u64, bytes: &mut [u8]| {
+                let file = self.file.lock().unwrap_or_else(|p| p.into_inner());
+                match self.read_exact_at(&file, offset, bytes) {
+                    Err(ModelFileError::Truncated { .. }) => Ok(false),
+                    read => read.map(|()| true),
+                }
+            };
+            if !read(at, &mut header)? {
+                break;
+            }
+            let Some(len) = payload_len(&header, self.header_crc) else {
+                break;
+            };
+            let next = at + (RECORD_HEADER + len) as u64;
+            if next > end {
+                break;
+            }
+            payload.resize(len, 0);
+            if !read(at + RECORD_HEADER as u64, &mut payload)? || !checks(&header, &payload) {
+                break;
+            }
+            each(&payload)?;
+            at = next;
+        }
+        Ok(())
     }
 
     fn read_journal(&self) -> Result<Journal, ModelFileError> {
@@ -234,5 +294,68 @@ mod tests {
             assert!(parse(tail.clone(), 0, 7).is_empty(), "byte {i}");
             tail[i] ^= 0x10;
         }
+    }
+
+    #[test]
+    fn records_streamed_are_those_the_journal_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m");
+        let sections = super::super::encode_sections(&[super::super::encode_section(&1u64)]);
+        std::fs::write(&path, &sections).unwrap();
+        let crc = ModelFileReader::open(&path).unwrap().header_crc;
+        let (a, b) = (encode_record(crc, b"first"), encode_record(crc, &[9; 300]));
+        let streamed = |r: &ModelFileReader| {
+            let mut out = Vec::new();
+            r.for_each_record(|p| {
+                out.push(p.to_vec());
+                Ok::<_, ModelFileError>(())
+            })
+            .unwrap();
+            out
+        };
+        let whole = |r: &ModelFileReader| {
+            let j = r.journal().unwrap();
+            j.records().map(<[u8]>::to_vec).collect::<Vec<_>>()
+        };
+        let mut tail = [a.clone(), b.clone(), encode_record(crc + 1, b"foreign")].concat();
+        // Each cut of the journal; then each flipped byte of its two records.
+        let mut tails: Vec<Vec<u8>> = (0..=tail.len()).map(|cut| tail[..cut].to_vec()).collect();
+        for i in 0..a.len() + b.len() {
+            tail[i] ^= 0x10;
+            tails.push(tail.clone());
+            tail[i] ^= 0x10;
+        }
+        let mut seen = [0; 3];
+        for tail in tails {
+            std::fs::write(&path, [&sections[..], &tail].concat()).unwrap();
+            let want = whole(&ModelFileReader::open(&path).unwrap());
+            seen[want.len()] += 1;
+            assert_eq!(streamed(&ModelFileReader::open(&path).unwrap()), want);
+            // A reader that read the journal hands its records on.
+            let reader = ModelFileReader::open(&path).unwrap();
+            assert_eq!(whole(&reader), want);
+            assert_eq!(streamed(&reader), want);
+        }
+        assert!(seen.iter().all(|&n| n > 0), "{seen:?}");
+        // A file cut short after the reader opened it: the records still there.
+        std::fs::write(&path, [&sections[..], &a, &b].concat()).unwrap();
+        let reader = ModelFileReader::open(&path).unwrap();
+        let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        file.set_len((sections.len() + a.len() + 3) as u64).unwrap();
+        assert_eq!(streamed(&reader), [b"first".to_vec()]);
+        // A record appended after the reader opened the file is not read.
+        std::fs::write(&path, [&sections[..], &a].concat()).unwrap();
+        let reader = ModelFileReader::open(&path).unwrap();
+        std::fs::write(&path, [&sections[..], &a, &b].concat()).unwrap();
+        assert_eq!(streamed(&reader), [b"first".to_vec()]);
+        // Stopped at `each`'s first error.
+        std::fs::write(&path, [&sections[..], &a, &b].concat()).unwrap();
+        let mut calls = 0;
+        let stopped = ModelFileReader::open(&path).unwrap().for_each_record(|_| {
+            calls += 1;
+            Err(ModelFileError::invalid(&path, "stop"))
+        });
+        assert!(stopped.is_err());
+        assert_eq!(calls, 1);
     }
 }
