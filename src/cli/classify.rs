@@ -42,7 +42,7 @@ pub fn run(args: ClassifyArgs) -> anyhow::Result<ExitStatus> {
     let file = open_model(&args.model, &policy, &config)?;
     let scorer = policy.scorer(&file)?.for_many_messages();
     let required = scorer.thresholds().spam();
-    if let Some(class) = scorer.missing_class() {
+    if let Some(class) = scorer.missing_class()? {
         eprintln!(
             "note: the model has learned no {class} yet, so every verdict is unsure; learn some with `spamsort learn --{class}`"
         );

@@ -83,11 +83,36 @@ pub(crate) fn heads(
     })
 }
 
+/// [`heads`] as a scorer of one message whose byte 4-grams fall in `buckets` (ascending)
+/// needs them: each patch that fits the one before (the first, a vocabulary of `tokens`, the
+/// score table's; see [`Patch::fits`]) kept for those buckets alone ([`Patch::for_message`]),
+/// one that does not kept whole (for the scorer to find that it does not fit). Each record's
+/// patch is held whole only while it is decoded: with 16 records, a filter's memory would
+/// otherwise hold a megabyte of them.
+pub(crate) fn heads_for_message(
+    reader: &ModelFileReader,
+    tokens: u64,
+    buckets: &[u32],
+) -> std::result::Result<Vec<RecordHead>, ModelFileError> {
+    let mut before = Some(tokens);
+    decode_each(reader, |record, path| {
+        let mut head: RecordHead = model_file::decode_prefix(record, path)?;
+        before = match (&mut head.patch, before) {
+            (Some(patch), Some(b)) if patch.fits(b) => {
+                patch.for_message(buckets);
+                Some(patch.vocabulary_len())
+            }
+            _ => None,
+        };
+        Ok(head)
+    })
+}
+
 /// Each journal record of the open file `reader`, in order, decoded by `decode` (see
 /// [`ModelFileReader::for_each_record`]).
 fn decode_each<T>(
     reader: &ModelFileReader,
-    decode: impl Fn(&[u8], &Path) -> std::result::Result<T, ModelFileError>,
+    mut decode: impl FnMut(&[u8], &Path) -> std::result::Result<T, ModelFileError>,
 ) -> std::result::Result<Vec<T>, ModelFileError> {
     let path = reader.path();
     let mut decoded = Vec::new();
@@ -505,6 +530,9 @@ pub(crate) mod tests {
         ] {
             std::fs::write(&path, &whole[..cut]).unwrap();
             assert_eq!(SpamFilter::load(&path).unwrap(), before, "cut at {cut}");
+            // The scorers too: a file with bytes after its sections but no record whole.
+            let raws = MESSAGES.map(|m| m.0.as_bytes());
+            assert_scorers_explain_as(&path, &before, &raws);
         }
         // The next learn cuts the torn bytes off before it appends.
         journal_learn(&path, MESSAGES[2].0, Some(Label::Spam));

@@ -149,6 +149,31 @@ impl Patch {
             .collect()
     }
 
+    /// What a scorer of one message whose byte 4-grams fall in `buckets` (ascending) needs
+    /// of this patch: the ids and hashed weights of this patch's buckets among `buckets`
+    /// alone, and no histograms of counts (only a learner reads them). [`Patch::apply_to`] a
+    /// filter restricted to buckets among `buckets` does the same with it as with the whole
+    /// patch (a bucket the filter does not hold is one it skips); it only takes less memory:
+    /// a record's patch holds thousands of buckets, a message shares a few hundred of them.
+    pub(crate) fn for_message(&mut self, buckets: &[u32]) {
+        let words = self.words().len();
+        let mine = self.buckets();
+        let kept: Vec<usize> = (sorted_matches(&mine, buckets).into_iter())
+            .map(|(at, _)| at)
+            .collect();
+        for model in &mut self.models {
+            model
+                .model
+                .function_mut()
+                .keep_patch_buckets(mine.len(), &kept);
+        }
+        let ids: Vec<FeatureId> = (self.ids[..words].iter().copied())
+            .chain(kept.iter().map(|&at| self.ids[words + at]))
+            .collect();
+        self.ids = ids;
+        self.histograms = Vec::new();
+    }
+
     /// The tokens the record added to the vocabulary, with their ids.
     pub fn added(&self) -> impl Iterator<Item = (FeatureId, &str)> {
         let words = self.words();

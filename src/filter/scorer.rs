@@ -26,14 +26,14 @@
 //! the score table's blocks.
 
 use super::hashed_weights::HashedWeights;
-use super::journal::{self, Record, RecordHead};
+use super::journal::{self, Record};
 use super::layout::{
     FIRST_MODEL_SECTION, Head, SCORE_BLOCKS_SECTION, SCORE_INDEX_SECTION, wrong_model,
 };
 use super::score_table::{Column, Rows, ScoreModel, ScoreTable};
 use super::sparse::{composed_for, replayed_for};
 use super::{SpamFilter, words_and_hashed};
-use crate::features::hashed::HASHED_BUCKETS;
+use crate::features::hashed::{HASHED_BUCKETS, hashed_id};
 use crate::features::{FeatureId, SparseVector, WordCounts, count_id, weigh};
 use crate::filter::{Classification, Explanation};
 use crate::label::{Label, Thresholds};
@@ -57,9 +57,10 @@ pub struct ScorerFile {
     models: Vec<usize>,
     /// The model that answers.
     kind: ModelKind,
-    /// The heads of the file's journal records (messages learned since the last save, which
-    /// the score table does not hold yet), with their patches.
-    journal: Vec<RecordHead>,
+    /// Whether the file has bytes after its sections: a journal (messages learned since the
+    /// last save, which the score table does not hold yet), or a torn record alone (then
+    /// an empty one). Its records are read as each message needs them.
+    journaled: bool,
     /// The journal's records decoded whole, once a replay needed them.
     records: OnceLock<Vec<Record<'static>>>,
     /// The chosen model loaded whole with the journal applied (its cached functions
@@ -95,14 +96,14 @@ impl ScorerFile {
         }
         // Learned messages in the journal change the counts: they are applied to what each
         // message needs (see `Source::Replayed`) until the next compaction empties it.
-        let journal = journal::heads(&file)?;
+        let journaled = file.sections_end() < file.file_len();
         Ok(ScorerFile {
             file,
             head,
             table,
             models,
             kind,
-            journal,
+            journaled,
             records: OnceLock::new(),
             replayed: OnceLock::new(),
             loading: Mutex::new(()),
@@ -150,28 +151,16 @@ impl ScorerFile {
         let path = self.file.path();
         let head = &self.head;
         let table = &self.table;
-        let scorer = |messages, source| Scorer {
+        let scorer = |source| Scorer {
             tokenizers: words_and_hashed(&head.tokenizer),
             thresholds: head.thresholds,
-            messages,
+            messages: head.summary.messages,
             kind: self.kind,
             file: self,
             source,
         };
-        if !self.journal.is_empty() {
-            let messages = match journal::patches(&self.journal) {
-                Some(patches) => patches
-                    .last()
-                    .map_or(head.summary.messages, |p| p.summary.messages),
-                None => {
-                    let mut messages = head.summary.messages;
-                    for (_, label, unlearn) in self.records()?.iter().flat_map(Record::messages) {
-                        super::count_message(&mut messages, label, unlearn);
-                    }
-                    messages
-                }
-            };
-            return Ok(scorer(messages, Source::Replayed(Replay::Sparse)));
+        if self.journaled {
+            return Ok(scorer(Source::Replayed(Replay::Sparse)));
         }
         let mut models = Vec::with_capacity(self.models.len());
         for &i in &self.models {
@@ -186,7 +175,7 @@ impl ScorerFile {
             (_, _, 1) => Answer::One(models.swap_remove(0)),
             _ => return Err(wrong_model(path)),
         };
-        Ok(scorer(head.summary.messages, Source::Table(answer)))
+        Ok(scorer(Source::Table(answer)))
     }
 }
 
@@ -198,7 +187,9 @@ pub struct Scorer<'a> {
     /// [`words_and_hashed`](super::words_and_hashed)).
     tokenizers: (Tokenizer, Tokenizer),
     thresholds: Thresholds,
-    /// Messages learned per class, ham first: with a 0, every verdict is unsure.
+    /// Messages learned per class, ham first, as the file saved them (its score table's
+    /// answers); a filter with the journal applied answers with its own counts. With a 0,
+    /// every verdict is unsure.
     messages: [u64; 2],
     kind: ModelKind,
     file: &'a ScorerFile,
@@ -403,10 +394,14 @@ impl Scorer<'_> {
     }
 
     /// The class with no message learned, if there is one: then every verdict is unsure.
-    pub fn missing_class(&self) -> Option<Label> {
-        Label::ALL
-            .into_iter()
-            .find(|l| self.messages[l.index()] == 0)
+    /// With a journal, the counts are the file's loaded whole, the journal applied (as a
+    /// scorer of many messages loads it at its first message anyway).
+    pub fn missing_class(&self) -> Result<Option<Label>, ModelFileError> {
+        let messages = match self.source {
+            Source::Table(_) => self.messages,
+            Source::Replayed(_) => self.file.whole()?.summary.messages,
+        };
+        Ok(Label::ALL.into_iter().find(|l| messages[l.index()] == 0))
     }
 
     /// Classifies one raw message. Fails only if the model file cannot be read (or a score
@@ -416,7 +411,7 @@ impl Scorer<'_> {
             raw,
             |filter, x, tokens| {
                 let c = filter.classify_vector(self.kind, x, tokens)?;
-                Some(self.with_thresholds(c))
+                Some(self.with_thresholds(c, filter))
             },
             |answer, x, rows, hashed, tokens| match answer {
                 Answer::One(m) => {
@@ -485,7 +480,8 @@ impl Scorer<'_> {
             raw,
             |filter, x, tokens| {
                 let mut explanation = filter.explain_vector(self.kind, x, tokens)?;
-                explanation.classification = self.with_thresholds(explanation.classification);
+                explanation.classification =
+                    self.with_thresholds(explanation.classification, filter);
                 Some(explanation)
             },
             |answer, x, rows, hashed, tokens| match answer {
@@ -514,7 +510,11 @@ impl Scorer<'_> {
     fn sparse(&self, words: &Tokens, hashed: &[FeatureId]) -> Result<SpamFilter, ModelFileError> {
         let file = self.file;
         let (f, head, table, kind) = (&file.file, &file.head, &file.table, self.kind);
-        let filter = match journal::patches(&file.journal) {
+        let buckets = super::sparse::buckets(
+            (words.iter().filter_map(hashed_id)).chain(hashed.iter().copied()),
+        );
+        let heads = journal::heads_for_message(f, table.index().tokens, &buckets)?;
+        let filter = match journal::patches(&heads) {
             Some(patches) => {
                 composed_for(f, head, table, &patches, Some(kind), &[words], hashed)?.map(|c| c.0)
             }
@@ -526,11 +526,12 @@ impl Scorer<'_> {
         }
     }
 
-    /// `c`, a filter's verdict, judged under this scorer's thresholds and message counts (a
-    /// filter read from the file judges under the file's thresholds, which
-    /// [`Scorer::set_thresholds`] may have replaced).
-    fn with_thresholds(&self, c: Classification) -> Classification {
-        c.judged(self.thresholds, self.messages)
+    /// `c`, the verdict of `filter` (the file's, its journal applied), judged under this
+    /// scorer's thresholds and the filter's message counts (a filter read from the file
+    /// judges under the file's thresholds, which [`Scorer::set_thresholds`] may have
+    /// replaced).
+    fn with_thresholds(&self, c: Classification, filter: &SpamFilter) -> Classification {
+        c.judged(self.thresholds, filter.summary.messages)
     }
 
     fn classification(

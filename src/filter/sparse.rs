@@ -75,7 +75,7 @@ pub(crate) fn replayed_for(
         .flat_map(|r| r.messages().map(|m| m.0))
         .chain(std::iter::once(message));
     let counted = WordCounts::of(messages);
-    let buckets = buckets(&counted, hashed);
+    let buckets = buckets(counted.hashed().iter().chain(hashed).copied());
     let words = counted.words();
     let Some((mut filter, _)) = restricted(file, head, table, words, &[], Some(kind), &buckets)?
     else {
@@ -121,7 +121,7 @@ pub(crate) fn composed_for(
         .collect();
     later.sort_unstable();
     later.dedup_by_key(|(id, _)| *id);
-    let buckets = buckets(&counted, hashed);
+    let buckets = buckets(counted.hashed().iter().chain(hashed).copied());
     let Some((mut filter, mut ids)) = restricted(file, head, table, words, &later, kind, &buckets)?
     else {
         return Ok(None);
@@ -138,10 +138,11 @@ pub(crate) fn composed_for(
     Ok(Some((filter, ids)))
 }
 
-/// The bucket numbers of the byte 4-grams among counted tokens (see [`WordCounts::hashed`])
-/// and of the hashed ids `hashed` (see `crate::features::hashed`), each once, ascending.
-fn buckets(counted: &WordCounts<'_>, hashed: &[FeatureId]) -> Vec<u32> {
-    let mut buckets = sorted_buckets(counted.hashed().iter().chain(hashed).copied());
+/// The bucket numbers of hashed ids `ids` (the byte 4-grams among a message's tokens, see
+/// [`WordCounts::hashed`], and those it has besides; see `crate::features::hashed`), each
+/// once, ascending: those [`composed_for`] holds for the message.
+pub(crate) fn buckets(ids: impl IntoIterator<Item = FeatureId>) -> Vec<u32> {
+    let mut buckets = sorted_buckets(ids);
     buckets.dedup();
     buckets
 }
@@ -303,6 +304,7 @@ fn restricted_model<W>(
 pub(crate) mod tests {
     use super::*;
     use crate::features::FeatureConfig;
+    use crate::features::hashed::hashed_id;
     use crate::filter::layout::{SCORE_BLOCKS_SECTION, SCORE_INDEX_SECTION};
     use crate::label::Label;
     use crate::models::{
@@ -550,6 +552,7 @@ pub(crate) mod tests {
             "",
             "unseen",
         ];
+        let (mut dropped, mut kept) = (0, 0);
         for kind in ModelKind::WITH_FUSION
             .into_iter()
             .filter(|&k| loaded.has(k))
@@ -557,16 +560,36 @@ pub(crate) mod tests {
             for raw in messages {
                 let tokens = tokenizer.tokenize(raw.as_bytes()).tokens;
                 let expected = loaded.explain(raw.as_bytes(), Some(kind)).unwrap();
-                let (composed, _) =
-                    composed_for(&file, &head, &table, &patches, Some(kind), &[&tokens], &[])
-                        .unwrap()
-                        .expect("composed");
-                assert_eq!(
-                    composed.explain(raw.as_bytes(), Some(kind)).unwrap(),
-                    expected,
-                    "{kind}: {raw}"
-                );
+                // The patches whole, and as a scorer of this message keeps them.
+                let buckets = buckets(tokens.iter().filter_map(hashed_id));
+                let tokens_before = table.index().tokens;
+                let heads_kept =
+                    journal::heads_for_message(&file, tokens_before, &buckets).unwrap();
+                let patches_kept = journal::patches(&heads_kept).expect("patches");
+                for (whole, restricted) in patches.iter().zip(&patches_kept) {
+                    let (whole, restricted) = (whole.buckets().len(), restricted.buckets().len());
+                    assert!(restricted <= whole.min(buckets.len()));
+                    dropped += whole - restricted;
+                    kept += restricted;
+                }
+                for patches in [&patches, &patches_kept] {
+                    let (composed, _) =
+                        composed_for(&file, &head, &table, patches, Some(kind), &[&tokens], &[])
+                            .unwrap()
+                            .expect("composed");
+                    assert_eq!(
+                        composed.explain(raw.as_bytes(), Some(kind)).unwrap(),
+                        expected,
+                        "{kind}: {raw}"
+                    );
+                }
             }
+        }
+        if params.models.iter().any(ModelParams::sees_hashed) {
+            assert!(
+                dropped > 0 && kept > 0,
+                "{dropped} buckets dropped, {kept} kept"
+            );
         }
         journal::tests::assert_scorers_explain_as(&path, &loaded, &messages.map(str::as_bytes));
     }

@@ -87,6 +87,23 @@ impl LinearFunction {
         self.held_buckets = None;
     }
 
+    /// In a function as a journal patch keeps it (see [`LinearFunction::keep_held`]), of
+    /// `held` buckets: keeps the weights of the buckets at places `kept` (ascending) among
+    /// them alone, then the vocabulary's, so that [`LinearFunction::overlay`] given those
+    /// buckets takes what it took given all `held` for them (a weight missing from the array
+    /// stays missing: 0, as `overlay` reads one). A function that does not see the hashed
+    /// features is left as it is.
+    pub(crate) fn keep_patch_buckets(&mut self, held: usize, kept: &[usize]) {
+        if self.transform.config().input_width(0) == 0 {
+            return;
+        }
+        let words = self.weights.get(held..).unwrap_or_default();
+        self.weights = (kept.iter())
+            .map(|&at| self.weights.get(at).copied().unwrap_or(0.0))
+            .chain(words.iter().copied())
+            .collect();
+    }
+
     /// Where the vocabulary's weights start: after the hashed features' places, or after the
     /// buckets a restricted function holds.
     pub(crate) fn vocabulary_start(&self) -> usize {
