@@ -32,8 +32,8 @@ use std::path::Path;
 /// A journal of this many records is compacted by the next [`learn`]. The pipe filter takes
 /// each record's patch into what a message needs (see `crate::filter::patch`), at a cost that
 /// grows slowly with the journal (`benches/pipe_latency.sh 600`, whole SpamAssassin corpus,
-/// the static build, the default models: 1.69 ms a message with no record, 2.03 with 1, 2.67
-/// with 8, 3.41 with 16, against 3.36 for `bogofilter -p`), while a compaction costs the learn
+/// the static build, the default models: 1.48 ms a message with no record, 1.79 with 1, 2.19
+/// with 8, 2.57 with 16, against 3.22 for `bogofilter -p`), while a compaction costs the learn
 /// that does it about 40 ms of CPU: filtering runs far more often than learning, so the
 /// journal stays short, and one learn in 17 compacts (rarer than one in ten, so the learn's
 /// 90th percentile stays that of an append).
