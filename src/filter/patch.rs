@@ -318,7 +318,7 @@ mod tests {
     /// scorers explain as the full load, and so after the next learn.
     fn forged_patches_are_replayed(params: &TrainParams) {
         type Forgery = (&'static str, fn(&mut Patch));
-        let forgeries: [Forgery; 8] = [
+        let forgeries: [Forgery; 9] = [
             ("ids reversed", |p| p.ids.reverse()),
             ("one token too many", |p| p.vocabulary_len += 1),
             ("no vocabulary at all", |p| p.vocabulary_len = u64::MAX),
@@ -337,6 +337,17 @@ mod tests {
             ("counts shared with a later model", |p| {
                 p.shared_counts = vec![Some(3); p.models.len()];
             }),
+            (
+                "the hashed features seen or not, the other way round",
+                |p| {
+                    for m in &mut p.models {
+                        let function = m.model.function_mut();
+                        let mut config = function.transform.config();
+                        config.hashed = !config.hashed;
+                        function.transform = crate::features::FeatureTransform::unfitted(config);
+                    }
+                },
+            ),
         ];
         for (what, forge) in forgeries {
             let dir = tempfile::tempdir().unwrap();

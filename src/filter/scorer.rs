@@ -18,7 +18,8 @@
 //! message (the default; the pipe filter) restricts the file to the message's tokens, looked
 //! up in the score table, with the chosen model's section (for fusion, those of the models it
 //! stacks), and takes the journal records' patches into it (see `super::sparse` and
-//! `super::patch`); where a record has no patch it replays the journal over the journal's
+//! `super::patch`), reading the records for each message, one at a time, each patch kept for
+//! the message's byte 4-grams alone; where a record has no patch it replays the journal over the journal's
 //! and the message's tokens instead, and it loads the models whole only where neither would
 //! be exact (complement Naive Bayes). A scorer of many messages ([`Scorer::for_many_messages`])
 //! loads the chosen model whole (with its journal applied) once, at its first message: past a
@@ -57,9 +58,9 @@ pub struct ScorerFile {
     models: Vec<usize>,
     /// The model that answers.
     kind: ModelKind,
-    /// Whether the file has bytes after its sections: a journal (messages learned since the
-    /// last save, which the score table does not hold yet), or a torn record alone (then
-    /// an empty one). Its records are read as each message needs them.
+    /// Whether the file's journal (messages learned since the last save, which the score
+    /// table does not hold yet) begins with a record (see
+    /// [`ModelFileReader::journal_begins`]). Its records are read as each message needs them.
     journaled: bool,
     /// The journal's records decoded whole, once a replay needed them.
     records: OnceLock<Vec<Record<'static>>>,
@@ -96,7 +97,7 @@ impl ScorerFile {
         }
         // Learned messages in the journal change the counts: they are applied to what each
         // message needs (see `Source::Replayed`) until the next compaction empties it.
-        let journaled = file.sections_end() < file.file_len();
+        let journaled = file.journal_begins()?;
         Ok(ScorerFile {
             file,
             head,
@@ -394,12 +395,13 @@ impl Scorer<'_> {
     }
 
     /// The class with no message learned, if there is one: then every verdict is unsure.
-    /// With a journal, the counts are the file's loaded whole, the journal applied (as a
-    /// scorer of many messages loads it at its first message anyway).
+    /// With a journal, the counts are those of the file loaded whole, the journal applied
+    /// (as a scorer of many messages loads it at its first message anyway).
     pub fn missing_class(&self) -> Result<Option<Label>, ModelFileError> {
-        let messages = match self.source {
-            Source::Table(_) => self.messages,
-            Source::Replayed(_) => self.file.whole()?.summary.messages,
+        let messages = if self.file.journaled {
+            self.file.whole()?.summary.messages
+        } else {
+            self.messages
         };
         Ok(Label::ALL.into_iter().find(|l| messages[l.index()] == 0))
     }

@@ -156,9 +156,10 @@ impl ModelFileReader {
 
     /// The journal: the records complete when the file was opened, up to the first torn or
     /// foreign one (see the module doc), within the first [`MAX_JOURNAL`] bytes. Read once per
-    /// reader: a scorer that checks it and then replays it, or a learner that appends and then
-    /// compacts, reads it once. A file shortened since it was opened (a writer cut a torn tail)
-    /// gives the records still there when it is first read.
+    /// reader: a learner that appends and then compacts, or a scorer of many messages that
+    /// replays it, reads it once (a scorer of one message reads its records one at a time
+    /// instead, see [`ModelFileReader::for_each_record`]). A file shortened since it was
+    /// opened (a writer cut a torn tail) gives the records still there when it is first read.
     pub fn journal(&self) -> Result<&Journal, ModelFileError> {
         if let Some(journal) = self.journal.get() {
             return Ok(journal);
@@ -180,44 +181,69 @@ impl ModelFileReader {
         if let Some(journal) = self.journal.get() {
             return journal.records().try_for_each(each);
         }
-        // The bytes `journal` would read: up to the length at open, at most MAX_JOURNAL.
-        let mut at = self.sections_end();
-        let end = self.len.min(at.saturating_add(MAX_JOURNAL));
-        let mut header = [0; RECORD_HEADER];
+        let (mut at, end) = self.journal_bounds();
         let mut payload = Vec::new();
-        while end.saturating_sub(at) >= RECORD_HEADER as u64 {
-            // A read cut short (a writer cut a torn tail since) ends the journal there, as
-            // it ends `journal`'s read.
-            let read = |offset: u64, bytes: &mut [u8]| {
-                let file = self.file.lock().unwrap_or_else(|p| p.into_inner());
-                match self.read_exact_at(&file, offset, bytes) {
-                    Err(ModelFileError::Truncated { .. }) => Ok(false),
-                    read => read.map(|()| true),
-                }
-            };
-            if !read(at, &mut header)? {
-                break;
-            }
-            let Some(len) = payload_len(&header, self.header_crc) else {
-                break;
-            };
-            let next = at + (RECORD_HEADER + len) as u64;
-            if next > end {
-                break;
-            }
+        while let Some((header, len)) = self.record_header(at, end)? {
             payload.resize(len, 0);
-            if !read(at + RECORD_HEADER as u64, &mut payload)? || !checks(&header, &payload) {
+            let start = at + RECORD_HEADER as u64;
+            if !self.read_unless_cut(start, &mut payload)? || !checks(&header, &payload) {
                 break;
             }
             each(&payload)?;
-            at = next;
+            at = start + len as u64;
         }
         Ok(())
     }
 
-    fn read_journal(&self) -> Result<Journal, ModelFileError> {
+    /// Whether the bytes after the last section begin with a record of this file: a header
+    /// naming this file and a payload within the journal's bounds (its checksum is checked
+    /// where the record is read). `false` for no journal, or a torn or foreign tail alone,
+    /// which a scorer takes for an empty journal, as every reader does.
+    pub fn journal_begins(&self) -> Result<bool, ModelFileError> {
+        let (start, end) = self.journal_bounds();
+        Ok(self.record_header(start, end)?.is_some())
+    }
+
+    /// Where the journal starts, and where [`ModelFileReader::journal`] stops reading it: the
+    /// length at open, at most [`MAX_JOURNAL`] bytes on.
+    fn journal_bounds(&self) -> (u64, u64) {
         let start = self.sections_end();
-        let want = self.len.saturating_sub(start).min(MAX_JOURNAL);
+        (start, self.len.min(start.saturating_add(MAX_JOURNAL)))
+    }
+
+    /// The header and payload length of the record at file offset `at` if one of this file
+    /// starts there and ends by `end`; `None` where the journal ends.
+    fn record_header(
+        &self,
+        at: u64,
+        end: u64,
+    ) -> Result<Option<([u8; RECORD_HEADER], usize)>, ModelFileError> {
+        let mut header = [0; RECORD_HEADER];
+        if end.saturating_sub(at) < RECORD_HEADER as u64
+            || !self.read_unless_cut(at, &mut header)?
+        {
+            return Ok(None);
+        }
+        let fits = |len: usize| (RECORD_HEADER + len) as u64 <= end - at;
+        Ok(payload_len(&header, self.header_crc)
+            .filter(|&len| fits(len))
+            .map(|len| (header, len)))
+    }
+
+    /// Fills `bytes` from file offset `offset`; `false` where the file ends first (a writer
+    /// cut a torn tail since it was opened: that ends the journal there, as it ends
+    /// [`ModelFileReader::journal`]'s read).
+    fn read_unless_cut(&self, offset: u64, bytes: &mut [u8]) -> Result<bool, ModelFileError> {
+        let file = self.file.lock().unwrap_or_else(|p| p.into_inner());
+        match self.read_exact_at(&file, offset, bytes) {
+            Err(ModelFileError::Truncated { .. }) => Ok(false),
+            read => read.map(|()| true),
+        }
+    }
+
+    fn read_journal(&self) -> Result<Journal, ModelFileError> {
+        let (start, end) = self.journal_bounds();
+        let want = end.saturating_sub(start);
         if want == 0 {
             return Ok(parse(Vec::new(), start, self.header_crc));
         }
@@ -330,6 +356,13 @@ mod tests {
             std::fs::write(&path, [&sections[..], &tail].concat()).unwrap();
             let want = whole(&ModelFileReader::open(&path).unwrap());
             seen[want.len()] += 1;
+            // A record read means one began; a tail cut inside the first one is none.
+            let begins = ModelFileReader::open(&path)
+                .unwrap()
+                .journal_begins()
+                .unwrap();
+            assert!(begins || want.is_empty());
+            assert!(!begins || tail.len() >= a.len());
             assert_eq!(streamed(&ModelFileReader::open(&path).unwrap()), want);
             // A reader that read the journal hands its records on.
             let reader = ModelFileReader::open(&path).unwrap();
@@ -337,6 +370,15 @@ mod tests {
             assert_eq!(streamed(&reader), want);
         }
         assert!(seen.iter().all(|&n| n > 0), "{seen:?}");
+        // Another file's record alone.
+        let foreign = encode_record(crc + 1, b"foreign");
+        std::fs::write(&path, [&sections[..], &foreign].concat()).unwrap();
+        assert!(
+            !ModelFileReader::open(&path)
+                .unwrap()
+                .journal_begins()
+                .unwrap()
+        );
         // A file cut short after the reader opened it: the records still there.
         std::fs::write(&path, [&sections[..], &a, &b].concat()).unwrap();
         let reader = ModelFileReader::open(&path).unwrap();

@@ -591,7 +591,9 @@ impl TrainedModel {
     /// how many vocabulary features the whole model now has. Learning never changes the
     /// calibration or a linear model's idf. `false` (nothing changed) where that cannot be
     /// exact: another kind of model, or complement Naive Bayes (its weights depend on every
-    /// feature).
+    /// feature), or `from` sees the hashed features where this one does not or the other way
+    /// round (a forged patch: `from`'s weights would be read in another layout than they were
+    /// kept in, see [`LinearFunction::keep_patch_buckets`]).
     pub(crate) fn overlay(
         &mut self,
         from: &TrainedModel,
@@ -599,7 +601,11 @@ impl TrainedModel {
         buckets: &[u32],
         features: usize,
     ) -> bool {
-        if self.model.kind() != from.model.kind() || !self.overlays() || !from.overlays() {
+        if self.model.kind() != from.model.kind()
+            || !self.overlays()
+            || !from.overlays()
+            || self.sees_hashed() != from.sees_hashed()
+        {
             return false;
         }
         match (&mut self.model, &from.model) {
