@@ -18,11 +18,12 @@
 use super::learned::{Digest, LearnedAs, LearnedLookup};
 use super::patch::Patch;
 use super::score_table::ScoreTable;
-use super::sparse::composed_for;
+use super::sparse::{buckets, composed_for};
 use super::store::{LearnedStore, StoreOp};
 use super::update::{IfMissing, Updated, update};
 use super::{SpamFilter, layout};
 use crate::error::Result;
+use crate::features::hashed::hashed_id;
 use crate::label::Label;
 use crate::model_file::{self, ModelFileError, ModelFileReader};
 use crate::tokenize::{TokenizerConfig, Tokens};
@@ -68,13 +69,23 @@ pub(crate) struct Record<'a> {
 /// The leading fields of a [`Record`]: all but its messages.
 #[derive(Debug, Deserialize)]
 pub(crate) struct RecordHead {
-    learned: Vec<(Digest, Option<LearnedAs>)>,
+    /// The record's entries, decoded on the way to its patch (a learner reads them as
+    /// [`RecordEntries`], without the patch).
+    _entries: RecordEntries,
     /// The record's patch.
     pub patch: Option<Patch>,
 }
 
-/// The heads of the journal records of the open file `reader`, in order: what a learner and
-/// a scorer of one message read of them. A head that does not decode makes the file corrupt.
+/// The first field of a [`Record`]: what a learner reads of every record before it learns
+/// (the patches it reads after, for its messages' byte 4-grams, see [`heads_for_message`]).
+#[derive(Debug, Deserialize)]
+struct RecordEntries {
+    learned: Vec<(Digest, Option<LearnedAs>)>,
+}
+
+/// The heads of the journal records of the open file `reader`, in order, their patches
+/// whole. A head that does not decode makes the file corrupt.
+#[cfg(test)]
 pub(crate) fn heads(
     reader: &ModelFileReader,
 ) -> std::result::Result<Vec<RecordHead>, ModelFileError> {
@@ -83,19 +94,22 @@ pub(crate) fn heads(
     })
 }
 
-/// [`heads`] as a scorer of one message whose byte 4-grams fall in `buckets` (ascending)
-/// needs them: each patch that fits the one before (the first, a vocabulary of `tokens`, the
-/// score table's; see [`Patch::fits`]) kept for those buckets alone ([`Patch::for_message`]),
-/// one that does not kept whole (for the scorer to find that it does not fit). Each record's
-/// patch is held whole only while it is decoded: with 16 records, a filter's memory would
-/// otherwise hold a megabyte of them.
+/// [`heads`] as a scorer or a learner of messages whose byte 4-grams fall in `buckets`
+/// (ascending) needs them: each patch that fits the one before (the first, a vocabulary of
+/// `tokens`, the score table's; see [`Patch::fits`]) kept for those buckets alone
+/// ([`Patch::for_message`]), one that does not kept whole (for the caller to find that it does
+/// not fit); and the histograms of counts of the newest patch alone (only a learner reads
+/// them, of the newest, see [`Patch::restore_histograms`]). Each record's patch is held whole
+/// only while it is decoded: with 16 records, memory would otherwise hold a megabyte of them.
 pub(crate) fn heads_for_message(
     reader: &ModelFileReader,
     tokens: u64,
     buckets: &[u32],
 ) -> std::result::Result<Vec<RecordHead>, ModelFileError> {
+    let path = reader.path();
     let mut before = Some(tokens);
-    decode_each(reader, |record, path| {
+    let mut heads: Vec<RecordHead> = Vec::new();
+    reader.for_each_record(|record| {
         let mut head: RecordHead = model_file::decode_prefix(record, path)?;
         before = match (&mut head.patch, before) {
             (Some(patch), Some(b)) if patch.fits(b) => {
@@ -104,8 +118,13 @@ pub(crate) fn heads_for_message(
             }
             _ => None,
         };
-        Ok(head)
-    })
+        if let Some(older) = heads.last_mut().and_then(|h| h.patch.as_mut()) {
+            older.drop_histograms();
+        }
+        heads.push(head);
+        Ok::<_, ModelFileError>(())
+    })?;
+    Ok(heads)
 }
 
 /// Each journal record of the open file `reader`, in order, decoded by `decode` (see
@@ -229,16 +248,17 @@ impl LearnedStore for JournalStore {
 }
 
 impl JournalStore {
-    /// The store of an open model file, its head and its journal's record heads.
-    fn open(
-        reader: &ModelFileReader,
-    ) -> std::result::Result<(Self, layout::Head, Vec<RecordHead>), ModelFileError> {
+    /// The store of an open model file, and its head.
+    fn open(reader: &ModelFileReader) -> std::result::Result<(Self, layout::Head), ModelFileError> {
         let head = layout::Head::read(reader)?;
         // Read as a list, not indexed: a learn looks up a message or a few (see
         // `LearnedLookup`), and indexing a record of many thousands would cost more.
         let mut learned = LearnedLookup::new(reader.read(layout::LEARNED_SECTION)?);
-        // Only the record of learned messages matters here: the counts are not decoded.
-        let records = heads(reader)?;
+        // Only the record of learned messages matters here: neither the patches nor the
+        // counts are decoded.
+        let records: Vec<RecordEntries> = decode_each(reader, |record, path| {
+            model_file::decode_prefix(record, path)
+        })?;
         for record in &records {
             for &(digest, how) in &record.learned {
                 learned.set(digest, how);
@@ -249,30 +269,32 @@ impl JournalStore {
             learned,
             record: Record::default(),
         };
-        Ok((store, head, records))
+        Ok((store, head))
     }
 }
 
 /// The patch of `record`, to be appended to the journal of the open file `reader` (its head
-/// `head`, its journal's records `before`): `record` applied to the file restricted to its
-/// tokens with the patches before it taken in (see [`super::patch`]). `None` where that
-/// would not be exact, or a record before has none; an error where the score table, a
-/// model's section or the newest patch's histograms do not read.
+/// `head`): `record` applied to the file restricted to its tokens with the journal's patches
+/// taken in, each kept for the record's byte 4-grams (see [`super::patch`],
+/// [`heads_for_message`]). `None` where that would not be exact, or a record before has none;
+/// an error where the score table, a journal record, a model's section or the newest patch's
+/// histograms do not read.
 fn patch_of(
     reader: &ModelFileReader,
     head: &layout::Head,
-    before: &[RecordHead],
     record: &Record<'_>,
 ) -> Result<Option<Patch>> {
-    let Some(patches) = patches(before) else {
-        return Ok(None);
-    };
     let table = ScoreTable::open(
         reader,
         layout::SCORE_INDEX_SECTION,
         layout::SCORE_BLOCKS_SECTION,
     )?;
     let messages: Vec<&Tokens> = record.messages().map(|m| m.0).collect();
+    let hashed = messages.iter().flat_map(|t| t.iter().filter_map(hashed_id));
+    let before = heads_for_message(reader, table.index().tokens, &buckets(hashed))?;
+    let Some(patches) = patches(&before) else {
+        return Ok(None);
+    };
     let Some((mut filter, ids)) =
         composed_for(reader, head, &table, &patches, None, &messages, &[])?
     else {
@@ -312,7 +334,7 @@ pub fn learn<T>(
     let reader = ModelFileReader::open(path)?;
     // Read whole first: the append needs where it ends, and the heads are decoded from it.
     let journal = reader.journal()?;
-    let (mut store, head, before) = JournalStore::open(&reader)?;
+    let (mut store, head) = JournalStore::open(&reader)?;
     let (answer, changed) = change(&mut store)?;
     let mut updated = Updated {
         answer,
@@ -329,7 +351,7 @@ pub fn learn<T>(
     if !compact {
         // A patch that cannot be worked out (a damaged section or patch) is left out: the
         // record is still right, and a scorer then replays the journal instead.
-        record.patch = patch_of(&reader, &head, &before, &record).unwrap_or_else(|e| {
+        record.patch = patch_of(&reader, &head, &record).unwrap_or_else(|e| {
             tracing::warn!("{}: journaled without a patch: {e}", path.display());
             None
         });

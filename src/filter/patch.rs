@@ -149,9 +149,9 @@ impl Patch {
             .collect()
     }
 
-    /// What a scorer of one message whose byte 4-grams fall in `buckets` (ascending) needs
-    /// of this patch: the ids and hashed weights of this patch's buckets among `buckets`
-    /// alone, and no histograms of counts (only a learner reads them). [`Patch::apply_to`] a
+    /// What a scorer or learner of messages whose byte 4-grams fall in `buckets` (ascending)
+    /// needs of this patch: the ids and hashed weights of this patch's buckets among
+    /// `buckets` alone. [`Patch::apply_to`] a
     /// filter restricted to buckets among `buckets` does the same with it as with the whole
     /// patch (a bucket the filter does not hold is one it skips); it only takes less memory:
     /// a record's patch holds thousands of buckets, a message shares a few hundred of them.
@@ -171,6 +171,11 @@ impl Patch {
             .chain(kept.iter().map(|&at| self.ids[words + at]))
             .collect();
         self.ids = ids;
+    }
+
+    /// Drops this patch's histograms of counts: only a learner reads them, of the newest
+    /// patch (see [`Patch::restore_histograms`]).
+    pub(crate) fn drop_histograms(&mut self) {
         self.histograms = Vec::new();
     }
 
