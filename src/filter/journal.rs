@@ -52,7 +52,8 @@ pub fn pending(path: &Path) -> std::result::Result<(usize, u64), ModelFileError>
 }
 
 /// One journal record: the changes of one learn run. The record of learned messages' entries
-/// come first, so a learner reads them ([`RecordHead`]) without decoding the messages' tokens;
+/// come first, so a learner reads them ([`RecordEntries`]) without decoding its patch or the
+/// messages' tokens;
 /// they commute with the count changes (which never read the record), so applying the counts
 /// first and then the entries, each in order, gives the state of applying the run's ops in order.
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -94,8 +95,8 @@ pub(crate) fn heads(
     })
 }
 
-/// [`heads`] as a scorer or a learner of messages whose byte 4-grams fall in `buckets`
-/// (ascending) needs them: each patch that fits the one before (the first, a vocabulary of
+/// The heads of the journal records of the open file `reader`, in order, as a scorer or a
+/// learner of messages whose byte 4-grams fall in `buckets` (ascending) needs them: each patch that fits the one before (the first, a vocabulary of
 /// `tokens`, the score table's; see [`Patch::fits`]) kept for those buckets alone
 /// ([`Patch::for_message`]), one that does not kept whole (for the caller to find that it does
 /// not fit); and the histograms of counts of the newest patch alone (only a learner reads
@@ -274,29 +275,24 @@ impl JournalStore {
 }
 
 /// The patch of `record`, to be appended to the journal of the open file `reader` (its head
-/// `head`): `record` applied to the file restricted to its tokens with the journal's patches
-/// taken in, each kept for the record's byte 4-grams (see [`super::patch`],
-/// [`heads_for_message`]). `None` where that would not be exact, or a record before has none;
-/// an error where the score table, a journal record, a model's section or the newest patch's
-/// histograms do not read.
+/// `head`, its score table `table`, its journal's records `before` as
+/// [`heads_for_message`] gives them for the record's messages): `record` applied to the file
+/// restricted to its tokens with the patches before it taken in (see [`super::patch`]).
+/// `None` where that would not be exact, or a record before has none; an error where a
+/// model's section or the newest patch's histograms do not read.
 fn patch_of(
     reader: &ModelFileReader,
     head: &layout::Head,
+    table: &ScoreTable,
+    before: &[RecordHead],
     record: &Record<'_>,
 ) -> Result<Option<Patch>> {
-    let table = ScoreTable::open(
-        reader,
-        layout::SCORE_INDEX_SECTION,
-        layout::SCORE_BLOCKS_SECTION,
-    )?;
-    let messages: Vec<&Tokens> = record.messages().map(|m| m.0).collect();
-    let hashed = messages.iter().flat_map(|t| t.iter().filter_map(hashed_id));
-    let before = heads_for_message(reader, table.index().tokens, &buckets(hashed))?;
-    let Some(patches) = patches(&before) else {
+    let Some(patches) = patches(before) else {
         return Ok(None);
     };
+    let messages: Vec<&Tokens> = record.messages().map(|m| m.0).collect();
     let Some((mut filter, ids)) =
-        composed_for(reader, head, &table, &patches, None, &messages, &[])?
+        composed_for(reader, head, table, &patches, None, &messages, &[])?
     else {
         return Ok(None);
     };
@@ -332,7 +328,7 @@ pub fn learn<T>(
         return update(path, IfMissing::StartEmpty, || {}, |filter| change(filter));
     }
     let reader = ModelFileReader::open(path)?;
-    // Read whole first: the append needs where it ends, and the heads are decoded from it.
+    // Read whole first: the append needs where it ends, and the records are decoded from it.
     let journal = reader.journal()?;
     let (mut store, head) = JournalStore::open(&reader)?;
     let (answer, changed) = change(&mut store)?;
@@ -349,9 +345,22 @@ pub fn learn<T>(
     let mut compact = journal.len() + 1 > COMPACT_RECORDS || record.unlearns();
     let mut payload = Vec::new();
     if !compact {
-        // A patch that cannot be worked out (a damaged section or patch) is left out: the
-        // record is still right, and a scorer then replays the journal instead.
-        record.patch = patch_of(&reader, &head, &record).unwrap_or_else(|e| {
+        // A patch that cannot be worked out (a damaged section or histograms) is left out:
+        // the record is still right, and a scorer then replays the journal instead. A record
+        // before it that does not decode makes the file corrupt: an error.
+        let worked = match ScoreTable::open(
+            &reader,
+            layout::SCORE_INDEX_SECTION,
+            layout::SCORE_BLOCKS_SECTION,
+        ) {
+            Ok(table) => {
+                let hashed = (record.messages()).flat_map(|m| m.0.iter().filter_map(hashed_id));
+                let before = heads_for_message(&reader, table.index().tokens, &buckets(hashed))?;
+                patch_of(&reader, &head, &table, &before, &record)
+            }
+            Err(e) => Err(e.into()),
+        };
+        record.patch = worked.unwrap_or_else(|e| {
             tracing::warn!("{}: journaled without a patch: {e}", path.display());
             None
         });
@@ -560,6 +569,35 @@ pub(crate) mod tests {
         journal_learn(&path, MESSAGES[2].0, Some(Label::Spam));
         assert_eq!(std::fs::read(&path).unwrap(), whole);
         assert_eq!(SpamFilter::load(&path).unwrap(), after);
+    }
+
+    #[test]
+    fn a_record_whose_patch_does_not_decode_stops_the_next_learn() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, _) = saved(dir.path());
+        journal_learn(&path, MESSAGES[2].0, Some(Label::Spam));
+        // A record (its checksum right) whose entries decode and whose patch does not.
+        let bytes = std::fs::read(&path).unwrap();
+        let start = ModelFileReader::open(&path).unwrap().sections_end() as usize;
+        let header_crc = u32::from_le_bytes(bytes[start + 4..start + 8].try_into().unwrap());
+        let entries: Vec<(Digest, Option<LearnedAs>)> = Vec::new();
+        let payload = [model_file::encode_section(&entries), vec![0xff; 16]].concat();
+        let record = model_file::encode_record(header_crc, &payload);
+        std::fs::write(&path, [&bytes[..start], &record[..]].concat()).unwrap();
+        let learned = learn(
+            &path,
+            || {},
+            |store| {
+                let outcome = store.learn_once(&tokens(MESSAGES[3].0), Label::Ham, 2)?;
+                Ok((outcome, true))
+            },
+        );
+        assert!(learned.is_err(), "learned into a corrupt journal");
+        assert_eq!(
+            std::fs::read(&path).unwrap(),
+            [&bytes[..start], &record[..]].concat()
+        );
+        assert!(SpamFilter::load(&path).is_err());
     }
 
     #[test]

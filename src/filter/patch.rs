@@ -62,7 +62,8 @@ pub(crate) struct Patch {
     shared_counts: Vec<Option<u8>>,
     /// The Bernoulli models' histograms of counts after the record (`None` for the other
     /// models), each model's in `models`' order, encoded apart: only a learner reads them
-    /// ([`Patch::restore_histograms`]); a scorer skips their bytes.
+    /// ([`Patch::restore_histograms`]); a scorer keeps only the newest patch's (see
+    /// `super::journal::heads_for_message`).
     #[serde(with = "serde_bytes")]
     histograms: Vec<u8>,
     /// The fuser after the record.
@@ -151,10 +152,10 @@ impl Patch {
 
     /// What a scorer or learner of messages whose byte 4-grams fall in `buckets` (ascending)
     /// needs of this patch: the ids and hashed weights of this patch's buckets among
-    /// `buckets` alone. [`Patch::apply_to`] a
-    /// filter restricted to buckets among `buckets` does the same with it as with the whole
-    /// patch (a bucket the filter does not hold is one it skips); it only takes less memory:
-    /// a record's patch holds thousands of buckets, a message shares a few hundred of them.
+    /// `buckets` alone. [`Patch::apply_to`] a filter restricted to buckets among `buckets`
+    /// does the same with it as with the whole patch (a bucket the filter does not hold is
+    /// one it skips); it only takes less memory: a record's patch holds thousands of buckets,
+    /// a message shares a few hundred of them.
     pub(crate) fn for_message(&mut self, buckets: &[u32]) {
         let words = self.words().len();
         let mine = self.buckets();
