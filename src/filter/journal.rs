@@ -53,9 +53,9 @@ pub fn pending(path: &Path) -> std::result::Result<(usize, u64), ModelFileError>
 
 /// One journal record: the changes of one learn run. The record of learned messages' entries
 /// come first, so a learner reads them ([`RecordEntries`]) without decoding its patch or the
-/// messages' tokens;
-/// they commute with the count changes (which never read the record), so applying the counts
-/// first and then the entries, each in order, gives the state of applying the run's ops in order.
+/// messages' tokens; they commute with the count changes (which never read the record), so
+/// applying the counts first and then the entries, each in order, gives the state of applying
+/// the run's ops in order.
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub(crate) struct Record<'a> {
     /// The [`StoreOp::SetLearned`] changes, in order.
@@ -96,12 +96,13 @@ pub(crate) fn heads(
 }
 
 /// The heads of the journal records of the open file `reader`, in order, as a scorer or a
-/// learner of messages whose byte 4-grams fall in `buckets` (ascending) needs them: each patch that fits the one before (the first, a vocabulary of
-/// `tokens`, the score table's; see [`Patch::fits`]) kept for those buckets alone
-/// ([`Patch::for_message`]), one that does not kept whole (for the caller to find that it does
-/// not fit); and the histograms of counts of the newest patch alone (only a learner reads
-/// them, of the newest, see [`Patch::restore_histograms`]). Each record's patch is held whole
-/// only while it is decoded: with 16 records, memory would otherwise hold a megabyte of them.
+/// learner of messages whose byte 4-grams fall in `buckets` (ascending) needs them: each
+/// patch that fits the one before (the first, a vocabulary of `tokens`, the score table's;
+/// see [`Patch::fits`]) kept for those buckets alone ([`Patch::for_message`]), one that does
+/// not kept whole (for the caller to find that it does not fit); and the histograms of counts
+/// of the newest patch alone (only a learner reads them, of the newest, see
+/// [`Patch::restore_histograms`]). Each record's patch is held whole only while it is decoded:
+/// with 16 records, memory would otherwise hold a megabyte of them.
 pub(crate) fn heads_for_message(
     reader: &ModelFileReader,
     tokens: u64,
