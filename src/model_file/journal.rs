@@ -17,6 +17,10 @@
 //! first that is cut short, fails its checksum or names another header (a torn append by a
 //! writer killed mid-write, or bytes of a file rewritten in place): that record and everything
 //! after it are ignored, so a torn append is never applied and never corrupts the model. A
+//! torn append is always the file's last record (the next writer cuts it off before it appends),
+//! so a record that fails its checksum with bytes after it was damaged after it was written:
+//! that is a [`ModelFileError::Corrupt`] file, not a torn tail, and no reader skips it (a
+//! learner would otherwise cut the valid records after it off with its next append). A
 //! reader sees the records that were complete when it opened the file (it reads up to the length
 //! it saw then), so a reader racing an append sees the state before it or after it, never half.
 //!
@@ -113,9 +117,49 @@ fn checks(header: &[u8], payload: &[u8]) -> bool {
     crc.finalize() == super::u32_at(header, 8)
 }
 
+/// A record of this file, whole, that fails its checksum with bytes after it: damage (see the
+/// module doc). `index` counts the records before it, `offset` is where it starts in the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct DamagedRecord {
+    index: usize,
+    offset: u64,
+}
+
+impl DamagedRecord {
+    fn error(self, path: &std::path::Path) -> ModelFileError {
+        ModelFileError::invalid(
+            path,
+            format!(
+                "journal record {} (at byte {}) fails its checksum with bytes after it: \
+                 damaged, not cut short by an interrupted learn",
+                self.index + 1,
+                self.offset
+            ),
+        )
+    }
+}
+
+/// Whether a record of this file, `header` then `payload`, matches its checksum; if it does
+/// not, it is a torn tail (`Ok(false)`) where it ends with the journal's bytes (`payload_end`
+/// and `tail_end` measured from the same origin), damage if bytes follow it.
+fn holds(
+    header: &[u8],
+    payload: &[u8],
+    payload_end: u64,
+    tail_end: u64,
+    record: DamagedRecord,
+) -> Result<bool, DamagedRecord> {
+    match checks(header, payload) {
+        true => Ok(true),
+        false if payload_end < tail_end => Err(record),
+        false => Ok(false),
+    }
+}
+
 /// The valid records at the start of `tail` (the bytes after the last section, which start at
-/// file offset `start`), for a file whose header checksum is `header_crc`.
-fn parse(mut tail: Vec<u8>, start: u64, header_crc: u32) -> Journal {
+/// file offset `start`), for a file whose header checksum is `header_crc`; the record that
+/// stops them if it is damaged rather than torn.
+fn parse(mut tail: Vec<u8>, start: u64, header_crc: u32) -> Result<Journal, DamagedRecord> {
     let mut payloads = Vec::new();
     let mut at = 0;
     while let Some(rest) = tail.get(at..).filter(|rest| rest.len() >= RECORD_HEADER) {
@@ -125,7 +169,12 @@ fn parse(mut tail: Vec<u8>, start: u64, header_crc: u32) -> Journal {
         let Some(payload) = rest.get(RECORD_HEADER..RECORD_HEADER + len) else {
             break;
         };
-        if !checks(rest, payload) {
+        let record = DamagedRecord {
+            index: payloads.len(),
+            offset: start + at as u64,
+        };
+        let payload_end = (at + RECORD_HEADER + len) as u64;
+        if !holds(rest, payload, payload_end, tail.len() as u64, record)? {
             break;
         }
         payloads.push(at + RECORD_HEADER..at + RECORD_HEADER + len);
@@ -136,11 +185,11 @@ fn parse(mut tail: Vec<u8>, start: u64, header_crc: u32) -> Journal {
         tail.truncate(at);
         tail.shrink_to_fit();
     }
-    Journal {
+    Ok(Journal {
         tail,
         payloads,
         end: start + at as u64,
-    }
+    })
 }
 
 impl ModelFileReader {
@@ -183,14 +232,23 @@ impl ModelFileReader {
         }
         let (mut at, end) = self.journal_bounds();
         let mut payload = Vec::new();
+        let mut index = 0;
         while let Some((header, len)) = self.record_header(at, end)? {
             payload.resize(len, 0);
             let start = at + RECORD_HEADER as u64;
-            if !self.read_unless_cut(start, &mut payload)? || !checks(&header, &payload) {
+            if !self.read_unless_cut(start, &mut payload)? {
+                break;
+            }
+            let record = DamagedRecord { index, offset: at };
+            let payload_end = start + len as u64;
+            let checked = holds(&header, &payload, payload_end, end, record)
+                .map_err(|damaged| damaged.error(&self.path))?;
+            if !checked {
                 break;
             }
             each(&payload)?;
-            at = start + len as u64;
+            at = payload_end;
+            index += 1;
         }
         Ok(())
     }
@@ -244,8 +302,9 @@ impl ModelFileReader {
     fn read_journal(&self) -> Result<Journal, ModelFileError> {
         let (start, end) = self.journal_bounds();
         let want = end.saturating_sub(start);
+        let parsed = |tail| parse(tail, start, self.header_crc).map_err(|d| d.error(&self.path));
         if want == 0 {
-            return Ok(parse(Vec::new(), start, self.header_crc));
+            return parsed(Vec::new());
         }
         let io = |e| ModelFileError::io(&self.path, e);
         // `want` is at most MAX_JOURNAL: reserved once rather than grown by doubling.
@@ -255,7 +314,7 @@ impl ModelFileReader {
             file.seek(std::io::SeekFrom::Start(start)).map_err(io)?;
             (&mut *file).take(want).read_to_end(&mut tail).map_err(io)?;
         }
-        Ok(parse(tail, start, self.header_crc))
+        parsed(tail)
     }
 
     /// Appends one record to the journal of the file this reader opened, which must be the file
@@ -297,29 +356,54 @@ mod tests {
     use super::*;
 
     #[test]
-    fn torn_foreign_and_corrupt_records_end_the_journal() {
+    fn torn_and_foreign_records_end_the_journal_and_damaged_ones_are_errors() {
         let a = encode_record(7, b"first");
         let b = encode_record(7, b"second");
         let mut tail = [a.clone(), b.clone()].concat();
         let records = |j: &Journal| j.records().map(<[u8]>::to_vec).collect::<Vec<_>>();
-        assert_eq!(
-            records(&parse(tail.clone(), 100, 7)),
-            [b"first".to_vec(), b"second".to_vec()]
-        );
-        assert_eq!(parse(tail.clone(), 100, 7).end, 100 + tail.len() as u64);
+        let whole = parse(tail.clone(), 100, 7).unwrap();
+        assert_eq!(records(&whole), [b"first".to_vec(), b"second".to_vec()]);
+        assert_eq!(whole.end, 100 + tail.len() as u64);
         // Every cut inside the second record leaves the first alone.
         for cut in a.len()..tail.len() {
-            let j = parse(tail[..cut].to_vec(), 0, 7);
+            let j = parse(tail[..cut].to_vec(), 0, 7).unwrap();
             assert_eq!(records(&j), [b"first".to_vec()], "cut at {cut}");
             assert_eq!(j.end, a.len() as u64);
         }
-        // Another header's records, and any flipped bit, are not applied.
-        assert!(parse(tail.clone(), 0, 8).is_empty());
-        for i in 0..a.len() {
+        // Another header's records are not applied.
+        assert!(parse(tail.clone(), 0, 8).unwrap().is_empty());
+        // A flipped bit in the last record: a torn tail, not applied.
+        for i in a.len()..tail.len() {
             tail[i] ^= 0x10;
-            assert!(parse(tail.clone(), 0, 7).is_empty(), "byte {i}");
+            let j = parse(tail.clone(), 0, 7).unwrap();
+            assert_eq!(records(&j), [b"first".to_vec()], "byte {i}");
             tail[i] ^= 0x10;
         }
+        // A flipped bit in a record with another after it: in its checksum or payload, damage
+        // (its index and offset said); in its length or header checksum field, the journal
+        // ends there or the record is damaged, but it is never applied.
+        for i in 0..a.len() {
+            tail[i] ^= 0x10;
+            match parse(tail.clone(), 100, 7) {
+                Ok(j) => assert!(i < 8 && j.is_empty(), "byte {i}"),
+                Err(damaged) => {
+                    assert!(!(4..8).contains(&i), "byte {i}");
+                    assert_eq!(
+                        damaged,
+                        DamagedRecord {
+                            index: 0,
+                            offset: 100
+                        }
+                    );
+                }
+            }
+            tail[i] ^= 0x10;
+        }
+        tail[a.len() - 1] ^= 1;
+        assert!(parse(tail, 0, 7).is_err());
+        // Junk after the records (no record of this file) is no damage.
+        let junk = [a.clone(), b.clone(), vec![0xAB; 40]].concat();
+        assert_eq!(parse(junk, 0, 7).unwrap().len(), 2);
     }
 
     #[test]
@@ -352,9 +436,23 @@ mod tests {
             tail[i] ^= 0x10;
         }
         let mut seen = [0; 3];
+        let mut damaged = 0;
         for tail in tails {
             std::fs::write(&path, [&sections[..], &tail].concat()).unwrap();
-            let want = whole(&ModelFileReader::open(&path).unwrap());
+            let Ok(journal) = ModelFileReader::open(&path).unwrap().journal().cloned() else {
+                // Damage: streamed, the same error, after the records before it.
+                damaged += 1;
+                let reader = ModelFileReader::open(&path).unwrap();
+                let mut read = 0;
+                let streamed = reader.for_each_record(|_| {
+                    read += 1;
+                    Ok::<_, ModelFileError>(())
+                });
+                assert!(matches!(streamed, Err(ModelFileError::Corrupt { .. })));
+                assert!(read < 2);
+                continue;
+            };
+            let want: Vec<Vec<u8>> = journal.records().map(<[u8]>::to_vec).collect();
             seen[want.len()] += 1;
             // A record read means one began; a tail cut inside the first one is none.
             let begins = ModelFileReader::open(&path)
@@ -369,7 +467,10 @@ mod tests {
             assert_eq!(whole(&reader), want);
             assert_eq!(streamed(&reader), want);
         }
-        assert!(seen.iter().all(|&n| n > 0), "{seen:?}");
+        assert!(
+            seen.iter().all(|&n| n > 0) && damaged > 0,
+            "{seen:?} {damaged}"
+        );
         // Another file's record alone.
         let foreign = encode_record(crc + 1, b"foreign");
         std::fs::write(&path, [&sections[..], &foreign].concat()).unwrap();
