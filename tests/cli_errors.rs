@@ -71,7 +71,7 @@ fn unreadable_mailbox_error_prints_its_cause_once() {
 }
 
 #[test]
-fn closed_standard_output_is_success_for_every_command() {
+fn closed_standard_output_is_success_for_every_command_but_filter() {
     let t = TestDir::new();
     let model = trained_model().as_os_str();
     let message = sample_files()[0].clone();
@@ -98,7 +98,8 @@ fn closed_standard_output_is_success_for_every_command() {
             model,
             message.as_os_str(),
         ],
-        vec!["filter".as_ref(), "--model".as_ref(), model],
+        // Not `filter`: its output is the message, and one not delivered whole is its failure
+        // (`cli_filter::a_reader_that_closes_early_makes_the_filter_fail_classified_or_not`).
         vec!["tokens".as_ref(), message.as_os_str()],
         vec!["dump".as_ref(), "--model".as_ref(), model],
         vec!["completions".as_ref(), "bash".as_ref()],

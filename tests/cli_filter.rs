@@ -1,7 +1,7 @@
 //! `spamsort filter`: byte-exact passthrough apart from the X-Spam-* fields, forged verdicts
 //! removed, and the message passed through unchanged whenever classification is impossible.
 
-use crate::util::{TestDir, sample_files, spamsort, to_crlf, trained_model};
+use crate::util::{TestDir, sample_files, spamsort, spamsort_bin, to_crlf, trained_model};
 use spamsort::filter::stamp::strip_owned_fields;
 use std::io::{BufRead, Read, Write};
 use std::process::{Command, Stdio};
@@ -342,6 +342,31 @@ fn exit_code_follows_bogofilter() {
         .write_stdin(ham)
         .assert()
         .code(2);
+}
+
+#[test]
+fn a_reader_that_closes_early_makes_the_filter_fail_classified_or_not() {
+    // Standard output closed before the filter writes: the message is not delivered, so the
+    // exit status must say so (3, and not 0, which `--exit-code` reads as spam), with a reason.
+    let spam = std::fs::read(&sample_files()[0]).unwrap();
+    let missing = TestDir::new().path().join("missing.spamsort");
+    for model in [trained_model(), missing.as_path()] {
+        let mut child = Command::new(spamsort_bin())
+            .args(["filter", "--exit-code", "--model"])
+            .arg(model)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        // The filter may stop reading once it fails: a write error here is expected.
+        let _ = child.stdin.take().unwrap().write_all(&spam);
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{model:?}: {stderr}");
+        assert!(stderr.contains("standard output"), "{model:?}: {stderr}");
+    }
 }
 
 #[test]

@@ -12,7 +12,7 @@ use super::{ExitStatus, input};
 use spamsort::Verdict;
 use spamsort::filter::policy::{HeaderStyle, Policy};
 use spamsort::filter::scorer::{Scorer, ScorerFile};
-use std::io::{Read, Write};
+use std::io::Write;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 // Arguments of `spamsort filter` (not a doc comment: see `Command`).
@@ -67,7 +67,7 @@ pub fn run(args: FilterArgs) -> anyhow::Result<ExitStatus> {
     };
     let status = match outcome {
         Ok((marked, verdict)) => {
-            stdout.write_all(&marked)?;
+            deliver(&mut stdout, &marked)?;
             if args.exit_code {
                 ExitStatus::of(verdict)
             } else {
@@ -75,7 +75,7 @@ pub fn run(args: FilterArgs) -> anyhow::Result<ExitStatus> {
             }
         }
         Err(reason) => {
-            stdout.write_all(&head)?;
+            deliver(&mut stdout, &head)?;
             eprintln!("spamsort: message passed through unchanged: {reason}");
             if args.exit_code {
                 ExitStatus::Error
@@ -85,17 +85,30 @@ pub fn run(args: FilterArgs) -> anyhow::Result<ExitStatus> {
         }
     };
     // The rest of the message, whatever its size, in bounded chunks.
-    copy_rest(&mut stdin, &mut stdout)?;
-    stdout.flush()?;
+    std::io::copy(&mut stdin, &mut stdout)
+        .and_then(|_| stdout.flush())
+        .map_err(|e| {
+            undelivered(
+                "copying the message from standard input to standard output",
+                e,
+            )
+        })?;
     Ok(status)
 }
 
-/// Copies what is left of the input to the output, in a fixed-size buffer.
-fn copy_rest(from: &mut impl Read, to: &mut impl Write) -> anyhow::Result<()> {
-    std::io::copy(from, to).map_err(|e| {
-        anyhow::anyhow!("copying the message from standard input to standard output: {e}")
-    })?;
-    Ok(())
+/// Writes `bytes` of the message to standard output.
+fn deliver(stdout: &mut impl Write, bytes: &[u8]) -> anyhow::Result<()> {
+    stdout
+        .write_all(bytes)
+        .map_err(|e| undelivered("writing the message to standard output", e))
+}
+
+/// The error of a message not written out whole, a closed pipe included: the message was not
+/// delivered, so unlike other commands (whose reader may stop wanting output, see
+/// `is_broken_pipe`) this is the filter's failure. Kept as text, so no I/O error in it reads as
+/// a closed pipe that `main` would take for success.
+fn undelivered(doing: &str, e: std::io::Error) -> anyhow::Error {
+    anyhow::anyhow!("{doing}: {e}")
 }
 
 /// The model file and the policy, or why they cannot be had.

@@ -124,6 +124,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
 }
 
 /// True if the error chain ends in a broken pipe (`spamsort tokens x | head`): not a failure.
+/// (`filter` reports a message it could not write out as text instead: that is its failure.)
 pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
     err.chain().any(|e| {
         e.downcast_ref::<std::io::Error>()
