@@ -44,14 +44,13 @@ impl Confusion {
         pct(self.false_ham, self.false_ham + self.true_spam)
     }
 
-    /// Logistic average misclassification, in %: logit^-1((logit(hm) + logit(sm)) / 2). A rate
-    /// of zero is taken as half a message, so one perfect class does not make lam% zero.
+    /// Logistic average misclassification, in %: logit^-1((logit(hm) + logit(sm)) / 2), each
+    /// rate smoothed to (misses + 0.5) / (messages + 1), so that neither is 0 or 1 (one
+    /// perfect class would make lam% zero) and a class with few misses is not treated as
+    /// better than its count shows. This is how the peers' evaluation harness
+    /// (`../shared/bench/metrics.py`) counts it, so `eval` and the scoreboard agree.
     pub fn lam_pct(&self) -> f64 {
-        let rate = |miss: usize, n: usize| {
-            let miss = if miss == 0 { 0.5 } else { miss as f64 };
-            let n = n.max(1) as f64;
-            (miss / n).min(1.0 - 0.5 / n)
-        };
+        let rate = |miss: usize, n: usize| (miss as f64 + 0.5) / (n as f64 + 1.0);
         let hm = rate(self.false_spam, self.false_spam + self.true_ham);
         let sm = rate(self.false_ham, self.false_ham + self.true_spam);
         let logit = |p: f64| (p / (1.0 - p)).ln();
@@ -146,19 +145,20 @@ mod tests {
         );
         assert!((c.ham_miss_pct() - 20.0).abs() < 1e-12);
         assert!((c.spam_miss_pct() - 100.0 / 3.0).abs() < 1e-12);
-        // lam = logit^-1((logit(0.2) + logit(1/3)) / 2) = 1 / (1 + sqrt(4 * 2)).
-        assert!((c.lam_pct() - 100.0 / (1.0 + 8f64.sqrt())).abs() < 1e-9);
+        // Smoothed: hm = 1.5 / 6 = 1/4, sm = 1.5 / 4 = 3/8; lam = logit^-1((logit(1/4) +
+        // logit(3/8)) / 2) = 1 / (1 + sqrt(3 * 5/3)) = 1 / (1 + sqrt(5)).
+        assert!((c.lam_pct() - 100.0 / (1.0 + 5f64.sqrt())).abs() < 1e-9);
         assert!((c.accuracy_pct() - 75.0).abs() < 1e-12);
         assert!((c.precision() - 2.0 / 3.0).abs() < 1e-12);
         assert!((c.recall() - 2.0 / 3.0).abs() < 1e-12);
-        // Perfect ham side: zero misses count as half a message out of 5.
+        // Perfect classes: zero misses count as half a message out of one more than there are.
         let c = Confusion::at(
             &[0.9, 0.1, 0.1, 0.1, 0.1, 0.1],
             &[Spam, Ham, Ham, Ham, Ham, Ham],
             0.5,
         );
-        let hm: f64 = 0.1;
-        let sm: f64 = 0.5;
+        let hm: f64 = 0.5 / 6.0;
+        let sm: f64 = 0.5 / 2.0;
         let expected = 100.0 / (1.0 + ((1.0 - hm) / hm * (1.0 - sm) / sm).sqrt());
         assert!((c.lam_pct() - expected).abs() < 1e-9, "{}", c.lam_pct());
     }
