@@ -714,7 +714,8 @@ impl ModelFileReader {
 }
 
 /// Exclusive right to update a model file, held until dropped: an advisory lock on a lock file
-/// beside it (`NAME.lock`). Every writer (`train`, `learn`, the spamd server's TELL, the
+/// beside it (`NAME.lock`; for a model path that is a symbolic link, beside the file it leads
+/// to, see [`lock_for_update`]). Every writer (`train`, `learn`, the spamd server's TELL, the
 /// daemon's learning from moves) holds it to save, and a writer that loads, changes and saves
 /// holds it across the three steps, so concurrent writers never lose each other's updates.
 /// Saving needs it ([`save_bytes`]). Readers need no lock: saves are atomic.
@@ -731,7 +732,10 @@ impl UpdateLock {
     }
 }
 
-/// Waits for and takes the [`UpdateLock`] of the model file at `path`.
+/// Waits for and takes the [`UpdateLock`] of the model file at `path`. A `path` that is a
+/// symbolic link is followed to the file it leads to (which need not exist yet), whose lock
+/// is taken and which saves replace: a model reached by a link and by its own path is one
+/// model with one lock, and the link stays a link.
 pub fn lock_for_update(path: &Path) -> Result<UpdateLock, ModelFileError> {
     lock_for_update_with(path, || {})
 }
@@ -742,6 +746,7 @@ pub fn lock_for_update_with(
     path: &Path,
     waiting: impl FnOnce(),
 ) -> Result<UpdateLock, ModelFileError> {
+    let path = &followed(path).map_err(|e| ModelFileError::io(path, e))?;
     let lock_path = path.with_extension("lock");
     let io = |e| ModelFileError::io(&lock_path, e);
     let file = crate::corpus::regular_file::open_regular_with(
@@ -764,6 +769,28 @@ pub fn lock_for_update_with(
         _file: file,
         model: path.to_path_buf(),
     })
+}
+
+/// The most symbolic links [`followed`] follows (Linux's own limit).
+const MAX_LINKS: usize = 40;
+
+/// `path` with the symbolic links of its last component followed (a relative target from the
+/// link's directory): the file the path names, which need not exist. A chain of more than
+/// [`MAX_LINKS`] links (a loop) is an error.
+fn followed(path: &Path) -> std::io::Result<PathBuf> {
+    let mut path = path.to_path_buf();
+    for _ in 0..MAX_LINKS {
+        match std::fs::symlink_metadata(&path) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let target = std::fs::read_link(&path)?;
+                path = path
+                    .parent()
+                    .map_or(target.clone(), |dir| dir.join(&target));
+            }
+            _ => return Ok(path),
+        }
+    }
+    Err(std::io::Error::from_raw_os_error(libc::ELOOP))
 }
 
 /// Reads and decodes section 0 of a model file.
@@ -963,6 +990,46 @@ mod tests {
         let section = encode_section(&counts);
         assert!(section.len() < 4 * 5000, "one-byte varints");
         assert_eq!(decode_slice::<Vec<u64>>(&section).unwrap().0, counts);
+    }
+
+    #[test]
+    fn a_model_reached_by_a_link_is_locked_and_saved_as_the_file_it_leads_to() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real.spamsort");
+        std::os::unix::fs::symlink(&real, dir.path().join("link.spamsort")).unwrap();
+        // A link to a link, relative.
+        std::os::unix::fs::symlink("link.spamsort", dir.path().join("link2.spamsort")).unwrap();
+        let lock = lock_for_update(&dir.path().join("link2.spamsort")).unwrap();
+        assert_eq!(lock.model_path(), real);
+        assert!(dir.path().join("real.lock").exists());
+        assert!(!dir.path().join("link2.lock").exists());
+        // The file the links lead to is created and replaced; the links stay links.
+        for bytes in [&b"first"[..], b"second"] {
+            save_bytes(bytes, &lock).unwrap();
+            assert_eq!(
+                std::fs::read(dir.path().join("link2.spamsort")).unwrap(),
+                bytes
+            );
+        }
+        drop(lock);
+        for link in ["link.spamsort", "link2.spamsort"] {
+            let meta = std::fs::symlink_metadata(dir.path().join(link)).unwrap();
+            assert!(meta.file_type().is_symlink(), "{link}");
+        }
+        // Taken through the link, the lock is the one the file's own path takes.
+        let held = lock_for_update(&real).unwrap();
+        let file = std::fs::File::open(dir.path().join("real.lock")).unwrap();
+        assert!(matches!(
+            file.try_lock(),
+            Err(std::fs::TryLockError::WouldBlock)
+        ));
+        drop(held);
+        // A loop is an error, not a file made in its place.
+        std::os::unix::fs::symlink("loop-b", dir.path().join("loop-a")).unwrap();
+        std::os::unix::fs::symlink("loop-a", dir.path().join("loop-b")).unwrap();
+        let err = lock_for_update(&dir.path().join("loop-a")).unwrap_err();
+        assert!(err.to_string().contains("loop-a"), "{err}");
+        assert!(!dir.path().join("loop-a.lock").exists());
     }
 
     #[test]
