@@ -1,9 +1,10 @@
 //! The model file while others use it: rewritten in place (`cp`) under running filters and a
 //! reloading server, a FIFO where the model should be, `train` and the update lock, and the
-//! temporary files a killed save leaves behind.
+//! temporary files a killed save leaves behind, and a journal record damaged after it was
+//! written.
 
 use crate::util::{
-    TestDir, copy_in_place, copy_of_trained_model, is_message_marked_or_unchanged, mkfifo,
+    TestDir, copy_in_place, copy_of_trained_model, is_message_marked_or_unchanged, message, mkfifo,
     sample_files, serve, sigterm_and_wait, spamd_exchange, spamd_request, spamsort,
 };
 use spamsort::models::ModelKind;
@@ -293,4 +294,61 @@ fn learn_one_spam(model: &Path) {
         .timeout(TIMEOUT)
         .assert()
         .success();
+}
+
+#[test]
+fn a_damaged_journal_record_stops_learn_and_filter_and_the_file_keeps_every_record() {
+    let t = TestDir::new();
+    let model = copy_of_trained_model(&t);
+    let mut ends = vec![std::fs::metadata(&model).unwrap().len()];
+    for (k, word) in ["alpha", "bravo", "charlie", "delta"]
+        .into_iter()
+        .enumerate()
+    {
+        // Distinct words: numbers alone are no tokens, so they would make one message.
+        let new = t.write(
+            &format!("new{k}.eml"),
+            &message(
+                &format!("Offer {word}"),
+                &format!("cheap pills {word} now\n"),
+            ),
+        );
+        // Learned as ham: the model calls them spam, so each is a correction (a message it
+        // already gets right is not learned) and appends a record.
+        if k < 3 {
+            spamsort()
+                .args(["learn", "--ham", "--model"])
+                .arg(&model)
+                .arg(&new)
+                .timeout(TIMEOUT)
+                .assert()
+                .success();
+            ends.push(std::fs::metadata(&model).unwrap().len());
+        }
+    }
+    assert!(
+        ends.windows(2).all(|w| w[0] < w[1]),
+        "each learn appended: {ends:?}"
+    );
+    // One bit flipped in the payload of the first of the three records.
+    let mut bytes = std::fs::read(&model).unwrap();
+    bytes[ends[0] as usize + 20] ^= 0x04;
+    std::fs::write(&model, &bytes).unwrap();
+    // A learn refuses, and cuts nothing off: the records after the damaged one stay.
+    let out = spamsort()
+        .args(["learn", "--ham", "--model"])
+        .arg(&model)
+        .arg(t.path().join("new3.eml"))
+        .timeout(TIMEOUT)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("journal record 1"), "{stderr}");
+    assert_eq!(std::fs::read(&model).unwrap(), bytes);
+    // The filter passes mail through unchanged and says why.
+    let mail = message("Hello", "see you at lunch\n");
+    let out = filter(&model, &mail);
+    assert_eq!(out.stdout, mail);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("damaged"));
 }
