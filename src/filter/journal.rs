@@ -323,6 +323,9 @@ pub fn learn<T>(
     change: impl FnOnce(&mut dyn LearnedStore) -> Result<(T, bool)>,
 ) -> Result<Updated<T>> {
     let lock = model_file::lock_for_update_with(path, waiting)?;
+    // The file the lock is for (a link's target as the lock was taken): read from it, not from
+    // `path`, which may lead elsewhere by now.
+    let path = &lock.model_path().to_path_buf();
     if !path.exists() {
         // `update` takes the lock again and checks again: a file created meanwhile is loaded.
         drop(lock);
@@ -599,6 +602,47 @@ pub(crate) mod tests {
             [&bytes[..start], &record[..]].concat()
         );
         assert!(SpamFilter::load(&path).is_err());
+    }
+
+    #[test]
+    fn a_link_pointed_elsewhere_while_learn_waits_changes_the_file_it_locked_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, _) = saved(dir.path());
+        let b = dir.path().join("b.spamsort");
+        std::fs::copy(&a, &b).unwrap();
+        journal_learn(&b, MESSAGES[3].0, Some(Label::Ham));
+        let b_bytes = std::fs::read(&b).unwrap();
+        let link = dir.path().join("link.spamsort");
+        std::os::unix::fs::symlink(&a, &link).unwrap();
+        let held = model_file::lock_for_update(&a).unwrap();
+        let (repointed, go) = std::sync::mpsc::channel();
+        let learner = std::thread::spawn(move || {
+            learn(
+                &link,
+                // Waiting for `a`'s lock: the link is pointed at `b` meanwhile.
+                || {
+                    std::fs::remove_file(&link).unwrap();
+                    std::os::unix::fs::symlink(&b, &link).unwrap();
+                    repointed.send(()).unwrap();
+                },
+                |store| {
+                    let t = tokens(MESSAGES[2].0);
+                    Ok((store.learn_once(&t, Label::Spam, 2)?, true))
+                },
+            )
+            .unwrap()
+        });
+        go.recv().unwrap();
+        drop(held);
+        learner.join().unwrap();
+        // `a`, whose lock it took, learned the message; `b` is untouched.
+        assert_eq!(
+            std::fs::read(dir.path().join("b.spamsort")).unwrap(),
+            b_bytes
+        );
+        let learned = SpamFilter::load(&a).unwrap();
+        let digest = super::super::learned::digest(&tokens(MESSAGES[2].0));
+        assert!(learned.learned.get(digest).is_some());
     }
 
     #[test]

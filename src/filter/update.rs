@@ -48,6 +48,8 @@ pub fn update<T>(
     change: impl FnOnce(&mut SpamFilter) -> Result<(T, bool)>,
 ) -> Result<Updated<T>> {
     let lock = model_file::lock_for_update_with(path, waiting)?;
+    // The file the lock is for (see `super::journal::learn`).
+    let path = &lock.model_path().to_path_buf();
     // Checked under the lock, so a file another writer creates meanwhile is loaded, not lost.
     let created = !matches!(if_missing, IfMissing::Fail) && !path.exists();
     let mut filter = match if_missing {
