@@ -26,6 +26,9 @@
 //!
 //! Appending happens under the model's [`UpdateLock`]: the writer cuts a torn tail off first,
 //! writes the record after the last valid one, and `fdatasync`s before it lets go of the lock.
+//! It cuts off only what an interrupted append can leave (see
+//! [`ModelFileReader::append`]): bytes after the last valid record that cannot be one (a record
+//! whose damaged header names another file, say) stay where they are, and the append fails.
 //! A whole-file save (atomic replace) starts a new file with an empty journal.
 
 use super::{ModelFileError, ModelFileReader, UpdateLock};
@@ -319,7 +322,8 @@ impl ModelFileReader {
 
     /// Appends one record to the journal of the file this reader opened, which must be the file
     /// at `lock`'s path, read (`journal`) under that lock: a torn tail after `journal`'s
-    /// records is cut off first, then the record is written and `fdatasync`ed. On an error the
+    /// records is cut off first (any other bytes there fail the append, see
+    /// `refuse_untorn_tail`), then the record is written and `fdatasync`ed. On an error the
     /// file may hold a torn record, which every reader ignores and the next append cuts off.
     pub fn append(
         &self,
@@ -336,11 +340,15 @@ impl ModelFileReader {
         let io = |e| ModelFileError::io(&self.path, e);
         super::remove_stale_temp_files(lock)?;
         let mut file = crate::corpus::regular_file::open_regular_with(
-            std::fs::OpenOptions::new().write(true),
+            std::fs::OpenOptions::new().read(true).write(true),
             lock.model_path(),
         )
         .map_err(io)?;
-        if file.metadata().map_err(io)?.len() != journal.end {
+        let len = file.metadata().map_err(io)?.len();
+        if len != journal.end {
+            if len > journal.end {
+                self.refuse_untorn_tail(&file, journal.end, len)?;
+            }
             file.set_len(journal.end).map_err(io)?;
         }
         file.seek(std::io::SeekFrom::Start(journal.end))
@@ -348,6 +356,56 @@ impl ModelFileReader {
         file.write_all(&encode_record(self.header_crc, payload))
             .map_err(io)?;
         file.sync_data().map_err(io)
+    }
+
+    /// Fails unless the bytes of `file` from `end` (just past the journal's last valid record)
+    /// to `len` are what an interrupted append can leave, which [`ModelFileReader::append`]
+    /// cuts off: fewer bytes than a record header, a header of this file whose record runs to
+    /// or past the end of the file (cut short, or whole with its checksum failing), or zeros (a
+    /// crash before the data reached the disk). Anything else (a record header naming another
+    /// file, which a damaged header does too, or bytes something else appended) is left in
+    /// place: records may follow it, and a cut would lose them.
+    fn refuse_untorn_tail(
+        &self,
+        file: &std::fs::File,
+        end: u64,
+        len: u64,
+    ) -> Result<(), ModelFileError> {
+        let n = len - end;
+        if n < RECORD_HEADER as u64 {
+            return Ok(());
+        }
+        let mut header = [0; RECORD_HEADER];
+        self.read_exact_at(file, end, &mut header)?;
+        let runs_to_end = payload_len(&header, self.header_crc)
+            .is_some_and(|payload| (RECORD_HEADER + payload) as u64 >= n);
+        if runs_to_end || (n <= MAX_JOURNAL && self.zeros(file, end, n)?) {
+            return Ok(());
+        }
+        Err(ModelFileError::invalid(
+            &self.path,
+            format!(
+                "the journal's last {n} bytes, after its {} valid records, are no interrupted \
+                 append: not cut off, as records may follow them (`spamsort dump` then \
+                 `spamsort restore` rebuild the file from the records before them)",
+                self.journal()?.len()
+            ),
+        ))
+    }
+
+    /// Whether the `n` bytes of `file` from `at` are all zero (read a chunk at a time).
+    fn zeros(&self, file: &std::fs::File, at: u64, n: u64) -> Result<bool, ModelFileError> {
+        let mut chunk = vec![0; n.min(1 << 16) as usize];
+        let mut done = 0;
+        while done < n {
+            let chunk = &mut chunk[..(n - done).min(1 << 16) as usize];
+            self.read_exact_at(file, at + done, chunk)?;
+            if chunk.iter().any(|&b| b != 0) {
+                return Ok(false);
+            }
+            done += chunk.len() as u64;
+        }
+        Ok(true)
     }
 }
 
@@ -404,6 +462,51 @@ mod tests {
         // Junk after the records (no record of this file) is no damage.
         let junk = [a.clone(), b.clone(), vec![0xAB; 40]].concat();
         assert_eq!(parse(junk, 0, 7).unwrap().len(), 2);
+    }
+
+    #[test]
+    fn an_append_cuts_off_a_torn_tail_and_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m");
+        let sections = super::super::encode_sections(&[super::super::encode_section(&1u64)]);
+        std::fs::write(&path, &sections).unwrap();
+        let crc = ModelFileReader::open(&path).unwrap().header_crc;
+        let (a, b) = (encode_record(crc, b"first"), encode_record(crc, &[9; 300]));
+        let mut foreign_header = b.clone();
+        foreign_header[5] ^= 0x01;
+        let append = |tail: &[u8]| {
+            let file = [&sections[..], &a, tail].concat();
+            std::fs::write(&path, &file).unwrap();
+            let lock = super::super::lock_for_update(&path).unwrap();
+            let reader = ModelFileReader::open(&path).unwrap();
+            let journal = reader.journal().unwrap().clone();
+            assert_eq!(journal.len(), 1);
+            let appended = reader.append(&journal, b"third", &lock);
+            let after = std::fs::read(&path).unwrap();
+            match appended {
+                Ok(()) => {
+                    let third = encode_record(crc, b"third");
+                    assert_eq!(after, [&sections[..], &a, &third].concat());
+                    true
+                }
+                Err(e) => {
+                    assert!(matches!(e, ModelFileError::Corrupt { .. }), "{e}");
+                    assert_eq!(after, file, "nothing cut");
+                    false
+                }
+            }
+        };
+        // What a killed append leaves: cut off.
+        for torn in [&b[..5], &b[..12], &b[..b.len() - 1], &[0; 40][..]] {
+            assert!(append(torn), "{} bytes", torn.len());
+        }
+        let mut bad_checksum = b.clone();
+        *bad_checksum.last_mut().unwrap() ^= 1;
+        assert!(append(&bad_checksum));
+        // A record whose header no longer names the file, with a record after it, and bytes
+        // no append writes: kept, and the learn refused.
+        assert!(!append(&[&foreign_header[..], &a].concat()));
+        assert!(!append(&[0xAB; 40]));
     }
 
     #[test]
