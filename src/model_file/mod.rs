@@ -775,19 +775,31 @@ pub fn lock_for_update_with(
 const MAX_LINKS: usize = 40;
 
 /// `path` with the symbolic links of its last component followed (a relative target from the
-/// link's directory): the file the path names, which need not exist. A chain of more than
-/// [`MAX_LINKS`] links (a loop) is an error.
+/// link's directory): the file the path names, which need not exist unless `path` is a link.
+/// A link to nothing is an error rather than a file made where the link says (a link a user
+/// may plant, where a server keeps per-user models, must not choose where files are created),
+/// and so is a chain of more than [`MAX_LINKS`] links (a loop).
 fn followed(path: &Path) -> std::io::Result<PathBuf> {
-    let mut path = path.to_path_buf();
-    for _ in 0..MAX_LINKS {
-        match std::fs::symlink_metadata(&path) {
+    let mut followed = path.to_path_buf();
+    for hops in 0..=MAX_LINKS {
+        match std::fs::symlink_metadata(&followed) {
             Ok(meta) if meta.file_type().is_symlink() => {
-                let target = std::fs::read_link(&path)?;
-                path = path
-                    .parent()
-                    .map_or(target.clone(), |dir| dir.join(&target));
+                let target = std::fs::read_link(&followed)?;
+                followed = match followed.parent() {
+                    Some(dir) => dir.join(target),
+                    None => target,
+                };
             }
-            _ => return Ok(path),
+            Err(e) if hops > 0 && e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(std::io::Error::new(
+                    e.kind(),
+                    format!(
+                        "a symbolic link to {}, which does not exist",
+                        followed.display()
+                    ),
+                ));
+            }
+            _ => return Ok(followed),
         }
     }
     Err(std::io::Error::from_raw_os_error(libc::ELOOP))
@@ -996,6 +1008,7 @@ mod tests {
     fn a_model_reached_by_a_link_is_locked_and_saved_as_the_file_it_leads_to() {
         let dir = tempfile::tempdir().unwrap();
         let real = dir.path().join("real.spamsort");
+        std::fs::write(&real, b"before").unwrap();
         std::os::unix::fs::symlink(&real, dir.path().join("link.spamsort")).unwrap();
         // A link to a link, relative.
         std::os::unix::fs::symlink("link.spamsort", dir.path().join("link2.spamsort")).unwrap();
@@ -1003,7 +1016,7 @@ mod tests {
         assert_eq!(lock.model_path(), real);
         assert!(dir.path().join("real.lock").exists());
         assert!(!dir.path().join("link2.lock").exists());
-        // The file the links lead to is created and replaced; the links stay links.
+        // The file the links lead to is replaced; the links stay links.
         for bytes in [&b"first"[..], b"second"] {
             save_bytes(bytes, &lock).unwrap();
             assert_eq!(
@@ -1024,7 +1037,22 @@ mod tests {
             Err(std::fs::TryLockError::WouldBlock)
         ));
         drop(held);
-        // A loop is an error, not a file made in its place.
+        // A link to nothing is an error, not a file made where it points.
+        std::os::unix::fs::symlink("nowhere.spamsort", dir.path().join("dangling")).unwrap();
+        let err = lock_for_update(&dir.path().join("dangling")).unwrap_err();
+        assert!(err.to_string().contains("dangling"), "{err}");
+        assert!(!dir.path().join("nowhere.lock").exists());
+        // 40 links are followed, as the kernel does; a loop is an error, not a file made in
+        // its place.
+        let mut next = "real.spamsort".to_string();
+        for i in 0..MAX_LINKS {
+            let name = format!("chain{i}");
+            std::os::unix::fs::symlink(&next, dir.path().join(&name)).unwrap();
+            next = name;
+        }
+        let chained = lock_for_update(&dir.path().join(&next)).unwrap();
+        assert_eq!(chained.model_path(), real);
+        drop(chained);
         std::os::unix::fs::symlink("loop-b", dir.path().join("loop-a")).unwrap();
         std::os::unix::fs::symlink("loop-a", dir.path().join("loop-b")).unwrap();
         let err = lock_for_update(&dir.path().join("loop-a")).unwrap_err();
