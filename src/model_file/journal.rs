@@ -464,14 +464,23 @@ mod tests {
         assert_eq!(parse(junk, 0, 7).unwrap().len(), 2);
     }
 
-    #[test]
-    fn an_append_cuts_off_a_torn_tail_and_nothing_else() {
+    /// A directory holding `m`, a model file of one section and no journal; its bytes, and two
+    /// records of it (a short one, then one of 300 bytes).
+    fn one_section_and_two_records() -> (tempfile::TempDir, Vec<u8>, [Vec<u8>; 2]) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("m");
         let sections = super::super::encode_sections(&[super::super::encode_section(&1u64)]);
         std::fs::write(&path, &sections).unwrap();
         let crc = ModelFileReader::open(&path).unwrap().header_crc;
-        let (a, b) = (encode_record(crc, b"first"), encode_record(crc, &[9; 300]));
+        let records = [encode_record(crc, b"first"), encode_record(crc, &[9; 300])];
+        (dir, sections, records)
+    }
+
+    #[test]
+    fn an_append_cuts_off_a_torn_tail_and_nothing_else() {
+        let (dir, sections, [a, b]) = one_section_and_two_records();
+        let path = dir.path().join("m");
+        let crc = ModelFileReader::open(&path).unwrap().header_crc;
         let mut foreign_header = b.clone();
         foreign_header[5] ^= 0x01;
         let append = |tail: &[u8]| {
@@ -511,12 +520,9 @@ mod tests {
 
     #[test]
     fn records_streamed_are_those_the_journal_reads() {
-        let dir = tempfile::tempdir().unwrap();
+        let (dir, sections, [a, b]) = one_section_and_two_records();
         let path = dir.path().join("m");
-        let sections = super::super::encode_sections(&[super::super::encode_section(&1u64)]);
-        std::fs::write(&path, &sections).unwrap();
         let crc = ModelFileReader::open(&path).unwrap().header_crc;
-        let (a, b) = (encode_record(crc, b"first"), encode_record(crc, &[9; 300]));
         let streamed = |r: &ModelFileReader| {
             let mut out = Vec::new();
             r.for_each_record(|p| {
