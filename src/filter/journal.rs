@@ -277,7 +277,8 @@ impl JournalStore {
 
 /// The patch of `record`, to be appended to the journal of the open file `reader` (its head
 /// `head`, its score table `table`, its journal's records `before` as
-/// [`heads_for_message`] gives them for the record's messages): `record` applied to the file
+/// [`heads_for_message`] gives them for `buckets`, those of the record's messages' byte
+/// 4-grams, see `super::sparse::buckets`): `record` applied to the file
 /// restricted to its tokens with the patches before it taken in (see [`super::patch`]).
 /// `None` where that would not be exact, or a record before has none; an error where a
 /// model's section or the newest patch's histograms do not read.
@@ -286,6 +287,7 @@ fn patch_of(
     head: &layout::Head,
     table: &ScoreTable,
     before: &[RecordHead],
+    buckets: &[u32],
     record: &Record<'_>,
 ) -> Result<Option<Patch>> {
     let Some(patches) = patches(before) else {
@@ -293,7 +295,7 @@ fn patch_of(
     };
     let messages: Vec<&Tokens> = record.messages().map(|m| m.0).collect();
     let Some((mut filter, ids)) =
-        composed_for(reader, head, table, &patches, None, &messages, &[])?
+        composed_for(reader, head, table, &patches, None, &messages, buckets)?
     else {
         return Ok(None);
     };
@@ -359,8 +361,9 @@ pub fn learn<T>(
         ) {
             Ok(table) => {
                 let hashed = (record.messages()).flat_map(|m| m.0.iter().filter_map(hashed_id));
-                let before = heads_for_message(&reader, table.index().tokens, &buckets(hashed))?;
-                patch_of(&reader, &head, &table, &before, &record)
+                let buckets = buckets(hashed);
+                let before = heads_for_message(&reader, table.index().tokens, &buckets)?;
+                patch_of(&reader, &head, &table, &before, &buckets, &record)
             }
             Err(e) => Err(e.into()),
         };

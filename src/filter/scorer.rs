@@ -518,7 +518,7 @@ impl Scorer<'_> {
         let heads = journal::heads_for_message(f, table.index().tokens, &buckets)?;
         let filter = match journal::patches(&heads) {
             Some(patches) => {
-                composed_for(f, head, table, &patches, Some(kind), &[words], hashed)?.map(|c| c.0)
+                composed_for(f, head, table, &patches, Some(kind), &[words], &buckets)?.map(|c| c.0)
             }
             None => replayed_for(f, head, table, file.records()?, kind, words, hashed)?,
         };

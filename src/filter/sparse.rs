@@ -87,9 +87,10 @@ pub(crate) fn replayed_for(
 
 /// The filter of the file `file` (its head `head`, its score table `table`) with the journal
 /// records' `patches` taken in, in order (see [`super::patch`]), over only the features of
-/// `messages` (their tokens, and `hashed`, the hashed ids of byte 4-grams they have besides
-/// any among their tokens): `kind`'s models (for fusion, the models it stacks; `None`: every
-/// model), and the vocabulary ids of their tokens, ascending.
+/// `messages` (their tokens, and `buckets`, the buckets of all their byte 4-grams as
+/// [`buckets`] gives them, which the caller has worked out for the journal's records, see
+/// [`super::journal::heads_for_message`]): `kind`'s models (for fusion, the models it
+/// stacks; `None`: every model), and the vocabulary ids of their tokens, ascending.
 /// Its answer for each of `messages` is bit for bit the full load's, and so is what learning
 /// them (not unlearning them) does to those tokens. `None` where that would not be exact
 /// (see [`replayed_for`] and [`TrainedModel::overlay`](crate::models::TrainedModel::overlay)).
@@ -100,7 +101,7 @@ pub(crate) fn composed_for(
     patches: &[&Patch],
     kind: Option<ModelKind>,
     messages: &[&Tokens],
-    hashed: &[FeatureId],
+    buckets: &[u32],
 ) -> Result<Option<(SpamFilter, Vec<FeatureId>)>, ModelFileError> {
     let counted = WordCounts::of(messages.iter().copied());
     let words = counted.words();
@@ -121,8 +122,7 @@ pub(crate) fn composed_for(
         .collect();
     later.sort_unstable();
     later.dedup_by_key(|(id, _)| *id);
-    let buckets = buckets(counted.hashed().iter().chain(hashed).copied());
-    let Some((mut filter, mut ids)) = restricted(file, head, table, words, &later, kind, &buckets)?
+    let Some((mut filter, mut ids)) = restricted(file, head, table, words, &later, kind, buckets)?
     else {
         return Ok(None);
     };
@@ -140,7 +140,7 @@ pub(crate) fn composed_for(
 
 /// The bucket numbers of hashed ids `ids` (the byte 4-grams among a message's tokens, see
 /// [`WordCounts::hashed`], and those it has besides; see `crate::features::hashed`), each
-/// once, ascending: those [`composed_for`] holds for the message.
+/// once, ascending: those [`composed_for`] and [`replayed_for`] hold for the message.
 pub(crate) fn buckets(ids: impl IntoIterator<Item = FeatureId>) -> Vec<u32> {
     let mut buckets = sorted_buckets(ids);
     buckets.dedup();
@@ -573,10 +573,17 @@ pub(crate) mod tests {
                     kept += restricted;
                 }
                 for patches in [&patches, &patches_kept] {
-                    let (composed, _) =
-                        composed_for(&file, &head, &table, patches, Some(kind), &[&tokens], &[])
-                            .unwrap()
-                            .expect("composed");
+                    let (composed, _) = composed_for(
+                        &file,
+                        &head,
+                        &table,
+                        patches,
+                        Some(kind),
+                        &[&tokens],
+                        &buckets,
+                    )
+                    .unwrap()
+                    .expect("composed");
                     assert_eq!(
                         composed.explain(raw.as_bytes(), Some(kind)).unwrap(),
                         expected,
