@@ -393,12 +393,14 @@ impl ModelFileReader {
         ))
     }
 
-    /// Whether the `n` bytes of `file` from `at` are all zero (read a chunk at a time).
+    /// Whether the `n` bytes of `file` from `at` are all zero (read [`super::STREAM_CHUNK`]
+    /// bytes at a time, as sections are streamed).
     fn zeros(&self, file: &std::fs::File, at: u64, n: u64) -> Result<bool, ModelFileError> {
-        let mut chunk = vec![0; n.min(1 << 16) as usize];
+        let chunk_len = super::STREAM_CHUNK as u64;
+        let mut chunk = vec![0; n.min(chunk_len) as usize];
         let mut done = 0;
         while done < n {
-            let chunk = &mut chunk[..(n - done).min(1 << 16) as usize];
+            let chunk = &mut chunk[..(n - done).min(chunk_len) as usize];
             self.read_exact_at(file, at + done, chunk)?;
             if chunk.iter().any(|&b| b != 0) {
                 return Ok(false);
