@@ -330,22 +330,36 @@ fn a_damaged_journal_record_stops_learn_and_filter_and_the_file_keeps_every_reco
         ends.windows(2).all(|w| w[0] < w[1]),
         "each learn appended: {ends:?}"
     );
-    // One bit flipped in the payload of the first of the three records.
-    let mut bytes = std::fs::read(&model).unwrap();
-    bytes[ends[0] as usize + 20] ^= 0x04;
-    std::fs::write(&model, &bytes).unwrap();
-    // A learn refuses, and cuts nothing off: the records after the damaged one stay.
-    let out = spamsort()
-        .args(["learn", "--ham", "--model"])
-        .arg(&model)
-        .arg(t.path().join("new3.eml"))
-        .timeout(TIMEOUT)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(3), "{stderr}");
-    assert!(stderr.contains("journal record 1"), "{stderr}");
-    assert_eq!(std::fs::read(&model).unwrap(), bytes);
+    let clean = std::fs::read(&model).unwrap();
+    // One bit flipped in the payload of the first of the three records; or the second's length
+    // field made to claim a mebibyte more, past the file's end (where a torn append ends too).
+    let damaged = |at: u64, bit: u8| {
+        let mut bytes = clean.clone();
+        bytes[at as usize] ^= bit;
+        bytes
+    };
+    for (bytes, what) in [
+        (damaged(ends[1] + 2, 0x10), "journal record 2"),
+        (damaged(ends[0] + 20, 0x04), "journal record 1"),
+    ] {
+        std::fs::write(&model, &bytes).unwrap();
+        // A learn refuses and changes nothing, whether it would append a record (a new ham)
+        // or save the file whole (a relabel, which unlearns): the records after the damage
+        // stay.
+        for (label, new) in [("--ham", "new3.eml"), ("--spam", "new0.eml")] {
+            let out = spamsort()
+                .args(["learn", label, "--model"])
+                .arg(&model)
+                .arg(t.path().join(new))
+                .timeout(TIMEOUT)
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(3), "{what} {label}: {stderr}");
+            assert!(stderr.contains(what), "{stderr}");
+            assert_eq!(std::fs::read(&model).unwrap(), bytes, "{what} {label}");
+        }
+    }
     // The filter passes mail through unchanged and says why.
     let mail = message("Hello", "see you at lunch\n");
     let out = filter(&model, &mail);

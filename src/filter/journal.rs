@@ -335,7 +335,7 @@ pub fn learn<T>(
     }
     let reader = ModelFileReader::open(path)?;
     // Read whole first: the append needs where it ends, and the records are decoded from it.
-    let journal = reader.journal()?;
+    let journal = reader.journal_to_write(&lock)?;
     let (mut store, head) = JournalStore::open(&reader)?;
     let (answer, changed) = change(&mut store)?;
     let mut updated = Updated {

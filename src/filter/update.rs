@@ -55,7 +55,12 @@ pub fn update<T>(
     let mut filter = match if_missing {
         IfMissing::StartEmpty if created => SpamFilter::empty(&TrainParams::default())?,
         IfMissing::StartFrom(base) if created => base.clone(),
-        _ => SpamFilter::load(path)?,
+        _ => {
+            let reader = model_file::ModelFileReader::open(path)?;
+            // Saved whole from what is read: nothing after the journal's records may be lost.
+            reader.journal_to_write(&lock)?;
+            SpamFilter::read(&reader, None)?
+        }
     };
     let (answer, changed) = change(&mut filter)?;
     let saved = if changed || created {

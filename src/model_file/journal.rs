@@ -28,8 +28,10 @@
 //! writes the record after the last valid one, and `fdatasync`s before it lets go of the lock.
 //! It cuts off only what an interrupted append can leave (see
 //! [`ModelFileReader::append`]): bytes after the last valid record that cannot be one (a record
-//! whose damaged header names another file, say) stay where they are, and the append fails.
-//! A whole-file save (atomic replace) starts a new file with an empty journal.
+//! whose damaged header names another file, or whose damaged length claims the records after
+//! it, say) stay where they are, and the append fails, as does a learner's whole-file save from
+//! what it read (see [`ModelFileReader::journal_to_write`]). A whole-file save (atomic replace)
+//! starts a new file with an empty journal.
 
 use super::{ModelFileError, ModelFileReader, UpdateLock};
 use std::io::{Read, Seek, Write};
@@ -159,6 +161,22 @@ fn holds(
     }
 }
 
+/// Where the first whole record of this file (header checksum `header_crc`) that starts after
+/// `bytes`' first byte lies in `bytes`, if one does: header naming this file, payload within
+/// `bytes`, checksum correct. Candidates are found by the header checksum they repeat.
+fn whole_record_after_start(bytes: &[u8], header_crc: u32) -> Option<usize> {
+    let crc = header_crc.to_le_bytes();
+    // A record starting at `at` repeats the checksum at `at + 4`; the first byte's own is skipped.
+    let hits = memchr::memmem::find_iter(bytes.get(5..)?, &crc).map(|h| h + 1);
+    hits.filter(|&at| bytes.len() - at >= RECORD_HEADER)
+        .find(|&at| {
+            let rest = &bytes[at..];
+            payload_len(rest, header_crc)
+                .and_then(|len| rest.get(RECORD_HEADER..RECORD_HEADER + len))
+                .is_some_and(|payload| checks(rest, payload))
+        })
+}
+
 /// The valid records at the start of `tail` (the bytes after the last section, which start at
 /// file offset `start`), for a file whose header checksum is `header_crc`; the record that
 /// stops them if it is damaged rather than torn.
@@ -218,6 +236,23 @@ impl ModelFileReader {
         }
         let journal = self.read_journal()?;
         Ok(self.journal.get_or_init(|| journal))
+    }
+
+    /// [`ModelFileReader::journal`] for a writer holding `lock` on this file, who will append
+    /// to it or save the file whole from what it read: fails if bytes follow the last valid
+    /// record that an interrupted append cannot have left (see
+    /// [`ModelFileReader::append`]), as records may follow them that either write would lose
+    /// (a reader takes them for a torn tail and stops there).
+    pub fn journal_to_write(&self, lock: &UpdateLock) -> Result<&Journal, ModelFileError> {
+        let journal = self.journal()?;
+        let file = self.file.lock().unwrap_or_else(|p| p.into_inner());
+        let len = file
+            .metadata()
+            .map_err(|e| ModelFileError::io(lock.model_path(), e))?;
+        if len.len() > journal.end {
+            self.refuse_untorn_tail(&file, journal.end, len.len())?;
+        }
+        Ok(journal)
     }
 
     /// Hands the payload of each record [`ModelFileReader::journal`] gives to `each`, oldest
@@ -361,10 +396,12 @@ impl ModelFileReader {
     /// Fails unless the bytes of `file` from `end` (just past the journal's last valid record)
     /// to `len` are what an interrupted append can leave, which [`ModelFileReader::append`]
     /// cuts off: fewer bytes than a record header, a header of this file whose record runs to
-    /// or past the end of the file (cut short, or whole with its checksum failing), or zeros (a
-    /// crash before the data reached the disk). Anything else (a record header naming another
-    /// file, which a damaged header does too, or bytes something else appended) is left in
-    /// place: records may follow it, and a cut would lose them.
+    /// or past the end of the file (cut short, or whole with its checksum failing) and holds no
+    /// whole record of this file after its start, or zeros (a crash before the data reached the
+    /// disk). Anything else (a record header naming another file, which a damaged header does
+    /// too, a damaged length field that makes a record claim the records after it, or bytes
+    /// something else appended) is left in place: records may follow it, and a cut would lose
+    /// them.
     fn refuse_untorn_tail(
         &self,
         file: &std::fs::File,
@@ -379,16 +416,39 @@ impl ModelFileReader {
         self.read_exact_at(file, end, &mut header)?;
         let runs_to_end = payload_len(&header, self.header_crc)
             .is_some_and(|payload| (RECORD_HEADER + payload) as u64 >= n);
-        if runs_to_end || (n <= MAX_JOURNAL && self.zeros(file, end, n)?) {
+        // A record of this file runs to the end (so `n` is at most a record's bytes): torn,
+        // unless a whole record follows inside it, which a torn append cannot hold (its header's
+        // length field was damaged, not cut short: a cut would lose that record).
+        let inside = if runs_to_end {
+            let mut rest = vec![0; n as usize];
+            self.read_exact_at(file, end, &mut rest)?;
+            whole_record_after_start(&rest, self.header_crc)
+        } else {
+            None
+        };
+        if (runs_to_end && inside.is_none()) || (n <= MAX_JOURNAL && self.zeros(file, end, n)?) {
             return Ok(());
         }
+        let valid = self.journal()?.len();
+        let what = match inside {
+            Some(at) => format!(
+                "journal record {} (at byte {end}) claims to run past the file's end, but a \
+                 whole record follows it at byte {}: its length field is damaged, it was not \
+                 cut short by an interrupted learn",
+                valid + 1,
+                end + at as u64
+            ),
+            None => format!(
+                "the journal's last {n} bytes, after its {valid} valid records, are no \
+                 interrupted append"
+            ),
+        };
         Err(ModelFileError::invalid(
             &self.path,
             format!(
-                "the journal's last {n} bytes, after its {} valid records, are no interrupted \
-                 append: not cut off, as records may follow them (`spamsort dump` then \
-                 `spamsort restore` rebuild the file from the records before them)",
-                self.journal()?.len()
+                "{what}; the file is left as it is, as records may follow them that a cut or a \
+                 save would lose (`spamsort dump` then `spamsort restore` rebuild the file from \
+                 the records before them)"
             ),
         ))
     }
@@ -518,6 +578,15 @@ mod tests {
         // no append writes: kept, and the learn refused.
         assert!(!append(&[&foreign_header[..], &a].concat()));
         assert!(!append(&[0xAB; 40]));
+        // A record whose length field was damaged to claim a mebibyte more than it holds runs
+        // past the file's end, as a torn one does; but a whole record follows inside it.
+        let mut long_length = b.clone();
+        long_length[2] ^= 0x10;
+        assert!(!append(&[&long_length[..], &a].concat()));
+        assert!(
+            append(&long_length),
+            "alone, it is what a torn append looks like"
+        );
     }
 
     #[test]
