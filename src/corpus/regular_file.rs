@@ -22,18 +22,25 @@ pub fn open_regular(path: &Path) -> io::Result<File> {
 /// the open descriptor (so a path swapped for a FIFO in between is refused too). `O_NONBLOCK`
 /// changes nothing for a regular file, so the file is returned as opened.
 pub fn open_regular_with(options: &mut OpenOptions, path: &Path) -> io::Result<File> {
-    match std::fs::metadata(path) {
-        Ok(meta) => refuse_irregular(&meta)?,
-        // Left to `open`, which fails or creates the file as `options` say.
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-        Err(e) => return Err(e),
-    }
+    // Nothing there is left to `open`, which fails or creates the file as `options` say.
+    refuse_irregular_at(path)?;
     // O_NOCTTY: a terminal opened by mistake must not become the controlling terminal.
     let file = options
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
         .open(path)?;
     refuse_irregular(&file.metadata()?)?;
     Ok(file)
+}
+
+/// Fails as [`open_regular_with`] does unless `path` (symbolic links followed) is a regular
+/// file or names nothing: for a caller that makes other files for it first (a lock beside it),
+/// so a directory or FIFO in its place is refused before anything is created.
+pub fn refuse_irregular_at(path: &Path) -> io::Result<()> {
+    match std::fs::metadata(path) {
+        Ok(meta) => refuse_irregular(&meta),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
+    }
 }
 
 /// All bytes of the regular file at `path`, at most `limit` of them: a longer file is an

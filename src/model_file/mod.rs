@@ -747,6 +747,9 @@ pub fn lock_for_update_with(
     waiting: impl FnOnce(),
 ) -> Result<UpdateLock, ModelFileError> {
     let path = &followed(path).map_err(|e| ModelFileError::io(path, e))?;
+    // Before the lock file is made beside it: a directory there would leave a stray lock.
+    crate::corpus::regular_file::refuse_irregular_at(path)
+        .map_err(|e| ModelFileError::io(path, e))?;
     let lock_path = path.with_extension("lock");
     let io = |e| ModelFileError::io(&lock_path, e);
     let file = crate::corpus::regular_file::open_regular_with(
@@ -1058,6 +1061,15 @@ mod tests {
         let err = lock_for_update(&dir.path().join("loop-a")).unwrap_err();
         assert!(err.to_string().contains("loop-a"), "{err}");
         assert!(!dir.path().join("loop-a.lock").exists());
+        // A directory, named or linked to, is refused before a lock file is made beside it.
+        std::fs::create_dir(dir.path().join("folder")).unwrap();
+        std::os::unix::fs::symlink("folder", dir.path().join("to-folder.spamsort")).unwrap();
+        for path in ["folder", "to-folder.spamsort"] {
+            let err = lock_for_update(&dir.path().join(path)).unwrap_err();
+            let cause = std::error::Error::source(&err).map(|e| e.to_string());
+            assert!(cause.is_some_and(|c| c.contains("a directory")), "{err}");
+        }
+        assert!(!dir.path().join("folder.lock").exists());
     }
 
     #[test]
