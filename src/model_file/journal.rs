@@ -161,20 +161,49 @@ fn holds(
     }
 }
 
-/// Where the first whole record of this file (header checksum `header_crc`) that starts after
-/// `bytes`' first byte lies in `bytes`, if one does: header naming this file, payload within
-/// `bytes`, checksum correct. Candidates are found by the header checksum they repeat.
-fn whole_record_after_start(bytes: &[u8], header_crc: u32) -> Option<usize> {
+/// Header-checksum matches after its start that a torn append may hold before it is taken for
+/// no torn append (see [`records_inside`]). Its payload holds the 4 bytes of the checksum by
+/// chance about once in 2^32 positions; each match costs a checksum of up to a record's bytes.
+const MAX_CHECKSUM_MATCHES: usize = 16;
+
+/// What the bytes of a record that runs to the end of the file (a torn append, or a record
+/// whose damaged length claims what follows it) hold after their first byte.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Inside {
+    /// No record of this file.
+    Nothing,
+    /// A whole record of this file, correct, at this offset from the start.
+    Record(usize),
+    /// More than [`MAX_CHECKSUM_MATCHES`] places repeat the file's header checksum: no
+    /// append's bytes, whatever they are (and checking each would cost quadratic time).
+    Matches,
+}
+
+/// What `bytes`, a record of this file (header checksum `header_crc`) that runs to the file's
+/// end, holds after its first byte: a candidate record is found by the header checksum it
+/// repeats, and is one if its payload lies within `bytes` and matches its checksum.
+fn records_inside(bytes: &[u8], header_crc: u32) -> Inside {
     let crc = header_crc.to_le_bytes();
-    // A record starting at `at` repeats the checksum at `at + 4`; the first byte's own is skipped.
-    let hits = memchr::memmem::find_iter(bytes.get(5..)?, &crc).map(|h| h + 1);
-    hits.filter(|&at| bytes.len() - at >= RECORD_HEADER)
-        .find(|&at| {
-            let rest = &bytes[at..];
-            payload_len(rest, header_crc)
+    let Some(after) = bytes.get(5..) else {
+        return Inside::Nothing;
+    };
+    // A record starting at `at` repeats the checksum at `at + 4`; the first byte's own is
+    // skipped.
+    let starts = memchr::memmem::find_iter(after, &crc).map(|h| h + 1);
+    for (k, at) in starts.enumerate() {
+        if k == MAX_CHECKSUM_MATCHES {
+            return Inside::Matches;
+        }
+        let rest = &bytes[at..];
+        let whole = rest.len() >= RECORD_HEADER
+            && payload_len(rest, header_crc)
                 .and_then(|len| rest.get(RECORD_HEADER..RECORD_HEADER + len))
-                .is_some_and(|payload| checks(rest, payload))
-        })
+                .is_some_and(|payload| checks(rest, payload));
+        if whole {
+            return Inside::Record(at);
+        }
+    }
+    Inside::Nothing
 }
 
 /// The valid records at the start of `tail` (the bytes after the last section, which start at
@@ -397,7 +426,8 @@ impl ModelFileReader {
     /// to `len` are what an interrupted append can leave, which [`ModelFileReader::append`]
     /// cuts off: fewer bytes than a record header, a header of this file whose record runs to
     /// or past the end of the file (cut short, or whole with its checksum failing) and holds no
-    /// whole record of this file after its start, or zeros (a crash before the data reached the
+    /// whole record of this file after its start (see [`records_inside`]), or zeros (a crash
+    /// before the data reached the
     /// disk). Anything else (a record header naming another file, which a damaged header does
     /// too, a damaged length field that makes a record claim the records after it, or bytes
     /// something else appended) is left in place: records may follow it, and a cut would lose
@@ -422,23 +452,31 @@ impl ModelFileReader {
         let inside = if runs_to_end {
             let mut rest = vec![0; n as usize];
             self.read_exact_at(file, end, &mut rest)?;
-            whole_record_after_start(&rest, self.header_crc)
+            records_inside(&rest, self.header_crc)
         } else {
-            None
+            Inside::Nothing
         };
-        if (runs_to_end && inside.is_none()) || (n <= MAX_JOURNAL && self.zeros(file, end, n)?) {
+        if (runs_to_end && inside == Inside::Nothing)
+            || (n <= MAX_JOURNAL && self.zeros(file, end, n)?)
+        {
             return Ok(());
         }
         let valid = self.journal()?.len();
         let what = match inside {
-            Some(at) => format!(
+            Inside::Record(at) => format!(
                 "journal record {} (at byte {end}) claims to run past the file's end, but a \
                  whole record follows it at byte {}: its length field is damaged, it was not \
                  cut short by an interrupted learn",
                 valid + 1,
                 end + at as u64
             ),
-            None => format!(
+            Inside::Matches => format!(
+                "journal record {} (at byte {end}) claims to run past the file's end, but its \
+                 bytes repeat the file's header checksum over {MAX_CHECKSUM_MATCHES} times: it \
+                 is no interrupted append",
+                valid + 1
+            ),
+            Inside::Nothing => format!(
                 "the journal's last {n} bytes, after its {valid} valid records, are no \
                  interrupted append"
             ),
@@ -446,9 +484,9 @@ impl ModelFileReader {
         Err(ModelFileError::invalid(
             &self.path,
             format!(
-                "{what}; the file is left as it is, as records may follow them that a cut or a \
-                 save would lose (`spamsort dump` then `spamsort restore` rebuild the file from \
-                 the records before them)"
+                "{what}; the file is left as it is, as a cut or a save would lose the records \
+                 that may follow (`spamsort dump` then `spamsort restore` rebuild the file from \
+                 the {valid} records before, without any after)"
             ),
         ))
     }
@@ -587,6 +625,16 @@ mod tests {
             append(&long_length),
             "alone, it is what a torn append looks like"
         );
+        // Bytes that repeat the header checksum more often than any append's would: refused
+        // without a checksum worked out at each (which would take quadratic time).
+        let mut repeating = long_length.clone();
+        for chunk in repeating[RECORD_HEADER..].chunks_mut(4) {
+            chunk.copy_from_slice(&crc.to_le_bytes()[..chunk.len()]);
+        }
+        assert!(!append(&repeating));
+        assert!(append(
+            &repeating[..RECORD_HEADER + 4 * MAX_CHECKSUM_MATCHES]
+        ));
     }
 
     #[test]
