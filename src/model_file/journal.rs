@@ -427,11 +427,10 @@ impl ModelFileReader {
     /// cuts off: fewer bytes than a record header, a header of this file whose record runs to
     /// or past the end of the file (cut short, or whole with its checksum failing) and holds no
     /// whole record of this file after its start (see [`records_inside`]), or zeros (a crash
-    /// before the data reached the
-    /// disk). Anything else (a record header naming another file, which a damaged header does
-    /// too, a damaged length field that makes a record claim the records after it, or bytes
-    /// something else appended) is left in place: records may follow it, and a cut would lose
-    /// them.
+    /// before the data reached the disk). Anything else (a record header naming another file,
+    /// which a damaged header does too, a damaged length field that makes a record claim the
+    /// records after it, or bytes something else appended) is left in place: records may follow
+    /// it, and a cut would lose them.
     fn refuse_untorn_tail(
         &self,
         file: &std::fs::File,
