@@ -338,11 +338,39 @@ fn a_damaged_journal_record_stops_learn_and_filter_and_the_file_keeps_every_reco
         bytes[at as usize] ^= bit;
         bytes
     };
+    let info = || {
+        let out = spamsort()
+            .args(["info", "--model"])
+            .arg(&model)
+            .timeout(TIMEOUT)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let (code, healthy) = info();
+    assert_eq!(code, Some(0));
+    assert!(!healthy.contains("journal damage"), "{healthy}");
     for (bytes, what) in [
         (damaged(ends[1] + 2, 0x10), "journal record 2"),
         (damaged(ends[0] + 20, 0x04), "journal record 1"),
     ] {
         std::fs::write(&model, &bytes).unwrap();
+        // `info` names damage that readers cannot tell from a torn tail (the length field);
+        // the checksum's stops it.
+        let (code, stdout) = info();
+        if what == "journal record 2" {
+            assert_eq!(code, Some(0));
+            assert!(stdout.contains("1 learn runs"), "{stdout}");
+            assert!(
+                stdout.contains("journal damage:  journal record 2"),
+                "{stdout}"
+            );
+        } else {
+            assert_eq!(code, Some(3));
+        }
         // A learn refuses and changes nothing, whether it would append a record (a new ham)
         // or save the file whole (a relabel, which unlearns, in the learner's own loop; a
         // prune, through the load-change-save path spamd's TELL and the daemon take too): the

@@ -114,6 +114,9 @@ pub fn run(args: InfoArgs) -> anyhow::Result<ExitStatus> {
         spamsort::filter::journal::COMPACT_RECORDS,
         spamsort::filter::journal::COMPACT_BYTES
     )?;
+    if let Some(reason) = spamsort::filter::journal::damaged_tail(&path)? {
+        writeln!(out, "journal damage:  {reason}")?;
+    }
     let kinds: Vec<&str> = filter.model_kinds().iter().map(|k| k.name()).collect();
     writeln!(out, "models:          {}", kinds.join(", "))?;
     if let Some(f) = filter.fusion() {

@@ -51,6 +51,17 @@ pub fn pending(path: &Path) -> std::result::Result<(usize, u64), ModelFileError>
     Ok((journal.len(), journal.bytes()))
 }
 
+/// Why the bytes after the journal's records in the model file at `path` are no interrupted
+/// append (see [`ModelFileReader::check_tail`]), if they are not: every reader stops before
+/// them, and learning refuses until the file is rebuilt.
+pub fn damaged_tail(path: &Path) -> std::result::Result<Option<String>, ModelFileError> {
+    match ModelFileReader::open(path)?.check_tail() {
+        Ok(()) => Ok(None),
+        Err(ModelFileError::Corrupt { reason, .. }) => Ok(Some(reason)),
+        Err(e) => Err(e),
+    }
+}
+
 /// One journal record: the changes of one learn run. The record of learned messages' entries
 /// come first, so a learner reads them ([`RecordEntries`]) without decoding its patch or the
 /// messages' tokens; they commute with the count changes (which never read the record), so
@@ -334,8 +345,10 @@ pub fn learn<T>(
         return update(path, IfMissing::StartEmpty, || {}, |filter| change(filter));
     }
     let reader = ModelFileReader::open(path)?;
+    // Nothing after the records may be lost, by an append's cut or a compaction's save.
+    reader.check_tail()?;
     // Read whole first: the append needs where it ends, and the records are decoded from it.
-    let journal = reader.journal_to_write(&lock)?;
+    let journal = reader.journal()?;
     let (mut store, head) = JournalStore::open(&reader)?;
     let (answer, changed) = change(&mut store)?;
     let mut updated = Updated {

@@ -58,7 +58,7 @@ pub fn update<T>(
         _ => {
             let reader = model_file::ModelFileReader::open(path)?;
             // Saved whole from what is read: nothing after the journal's records may be lost.
-            reader.journal_to_write(&lock)?;
+            reader.check_tail()?;
             SpamFilter::read(&reader, None)?
         }
     };

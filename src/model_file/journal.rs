@@ -30,7 +30,7 @@
 //! [`ModelFileReader::append`]): bytes after the last valid record that cannot be one (a record
 //! whose damaged header names another file, or whose damaged length claims the records after
 //! it, say) stay where they are, and the append fails, as does a learner's whole-file save from
-//! what it read (see [`ModelFileReader::journal_to_write`]). A whole-file save (atomic replace)
+//! what it read (see [`ModelFileReader::check_tail`]). A whole-file save (atomic replace)
 //! starts a new file with an empty journal.
 
 use super::{ModelFileError, ModelFileReader, UpdateLock};
@@ -267,21 +267,18 @@ impl ModelFileReader {
         Ok(self.journal.get_or_init(|| journal))
     }
 
-    /// [`ModelFileReader::journal`] for a writer holding `lock` on this file, who will append
-    /// to it or save the file whole from what it read: fails if bytes follow the last valid
-    /// record that an interrupted append cannot have left (see
-    /// [`ModelFileReader::append`]), as records may follow them that either write would lose
-    /// (a reader takes them for a torn tail and stops there).
-    pub fn journal_to_write(&self, lock: &UpdateLock) -> Result<&Journal, ModelFileError> {
+    /// Fails if bytes the file held when it was opened follow the journal's last valid record
+    /// and are not what an interrupted append leaves (see [`ModelFileReader::append`]): records
+    /// may follow them, which every reader ignores (it takes them for a torn tail) and which a
+    /// writer would lose, cutting them off or saving the file whole from what it read. Writers
+    /// check it under the update lock before they change anything; `info` reports it.
+    pub fn check_tail(&self) -> Result<(), ModelFileError> {
         let journal = self.journal()?;
-        let file = self.file.lock().unwrap_or_else(|p| p.into_inner());
-        let len = file
-            .metadata()
-            .map_err(|e| ModelFileError::io(lock.model_path(), e))?;
-        if len.len() > journal.end {
-            self.refuse_untorn_tail(&file, journal.end, len.len())?;
+        if self.len > journal.end {
+            let file = self.file.lock().unwrap_or_else(|p| p.into_inner());
+            self.refuse_untorn_tail(&file, journal.end, self.len)?;
         }
-        Ok(journal)
+        Ok(())
     }
 
     /// Hands the payload of each record [`ModelFileReader::journal`] gives to `each`, oldest
