@@ -53,13 +53,20 @@ pub fn pending(path: &Path) -> std::result::Result<(usize, u64), ModelFileError>
 
 /// Why the bytes after the journal's records in the model file at `path` are no interrupted
 /// append (see [`ModelFileReader::check_tail`]), if they are not: every reader stops before
-/// them, and learning refuses until the file is rebuilt.
+/// them, and learning refuses until the file is rebuilt. Without the update lock: the file is
+/// opened and checked twice, and damage is what both checks find, as a learner that cut a torn
+/// tail and appended records in between can make one check see bytes no append leaves (or
+/// bytes no longer there, which ends the check).
 pub fn damaged_tail(path: &Path) -> std::result::Result<Option<String>, ModelFileError> {
-    match ModelFileReader::open(path)?.check_tail() {
-        Ok(()) => Ok(None),
-        Err(ModelFileError::Corrupt { reason, .. }) => Ok(Some(reason)),
-        Err(e) => Err(e),
+    let mut damage = None;
+    for _ in 0..2 {
+        match ModelFileReader::open(path)?.check_tail() {
+            Ok(()) | Err(ModelFileError::Truncated { .. }) => return Ok(None),
+            Err(ModelFileError::Corrupt { reason, .. }) => damage = Some(reason),
+            Err(e) => return Err(e),
+        }
     }
+    Ok(damage)
 }
 
 /// One journal record: the changes of one learn run. The record of learned messages' entries
