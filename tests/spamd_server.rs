@@ -200,6 +200,15 @@ fn tell_learns_and_forgets_and_survives_a_restart() {
         let (status, headers, _) = split(&answer);
         assert_eq!(status, "SPAMD/1.5 0 EX_OK");
         assert_eq!(header(&headers, "DidSet"), Some("local"));
+        // Told again: nothing changes, and the answer says so as spamd's does (no `DidSet`:
+        // spamc then prints "Message was already un/learned").
+        let answer = exchange(
+            &server,
+            &request("TELL", "Message-class: spam\r\nSet: local\r\n", &ham),
+        );
+        let (status, headers, _) = split(&answer);
+        assert_eq!(status, "SPAMD/1.5 0 EX_OK");
+        assert_eq!(header(&headers, "DidSet"), None, "{headers:?}");
     }
     // Saved: a new load (as after a restart) sees the message learned as spam.
     let learned = SpamFilter::load(&model).unwrap();
@@ -210,6 +219,14 @@ fn tell_learns_and_forgets_and_survives_a_restart() {
     // Forgetting needs no Message-class: the record of learned messages has it.
     let answer = exchange(&server, &request("TELL", "Remove: local\r\n", &ham));
     assert_eq!(header(&split(&answer).1, "DidRemove"), Some("local"));
+    let answer = exchange(&server, &request("TELL", "Remove: local\r\n", &ham));
+    let (status, headers, _) = split(&answer);
+    assert_eq!(status, "SPAMD/1.5 0 EX_OK");
+    assert_eq!(
+        header(&headers, "DidRemove"),
+        None,
+        "forgotten already: {headers:?}"
+    );
     // Learned as ham again, as in training: the class counts are the original ones (its tokens
     // too rare to be in the trained vocabulary are known now, so scores differ a little).
     let answer = exchange(
@@ -386,6 +403,44 @@ fn cr_only_message_with_forged_flag_first_is_kept_by_process_and_headers() {
     let (status, _, headers) = split(&answer);
     assert_eq!(status, "SPAMD/1.5 0 EX_OK");
     assert_eq!(headers, &body[..body.len() - b"body\r".len()]);
+}
+
+#[test]
+fn headers_runs_to_the_blank_line_spamc_appends_the_body_after() {
+    // A fold that lost its indent ends the header block at `carol@…` for the marking, but
+    // spamc (`--headers`) puts the original's body after the answer from the first blank line
+    // on: the answer must hold everything before that line, or the message loses those lines.
+    let server = start(trained_model(), ServerConfig::default());
+    let lf: &[u8] = b"From: a@example.com\nTo: a@example.com, b@example.com,\ncarol@example.com\n\
+        Subject: broken fold\nMIME-Version: 1.0\n\nbody line\n\nmore body\n";
+    for message in [lf.to_vec(), to_crlf(lf)] {
+        let (status, _, processed) = split(&exchange(&server, &request("PROCESS", "", &message)));
+        assert_eq!(status, "SPAMD/1.5 0 EX_OK");
+        let (status, _, headers) = split(&exchange(&server, &request("HEADERS", "", &message)));
+        assert_eq!(status, "SPAMD/1.5 0 EX_OK");
+        // What spamc makes of it: the answer, then the original after its first blank line.
+        let blank: &[u8] = if message.contains(&b'\r') {
+            b"\r\n\r\n"
+        } else {
+            b"\n\n"
+        };
+        let body_at = message
+            .windows(blank.len())
+            .position(|w| w == blank)
+            .unwrap()
+            + blank.len();
+        let mut rebuilt = headers.clone();
+        rebuilt.extend_from_slice(&message[body_at..]);
+        assert_eq!(
+            String::from_utf8_lossy(&rebuilt),
+            String::from_utf8_lossy(&processed)
+        );
+        assert!(
+            headers.ends_with(blank),
+            "{}",
+            String::from_utf8_lossy(&headers)
+        );
+    }
 }
 
 /// A message of about `size` bytes of ordinary text lines.

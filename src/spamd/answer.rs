@@ -189,7 +189,7 @@ fn classify(
             let marked = style
                 .mark(message, &c, thresholds)
                 .unwrap_or_else(|_| message.to_vec());
-            marked[..header_block_len(&marked)].to_vec()
+            marked[..headers_len(message, &marked)].to_vec()
         }
         Command::Symbols => explanation.as_ref().map_or_else(Vec::new, |e| {
             e.contributions
@@ -214,6 +214,27 @@ fn classify(
         c.model,
         message.len()
     ))
+}
+
+/// How much of `marked` (the message `original` with its header block marked) HEADERS answers.
+/// spamc puts the answer in front of the original's body, which it takes to start after the
+/// first `\r\n\r\n` or `\n\n` (libspamc's `_append_original_body`): so the answer runs to
+/// there, taking along any lines that end the header block before it (one that is not a field,
+/// as a fold that lost its indent), and the message comes out whole. Without such a blank line
+/// spamc keeps its copy whatever comes back; the answer is then the marked header block.
+fn headers_len(original: &[u8], marked: &[u8]) -> usize {
+    let blank = |sep: &[u8]| memchr::memmem::find(original, sep).map(|at| (at, at + sep.len()));
+    let body_start = match (blank(b"\r\n\r\n"), blank(b"\n\n")) {
+        (Some(crlf), Some(lf)) => Some(crlf.min(lf).1),
+        (one, other) => one.or(other).map(|(_, end)| end),
+    };
+    match body_start {
+        // Marking changes the header block only, which ends at or before that blank line.
+        Some(start) if marked.ends_with(&original[start..]) => {
+            marked.len() - (original.len() - start)
+        }
+        _ => header_block_len(marked),
+    }
 }
 
 /// The REPORT body: the verdict and the strongest tokens with their points.
@@ -272,10 +293,14 @@ fn tell(
             None => context.filter.learn(message, label),
         }
         .map_err(failed)?;
-        header = "DidSet: local\r\n".to_string();
+        // As spamd: `DidSet` only when the database changed, so spamc says "Message was
+        // already un/learned" for a message learned with this label before.
         log = match outcome {
             crate::LearnOutcome::AlreadyLearned => format!("already learned as {label}"),
-            _ => format!("learned as {label}"),
+            _ => {
+                header = "DidSet: local\r\n".to_string();
+                format!("learned as {label}")
+            }
         };
     } else if remove {
         // The record of learned messages knows the label: Message-class is not needed.
@@ -284,9 +309,11 @@ fn tell(
             None => context.filter.unlearn(message),
         }
         .map_err(failed)?;
-        header = "DidRemove: local\r\n".to_string();
         log = match forgot {
-            Some(label) => format!("forgot, learned as {label}"),
+            Some(label) => {
+                header = "DidRemove: local\r\n".to_string();
+                format!("forgot, learned as {label}")
+            }
             None => "not learned before: nothing to forget".to_string(),
         };
     }
