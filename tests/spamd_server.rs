@@ -390,6 +390,51 @@ fn reload_picks_up_a_replaced_model() {
 }
 
 #[test]
+fn reloads_racing_learns_never_swap_an_older_model_in() {
+    // A reload (SIGHUP) reads the file while a TELL saves it: it must not swap the state it read
+    // in after the TELL swapped in the newer one, or the server scores as if never told.
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let t = TestDir::new();
+    let model = copy_of_trained_model(&t);
+    let shared = Arc::new(SharedFilter::load(&model, Policy::default()).unwrap());
+    let start = shared.current().summary().messages[1];
+    let reloads = Arc::new(AtomicUsize::new(0));
+    for i in 0..16u64 {
+        // Reloads one after another until stopped, so one is under way when the learn saves.
+        let stop = Arc::new(AtomicBool::new(false));
+        let reloading = {
+            let (shared, stop, reloads) = (shared.clone(), stop.clone(), reloads.clone());
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    shared.reload().unwrap();
+                    reloads.fetch_add(1, Ordering::Relaxed);
+                }
+            })
+        };
+        let message = format!("Subject: offer {i}\n\nwords zq{i}x and more zq{i}y\n");
+        assert_eq!(
+            shared.learn(message.as_bytes(), Label::Spam).unwrap(),
+            spamsort::LearnOutcome::Learned
+        );
+        // The last reload ends, and none follows to mend what it swapped in.
+        stop.store(true, Ordering::Relaxed);
+        reloading.join().unwrap();
+        assert_eq!(
+            shared.current().summary().messages[1],
+            start + i + 1,
+            "learn {i}"
+        );
+    }
+    assert!(reloads.load(Ordering::Relaxed) > 0);
+    // A spamd user named after the shared file learns into it, and the filter in use sees it.
+    let alias = t.path().join("alias.spamsort");
+    std::os::unix::fs::symlink(&model, &alias).unwrap();
+    let message = b"Subject: alias\n\nwords zqaliasx\n";
+    shared.learn_into(&alias, message, Label::Spam).unwrap();
+    assert_eq!(shared.current().summary().messages[1], start + 17);
+}
+
+#[test]
 fn cr_only_message_with_forged_flag_first_is_kept_by_process_and_headers() {
     use crate::line_endings::{CR_ONLY_FORGED_FLAG, assert_marked_byte_exact};
     let server = start(trained_model(), ServerConfig::default());

@@ -11,7 +11,7 @@ use super::{LearnOutcome, SpamFilter};
 use crate::error::{Error, Result};
 use crate::label::Label;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 /// A model file's filter, replaceable while in use.
 #[derive(Debug)]
@@ -19,6 +19,10 @@ pub struct SharedFilter {
     path: PathBuf,
     policy: Policy,
     current: RwLock<Arc<SpamFilter>>,
+    /// Held from reading the file to swapping in what was read (a reload, a learn's save), so
+    /// swaps come in the order of the file's states: a reload that read the file before a
+    /// learn saved it cannot swap its older filter in after the learn's.
+    swapping: Mutex<()>,
 }
 
 impl SharedFilter {
@@ -30,6 +34,7 @@ impl SharedFilter {
             path: path.to_path_buf(),
             policy,
             current: RwLock::new(Arc::new(filter)),
+            swapping: Mutex::new(()),
         })
     }
 
@@ -67,6 +72,7 @@ impl SharedFilter {
     /// Loads the model file again. On failure (the policy's model gone from it included) the
     /// filter in use stays.
     pub fn reload(&self) -> Result<()> {
+        let _swapping = self.swapping();
         let filter = Self::load_under(&self.path, &self.policy)?;
         self.swap(filter);
         Ok(())
@@ -82,6 +88,7 @@ impl SharedFilter {
     pub fn learn(&self, raw: &[u8], label: Label) -> Result<LearnOutcome> {
         // The policy's own marks (a subject tag) are not part of the message.
         let raw = self.policy.headers.unmarked(raw);
+        let _swapping = self.swapping();
         let updated = update::learn(&self.path, IfMissing::Fail, &raw, label)?;
         Ok(self.swap_in(updated))
     }
@@ -90,6 +97,7 @@ impl SharedFilter {
     /// file as [`SharedFilter::learn`] does; `None` (and no save) if it was not learned.
     pub fn unlearn(&self, raw: &[u8]) -> Result<Option<Label>> {
         let raw = self.policy.headers.unmarked(raw);
+        let _swapping = self.swapping();
         let updated = update::unlearn(&self.path, IfMissing::Fail, &raw)?;
         Ok(self.swap_in(updated))
     }
@@ -97,8 +105,12 @@ impl SharedFilter {
     /// Learns one message once, as [`SharedFilter::learn`] does, into another model file
     /// `path` (a spamd user's): a missing one starts as a copy of this filter's model file as
     /// it is on disk (its own active model and thresholds, not the policy's, which apply in
-    /// memory only). The filter in use is not changed.
+    /// memory only). The filter in use is not changed, unless `path` is its own model file
+    /// (by another name): then this is [`SharedFilter::learn`].
     pub fn learn_into(&self, path: &Path, raw: &[u8], label: Label) -> Result<LearnOutcome> {
+        if self.is_own_file(path) {
+            return self.learn(raw, label);
+        }
         let raw = self.policy.headers.unmarked(raw);
         let base = if path.exists() {
             None
@@ -111,13 +123,32 @@ impl SharedFilter {
 
     /// Forgets one message learned before in another model file `path`, as
     /// [`SharedFilter::unlearn`] does; a missing file has learned nothing (`None`, and no file
-    /// is made).
+    /// is made). Its own model file (by another name) is [`SharedFilter::unlearn`].
     pub fn unlearn_from(&self, path: &Path, raw: &[u8]) -> Result<Option<Label>> {
         if !path.exists() {
             return Ok(None);
         }
+        if self.is_own_file(path) {
+            return self.unlearn(raw);
+        }
         let raw = self.policy.headers.unmarked(raw);
         Ok(update::unlearn(path, IfMissing::Fail, &raw)?.answer)
+    }
+
+    /// True if `path` names the file this filter was loaded from (the same file, whatever the
+    /// name: a spamd user named after it, a link).
+    fn is_own_file(&self, path: &Path) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        match (std::fs::metadata(path), std::fs::metadata(&self.path)) {
+            (Ok(a), Ok(b)) => (a.dev(), a.ino()) == (b.dev(), b.ino()),
+            _ => false,
+        }
+    }
+
+    /// The guard that orders swaps (the `swapping` field).
+    fn swapping(&self) -> MutexGuard<'_, ()> {
+        // It guards no data: a holder that panicked left nothing half done.
+        self.swapping.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Swaps in the filter an update saved (a missing file was an error), if it saved one.
