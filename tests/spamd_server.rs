@@ -664,6 +664,52 @@ fn connections_past_max_open_evict_the_oldest_idle_one() {
     assert_eq!(answer, b"SPAMD/1.5 0 PONG\r\n");
 }
 
+#[test]
+fn max_open_closes_an_idle_connection_only_for_a_waiting_client_never_the_newcomer() {
+    let server = start(
+        trained_model(),
+        ServerConfig {
+            max_open: 3,
+            ..ServerConfig::default()
+        },
+    );
+    // Three idle connections fill the server: none is closed while no other client waits.
+    let mut idle: Vec<TcpStream> = (0..3).map(|_| connect(&server)).collect();
+    std::thread::sleep(Duration::from_millis(500));
+    for s in &mut idle {
+        s.set_read_timeout(Some(Duration::from_millis(50))).unwrap();
+        let mut byte = [0];
+        let e = s.read(&mut byte).unwrap_err();
+        assert!(matches!(
+            e.kind(),
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+        ));
+    }
+    drop(idle);
+    // Two clients hold their requests open (a body not yet sent in full), so neither can be
+    // closed; each client that comes with its request is still served, not closed at once.
+    let holding: Vec<TcpStream> = (0..2)
+        .map(|_| {
+            let mut s = connect(&server);
+            s.write_all(b"CHECK SPAMC/1.5\r\nContent-length: 100\r\n\r\npart")
+                .unwrap();
+            s
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    for _ in 0..5 {
+        let (answer, took) = timed_ping(&server);
+        assert_eq!(
+            answer,
+            b"SPAMD/1.5 0 PONG\r\n",
+            "{}",
+            String::from_utf8_lossy(&answer)
+        );
+        assert!(took < Duration::from_secs(2), "PING waited {took:?}");
+    }
+    drop(holding);
+}
+
 /// `message` as `spamc -z` sends it: one zlib stream.
 fn zlib(message: &[u8]) -> Vec<u8> {
     let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());

@@ -36,8 +36,8 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N", default_value_t = 16,
           value_parser = clap::value_parser!(u16).range(1..))]
     max_connections: u16,
-    /// Connections held open at once, idle ones included; past it, the oldest connection that
-    /// has not sent its request is closed to make room.
+    /// Connections held open at once, idle ones included; past it, a new client waits, or the
+    /// oldest connection that has not sent its request within 0.2 s is closed to make room.
     #[arg(long, value_name = "N", default_value_t = ServerConfig::default().max_open,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     max_open: usize,

@@ -9,8 +9,9 @@
 //! SKIP and errors found in the head are answered here, without a slot, so no number of idle,
 //! slow or busy clients can keep a PING waiting.
 //!
-//! Bounds, by construction: at most `max_open` connections are held (when full, the oldest one
-//! still in `Head` is closed to make room; if none is, accepting pauses and the kernel's
+//! Bounds, by construction: at most `max_open` connections are held (when full and a client
+//! is waiting, the oldest one still in `Head` after `EVICT_GRACE` is closed to make room for it;
+//! if none is, accepting pauses and the kernel's
 //! backlog holds new clients); a head is at most `MAX_HEAD` bytes; at most `max_connections`
 //! requests hold a slot, and only they hold a message (at most `--max-size` bytes in memory,
 //! or an oversize PROCESS spooled to disk) or an answer. Every connection is closed at its
@@ -37,6 +38,10 @@ const LINGER_BYTES: u64 = 1 << 20;
 const LINGER_TIME: Duration = Duration::from_secs(1);
 /// How long to wait before accepting again after accept failed (out of file descriptors).
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
+/// A connection that has not sent its request is closed to make room for a new client only
+/// once it has been held this long: a client that connected and is sending is not turned away
+/// (a burst of clients waits in the kernel's backlog meanwhile).
+const EVICT_GRACE: Duration = Duration::from_millis(200);
 
 /// A listening socket.
 pub(super) enum Listener {
@@ -298,12 +303,32 @@ impl<'a> Reactor<'a> {
         }
         for i in 0..self.listeners.len() {
             loop {
-                if self.connections.len() >= self.limits.max_open && !self.evict_one() {
-                    // Full of requests in progress: new clients wait in the backlog.
-                    return;
-                }
+                // When full, room is made by closing the oldest connection that has not sent its
+                // request, and only for a client that is there (accepted first).
+                let evict = if self.connections.len() >= self.limits.max_open {
+                    match self.oldest_idle() {
+                        Some((token, started)) if started.elapsed() >= EVICT_GRACE => Some(token),
+                        // It may be sending yet: try again once its grace is over.
+                        Some((_, started)) => {
+                            self.accept_retry = Some(started + EVICT_GRACE);
+                            return;
+                        }
+                        // Full of requests in progress: new clients wait in the backlog.
+                        None => return,
+                    }
+                } else {
+                    None
+                };
                 match self.listeners[i].accept() {
-                    Ok(stream) => self.open(stream),
+                    Ok(stream) => {
+                        if let Some(token) = evict {
+                            self.evict(token);
+                        }
+                        // Its request may be in already: read it before the next client comes.
+                        if let Some(token) = self.open(stream) {
+                            self.drive(token);
+                        }
+                    }
                     Err(e) if e.kind() == ErrorKind::WouldBlock => break,
                     Err(e) if e.kind() == ErrorKind::Interrupted => {}
                     Err(e) => {
@@ -318,24 +343,25 @@ impl<'a> Reactor<'a> {
         self.accepting = false;
     }
 
-    /// Closes the oldest connection that has not sent its whole head, to make room for a new
-    /// one. False when every connection held has a request in progress.
-    fn evict_one(&mut self) -> bool {
-        let oldest = self
-            .connections
+    /// The oldest connection that has not sent its whole head, and when it was accepted.
+    fn oldest_idle(&self) -> Option<(Token, Instant)> {
+        self.connections
             .iter()
             .find(|(_, c)| matches!(c.state, State::Head(_)))
-            .map(|(&t, _)| t);
-        let Some(token) = oldest else { return false };
+            .map(|(&t, c)| (t, c.started))
+    }
+
+    /// Closes a connection that has not sent its request, to make room for a new one.
+    fn evict(&mut self, token: Token) {
         let e = ProtocolError {
             status: Status::Timeout,
             message: "connection closed to make room: send the request when connecting".into(),
         };
         self.answer_and_close(token, &e);
-        true
     }
 
-    fn open(&mut self, mut stream: Stream) {
+    /// Holds a new connection; its token, or `None` if it cannot be watched (then it is closed).
+    fn open(&mut self, mut stream: Stream) -> Option<Token> {
         let token = Token(self.next_token);
         self.next_token += 1;
         if let Err(e) = self.poll.registry().register(
@@ -344,7 +370,7 @@ impl<'a> Reactor<'a> {
             Interest::READABLE | Interest::WRITABLE,
         ) {
             tracing::warn!("cannot watch a new connection: {e}");
-            return;
+            return None;
         }
         let now = Instant::now();
         // A timeout too large to add (`--timeout` is any number of seconds) means a century.
@@ -365,6 +391,7 @@ impl<'a> Reactor<'a> {
             },
         );
         self.timers.insert((deadline, token));
+        Some(token)
     }
 
     /// Does everything the connection's state allows until it would block.

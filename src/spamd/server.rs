@@ -35,8 +35,9 @@ pub struct ServerConfig {
     /// Requests served at once: worker threads, and requests holding a message or an answer.
     /// PING is answered without one.
     pub max_connections: usize,
-    /// Connections held open at once, idle ones included (further clients evict the oldest
-    /// connection that has not sent its request, or wait in the kernel's backlog). Lowered at
+    /// Connections held open at once, idle ones included (a further client evicts the oldest
+    /// connection that has not sent its request within 0.2 s, or waits in the kernel's
+    /// backlog). Lowered at
     /// [`Server::run`] to fit the process's open-file limit.
     pub max_open: usize,
     /// Time allowed for a whole request, from accepting the connection to the last byte of
