@@ -634,6 +634,30 @@ fn oversize_process_sent_whole_before_reading_comes_back_unchanged() {
 }
 
 #[test]
+fn oversize_process_is_spooled_in_the_spool_dir_only() {
+    // A spool directory that cannot hold it: the message is not spooled elsewhere (a /tmp in
+    // memory), the client is told to keep its copy.
+    let t = TestDir::new();
+    let server = start(
+        trained_model(),
+        ServerConfig {
+            max_size: 1000,
+            spool_dir: t.path().join("missing"),
+            ..ServerConfig::default()
+        },
+    );
+    let message = big_message(5000);
+    let (status, _, body) = split(&exchange(&server, &request("PROCESS", "", &message)));
+    assert!(status.starts_with("SPAMD/1.5 65 "), "{status}");
+    assert!(body.is_empty());
+    // Where it can, it comes back whole.
+    std::fs::create_dir(t.path().join("missing")).unwrap();
+    let (status, _, body) = split(&exchange(&server, &request("PROCESS", "", &message)));
+    assert_eq!(status, "SPAMD/1.5 0 EX_OK");
+    assert!(body == message, "the message came back changed");
+}
+
+#[test]
 fn connections_past_max_open_evict_the_oldest_idle_one() {
     let server = start(
         trained_model(),

@@ -7,7 +7,9 @@ use super::logging;
 use super::signals::run_with_signals;
 use anyhow::Context;
 use spamsort::filter::shared::SharedFilter;
-use spamsort::spamd::{Address, Server, ServerConfig, UserModels, raise_open_file_limit};
+use spamsort::spamd::{
+    Address, Server, ServerConfig, UserModels, default_spool_dir, raise_open_file_limit,
+};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -56,6 +58,12 @@ pub struct ServeArgs {
     /// 64 bytes are refused.
     #[arg(long, value_name = "TEMPLATE", value_parser = |s: &str| UserModels::new(s))]
     user_models: Option<UserModels>,
+    /// Directory where a PROCESS message over --max-size is held (an unlinked file, up to
+    /// 1 GiB per request) while it arrives, to be returned unchanged. Put it on disk: a /tmp
+    /// that is memory (tmpfs) would hold it in memory [default: /var/tmp, or the system's
+    /// temporary directory without one]
+    #[arg(long, value_name = "DIR")]
+    spool_dir: Option<std::path::PathBuf>,
 }
 
 pub fn run(args: ServeArgs) -> anyhow::Result<ExitStatus> {
@@ -88,6 +96,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitStatus> {
             timeout: Duration::from_secs(args.timeout),
             allow_tell: args.allow_tell,
             user_models: args.user_models,
+            spool_dir: args.spool_dir.unwrap_or_else(default_spool_dir),
         },
     )?;
     let (reload, stop) = (server.handle(), server.handle());

@@ -101,9 +101,9 @@ impl Body {
         Body::with(length, Sink::Memory(Vec::new()))
     }
 
-    /// A body spooled to an unlinked temporary file, for an oversize PROCESS.
-    pub(super) fn spooled(length: u64) -> std::io::Result<Body> {
-        Ok(Body::with(length, Sink::Spool(tempfile::tempfile()?)))
+    /// A body spooled to an unlinked temporary file in `dir`, for an oversize PROCESS.
+    pub(super) fn spooled(length: u64, dir: &std::path::Path) -> std::io::Result<Body> {
+        Ok(Body::with(length, Sink::Spool(tempfile::tempfile_in(dir)?)))
     }
 
     /// A body counted and dropped.
@@ -296,7 +296,7 @@ mod tests {
     #[test]
     fn spooled_body_comes_back_byte_exact() {
         let message: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
-        let mut body = Body::spooled(message.len() as u64).unwrap();
+        let mut body = Body::spooled(message.len() as u64, &std::env::temp_dir()).unwrap();
         for chunk in message.chunks(4096) {
             body.push(chunk);
         }

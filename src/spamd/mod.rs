@@ -12,5 +12,7 @@ mod reactor;
 mod server;
 pub mod users;
 
-pub use server::{Address, Server, ServerConfig, ServerHandle, raise_open_file_limit};
+pub use server::{
+    Address, Server, ServerConfig, ServerHandle, default_spool_dir, raise_open_file_limit,
+};
 pub use users::UserModels;

@@ -460,7 +460,7 @@ impl<'a> Reactor<'a> {
             Ok(Plan::Classify(length)) => self.admit(token, request, Body::in_memory(length), rest),
             Ok(Plan::Oversize { length, spool }) => {
                 let body = if spool {
-                    Body::spooled(length).unwrap_or_else(|e| {
+                    Body::spooled(length, &self.config.spool_dir).unwrap_or_else(|e| {
                         tracing::warn!("cannot spool an oversize message: {e}");
                         Body::dropped(length)
                     })

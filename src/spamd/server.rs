@@ -52,6 +52,21 @@ pub struct ServerConfig {
     /// request of a user with a file loads it (so `spamsort learn` on it counts at once).
     /// `None` (the default): one shared model for every user, `User:` ignored.
     pub user_models: Option<super::UserModels>,
+    /// Where an oversize PROCESS message is spooled while it arrives (an unlinked file), to
+    /// be returned unchanged: up to 1 GiB per request slot. Default `/var/tmp` (disk on
+    /// common systems, where `/tmp` is often memory), or the system's temporary directory
+    /// where there is no `/var/tmp`.
+    pub spool_dir: PathBuf,
+}
+
+/// The default [`ServerConfig::spool_dir`].
+pub fn default_spool_dir() -> PathBuf {
+    let var_tmp = Path::new("/var/tmp");
+    if var_tmp.is_dir() {
+        var_tmp.to_path_buf()
+    } else {
+        std::env::temp_dir()
+    }
 }
 
 impl Default for ServerConfig {
@@ -63,6 +78,7 @@ impl Default for ServerConfig {
             timeout: Duration::from_secs(30),
             allow_tell: false,
             user_models: None,
+            spool_dir: default_spool_dir(),
         }
     }
 }
