@@ -101,6 +101,62 @@ pub struct Move {
     pub target: PathBuf,
     /// Bytes to write instead of linking the source (the message with headers added).
     pub content: Option<Vec<u8>>,
+    /// With `content`: the source as those bytes were made from it (see [`Source::of`]).
+    pub read: Option<Source>,
+}
+
+/// How long after its last write a message is copied: one written less than this ago may be
+/// written still (by a writer that paused), and is left for a later pass ([`not_yet`]).
+pub const SETTLE: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// The error of a move left for a later pass because its message was written too recently to
+/// be copied ([`SETTLE`]); [`is_not_yet`] tells it.
+fn not_yet() -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::WouldBlock,
+        "written less than a second ago: left for the next pass",
+    )
+}
+
+/// True for the error of a move left for a later pass (see [`SETTLE`]).
+pub fn is_not_yet(e: &std::io::Error) -> bool {
+    e.kind() == std::io::ErrorKind::WouldBlock
+}
+
+/// What a message file in the inbox was when it was read: its length (the bytes read) and
+/// modification time. A copy is filed only if the source is still so when the inbox entry is
+/// about to be removed: a message written straight into `new/` (a `cp` or a `mv` from another
+/// file system, instead of through `tmp/`) may have been read half written, and removing the
+/// entry would lose the rest, which its writer goes on writing into the unlinked file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Source {
+    len: u64,
+    modified: std::time::SystemTime,
+}
+
+impl Source {
+    /// The source as `bytes` were read from it, with `before` its metadata taken before the
+    /// read (a write in between changes the modification time, so the copy is not filed).
+    pub fn of(before: &std::fs::Metadata, bytes: &[u8]) -> std::io::Result<Source> {
+        Ok(Source {
+            len: bytes.len() as u64,
+            modified: before.modified()?,
+        })
+    }
+
+    /// True if it was written less than [`SETTLE`] ago: it may be written still.
+    fn fresh(&self) -> bool {
+        std::time::SystemTime::now()
+            .duration_since(self.modified)
+            .is_ok_and(|age| age < SETTLE)
+    }
+
+    /// True if the file at `path` is still as read.
+    fn unchanged(&self, path: &Path) -> bool {
+        std::fs::metadata(path).is_ok_and(|now| {
+            now.len() == self.len && now.modified().is_ok_and(|m| m == self.modified)
+        })
+    }
 }
 
 /// Files a batch of moves (see the module docs). Returns, per move, where the message now is,
@@ -110,7 +166,7 @@ pub fn file_batch(
     inbox_new: &Path,
     crash: Option<&CrashPoint>,
 ) -> Vec<std::io::Result<PathBuf>> {
-    let mut placed: Vec<std::io::Result<PathBuf>> = moves.iter().map(|m| place(m, crash)).collect();
+    let mut placed: Vec<std::io::Result<Placed>> = moves.iter().map(|m| place(m, crash)).collect();
     let mut targets: Vec<&Path> = moves.iter().map(|m| m.target.as_path()).collect();
     targets.sort();
     targets.dedup();
@@ -124,10 +180,25 @@ pub fn file_batch(
             }
         }
     }
-    for m in moves {
-        CrashPoint::reached(crash, CrashStage::Placed, &m.name);
+    for (m, r) in moves.iter().zip(&placed) {
+        if r.is_ok() {
+            CrashPoint::reached(crash, CrashStage::Placed, &m.name);
+        }
     }
     for (m, r) in moves.iter().zip(&mut placed) {
+        if let Ok(Placed {
+            path,
+            copied: Some(read),
+        }) = r
+            && !read.unchanged(&m.source)
+        {
+            // Changed since it was read (still being written): the copy goes, the message stays
+            // for the next pass.
+            let _ = std::fs::remove_file(&*path);
+            *r = Err(std::io::Error::other(
+                "it changed while it was filed (still being written?): left for the next pass",
+            ));
+        }
         if r.is_ok()
             && let Err(e) = std::fs::remove_file(&m.source)
             && e.kind() != std::io::ErrorKind::NotFound
@@ -140,11 +211,20 @@ pub fn file_batch(
         }
     }
     let _ = sync_dir(inbox_new);
-    placed
+    placed.into_iter().map(|r| r.map(|p| p.path)).collect()
+}
+
+/// Where [`place`] put a message, and for a copy, the source it was made from.
+struct Placed {
+    path: PathBuf,
+    copied: Option<Source>,
 }
 
 /// Puts one message into its target's `new/` under its own name (or a clash-free variant).
-fn place(m: &Move, crash: Option<&CrashPoint>) -> std::io::Result<PathBuf> {
+fn place(m: &Move, crash: Option<&CrashPoint>) -> std::io::Result<Placed> {
+    if m.content.is_some() && m.read.is_some_and(|r| r.fresh()) {
+        return Err(not_yet());
+    }
     let new = m.target.join("new");
     for attempt in 0u32.. {
         let dest = new.join(variant(&m.name, attempt));
@@ -153,16 +233,26 @@ fn place(m: &Move, crash: Option<&CrashPoint>) -> std::io::Result<PathBuf> {
             Some(bytes) => write_via_tmp(m, bytes, &dest, crash),
         };
         match linked {
-            Ok(()) => return Ok(dest),
+            Ok(()) => {
+                return Ok(Placed {
+                    path: dest,
+                    copied: m.content.as_ref().and(m.read),
+                });
+            }
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 1000 => {}
             Err(e) if e.kind() == std::io::ErrorKind::CrossesDevices && m.content.is_none() => {
-                let bytes = std::fs::read(&m.source)?;
+                // Another file system: a copy, read as the inbox's readers read (bounded).
+                let before = std::fs::metadata(&m.source)?;
+                let bytes =
+                    crate::corpus::read_regular(&m.source, crate::corpus::MAX_MESSAGE_BYTES)?;
+                let read = Some(Source::of(&before, &bytes)?);
                 return place(
                     &Move {
                         source: m.source.clone(),
                         name: m.name.clone(),
                         target: m.target.clone(),
                         content: Some(bytes),
+                        read,
                     },
                     crash,
                 );
@@ -244,6 +334,7 @@ mod tests {
                 name: n.to_string(),
                 target: target.clone(),
                 content: (i == 1).then(|| b"X-Added: 1\nSubject: 1\n\nbody\n".to_vec()),
+                read: None,
             })
             .collect();
         let placed = file_batch(&moves, &inbox.join("new"), None);
@@ -265,6 +356,74 @@ mod tests {
         }
         assert_eq!(std::fs::read_dir(inbox.join("new")).unwrap().count(), 0);
         assert_eq!(std::fs::read_dir(target.join("tmp")).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_copy_of_a_message_still_being_written_is_not_filed_and_the_message_stays() {
+        let dir = tempfile::tempdir().unwrap();
+        let (inbox, target) = (dir.path().join("inbox"), dir.path().join("spam"));
+        create_maildir(&inbox).unwrap();
+        create_maildir(&target).unwrap();
+        let source = inbox.join("new/1.a.host");
+        std::fs::write(&source, "Subject: 1\n\nfirst half\n").unwrap();
+        let age = |secs| {
+            let then = std::time::SystemTime::now() - std::time::Duration::from_secs(secs);
+            let f = std::fs::File::options().append(true).open(&source).unwrap();
+            f.set_modified(then).unwrap();
+        };
+        // Just written: not copied yet, whatever it holds.
+        let before = std::fs::metadata(&source).unwrap();
+        let bytes = std::fs::read(&source).unwrap();
+        let fresh = Move {
+            source: source.clone(),
+            name: "1.a.host".into(),
+            target: target.clone(),
+            content: Some(bytes.clone()),
+            read: Some(Source::of(&before, &bytes).unwrap()),
+        };
+        let placed = file_batch(&[fresh], &inbox.join("new"), None);
+        assert!(placed[0].as_ref().is_err_and(is_not_yet), "{placed:?}");
+        age(10);
+        let before = std::fs::metadata(&source).unwrap();
+        let bytes = std::fs::read(&source).unwrap();
+        let read = Some(Source::of(&before, &bytes).unwrap());
+        let copy = |read, bytes: &[u8]| Move {
+            source: source.clone(),
+            name: "1.a.host".into(),
+            target: target.clone(),
+            content: Some([b"X-Added: 1\n", bytes].concat()),
+            read,
+        };
+        // Its writer goes on (a `cp` straight into new/): the half copy must not replace it.
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&source)
+            .unwrap();
+        f.write_all(b"second half\n").unwrap();
+        let placed = file_batch(&[copy(read, &bytes)], &inbox.join("new"), None);
+        assert!(
+            placed[0].as_ref().is_err_and(|e| !is_not_yet(e)),
+            "{placed:?}"
+        );
+        assert_eq!(
+            std::fs::read(&source).unwrap(),
+            b"Subject: 1\n\nfirst half\nsecond half\n"
+        );
+        assert_eq!(std::fs::read_dir(target.join("new")).unwrap().count(), 0);
+        assert_eq!(std::fs::read_dir(target.join("tmp")).unwrap().count(), 0);
+        // Read again once written, it is filed.
+        age(10);
+        let before = std::fs::metadata(&source).unwrap();
+        let bytes = std::fs::read(&source).unwrap();
+        let read = Some(Source::of(&before, &bytes).unwrap());
+        let placed = file_batch(&[copy(read, &bytes)], &inbox.join("new"), None);
+        assert!(placed[0].is_ok(), "{placed:?}");
+        assert!(!source.exists());
+        assert!(
+            std::fs::read(&placed[0].as_ref().unwrap())
+                .unwrap()
+                .ends_with(b"second half\n")
+        );
     }
 
     #[test]

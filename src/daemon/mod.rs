@@ -26,7 +26,7 @@ use crate::error::ErrorChain;
 use crate::filter::Classification;
 use crate::filter::shared::SharedFilter;
 use crate::label::{Label, Verdict};
-use deliver::{Move, file_batch};
+use deliver::{Move, Source, file_batch};
 use kept::KeptRecord;
 use layout::Layout;
 use moves::MoveTracker;
@@ -104,6 +104,9 @@ pub struct Daemon {
     tx: mpsc::Sender<Event>,
     rx: mpsc::Receiver<Event>,
     stop: Arc<AtomicBool>,
+    /// The last pass left a message to copy later ([`deliver::SETTLE`]): look again then,
+    /// not only at the next notice or rescan.
+    again_soon: bool,
 }
 
 /// One inbox message, read and judged.
@@ -111,6 +114,8 @@ struct Planned {
     name: String,
     source: PathBuf,
     bytes: Option<Vec<u8>>,
+    /// The source as `bytes` were read from it.
+    read: Option<Source>,
     verdict: Result<Classification, String>,
     millis: f64,
 }
@@ -158,6 +163,7 @@ impl Daemon {
             tx,
             rx,
             stop: Arc::new(AtomicBool::new(false)),
+            again_soon: false,
         })
     }
 
@@ -194,7 +200,12 @@ impl Daemon {
         loop {
             self.sort_pending()?;
             self.learn_from_moves();
-            let event = match self.rx.recv_timeout(self.config.rescan) {
+            let wait = if self.again_soon {
+                self.config.rescan.min(deliver::SETTLE)
+            } else {
+                self.config.rescan
+            };
+            let event = match self.rx.recv_timeout(wait) {
                 Ok(e) => e,
                 Err(mpsc::RecvTimeoutError::Timeout) => Event::Changed,
                 Err(mpsc::RecvTimeoutError::Disconnected) => Event::Stop,
@@ -243,6 +254,7 @@ impl Daemon {
             names.retain(|n| !kept.contains(n));
         }
         names.sort();
+        self.again_soon = false;
         let mut filed = 0;
         for chunk in names.chunks(BATCH) {
             if self.stop.load(Ordering::SeqCst) {
@@ -301,6 +313,7 @@ impl Daemon {
                 name: p.name.clone(),
                 target: target.clone(),
                 content,
+                read: p.read,
             });
         }
         let mut results: Vec<Option<std::io::Result<PathBuf>>> =
@@ -352,6 +365,10 @@ impl Daemon {
                     count += 1;
                     tracing::warn!("unclassified ({why}) {} {how} {folder}", p.name);
                 }
+                (_, Err(e)) if deliver::is_not_yet(&e) => {
+                    self.again_soon = true;
+                    tracing::debug!("{} {e}", p.name);
+                }
                 (_, Err(e)) => tracing::error!("{} left in the inbox: {e}", p.name),
             }
         }
@@ -364,7 +381,7 @@ impl Daemon {
             return;
         };
         for c in tracker.scan() {
-            match std::fs::read(&c.path) {
+            match crate::corpus::read_regular(&c.path, MAX_MESSAGE_BYTES) {
                 Ok(bytes) => self.learn(&c.path, &bytes, c.label),
                 Err(e) => tracing::warn!("{}: moved but unreadable: {e}", c.path.display()),
             }
@@ -392,20 +409,25 @@ fn plan(name: &str, inbox_new: &Path, filter: &crate::SpamFilter) -> Option<Plan
     let source = inbox_new.join(name);
     let start = Instant::now();
     // A FIFO or device dropped into new/ is refused at once instead of blocking the loop.
-    let read = crate::corpus::read_regular(&source, MAX_MESSAGE_BYTES);
-    let (bytes, verdict) = match read {
+    let before = std::fs::metadata(&source);
+    let read = before.and_then(|before| {
+        let bytes = crate::corpus::read_regular(&source, MAX_MESSAGE_BYTES)?;
+        Ok((Source::of(&before, &bytes)?, bytes))
+    });
+    let (read, bytes, verdict) = match read {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
-        Err(e) => (None, Err(format!("unreadable: {e}"))),
-        Ok(bytes) => {
+        Err(e) => (None, None, Err(format!("unreadable: {e}"))),
+        Ok((read, bytes)) => {
             let verdict = std::panic::catch_unwind(|| filter.classify(&bytes))
                 .map_err(|_| "internal error while classifying (please report it)".to_string());
-            (Some(bytes), verdict)
+            (Some(read), Some(bytes), verdict)
         }
     };
     Some(Planned {
         name: name.to_string(),
         source,
         bytes,
+        read,
         verdict,
         millis: start.elapsed().as_secs_f64() * 1000.0,
     })

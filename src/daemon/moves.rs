@@ -5,6 +5,7 @@
 //! since mail programs rename files when they move them; renames within a folder (read flags,
 //! `new/` to `cur/`) are not moves.
 
+use crate::corpus::MAX_MESSAGE_BYTES;
 use crate::filter::policy::HeaderStyle;
 use crate::label::Label;
 use std::collections::HashMap;
@@ -24,6 +25,10 @@ pub enum Place {
     Unsure,
 }
 
+/// The fingerprint [`MoveTracker`] keeps for a file it could not read as a message (a FIFO, a
+/// device, a file over the readers' bound): never one of a message's places.
+const UNREAD: u64 = 0;
+
 /// Where each message was last seen.
 #[derive(Debug)]
 pub struct MoveTracker {
@@ -31,7 +36,7 @@ pub struct MoveTracker {
     dirs: Vec<(PathBuf, Place)>,
     /// Last place of each message, by content fingerprint.
     place_of: HashMap<u64, Place>,
-    /// Files already looked at, with their fingerprints.
+    /// Files already looked at, with their fingerprints ([`UNREAD`] for one that could not be).
     known: HashMap<PathBuf, u64>,
     /// The header style of the copies the daemon files, set aside in fingerprints.
     style: HeaderStyle,
@@ -103,8 +108,17 @@ impl MoveTracker {
                 if self.known.contains_key(&path) {
                     continue;
                 }
-                let Ok(bytes) = std::fs::read(&path) else {
-                    continue;
+                // A FIFO, device or endless file (a link to /dev/zero) is refused, a file over
+                // the readers' bound too: not read again while it stays.
+                let bytes = match crate::corpus::read_regular(&path, MAX_MESSAGE_BYTES) {
+                    Ok(bytes) => bytes,
+                    Err(e) => {
+                        if e.kind() != std::io::ErrorKind::NotFound {
+                            tracing::warn!("{}: not a message to learn from: {e}", path.display());
+                            self.known.insert(path, UNREAD);
+                        }
+                        continue;
+                    }
                 };
                 let fp = self.fingerprint(&bytes);
                 self.known.insert(path.clone(), fp);
@@ -121,5 +135,39 @@ impl MoveTracker {
         }
         self.known.retain(|p, _| present.contains(p));
         corrections
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn devices_fifos_and_links_to_them_are_not_read_as_moved_mail() {
+        let dir = tempfile::tempdir().unwrap();
+        let spam = dir.path().join("spam");
+        for sub in ["new", "cur", "tmp"] {
+            std::fs::create_dir_all(spam.join(sub)).unwrap();
+        }
+        let mut tracker = MoveTracker::new(&[(spam.clone(), Place::Spam)], HeaderStyle::default());
+        let cur = spam.join("cur");
+        // An endless device behind a link would be read until memory ran out; a FIFO without
+        // a writer would block the daemon for good.
+        std::os::unix::fs::symlink("/dev/zero", cur.join("1.zero.host:2,S")).unwrap();
+        let fifo = cur.join("2.fifo.host:2,S");
+        assert!(
+            std::process::Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .unwrap()
+                .success()
+        );
+        std::fs::write(cur.join("3.mail.host:2,S"), b"Subject: x\n\nbody\n").unwrap();
+        let corrections = tracker.scan();
+        assert_eq!(corrections.len(), 1, "{corrections:?}");
+        assert_eq!(corrections[0].path, cur.join("3.mail.host:2,S"));
+        assert_eq!(corrections[0].label, Label::Spam);
+        // Looked at once: the next scan finds nothing new.
+        assert!(tracker.scan().is_empty());
     }
 }

@@ -94,7 +94,8 @@ fn same_message(inbox: &Path, filed: &Path, style: &HeaderStyle) -> bool {
     if a.dev() == b.dev() && a.ino() == b.ino() {
         return true;
     }
-    match (std::fs::read(inbox), std::fs::read(filed)) {
+    let read = |path| crate::corpus::read_regular(path, crate::corpus::MAX_MESSAGE_BYTES);
+    match (read(inbox), read(filed)) {
         (Ok(a), Ok(b)) => style.unmarked(&a) == style.unmarked(&b),
         _ => false,
     }
