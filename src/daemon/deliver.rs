@@ -420,7 +420,7 @@ mod tests {
         assert!(placed[0].is_ok(), "{placed:?}");
         assert!(!source.exists());
         assert!(
-            std::fs::read(&placed[0].as_ref().unwrap())
+            std::fs::read(placed[0].as_ref().unwrap())
                 .unwrap()
                 .ends_with(b"second half\n")
         );
