@@ -239,6 +239,14 @@ fn place(m: &Move, crash: Option<&CrashPoint>) -> std::io::Result<Placed> {
                     copied: m.content.as_ref().and(m.read),
                 });
             }
+            // Placed by an earlier pass that could not remove the inbox entry or make the
+            // target durable: that copy serves, instead of one more under another name.
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && holds(&dest, m) => {
+                return Ok(Placed {
+                    path: dest,
+                    copied: m.content.as_ref().and(m.read),
+                });
+            }
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 1000 => {}
             Err(e) if e.kind() == std::io::ErrorKind::CrossesDevices && m.content.is_none() => {
                 // Another file system: a copy, read as the inbox's readers read (bounded).
@@ -261,6 +269,22 @@ fn place(m: &Move, crash: Option<&CrashPoint>) -> std::io::Result<Placed> {
         }
     }
     unreachable!("the loop returns")
+}
+
+/// True if `dest` already is what [`place`] would make of `m`: the source itself (a link), or
+/// a file of the same bytes (a copy).
+fn holds(dest: &Path, m: &Move) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match &m.content {
+        None => match (std::fs::metadata(dest), std::fs::metadata(&m.source)) {
+            (Ok(a), Ok(b)) => (a.dev(), a.ino()) == (b.dev(), b.ino()),
+            _ => false,
+        },
+        Some(bytes) => {
+            let limit = bytes.len() as u64;
+            crate::corpus::read_regular(dest, limit).is_ok_and(|held| held == *bytes)
+        }
+    }
 }
 
 /// `name` itself, or for a clash, `UNIQUE.dupN` with the info suffix kept.
@@ -424,6 +448,50 @@ mod tests {
                 .unwrap()
                 .ends_with(b"second half\n")
         );
+    }
+
+    #[test]
+    fn a_message_an_earlier_pass_placed_is_not_filed_again_under_another_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let (inbox, target) = (dir.path().join("inbox"), dir.path().join("spam"));
+        create_maildir(&inbox).unwrap();
+        create_maildir(&target).unwrap();
+        let (link, copy) = (inbox.join("new/1.a.host"), inbox.join("new/2.b.host"));
+        for (path, text) in [
+            (&link, "Subject: 1\n\nbody\n"),
+            (&copy, "Subject: 2\n\nbody\n"),
+        ] {
+            std::fs::write(path, text).unwrap();
+        }
+        let marked = b"X-Added: 1\nSubject: 2\n\nbody\n".to_vec();
+        // What an earlier pass left when it could not remove the inbox entries (or make the
+        // target durable): a link to the first, a copy of the second.
+        std::fs::hard_link(&link, target.join("new/1.a.host")).unwrap();
+        std::fs::write(target.join("new/2.b.host"), &marked).unwrap();
+        let moves = [
+            Move {
+                source: link.clone(),
+                name: "1.a.host".into(),
+                target: target.clone(),
+                content: None,
+                read: None,
+            },
+            Move {
+                source: copy.clone(),
+                name: "2.b.host".into(),
+                target: target.clone(),
+                content: Some(marked),
+                read: None,
+            },
+        ];
+        let placed = file_batch(&moves, &inbox.join("new"), None);
+        let placed: Vec<PathBuf> = placed.into_iter().map(Result::unwrap).collect();
+        assert_eq!(
+            placed,
+            [target.join("new/1.a.host"), target.join("new/2.b.host")]
+        );
+        assert_eq!(std::fs::read_dir(target.join("new")).unwrap().count(), 2);
+        assert!(!link.exists() && !copy.exists());
     }
 
     #[test]
