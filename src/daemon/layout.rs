@@ -72,8 +72,8 @@ pub enum LayoutError {
 struct FolderId {
     /// Absolute, symbolic links and `.`/`..` resolved (lexically past the part that exists).
     canonical: PathBuf,
-    /// Device and inode of the folder and of its `new/`, where they exist.
-    inodes: [Option<(u64, u64)>; 2],
+    /// Device and inode of the folder and of its `new/`, `cur/` and `tmp/`, where they exist.
+    inodes: [Option<(u64, u64)>; 4],
 }
 
 impl FolderId {
@@ -84,20 +84,26 @@ impl FolderId {
         })?;
         let inode = |p: &Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
         Ok(FolderId {
-            inodes: [inode(&canonical), inode(&canonical.join("new"))],
+            inodes: [
+                inode(&canonical),
+                inode(&canonical.join("new")),
+                inode(&canonical.join("cur")),
+                inode(&canonical.join("tmp")),
+            ],
             canonical,
         })
     }
 
-    /// True if both are the same folder, or share their `new/` (a symlinked `new/`), so that
-    /// a message in one is a message in the other.
+    /// True if both are the same folder, or share a directory in any place (a symlinked `new/`,
+    /// or one's `cur/` a link to the other's `new/`), so that a message in one is a message in
+    /// the other: recovery would take an inbox message seen there for one already filed.
     fn same(&self, other: &FolderId) -> bool {
         self.canonical == other.canonical
             || self
                 .inodes
                 .iter()
-                .zip(&other.inodes)
-                .any(|(a, b)| a.is_some() && a == b)
+                .flatten()
+                .any(|a| other.inodes.iter().flatten().any(|b| a == b))
     }
 }
 
@@ -330,8 +336,20 @@ mod tests {
         // A different folder whose new/ is the inbox's.
         std::fs::create_dir(dir.path().join("shared")).unwrap();
         std::os::unix::fs::symlink(inbox.join("new"), dir.path().join("shared/new")).unwrap();
+        // One whose cur/ is the inbox's new/: recovery took every inbox message for filed.
+        std::fs::create_dir_all(dir.path().join("curlinked/new")).unwrap();
+        std::os::unix::fs::symlink(inbox.join("new"), dir.path().join("curlinked/cur")).unwrap();
         let before = tree(dir.path());
-        for spelled in ["M", "M/", "./M", "link", "link/", "M/.Junk/..", "shared"] {
+        for spelled in [
+            "M",
+            "M/",
+            "./M",
+            "link",
+            "link/",
+            "M/.Junk/..",
+            "shared",
+            "curlinked",
+        ] {
             let same = dir.path().join(spelled);
             let c = config(&inbox, &same, &dir.path().join("ham"));
             let e = Layout::check(&c).unwrap_err();
