@@ -523,6 +523,30 @@ fn a_message_it_cannot_classify_is_filed_as_ham_untouched() {
 }
 
 #[test]
+fn a_second_daemon_on_the_same_inbox_is_refused_while_the_first_runs() {
+    // Two would both file most messages (a link each), leaving them twice.
+    let t = TestDir::new();
+    let dirs = Maildirs::new(&t);
+    let log = t.path().join("log");
+    let mut first = start(trained_model(), &dirs, &[], &log);
+    let other = Maildirs {
+        inbox: t.path().join("inbox/"),
+        spam: t.path().join("spam2"),
+        ham: t.path().join("ham2"),
+    };
+    assert_refused(
+        t.path(),
+        &other,
+        &[],
+        "another spamsort daemon sorts this inbox",
+    );
+    stop(&mut first, &log);
+    // Its lock went with it.
+    let mut second = start(trained_model(), &other, &[], &log);
+    stop(&mut second, &log);
+}
+
+#[test]
 fn daemon_keeps_its_memory_in_small_pages() {
     let t = TestDir::new();
     let dirs = Maildirs::new(&t);

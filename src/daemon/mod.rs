@@ -104,6 +104,8 @@ pub struct Daemon {
     tx: mpsc::Sender<Event>,
     rx: mpsc::Receiver<Event>,
     stop: Arc<AtomicBool>,
+    /// The inbox's lock (see [`Daemon::new`]), held until the daemon is dropped.
+    _inbox_lock: std::fs::File,
     /// The last pass left a message to copy later ([`deliver::SETTLE`]): look again then,
     /// not only at the next notice or rescan.
     again_soon: bool,
@@ -122,8 +124,9 @@ struct Planned {
 
 impl Daemon {
     /// Checks the folders (refusing an unsafe layout, see [`LayoutError`], before anything is
-    /// touched), creates missing target maildirs (mode 0700) and the inbox's missing `cur/`
-    /// and `tmp/`, then finishes or rolls back any move a crash interrupted.
+    /// touched), takes the inbox (refusing one another daemon sorts: two would file most
+    /// messages twice), creates missing target maildirs (mode 0700) and the inbox's missing
+    /// `cur/` and `tmp/`, then finishes or rolls back any move a crash interrupted.
     pub fn new(config: DaemonConfig, filter: Arc<SharedFilter>) -> crate::Result<Daemon> {
         let layout = Layout::check(&config)?;
         let crash = CrashPoint::from_env()?;
@@ -131,6 +134,19 @@ impl Daemon {
             let path = path.to_path_buf();
             move |source| crate::Error::Io { path, source }
         };
+        // A lock on the inbox directory itself (flock), held while the daemon lives: no file
+        // is made in the user's maildir, and a killed daemon's lock goes with its process.
+        let inbox_lock = std::fs::File::open(&layout.inbox).map_err(io(&layout.inbox))?;
+        match inbox_lock.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(crate::Error::Config(format!(
+                    "{}: another spamsort daemon sorts this inbox",
+                    layout.inbox.display()
+                )));
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(io(&layout.inbox)(e)),
+        }
         for dir in std::iter::once(&layout.inbox).chain(&layout.targets) {
             create_maildir(dir).map_err(io(dir))?;
         }
@@ -163,6 +179,7 @@ impl Daemon {
             tx,
             rx,
             stop: Arc::new(AtomicBool::new(false)),
+            _inbox_lock: inbox_lock,
             again_soon: false,
         })
     }
