@@ -40,6 +40,9 @@ use std::time::{Duration, Instant};
 
 /// Messages classified and filed together: their directory fsyncs are shared.
 const BATCH: usize = 256;
+/// A batch holds at most this many bytes of messages (besides one message, whatever its
+/// size, up to [`MAX_MESSAGE_BYTES`]): all are in memory at once while it is filed.
+const BATCH_BYTES: u64 = 128 * 1024 * 1024;
 
 /// Where the daemon reads and files mail, and how.
 #[derive(Debug, Clone)]
@@ -273,11 +276,14 @@ impl Daemon {
         names.sort();
         self.again_soon = false;
         let mut filed = 0;
-        for chunk in names.chunks(BATCH) {
+        let mut rest = &names[..];
+        while !rest.is_empty() {
             if self.stop.load(Ordering::SeqCst) {
                 break;
             }
+            let (chunk, after) = rest.split_at(batch_len(rest, &inbox_new));
             filed += self.sort_batch(chunk, &inbox_new);
+            rest = after;
         }
         Ok(filed)
     }
@@ -421,6 +427,21 @@ impl Daemon {
     }
 }
 
+/// How many of the messages `names` (in `inbox_new`) the next batch takes: at most [`BATCH`],
+/// and at most [`BATCH_BYTES`] of them (at least one).
+fn batch_len(names: &[String], inbox_new: &Path) -> usize {
+    let mut bytes = 0u64;
+    for (i, name) in names.iter().take(BATCH).enumerate() {
+        // What reading it can hold: a file that is gone or unreadable holds nothing.
+        let len = std::fs::metadata(inbox_new.join(name)).map_or(0, |m| m.len());
+        bytes = bytes.saturating_add(len.min(MAX_MESSAGE_BYTES + 1));
+        if bytes > BATCH_BYTES && i > 0 {
+            return i;
+        }
+    }
+    names.len().min(BATCH)
+}
+
 /// Reads and classifies one inbox message; `None` if it vanished meanwhile.
 fn plan(name: &str, inbox_new: &Path, filter: &crate::SpamFilter) -> Option<Planned> {
     let source = inbox_new.join(name);
@@ -454,5 +475,36 @@ fn watch_error(path: &Path, e: notify::Error) -> crate::Error {
     crate::Error::Io {
         path: path.to_path_buf(),
         source: std::io::Error::other(e.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_batch_holds_at_most_its_bytes_and_always_one_message() {
+        let dir = tempfile::tempdir().unwrap();
+        let sized = |name: &str, len: u64| {
+            let f = std::fs::File::create(dir.path().join(name)).unwrap();
+            f.set_len(len).unwrap();
+            name.to_string()
+        };
+        let mib = 1024 * 1024;
+        // Sparse files: their length is what counts.
+        let names = [
+            sized("1", 60 * mib),
+            sized("2", 60 * mib),
+            sized("3", 60 * mib),
+            sized("4", 1024),
+        ];
+        assert_eq!(batch_len(&names, dir.path()), 2);
+        assert_eq!(batch_len(&names[2..], dir.path()), 2);
+        // A file over the readers' bound is read only that far.
+        let huge = [sized("5", 200 * mib), sized("6", 200 * mib), sized("7", 10)];
+        assert_eq!(batch_len(&huge, dir.path()), 1);
+        assert_eq!(batch_len(&huge[1..], dir.path()), 2);
+        let small: Vec<String> = (0..300).map(|i| sized(&format!("s{i}"), 100)).collect();
+        assert_eq!(batch_len(&small, dir.path()), BATCH);
     }
 }
