@@ -199,19 +199,55 @@ pub fn file_batch(
                 "it changed while it was filed (still being written?): left for the next pass",
             ));
         }
-        if r.is_ok()
-            && let Err(e) = std::fs::remove_file(&m.source)
-            && e.kind() != std::io::ErrorKind::NotFound
-        {
+        let Ok(placed) = r else { continue };
+        match std::fs::remove_file(&m.source) {
+            Ok(()) => {}
+            // A mail reader renamed it into cur/ meanwhile (marked it seen): that name is
+            // the filed message itself (a link), not a second copy.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                remove_seen_twin(inbox_new, &m.name, &placed.path);
+            }
             // Filed, but the inbox copy stays: recovery removes it on the next start.
-            tracing::warn!(
+            Err(e) => tracing::warn!(
                 "{}: filed but not removed from the inbox: {e}",
                 m.source.display()
-            );
+            ),
         }
     }
     let _ = sync_dir(inbox_new);
     placed.into_iter().map(|r| r.map(|p| p.path)).collect()
+}
+
+/// Removes the inbox's `cur/` entry that a mail reader made of the message `name` from
+/// `new/` (its unique part, with the reader's `:2,FLAGS`) while it was filed to `filed`, if it
+/// is the same file as `filed` (a hard link: nothing is lost); without it the message would be
+/// in both folders, and with learning from moves, taken for one the user moved back.
+fn remove_seen_twin(inbox_new: &Path, name: &str, filed: &Path) {
+    use std::os::unix::fs::MetadataExt;
+    let Some(cur) = inbox_new.parent().map(|inbox| inbox.join("cur")) else {
+        return;
+    };
+    let unique = name.split_once(':').map_or(name, |(u, _)| u);
+    let Ok(entries) = std::fs::read_dir(&cur) else {
+        return;
+    };
+    let Ok(ours) = std::fs::metadata(filed) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let Some(n) = file_name.to_str() else {
+            continue;
+        };
+        let twin = n == unique || n.strip_prefix(unique).is_some_and(|i| i.starts_with(':'));
+        if twin
+            && let Ok(meta) = std::fs::metadata(entry.path())
+            && (meta.dev(), meta.ino()) == (ours.dev(), ours.ino())
+            && std::fs::remove_file(entry.path()).is_ok()
+        {
+            let _ = sync_dir(&cur);
+        }
+    }
 }
 
 /// Where [`place`] put a message, and for a copy, the source it was made from.
@@ -492,6 +528,29 @@ mod tests {
         );
         assert_eq!(std::fs::read_dir(target.join("new")).unwrap().count(), 2);
         assert!(!link.exists() && !copy.exists());
+    }
+
+    #[test]
+    fn a_reader_marking_a_message_seen_while_it_is_filed_leaves_no_second_copy() {
+        let dir = tempfile::tempdir().unwrap();
+        let (inbox, target) = (dir.path().join("M"), dir.path().join("M/.Junk"));
+        create_maildir(&inbox).unwrap();
+        create_maildir(&target).unwrap();
+        let source = inbox.join("new/1.a.host");
+        std::fs::write(&source, "Subject: 1\n\nbody\n").unwrap();
+        let filed = target.join("new/1.a.host");
+        std::fs::hard_link(&source, &filed).unwrap();
+        // The reader's rename, between the link and the daemon's unlink.
+        std::fs::rename(&source, inbox.join("cur/1.a.host:2,S")).unwrap();
+        // Another message of a name that starts alike, and one of the same name but other bytes.
+        std::fs::write(inbox.join("cur/1.a.hostx:2,S"), "other").unwrap();
+        remove_seen_twin(&inbox.join("new"), "1.a.host", &filed);
+        assert!(!inbox.join("cur/1.a.host:2,S").exists());
+        assert!(inbox.join("cur/1.a.hostx:2,S").exists());
+        assert_eq!(std::fs::read(&filed).unwrap(), b"Subject: 1\n\nbody\n");
+        std::fs::write(inbox.join("cur/1.a.host:2,S"), "a different message").unwrap();
+        remove_seen_twin(&inbox.join("new"), "1.a.host", &filed);
+        assert!(inbox.join("cur/1.a.host:2,S").exists());
     }
 
     #[test]
