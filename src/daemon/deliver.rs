@@ -343,7 +343,7 @@ fn write_via_tmp(
     crash: Option<&CrashPoint>,
 ) -> std::io::Result<()> {
     let mode = std::fs::metadata(&m.source)?.permissions().mode() & 0o777;
-    let tmp = m.target.join("tmp").join(format!("{TMP_PREFIX}{}", m.name));
+    let tmp = m.target.join("tmp").join(tmp_name(&m.name));
     let _ = std::fs::remove_file(&tmp);
     let result = (|| {
         let mut file = std::fs::OpenOptions::new()
@@ -358,6 +358,19 @@ fn write_via_tmp(
     })();
     let _ = std::fs::remove_file(&tmp);
     result
+}
+
+/// The name of the copy of `name` in a target's `tmp/`: [`TMP_PREFIX`] and `name`, or where
+/// that would be longer than a file name may be (255 bytes), the prefix and a hash of `name`.
+fn tmp_name(name: &str) -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let plain = format!("{TMP_PREFIX}{name}");
+    if plain.len() <= 255 {
+        return plain;
+    }
+    let mut h = foldhash::fast::FixedState::with_seed(0x746d_706e).build_hasher();
+    h.write(name.as_bytes());
+    format!("{TMP_PREFIX}{:016x}", h.finish())
 }
 
 /// fsyncs a directory, making the entries created or removed in it durable.
@@ -551,6 +564,28 @@ mod tests {
         std::fs::write(inbox.join("cur/1.a.host:2,S"), "a different message").unwrap();
         remove_seen_twin(&inbox.join("new"), "1.a.host", &filed);
         assert!(inbox.join("cur/1.a.host:2,S").exists());
+    }
+
+    #[test]
+    fn a_copy_of_a_message_with_a_name_of_250_bytes_is_filed() {
+        let dir = tempfile::tempdir().unwrap();
+        let (inbox, target) = (dir.path().join("inbox"), dir.path().join("spam"));
+        create_maildir(&inbox).unwrap();
+        create_maildir(&target).unwrap();
+        let name = format!("1.{}.host", "x".repeat(243));
+        assert_eq!(name.len(), 250);
+        std::fs::write(inbox.join("new").join(&name), "Subject: 1\n\nbody\n").unwrap();
+        let copy = Move {
+            source: inbox.join("new").join(&name),
+            name: name.clone(),
+            target: target.clone(),
+            content: Some(b"X-Added: 1\nSubject: 1\n\nbody\n".to_vec()),
+            read: None,
+        };
+        let placed = file_batch(&[copy], &inbox.join("new"), None);
+        assert_eq!(placed[0].as_ref().unwrap(), &target.join("new").join(&name));
+        assert_eq!(std::fs::read_dir(target.join("tmp")).unwrap().count(), 0);
+        assert!(tmp_name(&name).len() <= 255 && tmp_name("a") == "spamsort.a");
     }
 
     #[test]
