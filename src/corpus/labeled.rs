@@ -152,7 +152,7 @@ impl<W: FnMut(&CorpusError)> Iterator for LabeledMail<W> {
 }
 
 /// A file's identity (device and inode, symbolic links followed), if it can be looked up.
-fn file_id(path: &Path) -> Option<(u64, u64)> {
+pub(crate) fn file_id(path: &Path) -> Option<(u64, u64)> {
     use std::os::unix::fs::MetadataExt;
     std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
 }

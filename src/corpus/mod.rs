@@ -22,6 +22,7 @@ use std::fmt;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+pub(crate) use labeled::file_id;
 pub use labeled::{LabeledCorpus, LabeledMail};
 pub use regular_file::{open_regular, read_regular};
 

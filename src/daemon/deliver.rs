@@ -8,6 +8,7 @@
 //! already taken in the target (maildir names are unique, so this is a repeat of an interrupted
 //! move or a real clash) is detected instead of silently overwriting a message.
 
+use crate::corpus::file_id;
 use std::fs::File;
 use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
@@ -223,7 +224,6 @@ pub fn file_batch(
 /// is the same file as `filed` (a hard link: nothing is lost); without it the message would be
 /// in both folders, and with learning from moves, taken for one the user moved back.
 fn remove_seen_twin(inbox_new: &Path, name: &str, filed: &Path) {
-    use std::os::unix::fs::MetadataExt;
     let Some(cur) = inbox_new.parent().map(|inbox| inbox.join("cur")) else {
         return;
     };
@@ -231,7 +231,7 @@ fn remove_seen_twin(inbox_new: &Path, name: &str, filed: &Path) {
     let Ok(entries) = std::fs::read_dir(&cur) else {
         return;
     };
-    let Ok(ours) = std::fs::metadata(filed) else {
+    let Some(ours) = file_id(filed) else {
         return;
     };
     for entry in entries.flatten() {
@@ -241,8 +241,7 @@ fn remove_seen_twin(inbox_new: &Path, name: &str, filed: &Path) {
         };
         let twin = n == unique || n.strip_prefix(unique).is_some_and(|i| i.starts_with(':'));
         if twin
-            && let Ok(meta) = std::fs::metadata(entry.path())
-            && (meta.dev(), meta.ino()) == (ours.dev(), ours.ino())
+            && file_id(&entry.path()) == Some(ours)
             && std::fs::remove_file(entry.path()).is_ok()
         {
             let _ = sync_dir(&cur);
@@ -310,12 +309,8 @@ fn place(m: &Move, crash: Option<&CrashPoint>) -> std::io::Result<Placed> {
 /// True if `dest` already is what [`place`] would make of `m`: the source itself (a link), or
 /// a file of the same bytes (a copy).
 fn holds(dest: &Path, m: &Move) -> bool {
-    use std::os::unix::fs::MetadataExt;
     match &m.content {
-        None => match (std::fs::metadata(dest), std::fs::metadata(&m.source)) {
-            (Ok(a), Ok(b)) => (a.dev(), a.ino()) == (b.dev(), b.ino()),
-            _ => false,
-        },
+        None => file_id(dest).is_some_and(|id| file_id(&m.source) == Some(id)),
         Some(bytes) => {
             let limit = bytes.len() as u64;
             crate::corpus::read_regular(dest, limit).is_ok_and(|held| held == *bytes)

@@ -10,7 +10,6 @@
 
 use super::DaemonConfig;
 use super::moves::Place;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
 
 /// A daemon setting that would lose mail or learn wrongly, found before anything was touched.
@@ -82,7 +81,7 @@ impl FolderId {
             path: path.to_path_buf(),
             source,
         })?;
-        let inode = |p: &Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
+        let inode = crate::corpus::file_id;
         Ok(FolderId {
             inodes: [
                 inode(&canonical),

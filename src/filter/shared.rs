@@ -8,6 +8,7 @@
 use super::policy::Policy;
 use super::update::{self, IfMissing, Updated};
 use super::{LearnOutcome, SpamFilter};
+use crate::corpus::file_id;
 use crate::error::{Error, Result};
 use crate::label::Label;
 use std::path::{Path, PathBuf};
@@ -138,11 +139,7 @@ impl SharedFilter {
     /// True if `path` names the file this filter was loaded from (the same file, whatever the
     /// name: a spamd user named after it, a link).
     fn is_own_file(&self, path: &Path) -> bool {
-        use std::os::unix::fs::MetadataExt;
-        match (std::fs::metadata(path), std::fs::metadata(&self.path)) {
-            (Ok(a), Ok(b)) => (a.dev(), a.ino()) == (b.dev(), b.ino()),
-            _ => false,
-        }
+        file_id(path).is_some_and(|id| file_id(&self.path) == Some(id))
     }
 
     /// The guard that orders swaps (the `swapping` field).
