@@ -658,6 +658,45 @@ fn oversize_process_is_spooled_in_the_spool_dir_only() {
 }
 
 #[test]
+fn oversize_process_past_what_the_spool_has_left_is_refused_until_it_is_given_back() {
+    // Larger than the loopback buffers: the first answer cannot be written all at once, so
+    // its message holds the spool while its client reads slowly.
+    let message = big_message(loopback_buffer_bytes() + (8 << 20));
+    let server = start(
+        trained_model(),
+        ServerConfig {
+            max_size: 1000,
+            max_spool: message.len() as u64 + 1000,
+            timeout: Duration::from_secs(60),
+            ..ServerConfig::default()
+        },
+    );
+    let process = request("PROCESS", "", &message);
+    let mut first = connect(&server);
+    first.write_all(&process).unwrap();
+    // Its answer has begun: the message is spooled whole.
+    let mut head = Vec::new();
+    while !head.ends_with(b"\r\n\r\n") {
+        let mut byte = [0u8];
+        first.read_exact(&mut byte).unwrap();
+        head.push(byte[0]);
+    }
+    let (status, _, _) = split(&head);
+    assert_eq!(status, "SPAMD/1.5 0 EX_OK");
+    // A second one does not fit in what is left: the client is told to keep its copy.
+    let (status, _, body) = split(&exchange(&server, &process));
+    assert!(status.starts_with("SPAMD/1.5 65 "), "{status}");
+    assert!(body.is_empty());
+    // The first comes back whole, and its bytes are given back to the spool.
+    let mut body = Vec::new();
+    first.read_to_end(&mut body).unwrap();
+    assert!(body == message, "the message came back changed");
+    let (status, _, body) = split(&exchange(&server, &process));
+    assert_eq!(status, "SPAMD/1.5 0 EX_OK");
+    assert!(body == message, "the message came back changed");
+}
+
+#[test]
 fn connections_past_max_open_evict_the_oldest_idle_one() {
     let server = start(
         trained_model(),

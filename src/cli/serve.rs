@@ -58,12 +58,16 @@ pub struct ServeArgs {
     /// 64 bytes are refused.
     #[arg(long, value_name = "TEMPLATE", value_parser = |s: &str| UserModels::new(s))]
     user_models: Option<UserModels>,
-    /// Directory where a PROCESS message over --max-size is held (an unlinked file, up to
-    /// 1 GiB per request) while it arrives, to be returned unchanged. Put it on disk: a /tmp
-    /// that is memory (tmpfs) would hold it in memory [default: /var/tmp, or the system's
-    /// temporary directory without one]
+    /// Directory where a PROCESS message over --max-size is held (an unlinked file) while it
+    /// arrives, to be returned unchanged. Put it on disk: a /tmp that is memory (tmpfs) would
+    /// hold it in memory [default: /var/tmp, or the system's temporary directory without one]
     #[arg(long, value_name = "DIR")]
     spool_dir: Option<std::path::PathBuf>,
+    /// Bytes the spool holds at once, all requests together. A PROCESS message over
+    /// --max-size that does not fit in what is left is read through and answered EX_DATAERR,
+    /// and the client passes on its own copy (spamc does, unless run with -x)
+    #[arg(long, value_name = "BYTES", default_value_t = ServerConfig::default().max_spool)]
+    max_spool: u64,
 }
 
 pub fn run(args: ServeArgs) -> anyhow::Result<ExitStatus> {
@@ -97,6 +101,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitStatus> {
             allow_tell: args.allow_tell,
             user_models: args.user_models,
             spool_dir: args.spool_dir.unwrap_or_else(default_spool_dir),
+            max_spool: args.max_spool,
         },
     )?;
     let (reload, stop) = (server.handle(), server.handle());

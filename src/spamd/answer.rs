@@ -71,14 +71,10 @@ pub(super) enum Plan {
     /// Read a body of this many bytes and classify it.
     Classify(u64),
     /// Read an oversize body of `length` bytes and answer it unclassified (see [`oversize`]):
-    /// spooled to disk to be returned (PROCESS up to [`MAX_SPOOL`] bytes) or dropped.
+    /// spooled to disk to be returned (PROCESS, if the spool has room for it, see
+    /// [`ServerConfig::max_spool`]) or dropped.
     Oversize { length: u64, spool: bool },
 }
-
-/// The largest oversize message PROCESS spools to disk to return it unchanged. A larger one is
-/// read through and answered `EX_DATAERR`, so the client passes on the copy it holds (spamc does,
-/// and exits 0, unless started with `-x`).
-pub(super) const MAX_SPOOL: u64 = 1 << 30;
 
 /// Checks a request head against the server's settings: everything that can be refused before
 /// the body is read.
@@ -108,7 +104,7 @@ pub(super) fn plan(request: &Request, config: &ServerConfig) -> Result<Plan, Pro
             length,
             // A compressed message cannot be returned as it came: the client keeps its copy.
             spool: request.command == Command::Process
-                && length <= MAX_SPOOL
+                && length <= config.max_spool
                 && request.compress.is_none(),
         }
     } else {

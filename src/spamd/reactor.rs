@@ -161,6 +161,9 @@ struct Connection {
     result: String,
     /// Holds one of the `max_connections` request slots.
     slot: bool,
+    /// Bytes of the spool this connection's oversize message holds (see
+    /// [`super::ServerConfig::max_spool`]).
+    spooled: u64,
 }
 
 /// What reading or writing a connection came to.
@@ -189,6 +192,8 @@ pub(super) struct Reactor<'a> {
     timers: BTreeSet<(Instant, Token)>,
     queue: VecDeque<Token>,
     free_slots: usize,
+    /// Bytes of the spool the connections hold, all together.
+    spooled: u64,
     next_token: usize,
     /// A listener reported readiness and was not yet accepted until it would block.
     accepting: bool,
@@ -221,6 +226,7 @@ impl<'a> Reactor<'a> {
             timers: BTreeSet::new(),
             queue: VecDeque::new(),
             free_slots: limits.slots.max(1),
+            spooled: 0,
             accepting: true,
             accept_retry: None,
             stopping: false,
@@ -388,6 +394,7 @@ impl<'a> Reactor<'a> {
                 command: None,
                 result: String::new(),
                 slot: false,
+                spooled: 0,
             },
         );
         self.timers.insert((deadline, token));
@@ -459,11 +466,27 @@ impl<'a> Reactor<'a> {
             }
             Ok(Plan::Classify(length)) => self.admit(token, request, Body::in_memory(length), rest),
             Ok(Plan::Oversize { length, spool }) => {
-                let body = if spool {
-                    Body::spooled(length, &self.config.spool_dir).unwrap_or_else(|e| {
-                        tracing::warn!("cannot spool an oversize message: {e}");
-                        Body::dropped(length)
-                    })
+                let room = self.config.max_spool.saturating_sub(self.spooled);
+                if spool && length > room {
+                    tracing::warn!(
+                        "not spooling an oversize message of {length} bytes: {} of the \
+                         spool's {} bytes are taken",
+                        self.spooled,
+                        self.config.max_spool
+                    );
+                }
+                let body = if spool && length <= room {
+                    match Body::spooled(length, &self.config.spool_dir) {
+                        Ok(body) => {
+                            c.spooled = length;
+                            self.spooled += length;
+                            body
+                        }
+                        Err(e) => {
+                            tracing::warn!("cannot spool an oversize message: {e}");
+                            Body::dropped(length)
+                        }
+                    }
                 } else {
                     Body::dropped(length)
                 };
@@ -683,6 +706,7 @@ impl<'a> Reactor<'a> {
         if std::mem::take(&mut c.slot) {
             self.free_slots += 1;
         }
+        self.spooled -= std::mem::take(&mut c.spooled);
         let until = c.deadline.min(Instant::now() + LINGER_TIME);
         self.timers.remove(&(c.timer, token));
         c.timer = until;
@@ -767,6 +791,7 @@ impl<'a> Reactor<'a> {
         if c.slot && !matches!(c.state, State::Working) {
             self.free_slots += 1;
         }
+        self.spooled -= c.spooled;
         let result = match (c.result.is_empty(), note.is_empty()) {
             (true, true) => "closed".to_string(),
             (true, false) => note.trim_start_matches("; ").to_string(),

@@ -53,10 +53,15 @@ pub struct ServerConfig {
     /// `None` (the default): one shared model for every user, `User:` ignored.
     pub user_models: Option<super::UserModels>,
     /// Where an oversize PROCESS message is spooled while it arrives (an unlinked file), to
-    /// be returned unchanged: up to 1 GiB per request slot. Default `/var/tmp` (disk on
-    /// common systems, where `/tmp` is often memory), or the system's temporary directory
-    /// where there is no `/var/tmp`.
+    /// be returned unchanged. Default `/var/tmp` (disk on common systems, where `/tmp` is
+    /// often memory), or the system's temporary directory where there is no `/var/tmp`.
     pub spool_dir: PathBuf,
+    /// Bytes of oversize PROCESS messages spooled at once, all requests together (default 1
+    /// GiB); each one's bytes are taken from the moment its head is read until its answer is
+    /// sent or its connection closed. A message that does not fit in what is left is read
+    /// through and answered `EX_DATAERR`, so the client passes on the copy it holds (spamc
+    /// does, and exits 0, unless started with `-x`).
+    pub max_spool: u64,
 }
 
 /// The default [`ServerConfig::spool_dir`].
@@ -79,6 +84,7 @@ impl Default for ServerConfig {
             allow_tell: false,
             user_models: None,
             spool_dir: default_spool_dir(),
+            max_spool: 1 << 30,
         }
     }
 }
