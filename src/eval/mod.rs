@@ -89,7 +89,7 @@ impl TokenizedMail {
     /// rayon's pool; results in stream order, each timed), so the mail is never held whole,
     /// only its tokens: what [`TokenizedMail::of`] gives for the same messages read first.
     /// Fails with the stream's first error, or with
-    /// [`CorpusError::OneClassOnly`](crate::corpus::CorpusError::OneClassOnly) if it lacks spam
+    /// [`CorpusError::OneClassOnly`] if it lacks spam
     /// or ham.
     pub fn read<B: AsRef<[u8]> + Send + Sync>(
         messages: impl Iterator<Item = std::result::Result<(B, Label), CorpusError>> + Send,

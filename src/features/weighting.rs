@@ -28,7 +28,7 @@ pub struct FeatureConfig {
     pub l2_normalize: bool,
     /// The model sees the hashed features (byte 4-grams), in front of the vocabulary's (see
     /// [`super::hashed`]); without it they are dropped. A batch fit sees each present once
-    /// (a [`Dataset`](super::Dataset) keeps them by presence, see [`super::Row`]).
+    /// (a [`Dataset`] keeps them by presence, see [`super::Row`]).
     // Absent from dumps of older versions, which had no hashed features.
     #[serde(default)]
     pub hashed: bool,

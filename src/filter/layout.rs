@@ -203,7 +203,7 @@ impl SpamFilter {
     /// an empty journal (see [`model_file::save_bytes`]): a save compacts what the journal held. Each model's cached decision function is brought up to
     /// date first, so the file's scorer agrees with this filter. A file that would be larger
     /// than [`SpamFilter::max_model_bytes`] is pruned first: the least useful tokens go (see
-    /// [`Vocabulary::keep_most_useful`]) until it is under the limit with some room, or no
+    /// [`Vocabulary::keep_most_useful`](crate::features::Vocabulary::keep_most_useful)) until it is under the limit with some room, or no
     /// token is left (the settings and the record of learned messages are never pruned).
     pub fn save(
         &mut self,

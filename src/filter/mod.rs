@@ -437,7 +437,7 @@ impl SpamFilter {
     }
 
     /// Brings every model's cached decision function up to date with what it learned (see
-    /// [`AnyModel::refresh`]): what a save writes, and what scoring then reads.
+    /// [`AnyModel::refresh`](crate::models::AnyModel::refresh)): what a save writes, and what scoring then reads.
     pub(crate) fn refresh(&mut self) {
         for m in &mut self.models {
             m.model.refresh();

@@ -181,11 +181,11 @@ impl ScorerFile {
 }
 
 /// Verdicts of one model (or fusion) from a [`ScorerFile`]: the same classification and
-/// explanation as the [`SpamFilter`](crate::SpamFilter) saved in the file.
+/// explanation as the [`SpamFilter`] saved in the file.
 pub struct Scorer<'a> {
     /// The tokenizer the model was trained with, made once for every message, as two: one
     /// for the words, one for the hashed byte 4-grams' ids (see
-    /// [`words_and_hashed`](super::words_and_hashed)).
+    /// [`words_and_hashed`]).
     tokenizers: (Tokenizer, Tokenizer),
     thresholds: Thresholds,
     /// Messages learned per class, ham first, as the file saved them (its score table's

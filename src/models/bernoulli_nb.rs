@@ -78,7 +78,7 @@ pub struct BernoulliNb {
     selected: Vec<u8>,
     /// Whether features added later are modeled: true unless fitted with `max_features`.
     select_new: bool,
-    /// Per class (ham, spam): histogram[y][k] = selected features with n_jy = k.
+    /// Per class (ham, spam): `histogram[y][k]` = selected features with n_jy = k.
     histogram: [Vec<u64>; 2],
     /// B_y per class (ham, spam), from the histogram: recomputed when the counts change, so
     /// scoring from the counts costs O(|x|).
@@ -459,7 +459,7 @@ impl BernoulliNb {
     }
 }
 
-/// histogram[k] += by. A count changes by one at a time, so k is at most one past the
+/// `histogram[k] += by`. A count changes by one at a time, so k is at most one past the
 /// histogram's end; a larger k (only from a malformed file) is ignored rather than grown to.
 fn bump(histogram: &mut Vec<u64>, k: usize, by: i64) {
     if k == histogram.len() {
