@@ -16,18 +16,22 @@ fn main() -> ExitCode {
     cli::pages::use_small_pages();
     // Usage errors exit 3 like every other error: exit codes 1 and 2 mean ham and unsure to
     // the mail setups that call spamsort.
-    let args = match cli::parse() {
-        Ok(args) => args,
-        Err(e) => {
-            let _ = e.print();
-            return if e.use_stderr() {
-                cli::ExitStatus::Error.into()
-            } else {
-                ExitCode::SUCCESS
-            };
-        }
+    let result = match cli::parse() {
+        Ok(args) => cli::run(args),
+        // A refused `filter` command line still passes the message through.
+        Err(e) => match cli::refused(&e) {
+            Some(result) => result,
+            None => {
+                let _ = e.print();
+                return if e.use_stderr() {
+                    cli::ExitStatus::Error.into()
+                } else {
+                    ExitCode::SUCCESS
+                };
+            }
+        },
     };
-    match cli::run(args) {
+    match result {
         Ok(code) => code.into(),
         Err(err) if cli::is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {

@@ -448,7 +448,7 @@ fn hundred_megabyte_message_streams_through_marked_within_64_mb_of_data() {
 }
 
 #[test]
-fn model_named_by_the_environment_or_a_flag_and_usage_errors_still_reported() {
+fn model_named_by_the_environment_or_a_flag_and_usage_errors_pass_the_message_through() {
     // `filter`'s plain command lines skip clap (src/cli/filter_argv.rs): the same answers.
     let spam = std::fs::read(&sample_files()[0]).unwrap();
     let t = TestDir::new();
@@ -470,18 +470,43 @@ fn model_named_by_the_environment_or_a_flag_and_usage_errors_still_reported() {
     assert_eq!(marked(&[], Some(model)), 1);
     assert_eq!(marked(&["-m".as_ref(), missing.as_ref()], Some(model)), 0);
     assert_eq!(marked(&["--model".as_ref(), model.as_ref()], None), 1);
-    for usage in [
-        &["--model"][..],
-        &["--max-size", "1k"],
-        &["--exit-code", "--exit-code"],
+    // A command line clap refuses (a setting misspelt in a procmail or MTA configuration)
+    // costs no mail: the message goes out unchanged, the error to stderr, exit 0 (3 with
+    // --exit-code), as on any other failure of the filter.
+    let m = model.as_os_str().to_str().unwrap();
+    for (usage, code) in [
+        (&["--model"][..], 0),
+        (&["-m", m, "--max-size", "1k"], 0),
+        (&["-m", m, "--classifier", "svm"], 0),
+        (&["-m", m, "--subject-tag", "SPAM"], 0),
+        (&["-m", m, "--exit-code", "--exit-code"], 3),
+        (&["-m", m, "--exit-code", "--spam-threshold", "high"], 3),
     ] {
-        spamsort()
+        let out = spamsort()
             .arg("filter")
             .args(usage)
             .env_remove("SPAMSORT_MODEL")
             .write_stdin(spam.clone())
             .assert()
-            .code(3)
-            .stderr(predicates::str::contains("error:"));
+            .code(code)
+            .stderr(predicates::str::contains(
+                "message passed through unchanged: the command line was refused: error:",
+            ));
+        assert!(out.get_output().stdout == spam, "{usage:?}");
     }
+    // An empty SPAMSORT_MODEL (a procmailrc's `SPAMSORT_MODEL=`) too.
+    let out = spamsort()
+        .arg("filter")
+        .env("SPAMSORT_MODEL", "")
+        .write_stdin(spam.clone())
+        .assert()
+        .success();
+    assert!(out.get_output().stdout == spam);
+    // Asked for help, it helps.
+    spamsort()
+        .args(["filter", "--help"])
+        .write_stdin(spam.clone())
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("X-Spam-"));
 }

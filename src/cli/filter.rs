@@ -75,17 +75,63 @@ pub fn run(args: FilterArgs) -> anyhow::Result<ExitStatus> {
             }
         }
         Err(reason) => {
-            deliver(&mut stdout, &head)?;
-            eprintln!("spamsort: message passed through unchanged: {reason}");
-            if args.exit_code {
-                ExitStatus::Error
-            } else {
-                ExitStatus::Success
-            }
+            return pass_through(&mut stdin, &mut stdout, &head, &reason, args.exit_code);
         }
     };
-    // The rest of the message, whatever its size, in bounded chunks.
-    std::io::copy(&mut stdin, &mut stdout)
+    copy_rest(&mut stdin, &mut stdout)?;
+    Ok(status)
+}
+
+/// The filter's answer to a command line clap refused (`argv`: the whole command line),
+/// as to any other failure: the message on standard input goes out unchanged, and why to
+/// standard error; exit 0, or 3 with `--exit-code`. A setting misspelt in a procmail or MTA
+/// configuration must not cost the mail. `None` where the command is not `filter`, where
+/// clap was asked for help or the version rather than refusing, and where standard input
+/// is a terminal (someone typing the command, who wants the error, not a wait for a
+/// message).
+pub(super) fn refused(
+    error: &clap::Error,
+    argv: &[std::ffi::OsString],
+) -> Option<anyhow::Result<ExitStatus>> {
+    use std::io::IsTerminal;
+    let is_filter = argv.get(1).is_some_and(|command| command == "filter");
+    if !is_filter || !error.use_stderr() || std::io::stdin().is_terminal() {
+        return None;
+    }
+    let exit_code = argv[2..].iter().any(|a| a == "--exit-code");
+    let reason = format!("the command line was refused: {}", error.render());
+    let (mut stdin, mut stdout) = (std::io::stdin().lock(), std::io::stdout().lock());
+    Some(pass_through(
+        &mut stdin,
+        &mut stdout,
+        &[],
+        reason.trim_end(),
+        exit_code,
+    ))
+}
+
+/// Writes `head` (what was read of the message) and the rest of standard input unchanged,
+/// says why on standard error, and answers exit 0, or 3 with `exit_code`.
+fn pass_through(
+    stdin: &mut impl std::io::Read,
+    stdout: &mut impl Write,
+    head: &[u8],
+    reason: &str,
+    exit_code: bool,
+) -> anyhow::Result<ExitStatus> {
+    deliver(stdout, head)?;
+    eprintln!("spamsort: message passed through unchanged: {reason}");
+    copy_rest(stdin, stdout)?;
+    Ok(if exit_code {
+        ExitStatus::Error
+    } else {
+        ExitStatus::Success
+    })
+}
+
+/// Copies the rest of the message, whatever its size, in bounded chunks, and flushes.
+fn copy_rest(stdin: &mut impl std::io::Read, stdout: &mut impl Write) -> anyhow::Result<()> {
+    std::io::copy(stdin, stdout)
         .and_then(|_| stdout.flush())
         .map_err(|e| {
             undelivered(
@@ -93,7 +139,7 @@ pub fn run(args: FilterArgs) -> anyhow::Result<ExitStatus> {
                 e,
             )
         })?;
-    Ok(status)
+    Ok(())
 }
 
 /// Writes `bytes` of the message to standard output.

@@ -93,6 +93,14 @@ pub fn parse() -> Result<Cli, clap::Error> {
     }
 }
 
+/// What to do about a command line clap refused: for `spamsort filter` whose standard input is
+/// not a terminal, pass the message through unchanged (see [`filter::refused`]); `None`: print
+/// the error (or the help clap was asked for) as usual.
+pub fn refused(error: &clap::Error) -> Option<anyhow::Result<ExitStatus>> {
+    let argv: Vec<_> = std::env::args_os().collect();
+    filter::refused(error, &argv)
+}
+
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
     match cli.command {
