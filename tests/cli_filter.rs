@@ -76,6 +76,29 @@ fn forged_verdicts_are_replaced() {
 }
 
 #[test]
+fn a_forged_verdict_that_cannot_be_removed_still_leaves_the_message_marked_first() {
+    // Removing the forged field would merge the lone CR before it with the blank line's LF:
+    // it stays, and the filter's verdict comes first. The message went out unmarked, a
+    // sender's way past every rule that reads X-Spam-Flag.
+    let spam = std::fs::read(&sample_files()[0]).unwrap();
+    let end = spam.windows(2).position(|w| w == b"\n\n").unwrap();
+    let input = [
+        &spam[..end],
+        b"\nX-Mailer: x\rX-Spam-Flag: NO\n",
+        &spam[end + 1..],
+    ]
+    .concat();
+    let out = filter(trained_model(), &input)
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let envelope = spamsort::corpus::header_block::envelope_len(&out);
+    assert!(out[envelope..].starts_with(b"X-Spam-Flag: YES\n"));
+    assert!(out.ends_with(&input[envelope..]), "the message changed");
+}
+
+#[test]
 fn no_separator_and_empty_input() {
     let out = filter(trained_model(), b"Subject: no body")
         .success()

@@ -149,8 +149,8 @@ fn strip_block(
 /// [`strip_block`] up to the end of the header block's fields (`block.fields_end`), whose
 /// bytes from there on follow unchanged: only the head is copied, into a buffer with `room`
 /// bytes to spare. The flag is set when a removal brought a line ending in a lone CR next to
-/// one starting with LF, the one that starts the rest of the message included
-/// ([`Unmarkable::MergedLineEndings`]).
+/// one starting with LF, the one that starts the rest of the message included (they would
+/// read as one CRLF: a line lost).
 fn strip_head(
     message: &[u8],
     block: &HeaderBlock,
@@ -198,12 +198,6 @@ pub enum Unmarkable {
     /// it, and a later strip of them would lose it.
     #[error("the header block starts with a folded line, so no field can be added safely")]
     FoldedFirstLine,
-    /// Removing a forged X-Spam-* field would leave a line ending in a lone CR before one
-    /// starting with LF, which would then read as one CRLF and lose a line.
-    #[error(
-        "removing a forged X-Spam-* field would merge a lone CR and an LF into one line ending"
-    )]
-    MergedLineEndings,
     /// The header block does not certainly end inside the head that was read.
     #[error("the header block does not end within the first {head} bytes")]
     HeaderBlockTooLong {
@@ -257,14 +251,18 @@ fn insert(
     // Only the head is copied into a new buffer before `out`: the body is copied once, into
     // `out` (a 1 MiB message took three times its size at once when the whole was stripped
     // into a copy first).
-    let (head, joined) = strip_head(message, block, owned, subject, 0);
+    let (mut head, joined) = strip_head(message, block, owned, subject, 0);
+    if joined {
+        // Removing a forged field would leave a line ending in a lone CR before one starting
+        // with LF, which would then read as one CRLF and lose a line: every field is kept
+        // instead, and the message is still marked, its verdict's fields first. Left unmarked,
+        // it would pass any filter that reads them (a sender's way past the filter).
+        head = strip_head(message, block, &[] as &[&str], subject, 0).0;
+    }
     let body = &message[block.fields_end..];
     let insert_at = block.envelope_end;
     // What follows the inserted fields: the head's rest, then the body.
     let after = &head[insert_at..];
-    if joined {
-        return Err(Unmarkable::MergedLineEndings);
-    }
     if is_continuation(if after.is_empty() { body } else { after }) {
         return Err(Unmarkable::FoldedFirstLine);
     }
@@ -308,18 +306,18 @@ mod tests {
     /// inserted before the copy's rest. It checks the refusals and the line ending chosen from
     /// two parts; the flag of a lone CR ending the head before an LF opening the body comes
     /// from `strip_head` on both sides, and has its own test
-    /// (`removal_that_would_merge_a_lone_cr_with_an_lf_is_refused`).
+    /// (`a_removal_that_would_merge_a_lone_cr_with_an_lf_keeps_the_fields_and_marks`).
     fn insert_whole(
         message: &[u8],
         subject: Subject<'_>,
         lines: &[String],
     ) -> Result<Vec<u8>, Unmarkable> {
         let block = HeaderBlock::scan(message);
-        let (stripped, joined) = strip_block(message, &block, &OWNED_FIELDS, subject);
-        let rest = &stripped[block.envelope_end..];
+        let (mut stripped, joined) = strip_block(message, &block, &OWNED_FIELDS, subject);
         if joined {
-            return Err(Unmarkable::MergedLineEndings);
+            stripped = strip_block(message, &block, &[] as &[&str], subject).0;
         }
+        let rest = &stripped[block.envelope_end..];
         if is_continuation(rest) {
             return Err(Unmarkable::FoldedFirstLine);
         }
@@ -369,8 +367,9 @@ mod tests {
 
     proptest::proptest! {
         /// Whatever the bytes and line endings (LF, CRLF, lone CR), the output minus the two
-        /// added lines is the input minus the owned fields, the body starts at the same
-        /// bytes, and the header block carries exactly one of each field added.
+        /// added lines is the input minus the owned fields (the input itself where removing
+        /// them would merge a lone CR with an LF), the body starts at the same bytes, and the
+        /// header block carries the fields added first, and no other (but such kept ones).
         #[test]
         fn passthrough_is_byte_exact(
             parts in proptest::collection::vec(
@@ -399,17 +398,16 @@ mod tests {
                 add_header_lines(&input, &lines()),
                 insert_whole(&input, Subject::Keep, &lines())
             );
+            let block = HeaderBlock::scan(&input);
+            let (stripped, joined) = strip_block(&input, &block, &OWNED_FIELDS, Subject::Keep);
             let Ok(out) = add_header_lines(&input, &lines()) else {
-                // Refused only when a folded line opens the header block or a removal would
-                // merge a lone CR with an LF.
-                let block = HeaderBlock::scan(&input);
-                let (stripped, joined) = strip_block(&input, &block, &OWNED_FIELDS, Subject::Keep);
-                proptest::prop_assert!(
-                    joined || is_continuation(&stripped[block.envelope_end..])
-                );
+                // Refused only when a folded line opens the header block.
+                let kept = if joined { &input } else { &stripped };
+                proptest::prop_assert!(is_continuation(&kept[block.envelope_end..]));
                 return Ok(());
             };
-            proptest::prop_assert_eq!(without_added_lines(&out), Some(strip_owned_fields(&input)));
+            let rest = if joined { input.clone() } else { stripped };
+            proptest::prop_assert_eq!(without_added_lines(&out), Some(rest));
             proptest::prop_assert_eq!(strip_owned_fields(&out), strip_owned_fields(&input));
             proptest::prop_assert_eq!(
                 &out[header_block_len(&out)..],
@@ -421,8 +419,10 @@ mod tests {
                     .filter(|l| field_name(l).is_some_and(|n| n.eq_ignore_ascii_case(name)))
                     .count()
             };
-            proptest::prop_assert_eq!(count(b"X-Spam-Flag"), 1);
-            proptest::prop_assert_eq!(count(b"X-Spam-Status"), 1);
+            if !joined {
+                proptest::prop_assert_eq!(count(b"X-Spam-Flag"), 1);
+                proptest::prop_assert_eq!(count(b"X-Spam-Status"), 1);
+            }
         }
     }
 
@@ -449,12 +449,21 @@ mod tests {
     }
 
     #[test]
-    fn removal_that_would_merge_a_lone_cr_with_an_lf_is_refused() {
-        // Without the forged field, "s\r" and the blank "\n" would read as one CRLF.
+    fn a_removal_that_would_merge_a_lone_cr_with_an_lf_keeps_the_fields_and_marks() {
+        // Without the forged field, "s\r" and the blank "\n" would read as one CRLF: it stays,
+        // and the verdict's fields come first (the message was passed on unmarked, a sender's
+        // way past the filter).
+        let msg = b"Subject: s\rX-Spam-Flag: NO\n\nbody";
         assert_eq!(
-            add_header_lines(b"Subject: s\rX-Spam-Flag: NO\n\nbody", &lines()),
-            Err(Unmarkable::MergedLineEndings)
+            add_header_lines(msg, &lines()).unwrap(),
+            [&b"X-Spam-Flag: YES\rX-Spam-Status: Yes\r"[..], msg].concat()
         );
+        for head in [&msg[..], b"Subject: s\rX-Spam-Flag: NO\n\n"] {
+            assert_eq!(
+                add_header_lines_to_head(head, &lines()).unwrap(),
+                [&b"X-Spam-Flag: YES\rX-Spam-Status: Yes\r"[..], head].concat()
+            );
+        }
         // A lone-CR first line before a blank LF line: the inserted fields take the LF.
         assert_eq!(
             add_header_lines(b"X-Spam-Flag: NO\rX-Spam-Level: x\n\nbody", &lines()).unwrap(),
