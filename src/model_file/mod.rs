@@ -732,6 +732,21 @@ impl UpdateLock {
     }
 }
 
+/// Where the [`UpdateLock`] of the model file at `path` is: `NAME.lock` beside it. Refuses a
+/// model whose own name ends in `.lock`: it would be its own lock (a save renames a new file
+/// over it, and then two writers hold "the lock" at once and lose each other's learns), or
+/// the lock of another model beside it (`NAME.spamsort`'s).
+fn lock_path(path: &Path) -> std::io::Result<PathBuf> {
+    if path.extension().is_some_and(|e| e == "lock") {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "a model file's name must not end in `.lock`: that is where model files keep \
+             their update locks",
+        ));
+    }
+    Ok(path.with_extension("lock"))
+}
+
 /// Waits for and takes the [`UpdateLock`] of the model file at `path`. A `path` that is a
 /// symbolic link is followed to the file it leads to (which need not exist yet), whose lock
 /// is taken and which saves replace: a model reached by a link and by its own path is one
@@ -750,7 +765,7 @@ pub fn lock_for_update_with(
     // Before the lock file is made beside it: a directory there would leave a stray lock.
     crate::corpus::regular_file::refuse_irregular_at(path)
         .map_err(|e| ModelFileError::io(path, e))?;
-    let lock_path = path.with_extension("lock");
+    let lock_path = lock_path(path).map_err(|e| ModelFileError::io(path, e))?;
     let io = |e| ModelFileError::io(&lock_path, e);
     let file = crate::corpus::regular_file::open_regular_with(
         std::fs::OpenOptions::new()
@@ -1005,6 +1020,23 @@ mod tests {
         let section = encode_section(&counts);
         assert!(section.len() < 4 * 5000, "one-byte varints");
         assert_eq!(decode_slice::<Vec<u64>>(&section).unwrap().0, counts);
+    }
+
+    #[test]
+    fn a_model_named_like_a_lock_file_is_refused_before_any_file_is_made() {
+        // `mail.lock` was its own lock: once a save renamed a new file over it, two writers
+        // held the lock at once (found by review: 2 of 80 concurrent learns lost).
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["mail.lock", "link.lock"] {
+            let err = lock_for_update(&dir.path().join(name)).unwrap_err();
+            assert!(err.to_string().contains(name), "{err}");
+            assert!(format!("{:#}", anyhow::Error::from(err)).contains("must not end in `.lock`"));
+        }
+        // Also through a link whose name looks fine.
+        std::os::unix::fs::symlink("real.lock", dir.path().join("link.spamsort")).unwrap();
+        assert!(lock_for_update(&dir.path().join("link.spamsort")).is_err());
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+        assert!(lock_for_update(&dir.path().join("mail.locked")).is_ok());
     }
 
     #[test]
