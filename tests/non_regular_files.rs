@@ -190,3 +190,31 @@ fn fifo_given_as_a_mailbox_is_refused_without_blocking() {
     assert_eq!(out.status.code(), Some(3), "{out:?}");
     assert!(stderr(&out).contains("mbox"), "{out:?}");
 }
+
+#[test]
+fn a_config_file_that_is_a_fifo_or_a_device_is_refused_and_filter_passes_the_message_on() {
+    // A FIFO there hung every `filter` (with no message out), /dev/zero took all the memory.
+    let t = TestDir::new();
+    let fifo = t.path().join("config.toml");
+    mkfifo(&fifo);
+    let message = std::fs::read(&sample_files()[0]).unwrap();
+    for config in [fifo.as_path(), Path::new("/dev/zero")] {
+        let out = spamsort()
+            .arg("filter")
+            .arg("--model")
+            .arg(trained_model())
+            .arg("--config")
+            .arg(config)
+            .write_stdin(message.clone())
+            .timeout(TIMEOUT)
+            .output()
+            .expect("the command finishes");
+        assert!(out.status.success(), "{config:?}: {out:?}");
+        assert!(out.stdout == message, "{config:?}: the message changed");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("not a regular file") && stderr.contains("config file"),
+            "{config:?}: {stderr}"
+        );
+    }
+}

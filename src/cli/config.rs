@@ -17,10 +17,14 @@
 
 use anyhow::Context;
 use serde::Deserialize;
+use spamsort::corpus::read_regular;
 use std::path::{Path, PathBuf};
 
 /// The system-wide config file, under every user's.
 const SYSTEM_CONFIG: &str = "/etc/spamsort/config.toml";
+
+/// The largest config file read (a real one has a few hundred bytes).
+const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
 
 /// The config files' contents, merged; every key is optional.
 #[derive(Debug, Default, Deserialize)]
@@ -69,11 +73,15 @@ impl Config {
         Ok(config)
     }
 
-    /// One file; a missing one is an empty config unless it is `required`.
+    /// One file; a missing one is an empty config unless it is `required`. Only a regular
+    /// file of at most [`MAX_CONFIG_BYTES`] is read: a FIFO there hung every `filter`, and
+    /// `/dev/zero` took all the memory there was.
     fn read(path: &Path, required: bool) -> anyhow::Result<Config> {
-        match std::fs::read_to_string(path) {
-            Ok(text) => {
-                toml::from_str(&text).with_context(|| format!("config file {}", path.display()))
+        match read_regular(path, MAX_CONFIG_BYTES) {
+            Ok(bytes) => {
+                let context = || format!("config file {}", path.display());
+                let text = String::from_utf8(bytes).with_context(context)?;
+                toml::from_str(&text).with_context(context)
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => {
                 Ok(Config::default())
