@@ -101,7 +101,7 @@ fn train_from_an_index_with_unreadable_entries_skips_them_and_equals_train_on_th
         .clone();
     let stderr = String::from_utf8_lossy(&stderr);
     assert_eq!(stderr.matches("skipped: ").count(), 2, "{stderr}");
-    assert!(stderr.contains("(2 skipped)"), "{stderr}");
+    assert!(stderr.contains("(2 skipped, "), "{stderr}");
     let from_folders = dir.path().join("folders.spamsort");
     with_sample(spamsort().arg("train"))
         .arg("--model")

@@ -135,7 +135,7 @@ fn fifo_in_a_trec_index_is_refused_by_learn_classify_train_and_eval_online() {
         r.learn
     );
     assert!(r.train.status.success(), "{:?}", r.train);
-    assert!(stderr(&r.train).contains("(1 skipped)"), "{:?}", r.train);
+    assert!(stderr(&r.train).contains("(1 skipped, "), "{:?}", r.train);
     assert!(r.eval.status.success(), "{:?}", r.eval);
     let report: serde_json::Value = serde_json::from_slice(&r.eval.stdout).unwrap();
     assert_eq!(

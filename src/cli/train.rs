@@ -42,6 +42,7 @@ pub fn run(args: TrainArgs) -> anyhow::Result<ExitStatus> {
     };
     params.vocabulary.min_df = args.mail.min_df;
     let skipped = AtomicUsize::new(0);
+    let read = AtomicUsize::new(0);
     let mut filter = {
         let bar = if std::io::stderr().is_terminal() {
             indicatif::ProgressBar::no_length()
@@ -56,7 +57,10 @@ pub fn run(args: TrainArgs) -> anyhow::Result<ExitStatus> {
         let mail = args.mail.stream(|| {
             skipped.fetch_add(1, Ordering::Relaxed);
         })?;
-        let mail = mail.map(|item| item.map(|(m, label)| (m.bytes, label)));
+        let mail = mail.map(|item| {
+            read.fetch_add(usize::from(item.is_ok()), Ordering::Relaxed);
+            item.map(|(m, label)| (m.bytes, label))
+        });
         let filter =
             SpamFilter::train_stream(mail, &params, || bar.inc(1)).map_err(|e| match e {
                 spamsort::Error::Corpus(_) => {
@@ -75,11 +79,14 @@ pub fn run(args: TrainArgs) -> anyhow::Result<ExitStatus> {
     // training: one that started before saves first, and the retrained model replaces its save.
     filter.save(&lock_model(&model_path)?)?;
     let s = filter.summary();
+    // A message found again (another copy of it) counts once.
+    let copies = read.into_inner() as u64 - s.messages.iter().sum::<u64>();
     eprintln!(
-        "trained on {} spam + {} ham ({} skipped): {} tokens, vocabulary {}, models {} (active {}), {:.2} s -> {}",
+        "trained on {} spam + {} ham ({} skipped, {} copies counted once): {} tokens, vocabulary {}, models {} (active {}), {:.2} s -> {}",
         s.messages[Label::Spam.index()],
         s.messages[Label::Ham.index()],
         skipped,
+        copies,
         s.tokens,
         filter.vocabulary().len(),
         filter

@@ -93,7 +93,14 @@ struct Gathered {
 }
 
 impl Gathered {
+    /// Counts the message, unless the same message (the same tokens: a copy in another
+    /// folder, a re-delivery) was counted already: each counts once, with the label it was
+    /// first found with, as learning it again would leave it. The record of learned messages
+    /// holds it once, so unlearning it takes back all it counted.
     fn add(&mut self, c: Counted, label: Label) {
+        if self.learned.get(c.digest).is_some() {
+            return;
+        }
         self.summary.messages[label.index()] += 1;
         self.summary.tokens += c.tokens;
         self.summary.fallbacks += u64::from(c.fallback);
@@ -342,6 +349,30 @@ mod tests {
             .map(|(t, _)| vocabulary.vectorize(&t.tokens))
             .collect();
         (vocabulary, rows, summary, learned)
+    }
+
+    #[test]
+    fn a_message_found_twice_counts_once_with_its_first_label_and_unlearns_whole() {
+        // A copy of a spam in the ham folder counted in both classes while the record of
+        // learned messages held it once, so unlearning it could never take the ham count back
+        // (found by review).
+        let mut corpus = sample();
+        let (spam, _) = corpus.messages[0].clone();
+        let [ham, spams] = [Label::Ham, Label::Spam]
+            .map(|l| corpus.messages.iter().filter(|(_, x)| *x == l).count() as u64);
+        corpus.messages.push((spam.clone(), Label::Ham));
+        corpus.messages.push((spam.clone(), Label::Spam));
+        let params = TrainParams {
+            models: vec![crate::models::ModelParams::default_for(
+                crate::models::ModelKind::BernoulliNb,
+            )],
+            ..TrainParams::default()
+        };
+        let mut filter = SpamFilter::train(&corpus, &params).unwrap();
+        assert_eq!(filter.summary().messages, [ham, spams]);
+        assert_eq!(filter.unlearn(&spam.bytes).unwrap(), Some(Label::Spam));
+        assert_eq!(filter.summary().messages, [ham, spams - 1]);
+        assert_eq!(filter.unlearn(&spam.bytes).unwrap(), None);
     }
 
     #[test]
