@@ -218,3 +218,36 @@ fn a_config_file_that_is_a_fifo_or_a_device_is_refused_and_filter_passes_the_mes
         );
     }
 }
+
+#[test]
+fn a_fifo_or_device_in_a_folder_of_messages_is_reported_and_a_linked_message_is_read() {
+    // Both were skipped without a word (found by review); the README says they are reported.
+    let t = TestDir::new();
+    let message = std::fs::read(&sample_files()[0]).unwrap();
+    t.write("tree/a", &message);
+    mkfifo(&t.path().join("tree/fifo"));
+    std::os::unix::fs::symlink("/dev/zero", t.path().join("tree/zero")).unwrap();
+    let md = t.maildir("Linked");
+    let real = t.write("real", &message);
+    std::os::unix::fs::symlink(&real, md.join("cur/1700000000.linked.host:2,S")).unwrap();
+    for (folder, reported) in [("tree", &["tree/fifo", "tree/zero"][..]), ("Linked", &[])] {
+        let out = run([
+            OsStr::new("classify"),
+            OsStr::new("--format"),
+            OsStr::new("tsv"),
+            OsStr::new("--model"),
+            trained_model().as_os_str(),
+            t.path().join(folder).as_os_str(),
+        ]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(stdout.lines().count(), 1, "{folder}: {stdout}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        for name in reported {
+            let line = stderr.lines().find(|l| l.contains(name));
+            assert!(
+                line.is_some_and(|l| l.contains("not a regular file")),
+                "{folder}: {name} not reported: {stderr}"
+            );
+        }
+    }
+}

@@ -11,8 +11,10 @@ pub fn is_maildir(dir: &Path) -> bool {
 }
 
 /// The message files of a maildir: `new/` then `cur/`, each sorted by name, dotfiles skipped.
-/// A file that cannot be listed comes back as an `Err` item; a missing `cur/` or `new/` is an
-/// error for the whole maildir.
+/// Whatever is not a directory is listed (a link to a message is read as the message; reading
+/// a FIFO or a device reports it with its path, see [`super::read_file`]). A file that cannot
+/// be listed comes back as an `Err` item; a missing `cur/` or `new/` is an error for the
+/// whole maildir.
 pub fn message_paths(dir: &Path) -> Result<Vec<Result<PathBuf, CorpusError>>, CorpusError> {
     let mut out = Vec::new();
     for sub in ["new", "cur"] {
@@ -22,8 +24,8 @@ pub fn message_paths(dir: &Path) -> Result<Vec<Result<PathBuf, CorpusError>>, Co
             match entry {
                 Ok(entry) => {
                     let hidden = entry.file_name().as_encoded_bytes().starts_with(b".");
-                    let is_file = entry.file_type().map(|t| t.is_file()).unwrap_or(false);
-                    if !hidden && is_file {
+                    let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+                    if !hidden && !is_dir {
                         names.push(entry.path());
                     }
                 }

@@ -6,7 +6,10 @@ use super::CorpusError;
 use std::path::{Path, PathBuf};
 use walkdir::WalkDir;
 
-/// Every regular, non-hidden file below `dir`, sorted by path within each directory.
+/// Every non-hidden file below `dir`, sorted by path within each directory. Whatever is not
+/// a directory is listed, so that reading one that is not a regular file (a FIFO, a device,
+/// a link to one) reports it with its path (see [`super::read_file`]) rather than skip it
+/// unsaid.
 pub fn message_paths(dir: &Path) -> Vec<Result<PathBuf, CorpusError>> {
     let walker = WalkDir::new(dir)
         .follow_links(true)
@@ -16,7 +19,7 @@ pub fn message_paths(dir: &Path) -> Vec<Result<PathBuf, CorpusError>> {
     let mut out = Vec::new();
     for entry in walker {
         match entry {
-            Ok(e) if e.file_type().is_file() => out.push(Ok(e.into_path())),
+            Ok(e) if !e.file_type().is_dir() => out.push(Ok(e.into_path())),
             Ok(_) => {}
             Err(e) => {
                 let path = e.path().unwrap_or(dir).to_path_buf();
