@@ -34,9 +34,11 @@ const UNREAD: u64 = 0;
 pub struct MoveTracker {
     /// Each watched directory with its place.
     dirs: Vec<(PathBuf, Place)>,
-    /// Last place of each message, by content fingerprint.
+    /// Last place of each message, by content fingerprint: only of messages in a watched
+    /// folder at the last scan (or filed since), so it is bounded by the folders' contents.
     place_of: HashMap<u64, Place>,
-    /// Files already looked at, with their fingerprints ([`UNREAD`] for one that could not be).
+    /// Files already looked at, with their fingerprints ([`UNREAD`] for one that could not be):
+    /// only files present at the last scan (or filed since).
     known: HashMap<PathBuf, u64>,
     /// The header style of the copies the daemon files, set aside in fingerprints.
     style: HeaderStyle,
@@ -94,7 +96,10 @@ impl MoveTracker {
         self.known.insert(path, fp);
     }
 
-    /// Looks at files not seen before and returns the corrections they make.
+    /// Looks at files not seen before and returns the corrections they make. Files gone from
+    /// the folders are forgotten, and so is the place of a message no longer in any of them: a
+    /// message deleted from the spam folder and delivered again later is new mail, not one the
+    /// user moved out of spam.
     pub fn scan(&mut self) -> Vec<Correction> {
         let mut corrections = Vec::new();
         let mut present = std::collections::HashSet::new();
@@ -134,6 +139,8 @@ impl MoveTracker {
             }
         }
         self.known.retain(|p, _| present.contains(p));
+        let live: std::collections::HashSet<u64> = self.known.values().copied().collect();
+        self.place_of.retain(|fp, _| live.contains(fp));
         corrections
     }
 }
@@ -169,5 +176,41 @@ mod tests {
         assert_eq!(corrections[0].label, Label::Spam);
         // Looked at once: the next scan finds nothing new.
         assert!(tracker.scan().is_empty());
+    }
+
+    #[test]
+    fn messages_gone_from_every_folder_are_forgotten() {
+        // The map of places kept every message ever seen, so it grew for good; and a spam the
+        // user deleted, delivered again later and filed as ham, was learned as ham.
+        let dir = tempfile::tempdir().unwrap();
+        let (spam, ham) = (dir.path().join("spam"), dir.path().join("ham"));
+        for sub in ["new", "cur", "tmp"] {
+            std::fs::create_dir_all(spam.join(sub)).unwrap();
+            std::fs::create_dir_all(ham.join(sub)).unwrap();
+        }
+        let folders = [(spam.clone(), Place::Spam), (ham.clone(), Place::Ham)];
+        let mut tracker = MoveTracker::new(&folders, HeaderStyle::default());
+        let message = b"Subject: cheap\n\nbuy now\n";
+        for i in 0..10 {
+            let path = spam.join(format!("cur/{i}.x:2,S"));
+            std::fs::write(&path, [&message[..], format!("{i}\n").as_bytes()].concat()).unwrap();
+        }
+        assert_eq!(tracker.scan().len(), 10);
+        assert_eq!((tracker.place_of.len(), tracker.known.len()), (10, 10));
+        for i in 0..10 {
+            std::fs::remove_file(spam.join(format!("cur/{i}.x:2,S"))).unwrap();
+        }
+        assert!(tracker.scan().is_empty());
+        assert!(tracker.place_of.is_empty() && tracker.known.is_empty());
+        std::fs::write(ham.join("new/3.y"), [&message[..], b"3\n"].concat()).unwrap();
+        let corrections = tracker.scan();
+        assert!(corrections.is_empty(), "{corrections:?}");
+        // A message still in a folder keeps its place: moved out of spam, it is learned.
+        std::fs::write(spam.join("cur/4.z:2,S"), b"Subject: 4\n\n4\n").unwrap();
+        assert_eq!(tracker.scan()[0].label, Label::Spam);
+        std::fs::rename(spam.join("cur/4.z:2,S"), ham.join("cur/4.z:2,S")).unwrap();
+        let corrections = tracker.scan();
+        assert_eq!(corrections.len(), 1, "{corrections:?}");
+        assert_eq!(corrections[0].label, Label::Ham);
     }
 }
