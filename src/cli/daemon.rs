@@ -36,6 +36,8 @@ pub struct DaemonArgs {
     #[arg(long)]
     add_headers: bool,
     /// Learn from the user's corrections: messages moved out of or into the spam maildir.
+    /// While another writer (a `spamsort learn`) holds the model file, they wait, and new
+    /// mail is sorted meanwhile.
     #[arg(long)]
     learn_from_moves: bool,
     /// Rescan the inbox this often (seconds) even without a change notice.

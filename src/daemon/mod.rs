@@ -25,7 +25,7 @@ use crate::corpus::MAX_MESSAGE_BYTES;
 use crate::error::ErrorChain;
 use crate::filter::Classification;
 use crate::filter::shared::SharedFilter;
-use crate::label::{Label, Verdict};
+use crate::label::Verdict;
 use deliver::{Move, Source, file_batch};
 use kept::KeptRecord;
 use layout::Layout;
@@ -109,9 +109,13 @@ pub struct Daemon {
     stop: Arc<AtomicBool>,
     /// The inbox's lock (see [`Daemon::new`]), held until the daemon is dropped.
     _inbox_lock: std::fs::File,
-    /// The last pass left a message to copy later ([`deliver::SETTLE`]): look again then,
-    /// not only at the next notice or rescan.
+    /// The last pass left work for a moment later: a message to copy once settled
+    /// ([`deliver::SETTLE`]), or corrections to learn once the model file's update lock is
+    /// free. Look again after [`deliver::SETTLE`], not only at the next notice or rescan.
     again_soon: bool,
+    /// Learning from moves waits for another writer of the model file (said once, when it
+    /// began to).
+    learning_deferred: bool,
 }
 
 /// One inbox message, read and judged.
@@ -184,6 +188,7 @@ impl Daemon {
             stop: Arc::new(AtomicBool::new(false)),
             _inbox_lock: inbox_lock,
             again_soon: false,
+            learning_deferred: false,
         })
     }
 
@@ -398,32 +403,65 @@ impl Daemon {
         count
     }
 
-    /// Learns from messages the user moved into or out of the spam folder.
+    /// Learns from messages the user moved into or out of the spam folder, until stopped.
+    /// Never waits for the model file's update lock: while another writer holds it (a long
+    /// `spamsort learn`), the corrections stay queued and are tried again a moment later, and
+    /// new mail goes on being sorted meanwhile.
     fn learn_from_moves(&mut self) {
         let Some(tracker) = &mut self.tracker else {
             return;
         };
-        for c in tracker.scan() {
-            match crate::corpus::read_regular(&c.path, MAX_MESSAGE_BYTES) {
-                Ok(bytes) => self.learn(&c.path, &bytes, c.label),
-                Err(e) => tracing::warn!("{}: moved but unreadable: {e}", c.path.display()),
+        tracker.scan();
+        while let Some(c) = tracker.next_correction() {
+            if self.stop.load(Ordering::SeqCst) {
+                return;
             }
+            let bytes = match crate::corpus::read_regular(&c.path, MAX_MESSAGE_BYTES) {
+                Ok(bytes) => bytes,
+                // Renamed since the scan: the next one finds it again.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    self.again_soon = true;
+                    return;
+                }
+                Err(e) => {
+                    tracing::warn!("{}: moved but unreadable: {e}", c.path.display());
+                    tracker.done();
+                    continue;
+                }
+            };
+            let (path, label) = (c.path.display(), c.label);
+            match self.filter.try_learn(&bytes, label) {
+                Ok(None) => {
+                    if !self.learning_deferred {
+                        tracing::warn!(
+                            "learning from moves deferred: another writer holds the update lock \
+                             of {}; trying again every second",
+                            self.filter.path().display()
+                        );
+                        self.learning_deferred = true;
+                    }
+                    tracing::debug!("{path}: not learned yet, the model file is still locked");
+                    self.again_soon = true;
+                    return;
+                }
+                Ok(Some(outcome)) => {
+                    if self.learning_deferred {
+                        tracing::info!("learning from moves resumed");
+                        self.learning_deferred = false;
+                    }
+                    match outcome {
+                        crate::LearnOutcome::AlreadyLearned => {
+                            tracing::info!("{path} moved by the user was learned as {label} before")
+                        }
+                        _ => tracing::info!("learned {path} as {label} (moved by the user)"),
+                    }
+                }
+                Err(e) => tracing::error!("learning {path} as {label} failed: {}", ErrorChain(&e)),
+            }
+            tracker.done();
         }
-    }
-
-    fn learn(&self, path: &Path, bytes: &[u8], label: Label) {
-        match self.filter.learn(bytes, label) {
-            Ok(crate::LearnOutcome::AlreadyLearned) => tracing::info!(
-                "{} moved by the user was learned as {label} before",
-                path.display()
-            ),
-            Ok(_) => tracing::info!("learned {} as {label} (moved by the user)", path.display()),
-            Err(e) => tracing::error!(
-                "learning {} as {label} failed: {}",
-                path.display(),
-                ErrorChain(&e)
-            ),
-        }
+        // Nothing waits any more (the messages left the folders): a lock met later is news.
+        self.learning_deferred = false;
     }
 }
 

@@ -1,0 +1,93 @@
+//! `spamsort daemon` when things around it go wrong: the model file locked by another writer
+//! while it learns from moves. Nothing is lost, the daemon goes on sorting and heeds signals,
+//! and it says each thing once, not on every pass.
+
+use crate::daemon::{Maildirs, daemon_command, deliver, files_in, start_command, wait_until};
+use crate::util::{TestDir, copy_of_trained_model, sample_class_files};
+use std::path::Path;
+use std::process::Child;
+
+/// A running daemon, killed if a test fails before it stops it (an assertion that fails must
+/// not leave it running).
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if self.0.try_wait().ok().flatten().is_none() {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
+/// Starts the daemon on `dirs` with `extra` flags, logging at debug level into `log`.
+fn start_debug(model: &Path, dirs: &Maildirs, extra: &[&str], log: &Path) -> Running {
+    let mut cmd = daemon_command(model, dirs, extra);
+    cmd.env("SPAMSORT_LOG", "debug");
+    Running(start_command(cmd, log))
+}
+
+/// How many times the log says `what`.
+fn said(log: &Path, what: &str) -> usize {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .matches(what)
+        .count()
+}
+
+/// Sends SIGTERM and waits until the daemon exits, which must be with success.
+fn sigterm_and_wait_for_exit(daemon: &mut Running) {
+    let pid = rustix::process::Pid::from_raw(daemon.0.id() as i32).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+    let mut status = None;
+    wait_until("the daemon to exit after SIGTERM", || {
+        status = daemon.0.try_wait().unwrap();
+        status.is_some()
+    });
+    assert!(status.unwrap().success(), "{status:?}");
+}
+
+#[test]
+fn learning_from_moves_waits_for_a_locked_model_while_mail_is_sorted_and_sigterm_heeded() {
+    // Learning waited on the model file's update lock: while a long `spamsort learn` held
+    // it, new mail stayed unsorted and SIGTERM went unheeded.
+    let t = TestDir::new();
+    let dirs = Maildirs::new(&t);
+    let model = copy_of_trained_model(&t);
+    let spam = std::fs::read(&crate::util::sample_files()[0]).unwrap();
+    let ham = sample_class_files("ham");
+    let log = t.path().join("log");
+    let mut daemon = start_debug(&model, &dirs, &["--learn-from-moves"], &log);
+    deliver(&dirs.inbox, "1.spam.test", &spam);
+    let filed = dirs.spam.join("new/1.spam.test");
+    wait_until("the message to be filed as spam", || filed.exists());
+    let held = spamsort::model_file::lock_for_update(&model).unwrap();
+    // The user moves it out of spam while another writer holds the model file.
+    std::fs::rename(&filed, dirs.ham.join("cur/1.back.test:2,S")).unwrap();
+    wait_until("learning to be deferred", || {
+        said(&log, "learning from moves deferred") == 1
+    });
+    deliver(&dirs.inbox, "2.ham.test", &std::fs::read(&ham[0]).unwrap());
+    wait_until("new mail to be sorted meanwhile", || {
+        files_in(&dirs.inbox.join("new")).is_empty()
+    });
+    wait_until("learning to be tried again", || {
+        said(&log, "the model file is still locked") >= 2
+    });
+    assert_eq!(said(&log, "learning from moves deferred"), 1, "said once");
+    drop(held);
+    wait_until("the correction to be learned", || {
+        said(&log, "as ham (moved by the user)") == 1
+    });
+    assert_eq!(said(&log, "learning from moves resumed"), 1);
+    // Locked again, a message the user moves into spam waits, and SIGTERM stops the daemon.
+    let held = spamsort::model_file::lock_for_update(&model).unwrap();
+    let moved = dirs.spam.join("cur/3.user.test:2,S");
+    std::fs::write(&moved, std::fs::read(&ham[1]).unwrap()).unwrap();
+    wait_until("learning to be deferred again", || {
+        said(&log, "learning from moves deferred") == 2
+    });
+    sigterm_and_wait_for_exit(&mut daemon);
+    drop(held);
+    assert!(moved.exists() && said(&log, "as spam (moved by the user)") == 0);
+}
