@@ -1,9 +1,12 @@
 //! `spamsort daemon` when things around it go wrong: the model file locked by another writer
-//! while it learns from moves. Nothing is lost, the daemon goes on sorting and heeds signals,
-//! and it says each thing once, not on every pass.
+//! while it learns from moves; odd entries in the inbox's `new/` (names that are not UTF-8,
+//! symbolic links). Nothing is lost, the daemon goes on sorting and heeds signals, and it says
+//! each thing once, not on every pass.
 
 use crate::daemon::{Maildirs, daemon_command, deliver, files_in, start_command, wait_until};
 use crate::util::{TestDir, copy_of_trained_model, sample_class_files};
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::process::Child;
 
@@ -90,4 +93,48 @@ fn learning_from_moves_waits_for_a_locked_model_while_mail_is_sorted_and_sigterm
     sigterm_and_wait_for_exit(&mut daemon);
     drop(held);
     assert!(moved.exists() && said(&log, "as spam (moved by the user)") == 0);
+}
+
+#[test]
+fn a_name_that_is_not_utf8_is_sorted_and_a_symbolic_link_is_left_in_place_and_said_once() {
+    // Both were skipped without a word, pass after pass: the message was never sorted.
+    let t = TestDir::new();
+    let dirs = Maildirs::new(&t);
+    let spam = std::fs::read(&crate::util::sample_files()[0]).unwrap();
+    let ham = sample_class_files("ham");
+    let name = OsStr::from_bytes(b"1700000000.M1P1.\xff\xfe.test:2,");
+    let tmp = dirs.inbox.join("tmp").join(name);
+    std::fs::write(&tmp, &spam).unwrap();
+    std::fs::rename(&tmp, dirs.inbox.join("new").join(name)).unwrap();
+    // A link to a message elsewhere: not delivered here, and not to be filed as if it were.
+    let elsewhere = t.write("elsewhere.eml", &spam);
+    let link = dirs.inbox.join("new/1700000001.M2P1.link.test");
+    std::os::unix::fs::symlink(&elsewhere, &link).unwrap();
+    let log = t.path().join("log");
+    let mut daemon = Running(crate::daemon::start(
+        crate::util::trained_model(),
+        &dirs,
+        &[],
+        &log,
+    ));
+    let filed = dirs.spam.join("new").join(name);
+    // Linked into the spam folder first, then gone from the inbox.
+    wait_until("the message to be filed as spam", || {
+        filed.exists() && !dirs.inbox.join("new").join(name).exists()
+    });
+    assert_eq!(std::fs::read(&filed).unwrap(), spam);
+    // More passes: the link is still said once.
+    for (i, file) in ham.iter().take(3).enumerate() {
+        let name = format!("{}.M{i}P3.test", 1_700_000_010 + i);
+        deliver(&dirs.inbox, &name, &std::fs::read(file).unwrap());
+        wait_until("the inbox to hold only the link", || {
+            files_in(&dirs.inbox.join("new")) == [link.clone()]
+        });
+    }
+    crate::daemon::stop(&mut daemon.0, &log);
+    assert_eq!(said(&log, "a symbolic link, not a delivered message"), 1);
+    assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
+    assert_eq!(std::fs::read(&elsewhere).unwrap(), spam);
+    let filed = [&dirs.spam, &dirs.ham].map(|d| files_in(&d.join("new")).len());
+    assert_eq!(filed.iter().sum::<usize>(), 4, "{filed:?}");
 }

@@ -13,6 +13,7 @@ mod deliver;
 mod kept;
 mod layout;
 mod moves;
+mod notices;
 mod recover;
 
 pub use deliver::{CRASH_POINT_VAR, CrashPoint, create_maildir};
@@ -30,8 +31,12 @@ use deliver::{Move, Source, file_batch};
 use kept::KeptRecord;
 use layout::Layout;
 use moves::MoveTracker;
+use notices::{Notices, Shown};
 use notify::Watcher;
 use rayon::prelude::*;
+use std::collections::HashSet;
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -116,11 +121,13 @@ pub struct Daemon {
     /// Learning from moves waits for another writer of the model file (said once, when it
     /// began to).
     learning_deferred: bool,
+    /// What was said about the files left in the inbox's `new/`.
+    notices: Notices,
 }
 
 /// One inbox message, read and judged.
 struct Planned {
-    name: String,
+    name: OsString,
     source: PathBuf,
     bytes: Option<Vec<u8>>,
     /// The source as `bytes` were read from it.
@@ -189,6 +196,7 @@ impl Daemon {
             _inbox_lock: inbox_lock,
             again_soon: false,
             learning_deferred: false,
+            notices: Notices::default(),
         })
     }
 
@@ -262,20 +270,47 @@ impl Daemon {
 
     /// Files every message now in the inbox's `new/` (except ham already kept there), in
     /// batches, stopping between batches if asked to. Returns how many were filed or kept.
+    /// A message is a regular file whose name does not start with a dot, whatever the bytes
+    /// of its name; anything else there (a symbolic link, which was not delivered as a message
+    /// and is not followed, a FIFO, a directory) is left in place and reported once.
     pub fn sort_pending(&mut self) -> crate::Result<usize> {
         let inbox_new = self.config.inbox.join("new");
-        let mut names: Vec<String> = std::fs::read_dir(&inbox_new)
-            .map_err(|source| crate::Error::Io {
-                path: inbox_new.clone(),
-                source,
-            })?
-            .flatten()
-            .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
-            .filter_map(|e| e.file_name().into_string().ok())
-            .filter(|n| !n.starts_with('.'))
+        let entries = std::fs::read_dir(&inbox_new).map_err(|source| crate::Error::Io {
+            path: inbox_new.clone(),
+            source,
+        })?;
+        let mut names: Vec<OsString> = Vec::new();
+        let mut others: Vec<(OsString, std::fs::FileType)> = Vec::new();
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            match entry.file_type() {
+                _ if name.as_bytes().starts_with(b".") => {}
+                Ok(t) if t.is_file() => names.push(name),
+                Ok(t) => others.push((name, t)),
+                // Gone meanwhile.
+                Err(_) => {}
+            }
+        }
+        let present: HashSet<&OsStr> = (names.iter().map(OsString::as_os_str))
+            .chain(others.iter().map(|(n, _)| n.as_os_str()))
             .collect();
+        self.notices.retain_present(&present);
+        for (name, kind) in &others {
+            let what = if kind.is_symlink() {
+                "a symbolic link, not a delivered message"
+            } else {
+                "not a regular file"
+            };
+            if self.notices.is_news(name, what) {
+                tracing::warn!(
+                    "{} in {}: {what}: left in place",
+                    Shown(name),
+                    inbox_new.display()
+                );
+            }
+        }
         if let Some(kept) = &mut self.kept {
-            kept.retain_present(&names.iter().map(String::as_str).collect());
+            kept.retain_present(&names.iter().map(OsString::as_os_str).collect());
             names.retain(|n| !kept.contains(n));
         }
         names.sort();
@@ -293,7 +328,7 @@ impl Daemon {
         Ok(filed)
     }
 
-    fn sort_batch(&mut self, names: &[String], inbox_new: &Path) -> usize {
+    fn sort_batch(&mut self, names: &[OsString], inbox_new: &Path) -> usize {
         let filter = self.filter.current();
         let planned: Vec<Planned> = names
             .par_iter()
@@ -328,7 +363,8 @@ impl Daemon {
                     match self.filter.policy().headers.mark(b, c, thresholds) {
                         Ok(marked) => Some(marked),
                         Err(why) => {
-                            tracing::warn!("{} filed without X-Spam-* fields: {why}", p.name);
+                            let name = Shown(&p.name);
+                            tracing::warn!("{name} filed without X-Spam-* fields: {why}");
                             None
                         }
                     }
@@ -350,10 +386,10 @@ impl Daemon {
                 .map(Some)
                 .collect();
         // Kept ham goes on record before it is reported, so a restart never sorts it again.
-        let kept: Vec<&str> = sorted
+        let kept: Vec<&OsStr> = sorted
             .iter()
             .filter(|s| s.2.is_none())
-            .map(|s| s.0.name.as_str())
+            .map(|s| s.0.name.as_os_str())
             .collect();
         if let Some(record) = &mut self.kept
             && !kept.is_empty()
@@ -374,6 +410,7 @@ impl Daemon {
                 None => (Ok(p.source.clone()), self.config.inbox.display()),
             };
             let how = if index.is_some() { "->" } else { "kept in" };
+            let name = Shown(&p.name);
             if let (Some(t), Some(bytes), Ok(dest)) = (&mut self.tracker, &p.bytes, &result) {
                 let fp = t.fingerprint(bytes);
                 t.filed(dest.clone(), fp, place);
@@ -382,22 +419,21 @@ impl Daemon {
                 (Ok(c), Ok(_)) => {
                     count += 1;
                     tracing::info!(
-                        "{} P(spam) {:.4} {:.1} ms {} {how} {folder}",
+                        "{} P(spam) {:.4} {:.1} ms {name} {how} {folder}",
                         c.verdict,
                         c.score.p_spam(),
                         p.millis,
-                        p.name
                     );
                 }
                 (Err(why), Ok(_)) => {
                     count += 1;
-                    tracing::warn!("unclassified ({why}) {} {how} {folder}", p.name);
+                    tracing::warn!("unclassified ({why}) {name} {how} {folder}");
                 }
                 (_, Err(e)) if deliver::is_not_yet(&e) => {
                     self.again_soon = true;
-                    tracing::debug!("{} {e}", p.name);
+                    tracing::debug!("{name} {e}");
                 }
-                (_, Err(e)) => tracing::error!("{} left in the inbox: {e}", p.name),
+                (_, Err(e)) => tracing::error!("{name} left in the inbox: {e}"),
             }
         }
         count
@@ -467,7 +503,7 @@ impl Daemon {
 
 /// How many of the messages `names` (in `inbox_new`) the next batch takes: at most [`BATCH`],
 /// and at most [`BATCH_BYTES`] of them (at least one).
-fn batch_len(names: &[String], inbox_new: &Path) -> usize {
+fn batch_len(names: &[OsString], inbox_new: &Path) -> usize {
     let mut bytes = 0u64;
     for (i, name) in names.iter().take(BATCH).enumerate() {
         // What reading it can hold: a file that is gone or unreadable holds nothing.
@@ -481,7 +517,7 @@ fn batch_len(names: &[String], inbox_new: &Path) -> usize {
 }
 
 /// Reads and classifies one inbox message; `None` if it vanished meanwhile.
-fn plan(name: &str, inbox_new: &Path, filter: &crate::SpamFilter) -> Option<Planned> {
+fn plan(name: &OsStr, inbox_new: &Path, filter: &crate::SpamFilter) -> Option<Planned> {
     let source = inbox_new.join(name);
     let start = Instant::now();
     // A FIFO or device dropped into new/ is refused at once instead of blocking the loop.
@@ -500,7 +536,7 @@ fn plan(name: &str, inbox_new: &Path, filter: &crate::SpamFilter) -> Option<Plan
         }
     };
     Some(Planned {
-        name: name.to_string(),
+        name: name.to_os_string(),
         source,
         bytes,
         read,
@@ -526,7 +562,7 @@ mod tests {
         let sized = |name: &str, len: u64| {
             let f = std::fs::File::create(dir.path().join(name)).unwrap();
             f.set_len(len).unwrap();
-            name.to_string()
+            OsString::from(name)
         };
         let mib = 1024 * 1024;
         // Sparse files: their length is what counts.
@@ -542,7 +578,7 @@ mod tests {
         let huge = [sized("5", 200 * mib), sized("6", 200 * mib), sized("7", 10)];
         assert_eq!(batch_len(&huge, dir.path()), 1);
         assert_eq!(batch_len(&huge[1..], dir.path()), 2);
-        let small: Vec<String> = (0..300).map(|i| sized(&format!("s{i}"), 100)).collect();
+        let small: Vec<OsString> = (0..300).map(|i| sized(&format!("s{i}"), 100)).collect();
         assert_eq!(batch_len(&small, dir.path()), BATCH);
     }
 }
