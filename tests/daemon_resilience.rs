@@ -1,6 +1,6 @@
 //! `spamsort daemon` when things around it go wrong: the model file locked by another writer
 //! while it learns from moves; odd entries in the inbox's `new/` (names that are not UTF-8,
-//! symbolic links). Nothing is lost, the daemon goes on sorting and heeds signals, and it says
+//! symbolic links); a message it cannot file. Nothing is lost, the daemon goes on sorting and heeds signals, and it says
 //! each thing once, not on every pass.
 
 use crate::daemon::{Maildirs, daemon_command, deliver, files_in, start_command, wait_until};
@@ -36,6 +36,19 @@ fn said(log: &Path, what: &str) -> usize {
         .unwrap_or_default()
         .matches(what)
         .count()
+}
+
+/// `n` sample ham messages the trained model does not call spam.
+fn hams(n: usize) -> Vec<Vec<u8>> {
+    let filter = spamsort::SpamFilter::load(crate::util::trained_model()).unwrap();
+    let hams: Vec<Vec<u8>> = sample_class_files("ham")
+        .iter()
+        .map(|f| std::fs::read(f).unwrap())
+        .filter(|m| filter.classify(m).verdict != spamsort::Verdict::Spam)
+        .take(n)
+        .collect();
+    assert_eq!(hams.len(), n);
+    hams
 }
 
 /// Sends SIGTERM and waits until the daemon exits, which must be with success.
@@ -137,4 +150,54 @@ fn a_name_that_is_not_utf8_is_sorted_and_a_symbolic_link_is_left_in_place_and_sa
     assert_eq!(std::fs::read(&elsewhere).unwrap(), spam);
     let filed = [&dirs.spam, &dirs.ham].map(|d| files_in(&d.join("new")).len());
     assert_eq!(filed.iter().sum::<usize>(), 4, "{filed:?}");
+}
+
+#[test]
+fn a_message_it_cannot_file_is_logged_once_and_again_when_the_error_changes() {
+    // It was logged on every pass, for as long as it stayed.
+    let t = TestDir::new();
+    let dirs = Maildirs::new(&t);
+    let log = t.path().join("log");
+    let mut daemon = Running(crate::daemon::start(
+        crate::util::trained_model(),
+        &dirs,
+        &[],
+        &log,
+    ));
+    // The spam folder's new/ becomes a file: nothing can be filed there.
+    let spam_new = dirs.spam.join("new");
+    std::fs::rename(&spam_new, dirs.spam.join("new.away")).unwrap();
+    std::fs::write(&spam_new, b"").unwrap();
+    let spam = std::fs::read(&crate::util::sample_files()[0]).unwrap();
+    deliver(&dirs.inbox, "1.spam.test", &spam);
+    let stuck = || said(&log, "1.spam.test left in the inbox");
+    wait_until("the message to be reported", || stuck() == 1);
+    // More passes, each trying it again: each files a ham message.
+    let ham = hams(6);
+    let mut sent = 0;
+    let mut pass = || {
+        let name = format!("{}.M{sent}P4.test", 1_700_000_100 + sent);
+        deliver(&dirs.inbox, &name, &ham[sent]);
+        sent += 1;
+        let filed = dirs.ham.join("new").join(&name);
+        wait_until("a ham message to be filed", || filed.exists());
+    };
+    (0..3).for_each(|_| pass());
+    // Another error is news.
+    std::fs::remove_file(&spam_new).unwrap();
+    std::os::unix::fs::symlink(t.path().join("nowhere"), &spam_new).unwrap();
+    pass();
+    wait_until("the new error to be reported", || stuck() == 2);
+    pass();
+    // Once the folder is back, it is filed.
+    std::fs::remove_file(&spam_new).unwrap();
+    std::fs::rename(dirs.spam.join("new.away"), &spam_new).unwrap();
+    pass();
+    wait_until("the message to be filed", || {
+        spam_new.join("1.spam.test").exists()
+    });
+    crate::daemon::stop(&mut daemon.0, &log);
+    // The whole log is in (its last line came): each error was said once.
+    assert_eq!(stuck(), 2);
+    assert_eq!(std::fs::read(spam_new.join("1.spam.test")).unwrap(), spam);
 }

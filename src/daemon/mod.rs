@@ -31,7 +31,7 @@ use deliver::{Move, Source, file_batch};
 use kept::KeptRecord;
 use layout::Layout;
 use moves::MoveTracker;
-use notices::{Notices, Shown};
+use notices::{Notices, Shown, Topic};
 use notify::Watcher;
 use rayon::prelude::*;
 use std::collections::HashSet;
@@ -301,7 +301,7 @@ impl Daemon {
             } else {
                 "not a regular file"
             };
-            if self.notices.is_news(name, what) {
+            if self.notices.is_news(name, Topic::Entry, what) {
                 tracing::warn!(
                     "{} in {}: {what}: left in place",
                     Shown(name),
@@ -363,8 +363,14 @@ impl Daemon {
                     match self.filter.policy().headers.mark(b, c, thresholds) {
                         Ok(marked) => Some(marked),
                         Err(why) => {
-                            let name = Shown(&p.name);
-                            tracing::warn!("{name} filed without X-Spam-* fields: {why}");
+                            // Said once: a message that cannot be filed is marked every pass.
+                            if self
+                                .notices
+                                .is_news(&p.name, Topic::Marking, &why.to_string())
+                            {
+                                let name = Shown(&p.name);
+                                tracing::warn!("{name} filed without X-Spam-* fields: {why}");
+                            }
                             None
                         }
                     }
@@ -415,6 +421,9 @@ impl Daemon {
                 let fp = t.fingerprint(bytes);
                 t.filed(dest.clone(), fp, place);
             }
+            if result.is_ok() {
+                self.notices.forget(&p.name);
+            }
             match (&p.verdict, result) {
                 (Ok(c), Ok(_)) => {
                     count += 1;
@@ -433,7 +442,12 @@ impl Daemon {
                     self.again_soon = true;
                     tracing::debug!("{name} {e}");
                 }
-                (_, Err(e)) => tracing::error!("{name} left in the inbox: {e}"),
+                // Said once, and again when the error changes or after it was filed: a message
+                // that cannot be filed (its target not writable) is tried on every pass.
+                (_, Err(e)) if self.notices.is_news(&p.name, Topic::Filing, &e.to_string()) => {
+                    tracing::error!("{name} left in the inbox: {e}");
+                }
+                (_, Err(e)) => tracing::debug!("{name} left in the inbox: {e}"),
             }
         }
         count

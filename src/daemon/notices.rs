@@ -1,27 +1,52 @@
 //! What the daemon says about the files in the inbox's `new/`: a file that stays there pass
-//! after pass (one that is not a message to sort) is reported once, not on every pass, which
-//! would flood the log; [`Notices`] remembers what was said, and forgets a file once it has
-//! left `new/`, so it holds at most one entry per file there. [`Shown`] is how a file name
-//! appears in the log.
+//! after pass (one that is not a message to sort, or a message that cannot be filed) is
+//! reported once, and again only when what there is to say changes or after it was filed, not
+//! on every pass, which would flood the log. [`Notices`] remembers what was said, and forgets
+//! a file once it has left `new/`, so it holds at most one entry per file there and
+//! [`Topic`]. [`Shown`] is how a file name appears in the log.
 
 use std::collections::{HashMap, HashSet};
 use std::ffi::{OsStr, OsString};
 
-/// What was said last about each file in the inbox's `new/`, by file name.
+/// What a notice is about: each is remembered apart, so two things said about one file
+/// (it could not be marked, and not filed) do not each make the other news again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Topic {
+    /// What the file is, when it is not a message (a symbolic link).
+    Entry,
+    /// Why the message's copy was not marked.
+    Marking,
+    /// Why the message could not be filed.
+    Filing,
+}
+
+/// What was said last about each file in the inbox's `new/`, by file name and topic.
 #[derive(Debug, Default)]
 pub(super) struct Notices {
-    said: HashMap<OsString, String>,
+    said: HashMap<OsString, Vec<(Topic, String)>>,
 }
 
 impl Notices {
-    /// True if `what` is news about the file `name`: not what was said about it last. It is
-    /// then remembered as said, so the same again is not news.
-    pub fn is_news(&mut self, name: &OsStr, what: &str) -> bool {
-        if self.said.get(name).is_some_and(|said| said == what) {
-            return false;
+    /// True if `what` is news about the file `name`: not what was said about it last on
+    /// `topic`. It is then remembered as said, so the same again is not news.
+    pub fn is_news(&mut self, name: &OsStr, topic: Topic, what: &str) -> bool {
+        let said = self.said.entry(name.to_os_string()).or_default();
+        match said.iter_mut().find(|(t, _)| *t == topic) {
+            Some((_, last)) if last == what => false,
+            Some((_, last)) => {
+                *last = what.to_string();
+                true
+            }
+            None => {
+                said.push((topic, what.to_string()));
+                true
+            }
         }
-        self.said.insert(name.to_os_string(), what.to_string());
-        true
+    }
+
+    /// Forgets what was said about `name` (it was filed): anything said later is news.
+    pub fn forget(&mut self, name: &OsStr) {
+        self.said.remove(name);
     }
 
     /// Forgets the names not in `present` (the inbox's `new/` now).
@@ -57,14 +82,20 @@ mod tests {
     fn a_thing_is_news_once_until_it_changes_and_gone_files_are_forgotten() {
         let mut notices = Notices::default();
         let (a, b) = (OsStr::new("1.a"), OsStr::from_bytes(b"2.\xff"));
-        assert!(notices.is_news(a, "a symbolic link"));
-        assert!(!notices.is_news(a, "a symbolic link"));
-        assert!(notices.is_news(a, "permission denied"));
-        assert!(notices.is_news(b, "a symbolic link"));
+        assert!(notices.is_news(a, Topic::Filing, "permission denied"));
+        assert!(!notices.is_news(a, Topic::Filing, "permission denied"));
+        assert!(notices.is_news(a, Topic::Filing, "no space left"));
+        // Another topic is apart: neither makes the other news again.
+        assert!(notices.is_news(a, Topic::Marking, "folded first line"));
+        assert!(!notices.is_news(a, Topic::Filing, "no space left"));
+        assert!(!notices.is_news(a, Topic::Marking, "folded first line"));
+        assert!(notices.is_news(b, Topic::Entry, "a symbolic link"));
         notices.retain_present(&[b].into_iter().collect());
-        assert!(notices.is_news(a, "permission denied"));
-        assert!(!notices.is_news(b, "a symbolic link"));
+        assert!(notices.is_news(a, Topic::Filing, "no space left"));
+        assert!(!notices.is_news(b, Topic::Entry, "a symbolic link"));
         assert_eq!(notices.said.len(), 2);
+        notices.forget(a);
+        assert!(notices.is_news(a, Topic::Filing, "no space left"));
     }
 
     #[test]
