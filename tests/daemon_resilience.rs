@@ -1,6 +1,7 @@
 //! `spamsort daemon` when things around it go wrong: the model file locked by another writer
 //! while it learns from moves; odd entries in the inbox's `new/` (names that are not UTF-8,
-//! symbolic links); a message it cannot file. Nothing is lost, the daemon goes on sorting and heeds signals, and it says
+//! symbolic links); a message it cannot file; the inbox's `new/` renamed away for a while or
+//! replaced. Nothing is lost, the daemon goes on sorting and heeds signals, and it says
 //! each thing once, not on every pass.
 
 use crate::daemon::{Maildirs, daemon_command, deliver, files_in, start_command, wait_until};
@@ -200,4 +201,52 @@ fn a_message_it_cannot_file_is_logged_once_and_again_when_the_error_changes() {
     // The whole log is in (its last line came): each error was said once.
     assert_eq!(stuck(), 2);
     assert_eq!(std::fs::read(spam_new.join("1.spam.test")).unwrap(), spam);
+}
+
+#[test]
+fn an_inbox_new_renamed_away_and_back_or_replaced_is_waited_out_and_watched_again() {
+    // The daemon exited when the inbox's new/ was gone for a moment (a backup tool).
+    let t = TestDir::new();
+    let dirs = Maildirs::new(&t);
+    let log = t.path().join("log");
+    // No rescan to fall back on: only watches notice the messages below.
+    let mut daemon = start_debug(
+        crate::util::trained_model(),
+        &dirs,
+        &["--rescan", "3600"],
+        &log,
+    );
+    let ham = hams(2);
+    let new = dirs.inbox.join("new");
+    let watching = || said(&log, &format!("watching {} for changes", new.display()));
+    let away = dirs.inbox.join("new.away");
+    std::fs::rename(&new, &away).unwrap();
+    wait_until("the daemon to say the inbox cannot be read", || {
+        said(&log, "the inbox cannot be read") == 1
+    });
+    assert!(daemon.0.try_wait().unwrap().is_none(), "still running");
+    std::fs::rename(&away, &new).unwrap();
+    wait_until("the daemon to see it back", || {
+        said(&log, "the inbox can be read again") == 1
+    });
+    deliver(&dirs.inbox, "1.M1P5.test", &ham[0]);
+    let filed = dirs.ham.join("new/1.M1P5.test");
+    wait_until("a message delivered after its return to be filed", || {
+        filed.exists()
+    });
+    // Replaced by another directory (restored from a backup): that one is watched.
+    let before = watching();
+    std::fs::rename(&new, dirs.inbox.join("new.old")).unwrap();
+    std::fs::create_dir(dirs.inbox.join("new.restored")).unwrap();
+    std::fs::rename(dirs.inbox.join("new.restored"), &new).unwrap();
+    wait_until("the new directory to be watched", || watching() > before);
+    deliver(&dirs.inbox, "2.M2P5.test", &ham[1]);
+    let filed = dirs.ham.join("new/2.M2P5.test");
+    wait_until(
+        "a message delivered into the new directory to be filed",
+        || filed.exists(),
+    );
+    crate::daemon::stop(&mut daemon.0, &log);
+    assert_eq!(files_in(&dirs.ham.join("new")).len(), 2);
+    assert!(files_in(&new).is_empty());
 }

@@ -5,9 +5,17 @@
 //! finishes or rolls back what a crash interrupted, `moves.rs` recognizes corrections,
 //! `layout.rs` checks which folder is which (refusing unsafe overlaps) and `kept.rs` records the
 //! ham left in place when the inbox is also the ham folder. The loop
-//! waits on inotify (through notify) with a periodic rescan as a safety net, so it reacts
+//! waits on inotify (`watch.rs`) with a periodic rescan as a safety net, so it reacts
 //! within milliseconds and uses no CPU while idle. Only `new/` is read: a message still being
 //! delivered is in `tmp/` until its MTA renames it, complete, into `new/`.
+//!
+//! Once running, the daemon stops only when asked to. An inbox that cannot be read for a while
+//! (its `new/` renamed away and back by a backup tool, a file system mounted late, a
+//! permission changed) is said once and waited out, sorting again as soon as it is back, since
+//! a daemon under systemd that exited would be restarted into the same condition (or not at
+//! all) and sort nothing meanwhile either; only at start is a missing inbox refused, as the
+//! likely slip of a wrong path. Per-message failures are logged (each once, see
+//! `notices.rs`) and leave the message where it is.
 
 mod deliver;
 mod kept;
@@ -15,6 +23,7 @@ mod layout;
 mod moves;
 mod notices;
 mod recover;
+mod watch;
 
 pub use deliver::{CRASH_POINT_VAR, CrashPoint, create_maildir};
 pub use kept::{MAX_RECORD_BYTES, RECORD_NAME};
@@ -32,7 +41,6 @@ use kept::KeptRecord;
 use layout::Layout;
 use moves::MoveTracker;
 use notices::{Notices, Shown, Topic};
-use notify::Watcher;
 use rayon::prelude::*;
 use std::collections::HashSet;
 use std::ffi::{OsStr, OsString};
@@ -42,6 +50,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
+use watch::Watches;
 
 /// Messages classified and filed together: their directory fsyncs are shared.
 const BATCH: usize = 256;
@@ -115,14 +124,17 @@ pub struct Daemon {
     /// The inbox's lock (see [`Daemon::new`]), held until the daemon is dropped.
     _inbox_lock: std::fs::File,
     /// The last pass left work for a moment later: a message to copy once settled
-    /// ([`deliver::SETTLE`]), or corrections to learn once the model file's update lock is
-    /// free. Look again after [`deliver::SETTLE`], not only at the next notice or rescan.
+    /// ([`deliver::SETTLE`]), corrections to learn once the model file's update lock is free,
+    /// or watches of directories that kept changing. Look again after [`deliver::SETTLE`], not
+    /// only at the next notice or rescan.
     again_soon: bool,
     /// Learning from moves waits for another writer of the model file (said once, when it
     /// began to).
     learning_deferred: bool,
     /// What was said about the files left in the inbox's `new/`.
     notices: Notices,
+    /// Why the inbox's `new/` could not be read at the last pass, as said (once).
+    inbox_trouble: Option<String>,
 }
 
 /// One inbox message, read and judged.
@@ -197,6 +209,7 @@ impl Daemon {
             again_soon: false,
             learning_deferred: false,
             notices: Notices::default(),
+            inbox_trouble: None,
         })
     }
 
@@ -208,31 +221,26 @@ impl Daemon {
         }
     }
 
-    /// Sorts what is in the inbox, then every change as it comes, until stopped.
+    /// Sorts what is in the inbox, then every change as it comes, until stopped. Fails only if
+    /// no change notices can be had at all; an inbox that cannot be read for a while is waited
+    /// out (see the module docs).
     pub fn run(mut self) -> crate::Result<()> {
         let tx = self.tx.clone();
-        let mut watcher = notify::recommended_watcher(move |e: notify::Result<notify::Event>| {
-            // Opening and reading files (our own scans among them) are not changes.
-            if e.is_ok_and(|e| !matches!(e.kind, notify::EventKind::Access(_))) {
-                let _ = tx.send(Event::Changed);
-            }
-        })
-        .map_err(|e| watch_error(&self.config.inbox, e))?;
-        let mut watched = vec![self.config.inbox.join("new")];
-        watched.extend(
+        let mut dirs = vec![self.config.inbox.join("new")];
+        dirs.extend(
             self.tracker
                 .iter()
                 .flat_map(|t| t.watched().map(Path::to_path_buf)),
         );
-        for dir in &watched {
-            watcher
-                .watch(dir, notify::RecursiveMode::NonRecursive)
-                .map_err(|e| watch_error(dir, e))?;
-        }
+        let mut watches = Watches::new(dirs, move || {
+            let _ = tx.send(Event::Changed);
+        })?;
         tracing::info!("sorting {}", self.config.inbox.display());
         loop {
-            self.sort_pending()?;
+            let settled = watches.refresh();
+            self.sort_inbox();
             self.learn_from_moves();
+            self.again_soon |= !settled;
             let wait = if self.again_soon {
                 self.config.rescan.min(deliver::SETTLE)
             } else {
@@ -263,6 +271,29 @@ impl Daemon {
                         "reload failed, keeping the model in use: {}",
                         ErrorChain(&e)
                     ),
+                }
+            }
+        }
+    }
+
+    /// [`Daemon::sort_pending`], saying once when the inbox's `new/` cannot be read, and when
+    /// it can again, instead of stopping.
+    fn sort_inbox(&mut self) {
+        match self.sort_pending() {
+            Ok(_) => {
+                if self.inbox_trouble.take().is_some() {
+                    tracing::info!("the inbox can be read again: sorting");
+                }
+            }
+            Err(e) => {
+                let why = ErrorChain(&e).to_string();
+                if self.inbox_trouble.as_ref() != Some(&why) {
+                    tracing::error!(
+                        "the inbox cannot be read ({why}): sorting waits until it can, looking \
+                         again on any change and every {} s",
+                        self.config.rescan.as_secs()
+                    );
+                    self.inbox_trouble = Some(why);
                 }
             }
         }
@@ -557,13 +588,6 @@ fn plan(name: &OsStr, inbox_new: &Path, filter: &crate::SpamFilter) -> Option<Pl
         verdict,
         millis: start.elapsed().as_secs_f64() * 1000.0,
     })
-}
-
-fn watch_error(path: &Path, e: notify::Error) -> crate::Error {
-    crate::Error::Io {
-        path: path.to_path_buf(),
-        source: std::io::Error::other(e.to_string()),
-    }
 }
 
 #[cfg(test)]

@@ -38,7 +38,8 @@ pub struct MoveTracker {
     /// folder at the last scan (or filed since), so it is bounded by the folders' contents.
     place_of: HashMap<u64, Place>,
     /// Files already looked at, with their fingerprints ([`UNREAD`] for one that could not be):
-    /// only files present at the last scan (or filed since).
+    /// only files present at the last scan (or in a directory it could not read, or filed
+    /// since).
     known: HashMap<PathBuf, u64>,
     /// Corrections found and not yet learned, oldest first: at most one per message (a later
     /// move replaces it), and only of messages in a watched folder at the last scan.
@@ -107,11 +108,15 @@ impl MoveTracker {
     /// [`MoveTracker::next_correction`]). Files gone from the folders are forgotten, and so is
     /// the place of a message no longer in any of them (a message deleted from the spam folder
     /// and delivered again later is new mail, not one the user moved out of spam) and its
-    /// queued correction.
+    /// queued correction. A directory that cannot be read now (renamed away for a while by a
+    /// backup tool) keeps what was known of it: when it is back, its messages are where they
+    /// were, not moved there.
     pub fn scan(&mut self) {
         let mut present = std::collections::HashSet::new();
+        let mut unread: Vec<PathBuf> = Vec::new();
         for (dir, place) in &self.dirs {
             let Ok(entries) = std::fs::read_dir(dir) else {
+                unread.push(dir.clone());
                 continue;
             };
             for entry in entries.flatten() {
@@ -150,7 +155,9 @@ impl MoveTracker {
                 }
             }
         }
-        self.known.retain(|p, _| present.contains(p));
+        self.known.retain(|p, _| {
+            present.contains(p) || p.parent().is_some_and(|d| unread.iter().any(|u| u == d))
+        });
         let live: std::collections::HashSet<u64> = self.known.values().copied().collect();
         self.place_of.retain(|fp, _| live.contains(fp));
         self.pending.retain(|c| live.contains(&c.fingerprint));
@@ -255,6 +262,30 @@ mod tests {
         let corrections = scanned(&mut tracker);
         assert_eq!(corrections.len(), 1, "{corrections:?}");
         assert_eq!(corrections[0].label, Label::Ham);
+    }
+
+    #[test]
+    fn a_folder_away_for_a_while_is_no_move_when_it_is_back() {
+        // Its messages were forgotten while it could not be read, and when it was back, every
+        // one in the spam folder was taken for one moved there and learned as spam.
+        let dir = tempfile::tempdir().unwrap();
+        let (spam, ham) = (dir.path().join("spam"), dir.path().join("ham"));
+        for sub in ["new", "cur", "tmp"] {
+            std::fs::create_dir_all(spam.join(sub)).unwrap();
+            std::fs::create_dir_all(ham.join(sub)).unwrap();
+        }
+        std::fs::write(spam.join("cur/1.a:2,S"), b"Subject: 1\n\n1\n").unwrap();
+        std::fs::write(ham.join("cur/2.b:2,S"), b"Subject: 2\n\n2\n").unwrap();
+        let folders = [(spam.clone(), Place::Spam), (ham.clone(), Place::Ham)];
+        let mut tracker = MoveTracker::new(&folders, HeaderStyle::default());
+        for away in [&spam, &ham] {
+            let elsewhere = away.with_extension("away");
+            std::fs::rename(away, &elsewhere).unwrap();
+            assert!(scanned(&mut tracker).is_empty());
+            std::fs::rename(&elsewhere, away).unwrap();
+            let corrections = scanned(&mut tracker);
+            assert!(corrections.is_empty(), "{corrections:?}");
+        }
     }
 
     #[test]
