@@ -21,15 +21,15 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// The folders as given to the daemon (spelled as a user might).
-struct Maildirs {
-    inbox: PathBuf,
-    spam: PathBuf,
-    ham: PathBuf,
+pub(crate) struct Maildirs {
+    pub(crate) inbox: PathBuf,
+    pub(crate) spam: PathBuf,
+    pub(crate) ham: PathBuf,
 }
 
 impl Maildirs {
     /// Separate folders: inbox, spam, ham.
-    fn new(t: &TestDir) -> Self {
+    pub(crate) fn new(t: &TestDir) -> Self {
         Maildirs {
             inbox: t.maildir("inbox"),
             spam: t.path().join("spam"),
@@ -60,7 +60,7 @@ impl Maildirs {
 }
 
 /// The daemon's command line for `dirs`, not yet started.
-fn daemon_command(model: &Path, dirs: &Maildirs, extra: &[&str]) -> Command {
+pub(crate) fn daemon_command(model: &Path, dirs: &Maildirs, extra: &[&str]) -> Command {
     let mut cmd = Command::new(assert_cmd::cargo::cargo_bin!("spamsort"));
     cmd.arg("daemon")
         .arg("--model")
@@ -76,13 +76,13 @@ fn daemon_command(model: &Path, dirs: &Maildirs, extra: &[&str]) -> Command {
 }
 
 /// Starts the daemon and waits until it watches the inbox. Its log goes to `log`.
-fn start(model: &Path, dirs: &Maildirs, extra: &[&str], log: &Path) -> Child {
+pub(crate) fn start(model: &Path, dirs: &Maildirs, extra: &[&str], log: &Path) -> Child {
     start_command(daemon_command(model, dirs, extra), log)
 }
 
 /// Starts `cmd` and waits until the daemon watches the inbox (or exits); its log, up to that
 /// line at once and the rest as it comes, goes to `log`.
-fn start_command(mut cmd: Command, log: &Path) -> Child {
+pub(crate) fn start_command(mut cmd: Command, log: &Path) -> Child {
     let mut child = cmd.stderr(Stdio::piped()).spawn().unwrap();
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
     let mut out = std::fs::OpenOptions::new()
@@ -104,7 +104,7 @@ fn start_command(mut cmd: Command, log: &Path) -> Child {
 
 /// Stops the daemon with SIGTERM and waits until its log is complete: its last line, `stopped`,
 /// is in `log` (the log is copied by a thread that may lag behind the process's exit).
-fn stop(daemon: &mut Child, log: &Path) {
+pub(crate) fn stop(daemon: &mut Child, log: &Path) {
     let stopped = || {
         std::fs::read_to_string(log)
             .unwrap_or_default()
@@ -118,13 +118,13 @@ fn stop(daemon: &mut Child, log: &Path) {
 }
 
 /// Delivers as an MTA does: written to tmp/, then renamed into new/.
-fn deliver(inbox: &Path, name: &str, bytes: &[u8]) {
+pub(crate) fn deliver(inbox: &Path, name: &str, bytes: &[u8]) {
     let tmp = inbox.join("tmp").join(name);
     std::fs::write(&tmp, bytes).unwrap();
     std::fs::rename(&tmp, inbox.join("new").join(name)).unwrap();
 }
 
-fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+pub(crate) fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
     let start = Instant::now();
     while !done() {
         assert!(
@@ -135,7 +135,7 @@ fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
     }
 }
 
-fn files_in(dir: &Path) -> Vec<PathBuf> {
+pub(crate) fn files_in(dir: &Path) -> Vec<PathBuf> {
     std::fs::read_dir(dir).map_or_else(|_| Vec::new(), |d| d.map(|e| e.unwrap().path()).collect())
 }
 

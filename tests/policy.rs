@@ -660,3 +660,19 @@ fn a_subject_tag_flag_never_takes_the_next_argument_as_its_tag() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("learned 1 message(s)"), "{stderr}");
 }
+
+#[test]
+fn a_header_prefix_of_x_dash_is_refused_and_a_message_keeps_its_x_status() {
+    // With `X-`, spamsort's X-Status took the place of mbox readers' (answered and deleted
+    // marks): filter removed it from the message.
+    let message = b"From: a@example.com\nX-Status: A\nX-Stats: kept\nSubject: hi\n\nbody\n";
+    let mut cmd = Command::new(crate::util::spamsort_bin());
+    let out = isolated(&mut cmd)
+        .args(["filter", "--model"])
+        .arg(trained_model())
+        .args(["--header-prefix", "X-"]);
+    let out = with_stdin(out, message);
+    assert_eq!(out.stdout, message, "passed through unchanged");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("X-Status"), "{stderr}");
+}

@@ -13,6 +13,7 @@ mod cli_tokens;
 mod cli_train;
 mod corpus_readers;
 mod daemon;
+mod daemon_resilience;
 mod dovecot;
 mod dump_restore;
 mod fusion;

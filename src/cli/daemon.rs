@@ -1,5 +1,7 @@
 //! `spamsort daemon`: sorts an inbox maildir into spam and ham maildirs in the foreground.
-//! SIGTERM and SIGINT stop it after the batch at hand; SIGHUP reloads the model file.
+//! SIGTERM and SIGINT stop it after the batch at hand; SIGHUP reloads the model file. Nothing
+//! else stops it once running: an inbox that cannot be read for a while is logged once and
+//! waited out.
 
 use super::ExitStatus;
 use super::args::{HeaderArgs, ModelArgs, VerdictArgs};
@@ -36,9 +38,12 @@ pub struct DaemonArgs {
     #[arg(long)]
     add_headers: bool,
     /// Learn from the user's corrections: messages moved out of or into the spam maildir.
+    /// While another writer (a `spamsort learn`) holds the model file, they wait, and new
+    /// mail is sorted meanwhile.
     #[arg(long)]
     learn_from_moves: bool,
-    /// Rescan the inbox this often (seconds) even without a change notice.
+    /// Rescan the inbox this often (seconds) even without a change notice (and look this often
+    /// for an inbox that cannot be read for a while).
     #[arg(long, value_name = "SECONDS", default_value_t = 30)]
     rescan: u64,
 }

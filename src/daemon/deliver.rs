@@ -9,8 +9,10 @@
 //! move or a real clash) is detected instead of silently overwriting a message.
 
 use crate::corpus::file_id;
+use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io::Write;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
@@ -73,9 +75,9 @@ impl CrashPoint {
     }
 
     /// Aborts the process if this is the crash point's stage and message.
-    fn reached(crash: Option<&CrashPoint>, stage: CrashStage, name: &str) {
-        if crash.is_some_and(|c| c.stage == stage && c.name == name) {
-            eprintln!("{CRASH_POINT_VAR}: aborting at {name}, as asked");
+    fn reached(crash: Option<&CrashPoint>, stage: CrashStage, name: &OsStr) {
+        if let Some(c) = crash.filter(|c| c.stage == stage && name == c.name.as_str()) {
+            eprintln!("{CRASH_POINT_VAR}: aborting at {}, as asked", c.name);
             std::process::abort();
         }
     }
@@ -96,8 +98,8 @@ pub fn create_maildir(root: &Path) -> std::io::Result<()> {
 pub struct Move {
     /// The message in the inbox's `new/`.
     pub source: PathBuf,
-    /// Its file name (kept in the target, info suffix and all).
-    pub name: String,
+    /// Its file name (kept in the target, info suffix and all), whatever its bytes.
+    pub name: OsString,
     /// The target maildir.
     pub target: PathBuf,
     /// Bytes to write instead of linking the source (the message with headers added).
@@ -223,11 +225,11 @@ pub fn file_batch(
 /// `new/` (its unique part, with the reader's `:2,FLAGS`) while it was filed to `filed`, if it
 /// is the same file as `filed` (a hard link: nothing is lost); without it the message would be
 /// in both folders, and with learning from moves, taken for one the user moved back.
-fn remove_seen_twin(inbox_new: &Path, name: &str, filed: &Path) {
+fn remove_seen_twin(inbox_new: &Path, name: &OsStr, filed: &Path) {
     let Some(cur) = inbox_new.parent().map(|inbox| inbox.join("cur")) else {
         return;
     };
-    let unique = name.split_once(':').map_or(name, |(u, _)| u);
+    let unique = unique_part(name.as_bytes());
     let Ok(entries) = std::fs::read_dir(&cur) else {
         return;
     };
@@ -236,10 +238,7 @@ fn remove_seen_twin(inbox_new: &Path, name: &str, filed: &Path) {
     };
     for entry in entries.flatten() {
         let file_name = entry.file_name();
-        let Some(n) = file_name.to_str() else {
-            continue;
-        };
-        let twin = n == unique || n.strip_prefix(unique).is_some_and(|i| i.starts_with(':'));
+        let twin = unique_part(file_name.as_bytes()) == unique;
         if twin
             && file_id(&entry.path()) == Some(ours)
             && std::fs::remove_file(entry.path()).is_ok()
@@ -318,15 +317,23 @@ fn holds(dest: &Path, m: &Move) -> bool {
     }
 }
 
+/// A maildir file name's unique part: the bytes before its info suffix (`:2,FLAGS`), all of
+/// them if it has none.
+pub(super) fn unique_part(name: &[u8]) -> &[u8] {
+    name.iter()
+        .rposition(|&b| b == b':')
+        .map_or(name, |colon| &name[..colon])
+}
+
 /// `name` itself, or for a clash, `UNIQUE.dupN` with the info suffix kept.
-fn variant(name: &str, attempt: u32) -> String {
+fn variant(name: &OsStr, attempt: u32) -> OsString {
     if attempt == 0 {
-        return name.to_string();
+        return name.to_os_string();
     }
-    match name.rsplit_once(':') {
-        Some((unique, info)) => format!("{unique}{CLASH_MARK}{attempt}:{info}"),
-        None => format!("{name}{CLASH_MARK}{attempt}"),
-    }
+    let unique = unique_part(name.as_bytes());
+    let info = &name.as_bytes()[unique.len()..];
+    let mark = format!("{CLASH_MARK}{attempt}");
+    OsString::from_vec([unique, mark.as_bytes(), info].concat())
 }
 
 /// Writes `bytes` to `m`'s target's `tmp/` with the source's permission bits, fsyncs, and
@@ -357,15 +364,15 @@ fn write_via_tmp(
 
 /// The name of the copy of `name` in a target's `tmp/`: [`TMP_PREFIX`] and `name`, or where
 /// that would be longer than a file name may be (255 bytes), the prefix and a hash of `name`.
-fn tmp_name(name: &str) -> String {
+fn tmp_name(name: &OsStr) -> OsString {
     use std::hash::{BuildHasher, Hasher};
-    let plain = format!("{TMP_PREFIX}{name}");
+    let plain = [TMP_PREFIX.as_bytes(), name.as_bytes()].concat();
     if plain.len() <= 255 {
-        return plain;
+        return OsString::from_vec(plain);
     }
     let mut h = foldhash::fast::FixedState::with_seed(0x746d_706e).build_hasher();
     h.write(name.as_bytes());
-    format!("{TMP_PREFIX}{:016x}", h.finish())
+    OsString::from(format!("{TMP_PREFIX}{:016x}", h.finish()))
 }
 
 /// fsyncs a directory, making the entries created or removed in it durable.
@@ -399,7 +406,7 @@ mod tests {
             .enumerate()
             .map(|(i, n)| Move {
                 source: inbox.join("new").join(n),
-                name: n.to_string(),
+                name: (*n).into(),
                 target: target.clone(),
                 content: (i == 1).then(|| b"X-Added: 1\nSubject: 1\n\nbody\n".to_vec()),
                 read: None,
@@ -552,12 +559,12 @@ mod tests {
         std::fs::rename(&source, inbox.join("cur/1.a.host:2,S")).unwrap();
         // Another message of a name that starts alike, and one of the same name but other bytes.
         std::fs::write(inbox.join("cur/1.a.hostx:2,S"), "other").unwrap();
-        remove_seen_twin(&inbox.join("new"), "1.a.host", &filed);
+        remove_seen_twin(&inbox.join("new"), "1.a.host".as_ref(), &filed);
         assert!(!inbox.join("cur/1.a.host:2,S").exists());
         assert!(inbox.join("cur/1.a.hostx:2,S").exists());
         assert_eq!(std::fs::read(&filed).unwrap(), b"Subject: 1\n\nbody\n");
         std::fs::write(inbox.join("cur/1.a.host:2,S"), "a different message").unwrap();
-        remove_seen_twin(&inbox.join("new"), "1.a.host", &filed);
+        remove_seen_twin(&inbox.join("new"), "1.a.host".as_ref(), &filed);
         assert!(inbox.join("cur/1.a.host:2,S").exists());
     }
 
@@ -572,7 +579,7 @@ mod tests {
         std::fs::write(inbox.join("new").join(&name), "Subject: 1\n\nbody\n").unwrap();
         let copy = Move {
             source: inbox.join("new").join(&name),
-            name: name.clone(),
+            name: name.clone().into(),
             target: target.clone(),
             content: Some(b"X-Added: 1\nSubject: 1\n\nbody\n".to_vec()),
             read: None,
@@ -580,7 +587,20 @@ mod tests {
         let placed = file_batch(&[copy], &inbox.join("new"), None);
         assert_eq!(placed[0].as_ref().unwrap(), &target.join("new").join(&name));
         assert_eq!(std::fs::read_dir(target.join("tmp")).unwrap().count(), 0);
-        assert!(tmp_name(&name).len() <= 255 && tmp_name("a") == "spamsort.a");
+        assert!(tmp_name(name.as_ref()).len() <= 255);
+        assert_eq!(tmp_name("a".as_ref()), "spamsort.a");
+    }
+
+    #[test]
+    fn names_that_are_not_utf8_keep_their_bytes_in_clash_and_temporary_names() {
+        let name = OsStr::from_bytes(b"1.\xff\xfe.host:2,S");
+        assert_eq!(unique_part(name.as_bytes()), b"1.\xff\xfe.host");
+        assert_eq!(variant(name, 0), name);
+        assert_eq!(variant(name, 2).as_bytes(), b"1.\xff\xfe.host.dup2:2,S");
+        assert_eq!(variant(OsStr::new("1.a"), 1), "1.a.dup1");
+        assert_eq!(tmp_name(name).as_bytes(), b"spamsort.1.\xff\xfe.host:2,S");
+        let long = OsString::from_vec([&b"1."[..], &[0xff; 250]].concat());
+        assert!(tmp_name(&long).len() <= 255 && tmp_name(&long) != tmp_name(name));
     }
 
     #[test]

@@ -3,15 +3,17 @@
 //! it here so that it is never classified again, in this run or after a restart or a crash.
 //!
 //! The record is the file `spamsort-kept` in the inbox's root (beside dovecot's own
-//! `dovecot-uidlist`), one file name a line, rewritten atomically (`spamsort-kept.new`, fsync,
-//! rename) after each batch that keeps ham. Its bound: it holds only names still in the inbox's
+//! `dovecot-uidlist`), one file name a line (its bytes, UTF-8 or not), rewritten atomically
+//! (`spamsort-kept.new`, fsync, rename) after each batch that keeps ham. Its bound: it holds only names still in the inbox's
 //! `new/` (a message read or deleted there is forgotten at the next write), so it is at most one
 //! line of at most 256 bytes per message waiting in `new/`; it is read up to
 //! [`MAX_RECORD_BYTES`]. Losing it costs no mail: ham not on record is classified again and
 //! stays in place (or moves to spam if the model has changed its mind).
 
 use std::collections::HashSet;
+use std::ffi::{OsStr, OsString};
 use std::io::{Read, Write};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
@@ -21,11 +23,11 @@ pub const RECORD_NAME: &str = "spamsort-kept";
 /// How much of the record is read (some 250,000 names); beyond it names are forgotten.
 pub const MAX_RECORD_BYTES: u64 = 64 * 1024 * 1024;
 
-/// The names of the inbox messages left in place as ham.
+/// The names of the inbox messages left in place as ham (file names, whatever their bytes).
 #[derive(Debug)]
 pub(super) struct KeptRecord {
     path: PathBuf,
-    names: HashSet<String>,
+    names: HashSet<OsString>,
 }
 
 impl KeptRecord {
@@ -48,43 +50,45 @@ impl KeptRecord {
         let names = complete
             .split(|&b| b == b'\n')
             .filter(|l| !l.is_empty())
-            .filter_map(|l| std::str::from_utf8(l).ok())
-            .map(str::to_string)
+            .map(|l| OsString::from_vec(l.to_vec()))
             .collect();
         Ok(KeptRecord { path, names })
     }
 
     /// True if the message named `name` in the inbox's `new/` was kept as ham.
-    pub fn contains(&self, name: &str) -> bool {
+    pub fn contains(&self, name: &OsStr) -> bool {
         self.names.contains(name)
     }
 
     /// Forgets the names not in `present` (the inbox's `new/` now), in memory only: the next
     /// [`KeptRecord::keep`] writes it.
-    pub fn retain_present(&mut self, present: &HashSet<&str>) {
-        self.names.retain(|n| present.contains(n.as_str()));
+    pub fn retain_present(&mut self, present: &HashSet<&OsStr>) {
+        self.names.retain(|n| present.contains(n.as_os_str()));
     }
 
     /// Adds `names` and writes the record atomically. A name holding a newline cannot be a
     /// line: it is remembered for this run only.
-    pub fn keep<'a>(&mut self, names: impl IntoIterator<Item = &'a str>) -> crate::Result<()> {
+    pub fn keep<'a>(&mut self, names: impl IntoIterator<Item = &'a OsStr>) -> crate::Result<()> {
         let before = self.names.len();
-        self.names.extend(names.into_iter().map(str::to_string));
+        self.names
+            .extend(names.into_iter().map(OsStr::to_os_string));
         if self.names.len() == before && self.path.exists() {
             return Ok(());
         }
-        let mut sorted: Vec<&String> = self.names.iter().filter(|n| !n.contains('\n')).collect();
+        let mut sorted: Vec<&[u8]> = (self.names.iter())
+            .map(|n| n.as_bytes())
+            .filter(|n| !n.contains(&b'\n'))
+            .collect();
         sorted.sort();
-        let mut text = String::with_capacity(sorted.iter().map(|n| n.len() + 1).sum());
+        let mut text = Vec::with_capacity(sorted.iter().map(|n| n.len() + 1).sum());
         for n in sorted {
-            text.push_str(n);
-            text.push('\n');
+            text.extend_from_slice(n);
+            text.push(b'\n');
         }
-        self.write(text.as_bytes())
-            .map_err(|source| crate::Error::Io {
-                path: self.path.clone(),
-                source,
-            })
+        self.write(&text).map_err(|source| crate::Error::Io {
+            path: self.path.clone(),
+            source,
+        })
     }
 
     /// Replaces the record atomically. The temporary file has a fixed name (not a random one
@@ -116,17 +120,20 @@ mod tests {
     fn kept_names_survive_a_restart_and_names_gone_from_new_are_forgotten() {
         let dir = tempfile::tempdir().unwrap();
         let mut r = KeptRecord::load(dir.path()).unwrap();
-        assert!(!r.contains("1.a"));
-        r.keep(["1.a", "2.b", "bad\nname"]).unwrap();
-        assert!(r.contains("bad\nname"), "remembered in this run");
+        let name = |n: &'static str| OsStr::new(n);
+        assert!(!r.contains(name("1.a")));
+        let not_utf8 = OsStr::from_bytes(b"4.\xff");
+        r.keep([name("1.a"), name("2.b"), name("bad\nname"), not_utf8])
+            .unwrap();
+        assert!(r.contains(name("bad\nname")), "remembered in this run");
         let mut r = KeptRecord::load(dir.path()).unwrap();
-        assert!(r.contains("1.a") && r.contains("2.b"));
-        assert!(!r.contains("bad\nname") && !r.contains("bad") && !r.contains("name"));
+        assert!(r.contains(name("1.a")) && r.contains(name("2.b")) && r.contains(not_utf8));
+        assert!(!r.contains(name("bad\nname")) && !r.contains(name("bad")));
         // 1.a was read (moved to cur/): forgotten at the next write.
-        r.retain_present(&["2.b", "3.c"].into_iter().collect());
-        r.keep(["3.c"]).unwrap();
-        let text = std::fs::read_to_string(dir.path().join(RECORD_NAME)).unwrap();
-        assert_eq!(text, "2.b\n3.c\n");
+        r.retain_present(&[name("2.b"), name("3.c"), not_utf8].into_iter().collect());
+        r.keep([name("3.c")]).unwrap();
+        let text = std::fs::read(dir.path().join(RECORD_NAME)).unwrap();
+        assert_eq!(text, b"2.b\n3.c\n4.\xff\n");
         let files: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(files.len(), 1, "no temporary file left: {files:?}");
     }
@@ -136,7 +143,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join(RECORD_NAME), "1.a\n2.b").unwrap();
         let r = KeptRecord::load(dir.path()).unwrap();
-        assert!(r.contains("1.a"));
-        assert!(!r.contains("2.b") && !r.contains("2."));
+        assert!(r.contains(OsStr::new("1.a")));
+        assert!(!r.contains(OsStr::new("2.b")) && !r.contains(OsStr::new("2.")));
     }
 }

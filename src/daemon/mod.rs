@@ -5,15 +5,25 @@
 //! finishes or rolls back what a crash interrupted, `moves.rs` recognizes corrections,
 //! `layout.rs` checks which folder is which (refusing unsafe overlaps) and `kept.rs` records the
 //! ham left in place when the inbox is also the ham folder. The loop
-//! waits on inotify (through notify) with a periodic rescan as a safety net, so it reacts
+//! waits on inotify (`watch.rs`) with a periodic rescan as a safety net, so it reacts
 //! within milliseconds and uses no CPU while idle. Only `new/` is read: a message still being
 //! delivered is in `tmp/` until its MTA renames it, complete, into `new/`.
+//!
+//! Once running, the daemon stops only when asked to. An inbox that cannot be read for a while
+//! (its `new/` renamed away and back by a backup tool, a file system mounted late, a
+//! permission changed) is said once and waited out, sorting again as soon as it is back, since
+//! a daemon under systemd that exited would be restarted into the same condition (or not at
+//! all) and sort nothing meanwhile either; only at start is a missing inbox refused, as the
+//! likely slip of a wrong path. Per-message failures are logged (each once, see
+//! `notices.rs`) and leave the message where it is.
 
 mod deliver;
 mod kept;
 mod layout;
 mod moves;
+mod notices;
 mod recover;
+mod watch;
 
 pub use deliver::{CRASH_POINT_VAR, CrashPoint, create_maildir};
 pub use kept::{MAX_RECORD_BYTES, RECORD_NAME};
@@ -25,18 +35,22 @@ use crate::corpus::MAX_MESSAGE_BYTES;
 use crate::error::ErrorChain;
 use crate::filter::Classification;
 use crate::filter::shared::SharedFilter;
-use crate::label::{Label, Verdict};
+use crate::label::Verdict;
 use deliver::{Move, Source, file_batch};
 use kept::KeptRecord;
 use layout::Layout;
 use moves::MoveTracker;
-use notify::Watcher;
+use notices::{Notices, Shown, Topic};
 use rayon::prelude::*;
+use std::collections::HashSet;
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
+use watch::Watches;
 
 /// Messages classified and filed together: their directory fsyncs are shared.
 const BATCH: usize = 256;
@@ -109,14 +123,23 @@ pub struct Daemon {
     stop: Arc<AtomicBool>,
     /// The inbox's lock (see [`Daemon::new`]), held until the daemon is dropped.
     _inbox_lock: std::fs::File,
-    /// The last pass left a message to copy later ([`deliver::SETTLE`]): look again then,
-    /// not only at the next notice or rescan.
+    /// The last pass left work for a moment later: a message to copy once settled
+    /// ([`deliver::SETTLE`]), corrections to learn once the model file's update lock is free,
+    /// or watches of directories that kept changing. Look again after [`deliver::SETTLE`], not
+    /// only at the next notice or rescan.
     again_soon: bool,
+    /// Learning from moves waits for another writer of the model file (said once, when it
+    /// began to).
+    learning_deferred: bool,
+    /// What was said about the files left in the inbox's `new/`.
+    notices: Notices,
+    /// Why the inbox's `new/` could not be read at the last pass, as said (once).
+    inbox_trouble: Option<String>,
 }
 
 /// One inbox message, read and judged.
 struct Planned {
-    name: String,
+    name: OsString,
     source: PathBuf,
     bytes: Option<Vec<u8>>,
     /// The source as `bytes` were read from it.
@@ -184,6 +207,9 @@ impl Daemon {
             stop: Arc::new(AtomicBool::new(false)),
             _inbox_lock: inbox_lock,
             again_soon: false,
+            learning_deferred: false,
+            notices: Notices::default(),
+            inbox_trouble: None,
         })
     }
 
@@ -195,31 +221,26 @@ impl Daemon {
         }
     }
 
-    /// Sorts what is in the inbox, then every change as it comes, until stopped.
+    /// Sorts what is in the inbox, then every change as it comes, until stopped. Fails only if
+    /// no change notices can be had at all; an inbox that cannot be read for a while is waited
+    /// out (see the module docs).
     pub fn run(mut self) -> crate::Result<()> {
         let tx = self.tx.clone();
-        let mut watcher = notify::recommended_watcher(move |e: notify::Result<notify::Event>| {
-            // Opening and reading files (our own scans among them) are not changes.
-            if e.is_ok_and(|e| !matches!(e.kind, notify::EventKind::Access(_))) {
-                let _ = tx.send(Event::Changed);
-            }
-        })
-        .map_err(|e| watch_error(&self.config.inbox, e))?;
-        let mut watched = vec![self.config.inbox.join("new")];
-        watched.extend(
+        let mut dirs = vec![self.config.inbox.join("new")];
+        dirs.extend(
             self.tracker
                 .iter()
                 .flat_map(|t| t.watched().map(Path::to_path_buf)),
         );
-        for dir in &watched {
-            watcher
-                .watch(dir, notify::RecursiveMode::NonRecursive)
-                .map_err(|e| watch_error(dir, e))?;
-        }
+        let mut watches = Watches::new(dirs, move || {
+            let _ = tx.send(Event::Changed);
+        })?;
         tracing::info!("sorting {}", self.config.inbox.display());
         loop {
-            self.sort_pending()?;
+            let settled = watches.refresh();
+            self.sort_inbox();
             self.learn_from_moves();
+            self.again_soon |= !settled;
             let wait = if self.again_soon {
                 self.config.rescan.min(deliver::SETTLE)
             } else {
@@ -255,22 +276,72 @@ impl Daemon {
         }
     }
 
+    /// [`Daemon::sort_pending`], saying once when the inbox's `new/` cannot be read, and when
+    /// it can again, instead of stopping.
+    fn sort_inbox(&mut self) {
+        match self.sort_pending() {
+            Ok(_) => {
+                if self.inbox_trouble.take().is_some() {
+                    tracing::info!("the inbox can be read again: sorting");
+                }
+            }
+            Err(e) => {
+                let why = ErrorChain(&e).to_string();
+                if self.inbox_trouble.as_ref() != Some(&why) {
+                    tracing::error!(
+                        "the inbox cannot be read ({why}): sorting waits until it can, looking \
+                         again on any change and every {} s",
+                        self.config.rescan.as_secs()
+                    );
+                    self.inbox_trouble = Some(why);
+                }
+            }
+        }
+    }
+
     /// Files every message now in the inbox's `new/` (except ham already kept there), in
     /// batches, stopping between batches if asked to. Returns how many were filed or kept.
+    /// A message is a regular file whose name does not start with a dot, whatever the bytes
+    /// of its name; anything else there (a symbolic link, which was not delivered as a message
+    /// and is not followed, a FIFO, a directory) is left in place and reported once.
     pub fn sort_pending(&mut self) -> crate::Result<usize> {
         let inbox_new = self.config.inbox.join("new");
-        let mut names: Vec<String> = std::fs::read_dir(&inbox_new)
-            .map_err(|source| crate::Error::Io {
-                path: inbox_new.clone(),
-                source,
-            })?
-            .flatten()
-            .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
-            .filter_map(|e| e.file_name().into_string().ok())
-            .filter(|n| !n.starts_with('.'))
+        let entries = std::fs::read_dir(&inbox_new).map_err(|source| crate::Error::Io {
+            path: inbox_new.clone(),
+            source,
+        })?;
+        let mut names: Vec<OsString> = Vec::new();
+        let mut others: Vec<(OsString, std::fs::FileType)> = Vec::new();
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            match entry.file_type() {
+                _ if name.as_bytes().starts_with(b".") => {}
+                Ok(t) if t.is_file() => names.push(name),
+                Ok(t) => others.push((name, t)),
+                // Gone meanwhile.
+                Err(_) => {}
+            }
+        }
+        let present: HashSet<&OsStr> = (names.iter().map(OsString::as_os_str))
+            .chain(others.iter().map(|(n, _)| n.as_os_str()))
             .collect();
+        self.notices.retain_present(&present);
+        for (name, kind) in &others {
+            let what = if kind.is_symlink() {
+                "a symbolic link, not a delivered message"
+            } else {
+                "not a regular file"
+            };
+            if self.notices.is_news(name, Topic::Entry, what) {
+                tracing::warn!(
+                    "{} in {}: {what}: left in place",
+                    Shown(name),
+                    inbox_new.display()
+                );
+            }
+        }
         if let Some(kept) = &mut self.kept {
-            kept.retain_present(&names.iter().map(String::as_str).collect());
+            kept.retain_present(&names.iter().map(OsString::as_os_str).collect());
             names.retain(|n| !kept.contains(n));
         }
         names.sort();
@@ -288,7 +359,7 @@ impl Daemon {
         Ok(filed)
     }
 
-    fn sort_batch(&mut self, names: &[String], inbox_new: &Path) -> usize {
+    fn sort_batch(&mut self, names: &[OsString], inbox_new: &Path) -> usize {
         let filter = self.filter.current();
         let planned: Vec<Planned> = names
             .par_iter()
@@ -323,7 +394,14 @@ impl Daemon {
                     match self.filter.policy().headers.mark(b, c, thresholds) {
                         Ok(marked) => Some(marked),
                         Err(why) => {
-                            tracing::warn!("{} filed without X-Spam-* fields: {why}", p.name);
+                            // Said once: a message that cannot be filed is marked every pass.
+                            if self
+                                .notices
+                                .is_news(&p.name, Topic::Marking, &why.to_string())
+                            {
+                                let name = Shown(&p.name);
+                                tracing::warn!("{name} filed without X-Spam-* fields: {why}");
+                            }
                             None
                         }
                     }
@@ -345,10 +423,10 @@ impl Daemon {
                 .map(Some)
                 .collect();
         // Kept ham goes on record before it is reported, so a restart never sorts it again.
-        let kept: Vec<&str> = sorted
+        let kept: Vec<&OsStr> = sorted
             .iter()
             .filter(|s| s.2.is_none())
-            .map(|s| s.0.name.as_str())
+            .map(|s| s.0.name.as_os_str())
             .collect();
         if let Some(record) = &mut self.kept
             && !kept.is_empty()
@@ -369,67 +447,108 @@ impl Daemon {
                 None => (Ok(p.source.clone()), self.config.inbox.display()),
             };
             let how = if index.is_some() { "->" } else { "kept in" };
+            let name = Shown(&p.name);
             if let (Some(t), Some(bytes), Ok(dest)) = (&mut self.tracker, &p.bytes, &result) {
                 let fp = t.fingerprint(bytes);
                 t.filed(dest.clone(), fp, place);
+            }
+            if result.is_ok() {
+                self.notices.forget(&p.name);
             }
             match (&p.verdict, result) {
                 (Ok(c), Ok(_)) => {
                     count += 1;
                     tracing::info!(
-                        "{} P(spam) {:.4} {:.1} ms {} {how} {folder}",
+                        "{} P(spam) {:.4} {:.1} ms {name} {how} {folder}",
                         c.verdict,
                         c.score.p_spam(),
                         p.millis,
-                        p.name
                     );
                 }
                 (Err(why), Ok(_)) => {
                     count += 1;
-                    tracing::warn!("unclassified ({why}) {} {how} {folder}", p.name);
+                    tracing::warn!("unclassified ({why}) {name} {how} {folder}");
                 }
                 (_, Err(e)) if deliver::is_not_yet(&e) => {
                     self.again_soon = true;
-                    tracing::debug!("{} {e}", p.name);
+                    tracing::debug!("{name} {e}");
                 }
-                (_, Err(e)) => tracing::error!("{} left in the inbox: {e}", p.name),
+                // Said once, and again when the error changes or after it was filed: a message
+                // that cannot be filed (its target not writable) is tried on every pass.
+                (_, Err(e)) if self.notices.is_news(&p.name, Topic::Filing, &e.to_string()) => {
+                    tracing::error!("{name} left in the inbox: {e}");
+                }
+                (_, Err(e)) => tracing::debug!("{name} left in the inbox: {e}"),
             }
         }
         count
     }
 
-    /// Learns from messages the user moved into or out of the spam folder.
+    /// Learns from messages the user moved into or out of the spam folder, until stopped.
+    /// Never waits for the model file's update lock: while another writer holds it (a long
+    /// `spamsort learn`), the corrections stay queued and are tried again a moment later, and
+    /// new mail goes on being sorted meanwhile.
     fn learn_from_moves(&mut self) {
         let Some(tracker) = &mut self.tracker else {
             return;
         };
-        for c in tracker.scan() {
-            match crate::corpus::read_regular(&c.path, MAX_MESSAGE_BYTES) {
-                Ok(bytes) => self.learn(&c.path, &bytes, c.label),
-                Err(e) => tracing::warn!("{}: moved but unreadable: {e}", c.path.display()),
+        tracker.scan();
+        while let Some(c) = tracker.next_correction() {
+            if self.stop.load(Ordering::SeqCst) {
+                return;
             }
+            let bytes = match crate::corpus::read_regular(&c.path, MAX_MESSAGE_BYTES) {
+                Ok(bytes) => bytes,
+                // Renamed since the scan: the next one finds it again.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    self.again_soon = true;
+                    return;
+                }
+                Err(e) => {
+                    tracing::warn!("{}: moved but unreadable: {e}", c.path.display());
+                    tracker.done();
+                    continue;
+                }
+            };
+            let (path, label) = (c.path.display(), c.label);
+            match self.filter.try_learn(&bytes, label) {
+                Ok(None) => {
+                    if !self.learning_deferred {
+                        tracing::warn!(
+                            "learning from moves deferred: another writer holds the update lock \
+                             of {}; trying again every second",
+                            self.filter.path().display()
+                        );
+                        self.learning_deferred = true;
+                    }
+                    tracing::debug!("{path}: not learned yet, the model file is still locked");
+                    self.again_soon = true;
+                    return;
+                }
+                Ok(Some(outcome)) => {
+                    if self.learning_deferred {
+                        tracing::info!("learning from moves resumed");
+                        self.learning_deferred = false;
+                    }
+                    match outcome {
+                        crate::LearnOutcome::AlreadyLearned => {
+                            tracing::info!("{path} moved by the user was learned as {label} before")
+                        }
+                        _ => tracing::info!("learned {path} as {label} (moved by the user)"),
+                    }
+                }
+                Err(e) => tracing::error!("learning {path} as {label} failed: {}", ErrorChain(&e)),
+            }
+            tracker.done();
         }
-    }
-
-    fn learn(&self, path: &Path, bytes: &[u8], label: Label) {
-        match self.filter.learn(bytes, label) {
-            Ok(crate::LearnOutcome::AlreadyLearned) => tracing::info!(
-                "{} moved by the user was learned as {label} before",
-                path.display()
-            ),
-            Ok(_) => tracing::info!("learned {} as {label} (moved by the user)", path.display()),
-            Err(e) => tracing::error!(
-                "learning {} as {label} failed: {}",
-                path.display(),
-                ErrorChain(&e)
-            ),
-        }
+        // Nothing waits any more (the messages left the folders): a lock met later is news.
+        self.learning_deferred = false;
     }
 }
 
 /// How many of the messages `names` (in `inbox_new`) the next batch takes: at most [`BATCH`],
 /// and at most [`BATCH_BYTES`] of them (at least one).
-fn batch_len(names: &[String], inbox_new: &Path) -> usize {
+fn batch_len(names: &[OsString], inbox_new: &Path) -> usize {
     let mut bytes = 0u64;
     for (i, name) in names.iter().take(BATCH).enumerate() {
         // What reading it can hold: a file that is gone or unreadable holds nothing.
@@ -443,7 +562,7 @@ fn batch_len(names: &[String], inbox_new: &Path) -> usize {
 }
 
 /// Reads and classifies one inbox message; `None` if it vanished meanwhile.
-fn plan(name: &str, inbox_new: &Path, filter: &crate::SpamFilter) -> Option<Planned> {
+fn plan(name: &OsStr, inbox_new: &Path, filter: &crate::SpamFilter) -> Option<Planned> {
     let source = inbox_new.join(name);
     let start = Instant::now();
     // A FIFO or device dropped into new/ is refused at once instead of blocking the loop.
@@ -462,20 +581,13 @@ fn plan(name: &str, inbox_new: &Path, filter: &crate::SpamFilter) -> Option<Plan
         }
     };
     Some(Planned {
-        name: name.to_string(),
+        name: name.to_os_string(),
         source,
         bytes,
         read,
         verdict,
         millis: start.elapsed().as_secs_f64() * 1000.0,
     })
-}
-
-fn watch_error(path: &Path, e: notify::Error) -> crate::Error {
-    crate::Error::Io {
-        path: path.to_path_buf(),
-        source: std::io::Error::other(e.to_string()),
-    }
 }
 
 #[cfg(test)]
@@ -488,7 +600,7 @@ mod tests {
         let sized = |name: &str, len: u64| {
             let f = std::fs::File::create(dir.path().join(name)).unwrap();
             f.set_len(len).unwrap();
-            name.to_string()
+            OsString::from(name)
         };
         let mib = 1024 * 1024;
         // Sparse files: their length is what counts.
@@ -504,7 +616,7 @@ mod tests {
         let huge = [sized("5", 200 * mib), sized("6", 200 * mib), sized("7", 10)];
         assert_eq!(batch_len(&huge, dir.path()), 1);
         assert_eq!(batch_len(&huge[1..], dir.path()), 2);
-        let small: Vec<String> = (0..300).map(|i| sized(&format!("s{i}"), 100)).collect();
+        let small: Vec<OsString> = (0..300).map(|i| sized(&format!("s{i}"), 100)).collect();
         assert_eq!(batch_len(&small, dir.path()), BATCH);
     }
 }

@@ -8,7 +8,7 @@
 use crate::corpus::MAX_MESSAGE_BYTES;
 use crate::filter::policy::HeaderStyle;
 use crate::label::Label;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasher, Hasher};
 use std::path::{Path, PathBuf};
 
@@ -34,21 +34,29 @@ const UNREAD: u64 = 0;
 pub struct MoveTracker {
     /// Each watched directory with its place.
     dirs: Vec<(PathBuf, Place)>,
-    /// Last place of each message, by content fingerprint.
+    /// Last place of each message, by content fingerprint: only of messages in a watched
+    /// folder at the last scan (or filed since), so it is bounded by the folders' contents.
     place_of: HashMap<u64, Place>,
-    /// Files already looked at, with their fingerprints ([`UNREAD`] for one that could not be).
+    /// Files already looked at, with their fingerprints ([`UNREAD`] for one that could not be):
+    /// only files present at the last scan (or in a directory it could not read, or filed
+    /// since).
     known: HashMap<PathBuf, u64>,
+    /// Corrections found and not yet learned, oldest first: at most one per message (a later
+    /// move replaces it), and only of messages in a watched folder at the last scan.
+    pending: VecDeque<Correction>,
     /// The header style of the copies the daemon files, set aside in fingerprints.
     style: HeaderStyle,
 }
 
-/// A correction: learn `message` as `label`.
-#[derive(Debug)]
+/// A correction: learn the message at `path` as `label`.
+#[derive(Debug, Clone)]
 pub struct Correction {
     /// The moved message.
     pub path: PathBuf,
     /// What it is, by the user's move.
     pub label: Label,
+    /// The message's fingerprint, by which it is found again if renamed.
+    fingerprint: u64,
 }
 
 impl MoveTracker {
@@ -67,10 +75,12 @@ impl MoveTracker {
             dirs,
             place_of: HashMap::new(),
             known: HashMap::new(),
+            pending: VecDeque::new(),
             style,
         };
         // What is already there was put there before we watched: nothing to learn.
-        let _ = tracker.scan();
+        tracker.scan();
+        tracker.pending.clear();
         tracker
     }
 
@@ -94,12 +104,19 @@ impl MoveTracker {
         self.known.insert(path, fp);
     }
 
-    /// Looks at files not seen before and returns the corrections they make.
-    pub fn scan(&mut self) -> Vec<Correction> {
-        let mut corrections = Vec::new();
+    /// Looks at files not seen before and queues the corrections they make (see
+    /// [`MoveTracker::next_correction`]). Files gone from the folders are forgotten, and so is
+    /// the place of a message no longer in any of them (a message deleted from the spam folder
+    /// and delivered again later is new mail, not one the user moved out of spam) and its
+    /// queued correction. A directory that cannot be read now (renamed away for a while by a
+    /// backup tool) keeps what was known of it: when it is back, its messages are where they
+    /// were, not moved there.
+    pub fn scan(&mut self) {
         let mut present = std::collections::HashSet::new();
+        let mut unread: Vec<PathBuf> = Vec::new();
         for (dir, place) in &self.dirs {
             let Ok(entries) = std::fs::read_dir(dir) else {
+                unread.push(dir.clone());
                 continue;
             };
             for entry in entries.flatten() {
@@ -129,18 +146,58 @@ impl MoveTracker {
                     _ => None,
                 };
                 if let Some(label) = label {
-                    corrections.push(Correction { path, label });
+                    self.pending.retain(|c| c.fingerprint != fp);
+                    self.pending.push_back(Correction {
+                        path,
+                        label,
+                        fingerprint: fp,
+                    });
                 }
             }
         }
-        self.known.retain(|p, _| present.contains(p));
-        corrections
+        self.known.retain(|p, _| {
+            present.contains(p) || p.parent().is_some_and(|d| unread.iter().any(|u| u == d))
+        });
+        let live: std::collections::HashSet<u64> = self.known.values().copied().collect();
+        self.place_of.retain(|fp, _| live.contains(fp));
+        self.pending.retain(|c| live.contains(&c.fingerprint));
+    }
+
+    /// The oldest correction not yet learned, with the path its message had at the last scan
+    /// (another if the message was renamed since it was found: a mail reader's `new/` to
+    /// `cur/`). It stays queued until [`MoveTracker::done`].
+    pub fn next_correction(&self) -> Option<Correction> {
+        let c = self.pending.front()?;
+        if self.known.get(&c.path) == Some(&c.fingerprint) {
+            return Some(c.clone());
+        }
+        let renamed = self.known.iter().find(|(_, fp)| **fp == c.fingerprint);
+        renamed.map(|(path, _)| Correction {
+            path: path.clone(),
+            ..c.clone()
+        })
+    }
+
+    /// Takes the oldest correction off the queue: learned, or given up.
+    pub fn done(&mut self) {
+        self.pending.pop_front();
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What a scan finds: the corrections it queued, taken off the queue.
+    fn scanned(tracker: &mut MoveTracker) -> Vec<Correction> {
+        tracker.scan();
+        let mut found = Vec::new();
+        while let Some(c) = tracker.next_correction() {
+            found.push(c);
+            tracker.done();
+        }
+        found
+    }
 
     #[test]
     fn devices_fifos_and_links_to_them_are_not_read_as_moved_mail() {
@@ -163,11 +220,107 @@ mod tests {
                 .success()
         );
         std::fs::write(cur.join("3.mail.host:2,S"), b"Subject: x\n\nbody\n").unwrap();
-        let corrections = tracker.scan();
+        let corrections = scanned(&mut tracker);
         assert_eq!(corrections.len(), 1, "{corrections:?}");
         assert_eq!(corrections[0].path, cur.join("3.mail.host:2,S"));
         assert_eq!(corrections[0].label, Label::Spam);
         // Looked at once: the next scan finds nothing new.
-        assert!(tracker.scan().is_empty());
+        assert!(scanned(&mut tracker).is_empty());
+    }
+
+    #[test]
+    fn messages_gone_from_every_folder_are_forgotten() {
+        // The map of places kept every message ever seen, so it grew for good; and a spam the
+        // user deleted, delivered again later and filed as ham, was learned as ham.
+        let dir = tempfile::tempdir().unwrap();
+        let (spam, ham) = (dir.path().join("spam"), dir.path().join("ham"));
+        for sub in ["new", "cur", "tmp"] {
+            std::fs::create_dir_all(spam.join(sub)).unwrap();
+            std::fs::create_dir_all(ham.join(sub)).unwrap();
+        }
+        let folders = [(spam.clone(), Place::Spam), (ham.clone(), Place::Ham)];
+        let mut tracker = MoveTracker::new(&folders, HeaderStyle::default());
+        let message = b"Subject: cheap\n\nbuy now\n";
+        for i in 0..10 {
+            let path = spam.join(format!("cur/{i}.x:2,S"));
+            std::fs::write(&path, [&message[..], format!("{i}\n").as_bytes()].concat()).unwrap();
+        }
+        assert_eq!(scanned(&mut tracker).len(), 10);
+        assert_eq!((tracker.place_of.len(), tracker.known.len()), (10, 10));
+        for i in 0..10 {
+            std::fs::remove_file(spam.join(format!("cur/{i}.x:2,S"))).unwrap();
+        }
+        assert!(scanned(&mut tracker).is_empty());
+        assert!(tracker.place_of.is_empty() && tracker.known.is_empty());
+        std::fs::write(ham.join("new/3.y"), [&message[..], b"3\n"].concat()).unwrap();
+        let corrections = scanned(&mut tracker);
+        assert!(corrections.is_empty(), "{corrections:?}");
+        // A message still in a folder keeps its place: moved out of spam, it is learned.
+        std::fs::write(spam.join("cur/4.z:2,S"), b"Subject: 4\n\n4\n").unwrap();
+        assert_eq!(scanned(&mut tracker)[0].label, Label::Spam);
+        std::fs::rename(spam.join("cur/4.z:2,S"), ham.join("cur/4.z:2,S")).unwrap();
+        let corrections = scanned(&mut tracker);
+        assert_eq!(corrections.len(), 1, "{corrections:?}");
+        assert_eq!(corrections[0].label, Label::Ham);
+    }
+
+    #[test]
+    fn a_folder_away_for_a_while_is_no_move_when_it_is_back() {
+        // Its messages were forgotten while it could not be read, and when it was back, every
+        // one in the spam folder was taken for one moved there and learned as spam.
+        let dir = tempfile::tempdir().unwrap();
+        let (spam, ham) = (dir.path().join("spam"), dir.path().join("ham"));
+        for sub in ["new", "cur", "tmp"] {
+            std::fs::create_dir_all(spam.join(sub)).unwrap();
+            std::fs::create_dir_all(ham.join(sub)).unwrap();
+        }
+        std::fs::write(spam.join("cur/1.a:2,S"), b"Subject: 1\n\n1\n").unwrap();
+        std::fs::write(ham.join("cur/2.b:2,S"), b"Subject: 2\n\n2\n").unwrap();
+        let folders = [(spam.clone(), Place::Spam), (ham.clone(), Place::Ham)];
+        let mut tracker = MoveTracker::new(&folders, HeaderStyle::default());
+        for away in [&spam, &ham] {
+            let elsewhere = away.with_extension("away");
+            std::fs::rename(away, &elsewhere).unwrap();
+            assert!(scanned(&mut tracker).is_empty());
+            std::fs::rename(&elsewhere, away).unwrap();
+            let corrections = scanned(&mut tracker);
+            assert!(corrections.is_empty(), "{corrections:?}");
+        }
+    }
+
+    #[test]
+    fn a_correction_stays_queued_until_done_and_follows_its_message() {
+        let dir = tempfile::tempdir().unwrap();
+        let (spam, ham) = (dir.path().join("spam"), dir.path().join("ham"));
+        for sub in ["new", "cur", "tmp"] {
+            std::fs::create_dir_all(spam.join(sub)).unwrap();
+            std::fs::create_dir_all(ham.join(sub)).unwrap();
+        }
+        let folders = [(spam.clone(), Place::Spam), (ham.clone(), Place::Ham)];
+        let mut tracker = MoveTracker::new(&folders, HeaderStyle::default());
+        std::fs::write(spam.join("new/1.a"), b"Subject: 1\n\n1\n").unwrap();
+        std::fs::write(spam.join("new/2.b"), b"Subject: 2\n\n2\n").unwrap();
+        tracker.scan();
+        // Not learned yet (the model was locked): still there after the next scan, found
+        // where a mail reader renamed it meanwhile.
+        let first = tracker.next_correction().unwrap();
+        std::fs::rename(&first.path, spam.join("cur/moved:2,S")).unwrap();
+        tracker.scan();
+        let again = tracker.next_correction().unwrap();
+        assert_eq!(again.path, spam.join("cur/moved:2,S"));
+        assert_eq!(again.label, Label::Spam);
+        // A message moved on before it was learned: only its last move counts.
+        std::fs::rename(spam.join("cur/moved:2,S"), ham.join("cur/moved:2,S")).unwrap();
+        // A message gone from every folder: its correction goes too.
+        let other = spam.join(if first.path.ends_with("1.a") {
+            "new/2.b"
+        } else {
+            "new/1.a"
+        });
+        std::fs::remove_file(other).unwrap();
+        let left = scanned(&mut tracker);
+        assert_eq!(left.len(), 1, "{left:?}");
+        assert_eq!(left[0].path, ham.join("cur/moved:2,S"));
+        assert_eq!(left[0].label, Label::Ham);
     }
 }

@@ -8,11 +8,11 @@
 //! (the inbox as ham folder, a symlink, a shared `new/`) is skipped, since there every
 //! message "has a copy", itself.
 
-use super::deliver::{CLASH_MARK, TMP_PREFIX};
+use super::deliver::{CLASH_MARK, TMP_PREFIX, unique_part};
 use super::layout::same_folder;
-use crate::corpus::maildir::MaildirName;
 use crate::filter::policy::HeaderStyle;
 use std::collections::HashMap;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
@@ -38,32 +38,34 @@ pub fn recover(
     for t in &targets {
         for entry in std::fs::read_dir(t.join("tmp"))? {
             let entry = entry?;
-            if entry.file_name().to_string_lossy().starts_with(TMP_PREFIX) {
+            if entry
+                .file_name()
+                .as_bytes()
+                .starts_with(TMP_PREFIX.as_bytes())
+            {
                 std::fs::remove_file(entry.path())?;
                 done.rolled_back += 1;
             }
         }
     }
-    // Every target message by its unique name (clash variants under the original's).
-    let mut filed: HashMap<String, Vec<PathBuf>> = HashMap::new();
+    // Every target message by its unique name (clash variants under the original's), whatever
+    // its bytes.
+    let mut filed: HashMap<Vec<u8>, Vec<PathBuf>> = HashMap::new();
     for t in &targets {
         for sub in ["new", "cur"] {
             for entry in std::fs::read_dir(t.join(sub))? {
-                let path = entry?.path();
-                if let Some(name) = path.file_name().and_then(|n| n.to_str()) {
-                    filed.entry(unique_of(name)).or_default().push(path);
-                }
+                let entry = entry?;
+                let unique = unique_of(entry.file_name().as_bytes()).to_vec();
+                filed.entry(unique).or_default().push(entry.path());
             }
         }
     }
     let inbox_new = inbox.join("new");
     for entry in std::fs::read_dir(&inbox_new)? {
-        let path = entry?.path();
-        let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
-            continue;
-        };
+        let entry = entry?;
+        let path = entry.path();
         let copies = filed
-            .get(&unique_of(name))
+            .get(unique_of(entry.file_name().as_bytes()))
             .map_or(&[][..], |v| v.as_slice());
         if copies.iter().any(|c| same_message(&path, c, style)) {
             std::fs::remove_file(&path)?;
@@ -77,11 +79,13 @@ pub fn recover(
 }
 
 /// A file name's unique part, without info suffix or clash mark.
-fn unique_of(name: &str) -> String {
-    let unique = MaildirName::parse(name).unique;
-    match unique.rsplit_once(CLASH_MARK) {
-        Some((base, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => base.into(),
-        _ => unique.into(),
+fn unique_of(name: &[u8]) -> &[u8] {
+    let unique = unique_part(name);
+    let mark = CLASH_MARK.as_bytes();
+    let at = unique.windows(mark.len()).rposition(|w| w == mark);
+    match at.map(|at| (&unique[..at], &unique[at + mark.len()..])) {
+        Some((base, n)) if !n.is_empty() && n.iter().all(u8::is_ascii_digit) => base,
+        _ => unique,
     }
 }
 
@@ -155,8 +159,33 @@ mod tests {
         left.sort();
         assert_eq!(left, ["3.x", "4.x"]);
         assert!(spam.join("tmp/99.other").exists());
-        assert_eq!(unique_of("5.y.dup3:2,S"), "5.y");
-        assert_eq!(unique_of("5.y.dupe"), "5.y.dupe");
+        assert_eq!(unique_of(b"5.y.dup3:2,S"), b"5.y");
+        assert_eq!(unique_of(b"5.y.dupe"), b"5.y.dupe");
+        assert_eq!(unique_of(b"5.\xff.dup12"), b"5.\xff");
+    }
+
+    #[test]
+    fn an_interrupted_move_of_a_message_whose_name_is_not_utf8_is_finished() {
+        let dir = tempfile::tempdir().unwrap();
+        let (inbox, spam) = (dir.path().join("in"), dir.path().join("spam"));
+        for m in [&inbox, &spam] {
+            create_maildir(m).unwrap();
+        }
+        let name = std::ffi::OsStr::from_bytes(b"1.\xff.x");
+        let source = inbox.join("new").join(name);
+        std::fs::write(&source, "Subject: a\n\n1\n").unwrap();
+        std::fs::hard_link(&source, spam.join("new").join(name)).unwrap();
+        let tmp = std::ffi::OsStr::from_bytes(b"spamsort.2.\xff.x");
+        std::fs::write(spam.join("tmp").join(tmp), "Subject: b\n").unwrap();
+        let r = recover(&inbox, std::slice::from_ref(&spam), &HeaderStyle::default()).unwrap();
+        assert_eq!(
+            r,
+            Recovery {
+                finished: 1,
+                rolled_back: 1
+            }
+        );
+        assert!(!source.exists() && spam.join("new").join(name).exists());
     }
 
     #[test]

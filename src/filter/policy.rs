@@ -38,6 +38,27 @@ pub const DEFAULT_PREFIX: &str = "X-Spam-";
 pub const DEFAULT_SUBJECT_TAG: &str = "***SPAM***";
 /// The longest header prefix or subject tag accepted, in bytes.
 const MAX_SETTING_BYTES: usize = 64;
+/// The suffixes of the fields a [`HeaderStyle`] writes after its prefix (besides
+/// `X-Bogosity`, which has no prefix): each is removed from incoming mail first.
+const OWNED_SUFFIXES: [&str; 4] = ["Flag", "Level", "Status", "Unsure"];
+/// Fields other mail programs write that a header prefix must not make spamsort's (it would
+/// remove them from every message), each with who writes it; compared ignoring ASCII case.
+const FOREIGN_FIELDS: [(&str, &str); 4] = [
+    (
+        "X-Status",
+        "mbox mail readers' (mutt, Pine, Thunderbird) record of a message's answered, \
+         flagged and deleted marks",
+    ),
+    (
+        "X-Mozilla-Status",
+        "Thunderbird's record of a message's read and deleted marks",
+    ),
+    (
+        "X-Virus-Status",
+        "a virus scanner's verdict (clamav-milter)",
+    ),
+    ("X-Antivirus-Status", "a virus scanner's verdict"),
+];
 
 /// The spamd-style score of a classification under a spam threshold (see the module docs):
 /// bounded, rounded to one decimal, and consistent with the verdict (a spam's score is at
@@ -184,6 +205,14 @@ impl HeaderStyle {
     /// bogofilter-style `X-Bogosity` field. Refuses a prefix that cannot start a field name
     /// (printable ASCII but `:`) and a tag that is not printable ASCII, and either over 64
     /// bytes.
+    ///
+    /// Also refuses a prefix that would make one of spamsort's fields (see
+    /// [`HeaderStyle::owned_fields`]) a field other mail programs write: `X-` gives
+    /// `X-Status`, where mbox readers keep a message's answered and deleted marks, and since
+    /// spamsort removes its own fields from incoming mail (so a sender cannot forge a verdict),
+    /// every message would lose that field. Refusing the setting, which leaves mail as it is
+    /// (`filter` passes it through unchanged, the daemon does not start), protects mail
+    /// better than keeping the forged-verdict protection for some names only.
     pub fn new(prefix: &str, subject_tag: Option<&str>, bogosity: bool) -> Result<HeaderStyle> {
         let field_char = |b: u8| b.is_ascii_graphic() && b != b':';
         if prefix.is_empty() || prefix.len() > MAX_SETTING_BYTES || !prefix.bytes().all(field_char)
@@ -191,6 +220,13 @@ impl HeaderStyle {
             return Err(Error::Config(format!(
                 "header prefix {prefix:?}: give 1 to {MAX_SETTING_BYTES} printable ASCII \
                  characters without ':' or spaces, such as \"X-Spamsort-\""
+            )));
+        }
+        if let Some((field, whose)) = foreign_field(prefix) {
+            return Err(Error::Config(format!(
+                "header prefix {prefix:?}: spamsort would write {field} and so remove it from \
+                 every message, but it is {whose}; give a prefix of spamsort's own, such as \
+                 \"X-Spamsort-\""
             )));
         }
         let subject_tag = subject_tag.filter(|t| !t.is_empty());
@@ -224,7 +260,7 @@ impl HeaderStyle {
 
     /// The names of the fields this style writes and so removes from incoming mail first.
     pub fn owned_fields(&self) -> Vec<String> {
-        let mut names: Vec<String> = ["Flag", "Level", "Status", "Unsure"]
+        let mut names: Vec<String> = OWNED_SUFFIXES
             .iter()
             .map(|s| format!("{}{s}", self.prefix))
             .collect();
@@ -335,6 +371,18 @@ impl HeaderStyle {
     }
 }
 
+/// The field of [`FOREIGN_FIELDS`] (with who writes it) that `prefix` would name as one of
+/// spamsort's, if any.
+fn foreign_field(prefix: &str) -> Option<(String, &'static str)> {
+    OWNED_SUFFIXES.iter().find_map(|suffix| {
+        let field = format!("{prefix}{suffix}");
+        FOREIGN_FIELDS
+            .iter()
+            .find(|(foreign, _)| foreign.eq_ignore_ascii_case(&field))
+            .map(|&(_, whose)| (field, whose))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -418,6 +466,24 @@ mod tests {
             HeaderStyle::new("X-Spam-", Some(""), false).unwrap(),
             HeaderStyle::default()
         );
+    }
+
+    #[test]
+    fn a_header_prefix_that_names_other_programs_fields_is_refused() {
+        // `X-` made spamsort remove mbox readers' X-Status (their answered and deleted marks)
+        // from every message it marked.
+        for prefix in ["X-", "x-", "X-Mozilla-", "X-VIRUS-", "X-Antivirus-"] {
+            let err = HeaderStyle::new(prefix, None, false)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains("remove it from every message"),
+                "{prefix:?}: {err}"
+            );
+        }
+        for prefix in ["X-Spam-", "X-Spamsort-", "X-Stat", "X-Junk-", "X"] {
+            assert!(HeaderStyle::new(prefix, None, true).is_ok(), "{prefix:?}");
+        }
     }
 
     #[test]

@@ -11,6 +11,7 @@ use super::{LearnOutcome, SpamFilter};
 use crate::corpus::file_id;
 use crate::error::{Error, Result};
 use crate::label::Label;
+use crate::model_file::{self, UpdateLock};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
@@ -87,10 +88,27 @@ impl SharedFilter {
     /// so no update by another writer is lost. A message already learned with this label saves
     /// nothing.
     pub fn learn(&self, raw: &[u8], label: Label) -> Result<LearnOutcome> {
+        let _swapping = self.swapping();
+        self.learn_under(model_file::lock_for_update(&self.path)?, raw, label)
+    }
+
+    /// [`SharedFilter::learn`] if the model file's update lock is free now; `None`, at once
+    /// and with nothing learned, if another writer holds it (see
+    /// [`model_file::try_lock_for_update`]): for a caller that must not wait behind it.
+    pub fn try_learn(&self, raw: &[u8], label: Label) -> Result<Option<LearnOutcome>> {
+        let _swapping = self.swapping();
+        match model_file::try_lock_for_update(&self.path)? {
+            Some(lock) => self.learn_under(lock, raw, label).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// [`SharedFilter::learn`] under `lock`, the model file's update lock, with `swapping`
+    /// held.
+    fn learn_under(&self, lock: UpdateLock, raw: &[u8], label: Label) -> Result<LearnOutcome> {
         // The policy's own marks (a subject tag) are not part of the message.
         let raw = self.policy.headers.unmarked(raw);
-        let _swapping = self.swapping();
-        let updated = update::learn(&self.path, IfMissing::Fail, &raw, label)?;
+        let updated = update::learn(lock, IfMissing::Fail, &raw, label)?;
         Ok(self.swap_in(updated))
     }
 
@@ -99,7 +117,8 @@ impl SharedFilter {
     pub fn unlearn(&self, raw: &[u8]) -> Result<Option<Label>> {
         let raw = self.policy.headers.unmarked(raw);
         let _swapping = self.swapping();
-        let updated = update::unlearn(&self.path, IfMissing::Fail, &raw)?;
+        let lock = model_file::lock_for_update(&self.path)?;
+        let updated = update::unlearn(lock, IfMissing::Fail, &raw)?;
         Ok(self.swap_in(updated))
     }
 
@@ -119,7 +138,8 @@ impl SharedFilter {
             Some(SpamFilter::load(&self.path)?)
         };
         let if_missing = base.as_ref().map_or(IfMissing::Fail, IfMissing::StartFrom);
-        Ok(update::learn(path, if_missing, &raw, label)?.answer)
+        let lock = model_file::lock_for_update(path)?;
+        Ok(update::learn(lock, if_missing, &raw, label)?.answer)
     }
 
     /// Forgets one message learned before in another model file `path`, as
@@ -133,7 +153,8 @@ impl SharedFilter {
             return self.unlearn(raw);
         }
         let raw = self.policy.headers.unmarked(raw);
-        Ok(update::unlearn(path, IfMissing::Fail, &raw)?.answer)
+        let lock = model_file::lock_for_update(path)?;
+        Ok(update::unlearn(lock, IfMissing::Fail, &raw)?.answer)
     }
 
     /// True if `path` names the file this filter was loaded from (the same file, whatever the

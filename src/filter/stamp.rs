@@ -29,7 +29,10 @@ pub struct Stamp {
     /// The fields to insert, in order, without line endings; `\n` inside one starts a folded
     /// continuation line (written in the message's line ending).
     pub lines: Vec<String>,
-    /// Names of the fields removed first (ASCII case ignored).
+    /// Names of the fields removed first: whole names, ASCII case ignored, never a prefix
+    /// match (a field that merely starts like one stays). A header style's names are its
+    /// prefix and fixed suffixes, and it refuses a prefix that would name another program's
+    /// field (see [`HeaderStyle::new`](crate::filter::policy::HeaderStyle::new)).
     pub owned: Vec<String>,
     /// Put before the text of the message's first `Subject` field.
     pub subject_tag: Option<String>,

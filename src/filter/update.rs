@@ -6,7 +6,7 @@
 use super::{LearnOutcome, SpamFilter, TrainParams};
 use crate::error::Result;
 use crate::label::Label;
-use crate::model_file;
+use crate::model_file::{self, UpdateLock};
 use std::path::Path;
 
 /// What [`update`] does when the model file does not exist.
@@ -47,7 +47,20 @@ pub fn update<T>(
     waiting: impl FnOnce(),
     change: impl FnOnce(&mut SpamFilter) -> Result<(T, bool)>,
 ) -> Result<Updated<T>> {
-    let lock = model_file::lock_for_update_with(path, waiting)?;
+    update_under(
+        model_file::lock_for_update_with(path, waiting)?,
+        if_missing,
+        change,
+    )
+}
+
+/// [`update`] of the model file whose update lock `lock` is (taken by the caller, as it
+/// chose: waiting, or [`model_file::try_lock_for_update`]).
+pub fn update_under<T>(
+    lock: UpdateLock,
+    if_missing: IfMissing<'_>,
+    change: impl FnOnce(&mut SpamFilter) -> Result<(T, bool)>,
+) -> Result<Updated<T>> {
     // The file the lock is for (see `super::journal::learn`).
     let path = &lock.model_path().to_path_buf();
     // Checked under the lock, so a file another writer creates meanwhile is loaded, not lost.
@@ -76,43 +89,33 @@ pub fn update<T>(
     })
 }
 
-/// Learns one message once (see [`SpamFilter::learn`]) into the model file at `path` through
-/// [`update`]: saved only if it changed the filter (a message already learned with this label
-/// saves nothing) or the file was just created.
+/// Learns one message once (see [`SpamFilter::learn`]) into the model file of `lock` through
+/// [`update_under`]: saved only if it changed the filter (a message already learned with this
+/// label saves nothing) or the file was just created.
 pub fn learn(
-    path: &Path,
+    lock: UpdateLock,
     if_missing: IfMissing<'_>,
     raw: &[u8],
     label: Label,
 ) -> Result<Updated<LearnOutcome>> {
-    update(
-        path,
-        if_missing,
-        || {},
-        |filter| {
-            let outcome = filter.learn(raw, label)?;
-            Ok((outcome, outcome != LearnOutcome::AlreadyLearned))
-        },
-    )
+    update_under(lock, if_missing, |filter| {
+        let outcome = filter.learn(raw, label)?;
+        Ok((outcome, outcome != LearnOutcome::AlreadyLearned))
+    })
 }
 
-/// Forgets one message learned before (see [`SpamFilter::unlearn`]) in the model file at
-/// `path` through [`update`]; the answer is the label it was learned as, `None` (and no save
-/// unless the file was just created) if it was not learned.
+/// Forgets one message learned before (see [`SpamFilter::unlearn`]) in the model file of
+/// `lock` through [`update_under`]; the answer is the label it was learned as, `None` (and no
+/// save unless the file was just created) if it was not learned.
 pub fn unlearn(
-    path: &Path,
+    lock: UpdateLock,
     if_missing: IfMissing<'_>,
     raw: &[u8],
 ) -> Result<Updated<Option<Label>>> {
-    update(
-        path,
-        if_missing,
-        || {},
-        |filter| {
-            let label = filter.unlearn(raw)?;
-            Ok((label, label.is_some()))
-        },
-    )
+    update_under(lock, if_missing, |filter| {
+        let label = filter.unlearn(raw)?;
+        Ok((label, label.is_some()))
+    })
 }
 
 #[cfg(test)]

@@ -761,20 +761,8 @@ pub fn lock_for_update_with(
     path: &Path,
     waiting: impl FnOnce(),
 ) -> Result<UpdateLock, ModelFileError> {
-    let path = &followed(path).map_err(|e| ModelFileError::io(path, e))?;
-    // Before the lock file is made beside it: a directory there would leave a stray lock.
-    crate::corpus::regular_file::refuse_irregular_at(path)
-        .map_err(|e| ModelFileError::io(path, e))?;
-    let lock_path = lock_path(path).map_err(|e| ModelFileError::io(path, e))?;
+    let (file, model, lock_path) = open_lock(path)?;
     let io = |e| ModelFileError::io(&lock_path, e);
-    let file = crate::corpus::regular_file::open_regular_with(
-        std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true),
-        &lock_path,
-    )
-    .map_err(io)?;
     match file.try_lock() {
         Ok(()) => {}
         Err(std::fs::TryLockError::WouldBlock) => {
@@ -783,10 +771,39 @@ pub fn lock_for_update_with(
         }
         Err(std::fs::TryLockError::Error(e)) => return Err(io(e)),
     }
-    Ok(UpdateLock {
-        _file: file,
-        model: path.to_path_buf(),
-    })
+    Ok(UpdateLock { _file: file, model })
+}
+
+/// [`lock_for_update`] without waiting: `None`, at once, if another writer holds the lock. For
+/// a long-running front end that must go on with its other work (the daemon sorting new mail,
+/// heeding signals) and try again later, instead of waiting behind a writer that may hold the
+/// lock for minutes (a `spamsort learn` of a whole mailbox).
+pub fn try_lock_for_update(path: &Path) -> Result<Option<UpdateLock>, ModelFileError> {
+    let (file, model, lock_path) = open_lock(path)?;
+    match file.try_lock() {
+        Ok(()) => Ok(Some(UpdateLock { _file: file, model })),
+        Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+        Err(std::fs::TryLockError::Error(e)) => Err(ModelFileError::io(&lock_path, e)),
+    }
+}
+
+/// The lock file of the model file at `path` (see [`lock_for_update`]), opened (created if
+/// missing) but not locked, with the model file it is for and its own path.
+fn open_lock(path: &Path) -> Result<(std::fs::File, PathBuf, PathBuf), ModelFileError> {
+    let path = followed(path).map_err(|e| ModelFileError::io(path, e))?;
+    // Before the lock file is made beside it: a directory there would leave a stray lock.
+    crate::corpus::regular_file::refuse_irregular_at(&path)
+        .map_err(|e| ModelFileError::io(&path, e))?;
+    let lock_path = lock_path(&path).map_err(|e| ModelFileError::io(&path, e))?;
+    let file = crate::corpus::regular_file::open_regular_with(
+        std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true),
+        &lock_path,
+    )
+    .map_err(|e| ModelFileError::io(&lock_path, e))?;
+    Ok((file, path, lock_path))
 }
 
 /// The most symbolic links [`followed`] follows (Linux's own limit).
@@ -1037,6 +1054,18 @@ mod tests {
         assert!(lock_for_update(&dir.path().join("link.spamsort")).is_err());
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
         assert!(lock_for_update(&dir.path().join("mail.locked")).is_ok());
+    }
+
+    #[test]
+    fn trying_the_update_lock_another_writer_holds_gives_none_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.spamsort");
+        let held = lock_for_update(&path).unwrap();
+        assert!(try_lock_for_update(&path).unwrap().is_none());
+        drop(held);
+        let taken = try_lock_for_update(&path).unwrap().unwrap();
+        assert_eq!(taken.model_path(), path);
+        assert!(try_lock_for_update(&path).unwrap().is_none());
     }
 
     #[test]

@@ -1,0 +1,252 @@
+//! `spamsort daemon` when things around it go wrong: the model file locked by another writer
+//! while it learns from moves; odd entries in the inbox's `new/` (names that are not UTF-8,
+//! symbolic links); a message it cannot file; the inbox's `new/` renamed away for a while or
+//! replaced. Nothing is lost, the daemon goes on sorting and heeds signals, and it says
+//! each thing once, not on every pass.
+
+use crate::daemon::{Maildirs, daemon_command, deliver, files_in, start_command, wait_until};
+use crate::util::{TestDir, copy_of_trained_model, sample_class_files};
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::process::Child;
+
+/// A running daemon, killed if a test fails before it stops it (an assertion that fails must
+/// not leave it running).
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if self.0.try_wait().ok().flatten().is_none() {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
+/// Starts the daemon on `dirs` with `extra` flags, logging at debug level into `log`.
+fn start_debug(model: &Path, dirs: &Maildirs, extra: &[&str], log: &Path) -> Running {
+    let mut cmd = daemon_command(model, dirs, extra);
+    cmd.env("SPAMSORT_LOG", "debug");
+    Running(start_command(cmd, log))
+}
+
+/// How many times the log says `what`.
+fn said(log: &Path, what: &str) -> usize {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .matches(what)
+        .count()
+}
+
+/// `n` sample ham messages the trained model does not call spam.
+fn hams(n: usize) -> Vec<Vec<u8>> {
+    let filter = spamsort::SpamFilter::load(crate::util::trained_model()).unwrap();
+    let hams: Vec<Vec<u8>> = sample_class_files("ham")
+        .iter()
+        .map(|f| std::fs::read(f).unwrap())
+        .filter(|m| filter.classify(m).verdict != spamsort::Verdict::Spam)
+        .take(n)
+        .collect();
+    assert_eq!(hams.len(), n);
+    hams
+}
+
+/// Sends SIGTERM and waits until the daemon exits, which must be with success.
+fn sigterm_and_wait_for_exit(daemon: &mut Running) {
+    let pid = rustix::process::Pid::from_raw(daemon.0.id() as i32).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+    let mut status = None;
+    wait_until("the daemon to exit after SIGTERM", || {
+        status = daemon.0.try_wait().unwrap();
+        status.is_some()
+    });
+    assert!(status.unwrap().success(), "{status:?}");
+}
+
+#[test]
+fn learning_from_moves_waits_for_a_locked_model_while_mail_is_sorted_and_sigterm_heeded() {
+    // Learning waited on the model file's update lock: while a long `spamsort learn` held
+    // it, new mail stayed unsorted and SIGTERM went unheeded.
+    let t = TestDir::new();
+    let dirs = Maildirs::new(&t);
+    let model = copy_of_trained_model(&t);
+    let spam = std::fs::read(&crate::util::sample_files()[0]).unwrap();
+    let ham = sample_class_files("ham");
+    let log = t.path().join("log");
+    let mut daemon = start_debug(&model, &dirs, &["--learn-from-moves"], &log);
+    deliver(&dirs.inbox, "1.spam.test", &spam);
+    let filed = dirs.spam.join("new/1.spam.test");
+    wait_until("the message to be filed as spam", || filed.exists());
+    let held = spamsort::model_file::lock_for_update(&model).unwrap();
+    // The user moves it out of spam while another writer holds the model file.
+    std::fs::rename(&filed, dirs.ham.join("cur/1.back.test:2,S")).unwrap();
+    wait_until("learning to be deferred", || {
+        said(&log, "learning from moves deferred") == 1
+    });
+    deliver(&dirs.inbox, "2.ham.test", &std::fs::read(&ham[0]).unwrap());
+    wait_until("new mail to be sorted meanwhile", || {
+        files_in(&dirs.inbox.join("new")).is_empty()
+    });
+    wait_until("learning to be tried again", || {
+        said(&log, "the model file is still locked") >= 2
+    });
+    assert_eq!(said(&log, "learning from moves deferred"), 1, "said once");
+    drop(held);
+    wait_until("the correction to be learned", || {
+        said(&log, "as ham (moved by the user)") == 1
+    });
+    assert_eq!(said(&log, "learning from moves resumed"), 1);
+    // Locked again, a message the user moves into spam waits, and SIGTERM stops the daemon.
+    let held = spamsort::model_file::lock_for_update(&model).unwrap();
+    let moved = dirs.spam.join("cur/3.user.test:2,S");
+    std::fs::write(&moved, std::fs::read(&ham[1]).unwrap()).unwrap();
+    wait_until("learning to be deferred again", || {
+        said(&log, "learning from moves deferred") == 2
+    });
+    sigterm_and_wait_for_exit(&mut daemon);
+    drop(held);
+    assert!(moved.exists() && said(&log, "as spam (moved by the user)") == 0);
+}
+
+#[test]
+fn a_name_that_is_not_utf8_is_sorted_and_a_symbolic_link_is_left_in_place_and_said_once() {
+    // Both were skipped without a word, pass after pass: the message was never sorted.
+    let t = TestDir::new();
+    let dirs = Maildirs::new(&t);
+    let spam = std::fs::read(&crate::util::sample_files()[0]).unwrap();
+    let ham = sample_class_files("ham");
+    let name = OsStr::from_bytes(b"1700000000.M1P1.\xff\xfe.test:2,");
+    let tmp = dirs.inbox.join("tmp").join(name);
+    std::fs::write(&tmp, &spam).unwrap();
+    std::fs::rename(&tmp, dirs.inbox.join("new").join(name)).unwrap();
+    // A link to a message elsewhere: not delivered here, and not to be filed as if it were.
+    let elsewhere = t.write("elsewhere.eml", &spam);
+    let link = dirs.inbox.join("new/1700000001.M2P1.link.test");
+    std::os::unix::fs::symlink(&elsewhere, &link).unwrap();
+    let log = t.path().join("log");
+    let mut daemon = Running(crate::daemon::start(
+        crate::util::trained_model(),
+        &dirs,
+        &[],
+        &log,
+    ));
+    let filed = dirs.spam.join("new").join(name);
+    // Linked into the spam folder first, then gone from the inbox.
+    wait_until("the message to be filed as spam", || {
+        filed.exists() && !dirs.inbox.join("new").join(name).exists()
+    });
+    assert_eq!(std::fs::read(&filed).unwrap(), spam);
+    // More passes: the link is still said once.
+    for (i, file) in ham.iter().take(3).enumerate() {
+        let name = format!("{}.M{i}P3.test", 1_700_000_010 + i);
+        deliver(&dirs.inbox, &name, &std::fs::read(file).unwrap());
+        wait_until("the inbox to hold only the link", || {
+            files_in(&dirs.inbox.join("new")) == [link.clone()]
+        });
+    }
+    crate::daemon::stop(&mut daemon.0, &log);
+    assert_eq!(said(&log, "a symbolic link, not a delivered message"), 1);
+    assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
+    assert_eq!(std::fs::read(&elsewhere).unwrap(), spam);
+    let filed = [&dirs.spam, &dirs.ham].map(|d| files_in(&d.join("new")).len());
+    assert_eq!(filed.iter().sum::<usize>(), 4, "{filed:?}");
+}
+
+#[test]
+fn a_message_it_cannot_file_is_logged_once_and_again_when_the_error_changes() {
+    // It was logged on every pass, for as long as it stayed.
+    let t = TestDir::new();
+    let dirs = Maildirs::new(&t);
+    let log = t.path().join("log");
+    let mut daemon = Running(crate::daemon::start(
+        crate::util::trained_model(),
+        &dirs,
+        &[],
+        &log,
+    ));
+    // The spam folder's new/ becomes a file: nothing can be filed there.
+    let spam_new = dirs.spam.join("new");
+    std::fs::rename(&spam_new, dirs.spam.join("new.away")).unwrap();
+    std::fs::write(&spam_new, b"").unwrap();
+    let spam = std::fs::read(&crate::util::sample_files()[0]).unwrap();
+    deliver(&dirs.inbox, "1.spam.test", &spam);
+    let stuck = || said(&log, "1.spam.test left in the inbox");
+    wait_until("the message to be reported", || stuck() == 1);
+    // More passes, each trying it again: each files a ham message.
+    let ham = hams(6);
+    let mut sent = 0;
+    let mut pass = || {
+        let name = format!("{}.M{sent}P4.test", 1_700_000_100 + sent);
+        deliver(&dirs.inbox, &name, &ham[sent]);
+        sent += 1;
+        let filed = dirs.ham.join("new").join(&name);
+        wait_until("a ham message to be filed", || filed.exists());
+    };
+    (0..3).for_each(|_| pass());
+    // Another error is news.
+    std::fs::remove_file(&spam_new).unwrap();
+    std::os::unix::fs::symlink(t.path().join("nowhere"), &spam_new).unwrap();
+    pass();
+    wait_until("the new error to be reported", || stuck() == 2);
+    pass();
+    // Once the folder is back, it is filed.
+    std::fs::remove_file(&spam_new).unwrap();
+    std::fs::rename(dirs.spam.join("new.away"), &spam_new).unwrap();
+    pass();
+    wait_until("the message to be filed", || {
+        spam_new.join("1.spam.test").exists()
+    });
+    crate::daemon::stop(&mut daemon.0, &log);
+    // The whole log is in (its last line came): each error was said once.
+    assert_eq!(stuck(), 2);
+    assert_eq!(std::fs::read(spam_new.join("1.spam.test")).unwrap(), spam);
+}
+
+#[test]
+fn an_inbox_new_renamed_away_and_back_or_replaced_is_waited_out_and_watched_again() {
+    // The daemon exited when the inbox's new/ was gone for a moment (a backup tool).
+    let t = TestDir::new();
+    let dirs = Maildirs::new(&t);
+    let log = t.path().join("log");
+    // No rescan to fall back on: only watches notice the messages below.
+    let mut daemon = start_debug(
+        crate::util::trained_model(),
+        &dirs,
+        &["--rescan", "3600"],
+        &log,
+    );
+    let ham = hams(2);
+    let new = dirs.inbox.join("new");
+    let watching = || said(&log, &format!("watching {} for changes", new.display()));
+    let away = dirs.inbox.join("new.away");
+    std::fs::rename(&new, &away).unwrap();
+    wait_until("the daemon to say the inbox cannot be read", || {
+        said(&log, "the inbox cannot be read") == 1
+    });
+    assert!(daemon.0.try_wait().unwrap().is_none(), "still running");
+    std::fs::rename(&away, &new).unwrap();
+    wait_until("the daemon to see it back", || {
+        said(&log, "the inbox can be read again") == 1
+    });
+    deliver(&dirs.inbox, "1.M1P5.test", &ham[0]);
+    let filed = dirs.ham.join("new/1.M1P5.test");
+    wait_until("a message delivered after its return to be filed", || {
+        filed.exists()
+    });
+    // Replaced by another directory (restored from a backup): that one is watched.
+    let before = watching();
+    std::fs::rename(&new, dirs.inbox.join("new.old")).unwrap();
+    std::fs::create_dir(dirs.inbox.join("new.restored")).unwrap();
+    std::fs::rename(dirs.inbox.join("new.restored"), &new).unwrap();
+    wait_until("the new directory to be watched", || watching() > before);
+    deliver(&dirs.inbox, "2.M2P5.test", &ham[1]);
+    let filed = dirs.ham.join("new/2.M2P5.test");
+    wait_until(
+        "a message delivered into the new directory to be filed",
+        || filed.exists(),
+    );
+    crate::daemon::stop(&mut daemon.0, &log);
+    assert_eq!(files_in(&dirs.ham.join("new")).len(), 2);
+    assert!(files_in(&new).is_empty());
+}
