@@ -335,8 +335,9 @@ fn patch_of(
 /// operations applied to it and the file saved (compacted, pruned if over its limit; `saved`
 /// is then the filter). A missing file is started empty and changed through [`update`]
 /// ([`IfMissing::StartEmpty`]). `change` returns its answer and whether it changed anything;
-/// nothing is written if not. On any error the file's state is as it was (a torn append is
-/// ignored by every reader).
+/// nothing is written if not. A file whose sections fail their checksums (which no load could
+/// read) is refused before `change` runs. On any error the file's state is as it was (a torn
+/// append is ignored by every reader).
 pub fn learn<T>(
     path: &Path,
     waiting: impl FnOnce(),
@@ -354,6 +355,9 @@ pub fn learn<T>(
     let reader = ModelFileReader::open(path)?;
     // Nothing after the records may be lost, by an append's cut or a compaction's save.
     reader.check_tail()?;
+    // Nor may a learn be acknowledged into a file no load can read (which `patch_of` and the
+    // learned state's sections alone would not show).
+    reader.check_sections().map_err(unreadable)?;
     // Read whole first: the append needs where it ends, and the records are decoded from it.
     let journal = reader.journal()?;
     let (mut store, head) = JournalStore::open(&reader)?;
@@ -406,6 +410,22 @@ pub fn learn<T>(
         reader.append(journal, &payload, &lock)?;
     }
     Ok(updated)
+}
+
+/// The error of a model file whose sections fail their checksums (`damage`), refused by
+/// [`learn`] before it learns anything: what it appended could never be loaded, nor saved by
+/// `spamsort dump`, which loads the file too.
+fn unreadable(damage: ModelFileError) -> ModelFileError {
+    match damage {
+        ModelFileError::Corrupt { path, reason } => ModelFileError::Corrupt {
+            reason: format!(
+                "{reason}; nothing was learned, as no load nor `spamsort dump` could read it \
+                 back: `spamsort restore` a dump made before, or `spamsort train` again"
+            ),
+            path,
+        },
+        other => other,
+    }
 }
 
 /// Rewrites the journal of the model file at `path` with each record's patch as `change`
@@ -625,6 +645,42 @@ pub(crate) mod tests {
             [&bytes[..start], &record[..]].concat()
         );
         assert!(SpamFilter::load(&path).is_err());
+    }
+
+    #[test]
+    fn a_damaged_section_stops_learn_before_it_appends_anything() {
+        // Review: with one damaged byte in its sections (which a load, so `info` and `dump`,
+        // refuses), `learn` appended and acknowledged 16 runs that no load could ever read.
+        let dir = tempfile::tempdir().unwrap();
+        let (path, _) = saved(dir.path());
+        journal_learn(&path, MESSAGES[2].0, Some(Label::Spam));
+        let clean = std::fs::read(&path).unwrap();
+        let reader = ModelFileReader::open(&path).unwrap();
+        let mut start = model_file::header_len(reader.sections());
+        for i in 0..reader.sections() {
+            let len = reader.section_len(i) as usize;
+            for at in [start, start + len / 2, start + len - 1] {
+                let mut damaged = clean.clone();
+                damaged[at] ^= 0x20;
+                std::fs::write(&path, &damaged).unwrap();
+                assert!(SpamFilter::load(&path).is_err(), "byte {at} of section {i}");
+                let learned = learn(
+                    &path,
+                    || {},
+                    |store| {
+                        let outcome = store.learn_once(&tokens(MESSAGES[3].0), Label::Ham, 2)?;
+                        Ok((outcome, true))
+                    },
+                );
+                let err = learned.err().map(|e| e.to_string()).unwrap_or_default();
+                let named = format!("section {i} of {}: checksum mismatch", reader.sections());
+                assert!(err.contains(&named), "byte {at} of section {i}: {err:?}");
+                assert!(err.contains("spamsort restore"), "{err}");
+                assert_eq!(std::fs::read(&path).unwrap(), damaged, "byte {at}: changed");
+            }
+            start += len;
+        }
+        assert_eq!(start, reader.sections_end() as usize);
     }
 
     #[test]
