@@ -2,25 +2,23 @@
 //! on standard input.
 
 use anyhow::Context;
-use spamsort::corpus::{CorpusError, Mailbox};
+use spamsort::corpus::{CorpusError, MAX_MESSAGE_BYTES, Mailbox};
 use spamsort::{Message, Source};
 use std::io::Read;
 use std::path::PathBuf;
 
-/// Every message of every input, in order; unreadable ones as `Err` items.
-pub fn messages(paths: &[PathBuf]) -> anyhow::Result<Vec<Result<Message, CorpusError>>> {
-    let mut out = Vec::new();
-    for path in paths {
-        if path.as_os_str() == "-" {
-            out.push(Ok(Message {
-                bytes: read_stdin()?,
-                source: Source::file("-"),
-            }));
-        } else {
-            out.extend(Mailbox::open(path)?);
-        }
-    }
-    Ok(out)
+/// A lazy stream of messages, one read at a time.
+type Messages = Box<dyn Iterator<Item = Result<Message, CorpusError>> + Send>;
+
+/// Every message of every input, in order, read one at a time as the stream is taken, so
+/// memory holds one message (at most [`MAX_MESSAGE_BYTES`]) however many there are;
+/// unreadable ones, and longer ones, as `Err` items. Every mailbox is opened, and standard
+/// input read (see [`read_stdin`]), before this returns, so a path that cannot be opened fails
+/// before any message is read.
+pub fn messages(
+    paths: &[PathBuf],
+) -> anyhow::Result<impl Iterator<Item = Result<Message, CorpusError>> + Send + use<>> {
+    inputs(paths, None)
 }
 
 /// The first `head` bytes of every message of every input, read lazily, one message at a time,
@@ -31,16 +29,31 @@ pub fn message_heads(
     paths: &[PathBuf],
     head: u64,
 ) -> anyhow::Result<impl Iterator<Item = Result<Message, CorpusError>> + Send + use<>> {
-    let mut inputs: Vec<Box<dyn Iterator<Item = Result<Message, CorpusError>> + Send>> = Vec::new();
+    inputs(paths, Some(head))
+}
+
+/// [`messages`], or with `head` [`message_heads`].
+fn inputs(
+    paths: &[PathBuf],
+    head: Option<u64>,
+) -> anyhow::Result<impl Iterator<Item = Result<Message, CorpusError>> + Send + use<>> {
+    let mut inputs: Vec<Messages> = Vec::new();
     for path in paths {
         if path.as_os_str() == "-" {
-            let message = Message {
-                bytes: read_stdin_head(head)?,
-                source: Source::file("-"),
+            let message = match head {
+                Some(head) => Ok(Message {
+                    bytes: read_stdin_head(head)?,
+                    source: Source::file("-"),
+                }),
+                None => read_stdin()?,
             };
-            inputs.push(Box::new(std::iter::once(Ok(message))));
+            inputs.push(Box::new(std::iter::once(message)));
         } else {
-            inputs.push(Box::new(Mailbox::open(path)?.heads(head)));
+            let mailbox = Mailbox::open(path)?;
+            inputs.push(match head {
+                Some(head) => Box::new(mailbox.heads(head)),
+                None => Box::new(mailbox),
+            });
         }
     }
     Ok(inputs.into_iter().flatten())
@@ -59,14 +72,40 @@ pub fn read_stdin_head(head: u64) -> anyhow::Result<Vec<u8>> {
     Ok(buf)
 }
 
-/// All of standard input.
-pub fn read_stdin() -> anyhow::Result<Vec<u8>> {
-    let mut buf = Vec::new();
-    std::io::stdin()
-        .lock()
-        .read_to_end(&mut buf)
-        .context("reading standard input")?;
-    Ok(buf)
+/// Standard input as one message, at most [`MAX_MESSAGE_BYTES`], as a message file is read: a
+/// longer one is a [`CorpusError::TooLarge`] item naming standard input, read no further than
+/// the byte past the limit (the rest is left unread: draining input without end would never
+/// finish).
+fn read_stdin() -> anyhow::Result<Result<Message, CorpusError>> {
+    let limit = usize::try_from(MAX_MESSAGE_BYTES).unwrap_or(usize::MAX);
+    // A file (`< FILE`) is read into room for all of it, as `corpus::read_regular` reads one:
+    // grown by doubling, a buffer of the limit would take three times it at its peak (with the
+    // smaller ones before it, freed but not yet given back).
+    let len = stdin_file_len().unwrap_or(0);
+    let room = usize::try_from(len)
+        .unwrap_or(limit)
+        .min(limit.saturating_add(1));
+    let mut bytes = Vec::with_capacity(room);
+    if !read_head(&mut std::io::stdin().lock(), limit, &mut bytes)
+        .context("reading standard input")?
+    {
+        return Ok(Err(CorpusError::TooLarge {
+            message: Source::file("standard input"),
+            limit: MAX_MESSAGE_BYTES,
+        }));
+    }
+    Ok(Ok(Message {
+        bytes,
+        source: Source::file("-"),
+    }))
+}
+
+/// The length of standard input if it is a regular file.
+fn stdin_file_len() -> Option<u64> {
+    use std::os::fd::AsFd;
+    let fd = std::io::stdin().as_fd().try_clone_to_owned().ok()?;
+    let meta = std::fs::File::from(fd).metadata().ok()?;
+    meta.is_file().then_some(meta.len())
 }
 
 /// Reads from `reader` into `buf` until the input ends or `buf` holds more than `limit` bytes;

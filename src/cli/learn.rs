@@ -4,6 +4,12 @@
 //! atomically); a missing model file is created empty first (default settings), as
 //! `bogofilter -s` does. A lock file beside the model
 //! serializes concurrent runs, so two `learn`s never lose each other's updates.
+//!
+//! The messages are read one at a time under that lock (standard input before it, at most
+//! `corpus::MAX_MESSAGE_BYTES` as a message file), so a run holds one message's bytes,
+//! whatever the size of its mailboxes; a run is still one journal record or one save, all of
+//! it or none, and what it holds until then is bounded too (see
+//! [`journal::RECORD_MEMORY`]).
 
 use super::args::{HeaderArgs, ModelArgs, VerdictArgs, waiting};
 use super::{ExitStatus, input};
@@ -47,12 +53,13 @@ pub struct LearnArgs {
     headers: HeaderArgs,
 }
 
-/// Learns (or with `unlearn` forgets) every readable message in `store`, as it was before
-/// `filter` marked it in `style` (a subject tag is no evidence), skipping those `right` says
-/// the filter already gets right; returns the counts and whether anything changed.
+/// Learns (or with `unlearn` forgets) every readable message of `messages`, read one at a
+/// time, in `store`, as it was before `filter` marked it in `style` (a subject tag is no
+/// evidence), skipping those `right` says the filter already gets right; returns the counts
+/// and whether anything changed.
 fn learn_all<S: LearnedStore + ?Sized>(
     store: &mut S,
-    messages: &[Result<spamsort::corpus::Message, spamsort::corpus::CorpusError>],
+    messages: impl Iterator<Item = Result<spamsort::corpus::Message, spamsort::corpus::CorpusError>>,
     style: &HeaderStyle,
     label: Label,
     unlearn: bool,
@@ -60,7 +67,7 @@ fn learn_all<S: LearnedStore + ?Sized>(
 ) -> spamsort::Result<(Counts, bool)> {
     let mut counts = Counts::default();
     for item in messages {
-        let Some(message) = input::readable(item, &mut counts.failed) else {
+        let Some(message) = input::readable(&item, &mut counts.failed) else {
             continue;
         };
         let bytes = style.unmarked(&message.bytes);
@@ -114,7 +121,7 @@ pub fn run(args: LearnArgs) -> anyhow::Result<ExitStatus> {
         update(&path, IfMissing::StartEmpty, waiting(&path), |filter| {
             learn_all(
                 filter,
-                &messages,
+                messages,
                 &policy.headers,
                 label,
                 unlearn,
@@ -128,9 +135,10 @@ pub fn run(args: LearnArgs) -> anyhow::Result<ExitStatus> {
             )
         })?
     } else {
-        // Appended to the model file's journal: no model is loaded, the file is not rewritten.
+        // Appended to the model file's journal: no model is loaded, the file is not rewritten
+        // (unless the run outgrows the journal).
         journal::learn(&path, waiting(&path), |store| {
-            learn_all(store, &messages, &policy.headers, label, unlearn, |_, _| {
+            learn_all(store, messages, &policy.headers, label, unlearn, |_, _| {
                 Ok(false)
             })
         })?
