@@ -228,16 +228,22 @@ mod tests {
         assert!(scanned(&mut tracker).is_empty());
     }
 
+    /// Maildirs `spam` and `ham` in `dir`.
+    fn spam_and_ham(dir: &Path) -> (PathBuf, PathBuf) {
+        let (spam, ham) = (dir.join("spam"), dir.join("ham"));
+        for sub in ["new", "cur", "tmp"] {
+            std::fs::create_dir_all(spam.join(sub)).unwrap();
+            std::fs::create_dir_all(ham.join(sub)).unwrap();
+        }
+        (spam, ham)
+    }
+
     #[test]
     fn messages_gone_from_every_folder_are_forgotten() {
         // The map of places kept every message ever seen, so it grew for good; and a spam the
         // user deleted, delivered again later and filed as ham, was learned as ham.
         let dir = tempfile::tempdir().unwrap();
-        let (spam, ham) = (dir.path().join("spam"), dir.path().join("ham"));
-        for sub in ["new", "cur", "tmp"] {
-            std::fs::create_dir_all(spam.join(sub)).unwrap();
-            std::fs::create_dir_all(ham.join(sub)).unwrap();
-        }
+        let (spam, ham) = spam_and_ham(dir.path());
         let folders = [(spam.clone(), Place::Spam), (ham.clone(), Place::Ham)];
         let mut tracker = MoveTracker::new(&folders, HeaderStyle::default());
         let message = b"Subject: cheap\n\nbuy now\n";
@@ -269,11 +275,7 @@ mod tests {
         // Its messages were forgotten while it could not be read, and when it was back, every
         // one in the spam folder was taken for one moved there and learned as spam.
         let dir = tempfile::tempdir().unwrap();
-        let (spam, ham) = (dir.path().join("spam"), dir.path().join("ham"));
-        for sub in ["new", "cur", "tmp"] {
-            std::fs::create_dir_all(spam.join(sub)).unwrap();
-            std::fs::create_dir_all(ham.join(sub)).unwrap();
-        }
+        let (spam, ham) = spam_and_ham(dir.path());
         std::fs::write(spam.join("cur/1.a:2,S"), b"Subject: 1\n\n1\n").unwrap();
         std::fs::write(ham.join("cur/2.b:2,S"), b"Subject: 2\n\n2\n").unwrap();
         let folders = [(spam.clone(), Place::Spam), (ham.clone(), Place::Ham)];
@@ -291,11 +293,7 @@ mod tests {
     #[test]
     fn a_correction_stays_queued_until_done_and_follows_its_message() {
         let dir = tempfile::tempdir().unwrap();
-        let (spam, ham) = (dir.path().join("spam"), dir.path().join("ham"));
-        for sub in ["new", "cur", "tmp"] {
-            std::fs::create_dir_all(spam.join(sub)).unwrap();
-            std::fs::create_dir_all(ham.join(sub)).unwrap();
-        }
+        let (spam, ham) = spam_and_ham(dir.path());
         let folders = [(spam.clone(), Place::Spam), (ham.clone(), Place::Ham)];
         let mut tracker = MoveTracker::new(&folders, HeaderStyle::default());
         std::fs::write(spam.join("new/1.a"), b"Subject: 1\n\n1\n").unwrap();
