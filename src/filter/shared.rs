@@ -84,7 +84,7 @@ impl SharedFilter {
     /// header style marked it ([`HeaderStyle::unmarked`](super::policy::HeaderStyle::unmarked)),
     /// and saves the model file
     /// atomically through [`update`], as `spamsort learn` does: under the file's
-    /// [`UpdateLock`](crate::model_file::UpdateLock), starting from the file as it is on disk,
+    /// [`UpdateLock`], starting from the file as it is on disk,
     /// so no update by another writer is lost. A message already learned with this label saves
     /// nothing.
     pub fn learn(&self, raw: &[u8], label: Label) -> Result<LearnOutcome> {

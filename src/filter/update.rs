@@ -36,7 +36,7 @@ pub struct Updated<T> {
     pub saved: Option<SpamFilter>,
 }
 
-/// Changes the model file at `path`: takes its [`UpdateLock`](model_file::UpdateLock)
+/// Changes the model file at `path`: takes its [`UpdateLock`]
 /// (calling `waiting` once if another writer holds it), loads the file as it is on disk (or,
 /// if it does not exist, what `if_missing` says), applies `change`, and saves atomically if
 /// `change` says it changed something or the file was just created. `change` returns its
