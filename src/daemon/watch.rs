@@ -127,16 +127,22 @@ mod tests {
         rx.recv_timeout(Duration::from_secs(60)).is_ok()
     }
 
-    #[test]
-    fn a_directory_renamed_away_and_replaced_is_watched_again() {
-        let dir = tempfile::tempdir().unwrap();
-        let new = dir.path().join("inbox/new");
+    /// `DIR/inbox/new`, made and watched, with the receiver of its change notices.
+    fn watched_inbox_new(dir: &Path) -> (PathBuf, Watches, mpsc::Receiver<()>) {
+        let new = dir.join("inbox/new");
         std::fs::create_dir_all(&new).unwrap();
         let (tx, rx) = mpsc::channel();
-        let mut watches = Watches::new(vec![new.clone()], move || {
+        let watches = Watches::new(vec![new.clone()], move || {
             let _ = tx.send(());
         })
         .unwrap();
+        (new, watches, rx)
+    }
+
+    #[test]
+    fn a_directory_renamed_away_and_replaced_is_watched_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let (new, mut watches, rx) = watched_inbox_new(dir.path());
         std::fs::write(new.join("1"), "x").unwrap();
         assert!(noticed(&rx));
         // Renamed away: its parent is watched, and its return is noticed.
@@ -158,13 +164,7 @@ mod tests {
         // Seen missing, back before the parent's watch was made: no notice comes of its
         // return, so the watches must be checked against the disk again.
         let dir = tempfile::tempdir().unwrap();
-        let new = dir.path().join("inbox/new");
-        std::fs::create_dir_all(&new).unwrap();
-        let (tx, rx) = mpsc::channel();
-        let mut watches = Watches::new(vec![new.clone()], move || {
-            let _ = tx.send(());
-        })
-        .unwrap();
+        let (new, mut watches, rx) = watched_inbox_new(dir.path());
         std::fs::rename(&new, dir.path().join("inbox/away")).unwrap();
         let seen_missing = watches.wanted();
         std::fs::create_dir(&new).unwrap();
