@@ -473,6 +473,8 @@ impl Daemon {
                     self.again_soon = true;
                     tracing::debug!("{name} {e}");
                 }
+                // Gone from new/: said once.
+                (_, Err(e)) if deliver::is_taken_by_reader(&e) => tracing::info!("{name} {e}"),
                 // Said once, and again when the error changes or after it was filed: a message
                 // that cannot be filed (its target not writable) is tried on every pass.
                 (_, Err(e)) if self.notices.is_news(&p.name, Topic::Filing, &e.to_string()) => {
