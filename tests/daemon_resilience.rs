@@ -39,6 +39,16 @@ fn said(log: &Path, what: &str) -> usize {
         .count()
 }
 
+/// A test's directory, its maildirs (separate folders), a copy of the trained model there,
+/// and a message the model calls spam.
+fn maildirs_model_and_spam() -> (TestDir, Maildirs, std::path::PathBuf, Vec<u8>) {
+    let t = TestDir::new();
+    let dirs = Maildirs::new(&t);
+    let model = copy_of_trained_model(&t);
+    let spam = std::fs::read(&crate::util::sample_files()[0]).unwrap();
+    (t, dirs, model, spam)
+}
+
 /// `n` sample ham messages the trained model does not call spam.
 fn hams(n: usize) -> Vec<Vec<u8>> {
     let filter = spamsort::SpamFilter::load(crate::util::trained_model()).unwrap();
@@ -68,10 +78,7 @@ fn sigterm_and_wait_for_exit(daemon: &mut Running) {
 fn learning_from_moves_waits_for_a_locked_model_while_mail_is_sorted_and_sigterm_heeded() {
     // Learning waited on the model file's update lock: while a long `spamsort learn` held
     // it, new mail stayed unsorted and SIGTERM went unheeded.
-    let t = TestDir::new();
-    let dirs = Maildirs::new(&t);
-    let model = copy_of_trained_model(&t);
-    let spam = std::fs::read(&crate::util::sample_files()[0]).unwrap();
+    let (t, dirs, model, spam) = maildirs_model_and_spam();
     let ham = sample_class_files("ham");
     let log = t.path().join("log");
     let mut daemon = start_debug(&model, &dirs, &["--learn-from-moves"], &log);
@@ -308,10 +315,7 @@ fn a_message_it_cannot_take_from_the_inbox_is_left_there_unfiled_and_said_once()
     // It was linked (or copied) into its target and then could not be removed from the
     // inbox: logged as filed, and as not removed, on every pass, and once the model changed its
     // mind, filed into a second folder too (three copies).
-    let t = TestDir::new();
-    let dirs = Maildirs::new(&t);
-    let model = copy_of_trained_model(&t);
-    let spam = std::fs::read(&crate::util::sample_files()[0]).unwrap();
+    let (t, dirs, model, spam) = maildirs_model_and_spam();
     let name = "1.spam.test";
     deliver(&dirs.inbox, name, &spam);
     let inbox_new = dirs.inbox.join("new");

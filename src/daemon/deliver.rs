@@ -540,17 +540,26 @@ pub fn sync_dir(dir: &Path) -> std::io::Result<()> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use std::os::unix::fs::MetadataExt;
 
-    #[test]
-    fn link_and_copy_moves_keep_names_modes_and_bytes() {
+    /// A temporary directory holding two new maildirs, the inbox `inbox` and the target
+    /// `target` (paths below it), and their paths.
+    pub(in crate::daemon) fn maildirs(
+        inbox: &str,
+        target: &str,
+    ) -> (tempfile::TempDir, PathBuf, PathBuf) {
         let dir = tempfile::tempdir().unwrap();
-        let inbox = dir.path().join("inbox");
-        let target = dir.path().join("deep/spam");
+        let (inbox, target) = (dir.path().join(inbox), dir.path().join(target));
         create_maildir(&inbox).unwrap();
         create_maildir(&target).unwrap();
+        (dir, inbox, target)
+    }
+
+    #[test]
+    fn link_and_copy_moves_keep_names_modes_and_bytes() {
+        let (_dir, inbox, target) = maildirs("inbox", "deep/spam");
         assert_eq!(std::fs::metadata(&target).unwrap().mode() & 0o777, 0o700);
         let names = ["1.a.host", "2.b.host:2,S", "3.c.host"];
         for (i, n) in names.iter().enumerate() {
@@ -594,10 +603,7 @@ mod tests {
 
     #[test]
     fn a_copy_of_a_message_still_being_written_is_not_filed_and_the_message_stays() {
-        let dir = tempfile::tempdir().unwrap();
-        let (inbox, target) = (dir.path().join("inbox"), dir.path().join("spam"));
-        create_maildir(&inbox).unwrap();
-        create_maildir(&target).unwrap();
+        let (_dir, inbox, target) = maildirs("inbox", "spam");
         let source = inbox.join("new/1.a.host");
         std::fs::write(&source, "Subject: 1\n\nfirst half\n").unwrap();
         let age = |secs| {
@@ -662,10 +668,7 @@ mod tests {
 
     #[test]
     fn a_message_an_earlier_pass_placed_is_not_filed_again_under_another_name() {
-        let dir = tempfile::tempdir().unwrap();
-        let (inbox, target) = (dir.path().join("inbox"), dir.path().join("spam"));
-        create_maildir(&inbox).unwrap();
-        create_maildir(&target).unwrap();
+        let (_dir, inbox, target) = maildirs("inbox", "spam");
         let (link, copy) = (inbox.join("new/1.a.host"), inbox.join("new/2.b.host"));
         for (path, text) in [
             (&link, "Subject: 1\n\nbody\n"),
@@ -728,10 +731,7 @@ mod tests {
         // Regression: a reader that marked the message seen (renamed it into cur/) after the
         // marked copy was linked into the target and before the daemon removed the inbox entry
         // kept the original in cur/, and the copy stayed in the target: two copies.
-        let dir = tempfile::tempdir().unwrap();
-        let (inbox, target) = (dir.path().join("M"), dir.path().join("spam"));
-        create_maildir(&inbox).unwrap();
-        create_maildir(&target).unwrap();
+        let (_dir, inbox, target) = maildirs("M", "spam");
         for link in [false, true] {
             let name = if link { "2.b.host" } else { "1.a.host" };
             let source = inbox.join("new").join(name);
@@ -764,10 +764,7 @@ mod tests {
 
     #[test]
     fn a_message_a_reader_took_first_is_not_filed_and_one_that_fails_is_given_back() {
-        let dir = tempfile::tempdir().unwrap();
-        let (inbox, target) = (dir.path().join("M"), dir.path().join("spam"));
-        create_maildir(&inbox).unwrap();
-        create_maildir(&target).unwrap();
+        let (dir, inbox, target) = maildirs("M", "spam");
         let copy = |name: &str| Move {
             source: inbox.join("new").join(name),
             name: name.into(),
@@ -807,10 +804,7 @@ mod tests {
 
     #[test]
     fn a_copy_of_a_message_with_a_name_of_250_bytes_is_filed() {
-        let dir = tempfile::tempdir().unwrap();
-        let (inbox, target) = (dir.path().join("inbox"), dir.path().join("spam"));
-        create_maildir(&inbox).unwrap();
-        create_maildir(&target).unwrap();
+        let (_dir, inbox, target) = maildirs("inbox", "spam");
         let name = format!("1.{}.host", "x".repeat(243));
         assert_eq!(name.len(), 250);
         std::fs::write(inbox.join("new").join(&name), "Subject: 1\n\nbody\n").unwrap();

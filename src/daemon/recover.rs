@@ -81,14 +81,7 @@ pub fn recover(
         let entry = entry?;
         let (path, name) = (entry.path(), entry.file_name());
         if has_copy(&path, name.as_bytes()) {
-            match std::fs::remove_file(&path) {
-                Ok(()) => done.finished += 1,
-                Err(e) => tracing::warn!(
-                    "{} is filed, but its copy held in {} cannot be removed: {e}",
-                    Shown(&name),
-                    held.display()
-                ),
-            }
+            done.finished += usize::from(remove_inbox_copy(&path, &name));
             continue;
         }
         match put_back(&path, &inbox_new, &name) {
@@ -105,23 +98,32 @@ pub fn recover(
     for entry in std::fs::read_dir(&inbox_new)? {
         let entry = entry?;
         let (path, name) = (entry.path(), entry.file_name());
-        if !has_copy(&path, name.as_bytes()) {
-            continue;
-        }
-        match std::fs::remove_file(&path) {
-            Ok(()) => done.finished += 1,
-            // Left in both places: the sort says again why it cannot take it from new/.
-            Err(e) => tracing::warn!(
-                "{} is filed, but cannot be removed from {}: {e}: it is in both places",
-                Shown(&name),
-                inbox_new.display()
-            ),
+        if has_copy(&path, name.as_bytes()) {
+            done.finished += usize::from(remove_inbox_copy(&path, &name));
         }
     }
     if done != Recovery::default() {
         super::deliver::sync_dir(&inbox_new)?;
     }
     Ok(done)
+}
+
+/// Removes `path`, the inbox's copy (in `new/` or held) of the message `name` that is filed
+/// in a target; true if it is gone. One that cannot be removed is said and left: the message
+/// is in both places until it can be (a copy in `new/` is sorted again, and the sort says why
+/// it cannot take it from there).
+fn remove_inbox_copy(path: &Path, name: &std::ffi::OsStr) -> bool {
+    match std::fs::remove_file(path) {
+        Ok(()) => true,
+        Err(e) => {
+            tracing::warn!(
+                "{} is filed, but its copy {} cannot be removed: {e}: it is in both places",
+                Shown(name),
+                path.display()
+            );
+            false
+        }
+    }
 }
 
 /// A file name's unique part, without info suffix or clash mark.
@@ -155,6 +157,7 @@ fn same_message(inbox: &Path, filed: &Path, style: &HeaderStyle) -> bool {
 mod tests {
     use super::*;
     use crate::daemon::deliver::create_maildir;
+    use crate::daemon::deliver::tests::maildirs;
 
     #[test]
     fn interrupted_moves_are_finished_or_rolled_back() {
@@ -212,11 +215,7 @@ mod tests {
 
     #[test]
     fn messages_held_after_they_were_taken_are_finished_or_put_back() {
-        let dir = tempfile::tempdir().unwrap();
-        let (inbox, spam) = (dir.path().join("in"), dir.path().join("spam"));
-        for m in [&inbox, &spam] {
-            create_maildir(m).unwrap();
-        }
+        let (_dir, inbox, spam) = maildirs("in", "spam");
         let held = taken_dir(&inbox.join("new"));
         std::fs::create_dir(&held).unwrap();
         let write = |p: PathBuf, b: &str| std::fs::write(p, b).unwrap();
@@ -248,11 +247,7 @@ mod tests {
 
     #[test]
     fn an_interrupted_move_of_a_message_whose_name_is_not_utf8_is_finished() {
-        let dir = tempfile::tempdir().unwrap();
-        let (inbox, spam) = (dir.path().join("in"), dir.path().join("spam"));
-        for m in [&inbox, &spam] {
-            create_maildir(m).unwrap();
-        }
+        let (_dir, inbox, spam) = maildirs("in", "spam");
         let name = std::ffi::OsStr::from_bytes(b"1.\xff.x");
         let source = inbox.join("new").join(name);
         std::fs::write(&source, "Subject: a\n\n1\n").unwrap();
@@ -272,11 +267,7 @@ mod tests {
 
     #[test]
     fn copy_marked_with_a_header_prefix_and_subject_tag_is_known_as_the_inbox_message() {
-        let dir = tempfile::tempdir().unwrap();
-        let (inbox, spam) = (dir.path().join("in"), dir.path().join("spam"));
-        for m in [&inbox, &spam] {
-            create_maildir(m).unwrap();
-        }
+        let (_dir, inbox, spam) = maildirs("in", "spam");
         let style = HeaderStyle::new("X-Spamsort-", Some("[spam]"), true).unwrap();
         // An upstream SpamAssassin's fields are part of the message, on both sides.
         let original = "X-Spam-Flag: NO\nSubject: cheap\n\n1\n";
