@@ -259,10 +259,12 @@ fn crash_and_kill_loop(
             cmd.env(CRASH_POINT_VAR, format!("{stage}:{name}"));
             let mut daemon = start_command(cmd, log);
             // It exits at the crash point, unless the message is lost before it gets there.
+            let held = dirs.inbox.join("tmp/spamsort-taken").join(name);
             let present = || {
-                [&dirs.inbox, &dirs.spam]
-                    .iter()
-                    .any(|d| d.join("new").join(name).exists())
+                held.exists()
+                    || [&dirs.inbox, &dirs.spam]
+                        .iter()
+                        .any(|d| d.join("new").join(name).exists())
             };
             let mut status = None;
             wait_until("the crash point", || {
@@ -276,13 +278,14 @@ fn crash_and_kill_loop(
             }
             let status = status.unwrap();
             assert_eq!(status.signal(), Some(6), "aborted at {name}: {status:?}");
-            // Caught in the middle: in both places, or half-written in the target's tmp/.
+            // Caught in the middle: taken from the inbox's new/ and held, and filed or
+            // half-written in the target's tmp/.
             let half = match *stage {
                 "placed" => dirs.spam.join("new").join(name),
                 _ => dirs.spam.join("tmp").join(format!("spamsort.{name}")),
             };
             assert!(half.exists(), "{} after the crash", half.display());
-            assert!(dirs.inbox.join("new").join(name).exists());
+            assert!(held.exists() && !dirs.inbox.join("new").join(name).exists());
             crashed = Some(*stage);
             continue;
         }

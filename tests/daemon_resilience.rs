@@ -39,6 +39,16 @@ fn said(log: &Path, what: &str) -> usize {
         .count()
 }
 
+/// A test's directory, its maildirs (separate folders), a copy of the trained model there,
+/// and a message the model calls spam.
+fn maildirs_model_and_spam() -> (TestDir, Maildirs, std::path::PathBuf, Vec<u8>) {
+    let t = TestDir::new();
+    let dirs = Maildirs::new(&t);
+    let model = copy_of_trained_model(&t);
+    let spam = std::fs::read(&crate::util::sample_files()[0]).unwrap();
+    (t, dirs, model, spam)
+}
+
 /// `n` sample ham messages the trained model does not call spam.
 fn hams(n: usize) -> Vec<Vec<u8>> {
     let filter = spamsort::SpamFilter::load(crate::util::trained_model()).unwrap();
@@ -68,10 +78,7 @@ fn sigterm_and_wait_for_exit(daemon: &mut Running) {
 fn learning_from_moves_waits_for_a_locked_model_while_mail_is_sorted_and_sigterm_heeded() {
     // Learning waited on the model file's update lock: while a long `spamsort learn` held
     // it, new mail stayed unsorted and SIGTERM went unheeded.
-    let t = TestDir::new();
-    let dirs = Maildirs::new(&t);
-    let model = copy_of_trained_model(&t);
-    let spam = std::fs::read(&crate::util::sample_files()[0]).unwrap();
+    let (t, dirs, model, spam) = maildirs_model_and_spam();
     let ham = sample_class_files("ham");
     let log = t.path().join("log");
     let mut daemon = start_debug(&model, &dirs, &["--learn-from-moves"], &log);
@@ -249,4 +256,114 @@ fn an_inbox_new_renamed_away_and_back_or_replaced_is_waited_out_and_watched_agai
     crate::daemon::stop(&mut daemon.0, &log);
     assert_eq!(files_in(&dirs.ham.join("new")).len(), 2);
     assert!(files_in(&new).is_empty());
+}
+
+/// A directory whose entries cannot be removed or renamed, as an inbox `new/` the daemon may
+/// not change: the append-only attribute as root (whom permissions do not stop), no write
+/// permission otherwise. Undone on drop.
+struct Unremovable {
+    dir: std::path::PathBuf,
+    attribute: bool,
+}
+
+impl Unremovable {
+    /// Makes `dir`, holding the file `probe`, so; `None` where that cannot be done here (no
+    /// `chattr`, or a file system without the attribute).
+    fn new(dir: &Path, probe: &str) -> Option<Unremovable> {
+        use std::os::unix::fs::PermissionsExt;
+        let attribute = rustix::process::geteuid().is_root();
+        let made = if attribute {
+            std::process::Command::new("chattr")
+                .arg("+a")
+                .arg(dir)
+                .status()
+                .is_ok_and(|s| s.success())
+        } else {
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o555)).is_ok()
+        };
+        let guard = made.then(|| Unremovable {
+            dir: dir.to_path_buf(),
+            attribute,
+        })?;
+        let (from, to) = (dir.join(probe), dir.join(format!("{probe}.moved")));
+        match std::fs::rename(&from, &to) {
+            Err(_) => Some(guard),
+            Ok(()) => {
+                std::fs::rename(&to, &from).unwrap();
+                None
+            }
+        }
+    }
+}
+
+impl Drop for Unremovable {
+    fn drop(&mut self) {
+        use std::os::unix::fs::PermissionsExt;
+        if self.attribute {
+            let _ = std::process::Command::new("chattr")
+                .arg("-a")
+                .arg(&self.dir)
+                .status();
+        } else {
+            let _ = std::fs::set_permissions(&self.dir, std::fs::Permissions::from_mode(0o700));
+        }
+    }
+}
+
+#[test]
+fn a_message_it_cannot_take_from_the_inbox_is_left_there_unfiled_and_said_once() {
+    // It was linked (or copied) into its target and then could not be removed from the
+    // inbox: logged as filed, and as not removed, on every pass, and once the model changed its
+    // mind, filed into a second folder too (three copies).
+    let (t, dirs, model, spam) = maildirs_model_and_spam();
+    let name = "1.spam.test";
+    deliver(&dirs.inbox, name, &spam);
+    let inbox_new = dirs.inbox.join("new");
+    let Some(locked) = Unremovable::new(&inbox_new, name) else {
+        eprintln!("SKIPPED: cannot make a directory whose entries cannot be removed here");
+        return;
+    };
+    let log = t.path().join("log");
+    let extra = ["--add-headers", "--rescan", "1"];
+    let mut daemon = start_debug(&model, &dirs, &extra, &log);
+    let passes = || said(&log, &format!(" {name} "));
+    wait_until("three passes over the message", || passes() >= 3);
+    // The model changes its mind about it.
+    crate::util::spamsort()
+        .args(["learn", "--ham", "--model"])
+        .arg(&model)
+        .arg(crate::util::sample_files()[0].as_path())
+        .assert()
+        .success();
+    let pid = rustix::process::Pid::from_raw(daemon.0.id() as i32).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::HUP).unwrap();
+    wait_until("the model to be reloaded", || {
+        said(&log, "model reloaded") == 1
+    });
+    let before = passes();
+    wait_until("two more passes", || passes() >= before + 2);
+    sigterm_and_wait_for_exit(&mut daemon);
+    drop(locked);
+    let filed: Vec<_> = [&dirs.spam, &dirs.ham]
+        .iter()
+        .flat_map(|d| ["new", "cur"].map(|s| files_in(&d.join(s))))
+        .flatten()
+        .collect();
+    assert!(
+        filed.is_empty(),
+        "filed although it stayed in the inbox: {filed:?}"
+    );
+    assert_eq!(std::fs::read(inbox_new.join(name)).unwrap(), spam);
+    assert!(files_in(&dirs.inbox.join("tmp")).is_empty());
+    let text = std::fs::read_to_string(&log).unwrap();
+    let said_left = text
+        .lines()
+        .filter(|l| l.contains("ERROR") && l.contains(&format!("{name} left in the inbox")))
+        .count();
+    assert_eq!(said_left, 1, "said once: {text}");
+    assert!(
+        text.contains("cannot take it from the inbox's new/"),
+        "{text}"
+    );
+    assert_eq!(said(&log, "filed but"), 0, "{text}");
 }

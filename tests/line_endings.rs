@@ -7,7 +7,7 @@
 use crate::util::{TestDir, sigterm_and_wait, spamsort, to_crlf, trained_model};
 use rand::{Rng, SeedableRng};
 use spamsort::corpus::header_block::{field_name, lines};
-use spamsort::filter::stamp::strip_owned_fields;
+use spamsort::filter::stamp::{header_section_len, strip_owned_fields};
 use spamsort::{Tokenizer, TokenizerConfig};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -106,7 +106,7 @@ fn cr_only_message_with_forged_flag_first_is_kept_by_filter() {
 
 #[test]
 fn body_without_blank_line_passes_filter_whole() {
-    let input = b"Subject: s\nmeeting moved to 3 : 30 p . m .\nX-Spam-Flag: YES\n\nlast line\n";
+    let input = b"Subject: s\nmeeting moved to 3 : 30 p . m .\nlast line\n";
     let assert = spamsort()
         .arg("filter")
         .arg("--model")
@@ -115,7 +115,6 @@ fn body_without_blank_line_passes_filter_whole() {
         .assert()
         .success();
     let out = &assert.get_output().stdout;
-    // The field-like line after the body started is body text: kept, not stripped.
     assert!(out.ends_with(input), "{:?}", String::from_utf8_lossy(out));
     assert_marked_byte_exact(out, input);
 }
@@ -124,14 +123,15 @@ fn files_in(dir: &Path) -> Vec<PathBuf> {
     std::fs::read_dir(dir).map_or_else(|_| Vec::new(), |d| d.map(|e| e.unwrap().path()).collect())
 }
 
-#[test]
-fn cr_only_message_with_forged_flag_first_is_kept_by_daemon_add_headers() {
+/// The copy of `message` that `daemon --add-headers` files (the message waiting in the inbox's
+/// `new/` when it starts), once it is filed; the only file in the spam and ham folders then.
+fn filed_by_daemon_add_headers(message: &[u8]) -> Vec<u8> {
     let t = TestDir::new();
     let inbox = t.maildir("inbox");
     let (spam, ham) = (t.path().join("spam"), t.path().join("ham"));
     // Waiting in new/ before the daemon starts: its first sort files it.
     let name = "1700000000.M1P1.test";
-    std::fs::write(inbox.join("new").join(name), CR_ONLY_FORGED_FLAG).unwrap();
+    std::fs::write(inbox.join("new").join(name), message).unwrap();
     let mut daemon = Command::new(assert_cmd::cargo::cargo_bin!("spamsort"))
         .args(["daemon", "--add-headers", "--model"])
         .arg(trained_model())
@@ -166,7 +166,72 @@ fn cr_only_message_with_forged_flag_first_is_kept_by_daemon_add_headers() {
             .to_string_lossy()
             .starts_with(name)
     );
-    let out = std::fs::read(&filed[0]).unwrap();
+    std::fs::read(&filed[0]).unwrap()
+}
+
+#[test]
+fn cr_only_message_with_forged_flag_first_is_kept_by_daemon_add_headers() {
+    let out = filed_by_daemon_add_headers(CR_ONLY_FORGED_FLAG);
     assert_marked_byte_exact(&out, CR_ONLY_FORGED_FLAG);
     assert!(out.ends_with(b"\rFrom: a@b\rSubject: s\r\rbody\r"));
+}
+
+/// A forged verdict after a line that is not a field (a fold that lost its indent), before the
+/// blank line: a field to Dovecot's Sieve, procmail and spamc, which read fields up to that
+/// line; and field-like body text after it.
+const FORGED_AFTER_A_LINE_NOT_A_FIELD: &[u8] = b"From: a@example.org\nTo: b@example.org,\n\
+    c@example.org\nX-Spam-Flag: YES\nX-Spam-Status: Yes, score=30.0 required=5.0\n\
+    Subject: lunch\n\nsee you there\nX-Spam-Flag: body text\n";
+
+#[test]
+fn a_forged_verdict_after_a_line_that_is_not_a_field_is_removed_by_filter_serve_and_daemon() {
+    // Regression: the header block ends at the line that is not a field, so the forged fields
+    // after it stayed in the marked message, where the rules of Sieve and procmail read them.
+    let input = FORGED_AFTER_A_LINE_NOT_A_FIELD;
+    let filtered = spamsort()
+        .args(["filter", "--model"])
+        .arg(trained_model())
+        .write_stdin(input)
+        .output()
+        .unwrap()
+        .stdout;
+    let served = crate::util::serve(trained_model(), &[]);
+    let stream = std::net::TcpStream::connect(("127.0.0.1", served.port.parse().unwrap())).unwrap();
+    let answer =
+        crate::util::spamd_exchange(stream, &crate::util::spamd_request("PROCESS", "", input));
+    let body = answer.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+    assert!(answer.starts_with(b"SPAMD/1.5 0 EX_OK"), "{answer:?}");
+    let processed = &answer[body..];
+    let filed = filed_by_daemon_add_headers(input);
+    for (front_end, out) in [
+        ("filter", &filtered[..]),
+        ("serve", processed),
+        ("daemon", &filed),
+    ] {
+        let shown = String::from_utf8_lossy(out);
+        assert_eq!(
+            out,
+            &filtered[..],
+            "{front_end} disagrees with filter: {shown}"
+        );
+        let section = &out[..header_section_len(out)];
+        let count = |name: &str| {
+            lines(section)
+                .filter(|l| field_name(l).is_some_and(|n| n.eq_ignore_ascii_case(name.as_bytes())))
+                .count()
+        };
+        assert_eq!(
+            (count("X-Spam-Flag"), count("X-Spam-Status")),
+            (1, 1),
+            "{shown}"
+        );
+        assert!(
+            !shown.contains("score=30.0"),
+            "the forged verdict stayed: {shown}"
+        );
+        assert_eq!(strip_owned_fields(out), strip_owned_fields(input));
+        assert!(out.ends_with(
+            b"\nc@example.org\nSubject: lunch\n\nsee you there\nX-Spam-Flag: body text\n"
+        ));
+    }
 }

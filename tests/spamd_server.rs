@@ -824,3 +824,71 @@ fn zlib_bomb_and_compressed_oversize_are_refused_never_answered_compressed() {
     );
     assert!(answer.starts_with(b"SPAMD/1.5 76 "));
 }
+
+#[test]
+fn tells_of_new_users_past_the_cap_on_user_model_files_are_refused_and_make_nothing() {
+    // Regression: each TELL of a new user name made a copy of the shared model (and a lock
+    // file), without end: clients naming ever new users could fill the disk.
+    let t = TestDir::new();
+    let model = copy_of_trained_model(&t);
+    let users = t.path().join("users");
+    std::fs::create_dir(&users).unwrap();
+    let template = users.join("%u.spamsort");
+    let config = ServerConfig {
+        allow_tell: true,
+        user_models: Some(spamsort::spamd::UserModels::new(template.to_str().unwrap()).unwrap()),
+        max_user_models: 3,
+        ..ServerConfig::default()
+    };
+    let server = start(&model, config);
+    let ham = std::fs::read(sample_files().last().unwrap()).unwrap();
+    let tell = |user: &str, class: &str| {
+        let mut r = format!(
+            "TELL SPAMC/1.5\r\nContent-length: {}\r\nUser: {user}\r\nMessage-class: {class}\r\n\
+             Set: local\r\n\r\n",
+            ham.len()
+        )
+        .into_bytes();
+        r.extend_from_slice(&ham);
+        split(&exchange(&server, &r)).0
+    };
+    // Eight new users at once: three files are made, whatever the order.
+    let statuses: Vec<String> = std::thread::scope(|s| {
+        let told: Vec<_> = (0..8)
+            .map(|i| s.spawn(move || tell(&format!("user{i}"), "spam")))
+            .collect();
+        told.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let ok = statuses
+        .iter()
+        .filter(|s| *s == "SPAMD/1.5 0 EX_OK")
+        .count();
+    let refused = statuses
+        .iter()
+        .filter(|s| s.starts_with("SPAMD/1.5 73 ") && s.contains("--max-user-models 3"))
+        .count();
+    assert_eq!((ok, refused), (3, 5), "{statuses:?}");
+    let mut made: Vec<String> = std::fs::read_dir(&users)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    made.sort();
+    assert_eq!(made.len(), 6, "three models and their locks: {made:?}");
+    let first = made
+        .iter()
+        .find_map(|n| n.strip_suffix(".spamsort"))
+        .unwrap();
+    // A user with a file still learns, and one refused is still answered (shared model).
+    assert_eq!(tell(first, "ham"), "SPAMD/1.5 0 EX_OK");
+    let refused_user = (0..8)
+        .map(|i| format!("user{i}"))
+        .find(|u| !users.join(format!("{u}.spamsort")).exists())
+        .unwrap();
+    let check = format!(
+        "CHECK SPAMC/1.5\r\nContent-length: {}\r\nUser: {refused_user}\r\n\r\n",
+        ham.len()
+    );
+    let answer = exchange(&server, &[check.as_bytes(), &ham].concat());
+    assert_eq!(split(&answer).0, "SPAMD/1.5 0 EX_OK");
+    assert_eq!(std::fs::read_dir(&users).unwrap().count(), 6);
+}

@@ -58,6 +58,11 @@ pub struct ServeArgs {
     /// 64 bytes are refused.
     #[arg(long, value_name = "TEMPLATE", value_parser = |s: &str| UserModels::new(s))]
     user_models: Option<UserModels>,
+    /// The most per-user model files --user-models may hold: a TELL that would make one more
+    /// is refused (EX_CANTCREAT, 73), so clients naming ever new users cannot fill the disk.
+    /// Each file takes at most the model file's size limit (32 MiB by default).
+    #[arg(long, value_name = "N", default_value_t = spamsort::spamd::DEFAULT_MAX_USER_MODELS)]
+    max_user_models: usize,
     /// Directory where a PROCESS message over --max-size is held (an unlinked file) while it
     /// arrives, to be returned unchanged. Put it on disk: a /tmp that is memory (tmpfs) would
     /// hold it in memory [default: /var/tmp, or the system's temporary directory without one]
@@ -100,6 +105,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitStatus> {
             timeout: Duration::from_secs(args.timeout),
             allow_tell: args.allow_tell,
             user_models: args.user_models,
+            max_user_models: args.max_user_models,
             spool_dir: args.spool_dir.unwrap_or_else(default_spool_dir),
             max_spool: args.max_spool,
         },

@@ -8,8 +8,14 @@
 //! ASCII without spaces or colon, then `:`, with the obsolete white space before the colon
 //! allowed, RFC 5322 4.5.3) or continuations (starting with a space or tab). The body starts
 //! after the blank line that ends the block or, when a message lacks that line, at the first
-//! line that is neither a field nor a continuation, as Python's email package and most mail
-//! readers treat it.
+//! line that is neither a field nor a continuation, as Python's email package treats it.
+//!
+//! Other readers take every line up to the first blank line as header, whatever it holds:
+//! Dovecot (so Sieve rules and IMAP searches) reads a line without a colon as a field named by
+//! the whole line and goes on, procmail and maildrop match their header rules up to the blank
+//! line, and spamc splits header from body there. A field after a non-field line is a field to
+//! them: [`HeaderBlock::section_end`] is where their header section ends, which is what a
+//! writer that must leave no forged field behind (X-Spam-* stamping) works on.
 
 /// Where the scanned parts of a message lie; every offset is into the scanned bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,6 +82,27 @@ impl HeaderBlock {
     /// A blank line separates the header block from the body.
     pub fn has_separator(&self) -> bool {
         self.body_start > self.fields_end
+    }
+
+    /// Where the header section of `message` (the bytes this block was scanned from) ends for
+    /// readers that take every line up to the first blank line as header (see the module
+    /// docs): the start of that blank line, or the end of `message` if it has none. The same as
+    /// `fields_end` unless a line that is neither a field nor a continuation comes before the
+    /// blank line. With it, whether bytes after `message` cannot move it, as `terminated`
+    /// says: false when `message` ran out first.
+    pub fn section_end(&self, message: &[u8]) -> (usize, bool) {
+        if self.has_separator() || self.fields_end == message.len() {
+            return (self.fields_end, self.terminated);
+        }
+        let mut start = self.fields_end;
+        while start < message.len() {
+            let end = line_end(message, start);
+            if is_blank(&message[start..end]) {
+                return (start, ends_certainly(message, end));
+            }
+            start = end;
+        }
+        (message.len(), false)
     }
 }
 
@@ -210,6 +237,24 @@ mod tests {
         assert_eq!(HeaderBlock::scan(b"From a b").envelope_end, 0);
         let b = HeaderBlock::scan(b"Subject: only");
         assert_eq!((b.fields_end, b.body_start, b.terminated), (13, 13, false));
+    }
+
+    #[test]
+    fn the_section_runs_to_the_first_blank_line_past_lines_that_are_not_fields() {
+        let section = |m: &[u8]| HeaderBlock::scan(m).section_end(m);
+        assert_eq!(section(b"A: 1\n\nbody"), (5, true));
+        assert_eq!(section(b"A: 1\nnot a field\nB: 2\n\nbody\n\n"), (22, true));
+        assert_eq!(
+            section(b"A: 1\r\nnot a field\r\nB: 2\r\n\r\nbody"),
+            (25, true)
+        );
+        assert_eq!(section(b"A: 1\rnot a field\r\rbody"), (17, true));
+        // No blank line: the whole message; and a prefix is certain only past its blank line.
+        assert_eq!(section(b"A: 1\nnot a field\nB: 2\n"), (22, false));
+        assert_eq!(section(b"A: 1\nnot a field\r"), (17, false));
+        assert_eq!(section(b"A: 1\nnot a field\n\r"), (17, false));
+        assert_eq!(section(b"A: 1"), (4, false));
+        assert_eq!(section(b""), (0, false));
     }
 
     #[test]

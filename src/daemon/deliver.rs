@@ -1,12 +1,24 @@
-//! Filing messages from the inbox into target maildirs so that none is ever lost: each
-//! message is first made complete in its target's `new/` (a hard link, or a copy written to
-//! `tmp/`, fsynced and linked into place), the target directories are fsynced, and only then are
-//! the inbox entries removed and the inbox directory fsynced. A crash in between leaves a
-//! message in both places, never in none; `recover.rs` finishes such moves on restart.
+//! Filing messages from the inbox into target maildirs so that each ends up in exactly one
+//! place and none is ever lost.
 //!
-//! Hard links instead of `rename` because a link never replaces an existing file: a name
-//! already taken in the target (maildir names are unique, so this is a repeat of an interrupted
-//! move or a real clash) is detected instead of silently overwriting a message.
+//! A move first *takes* the message from the inbox's `new/`: one rename into the daemon's own
+//! directory [`TAKEN_DIR`] under the inbox's `tmp/` (same file system, never read by mail
+//! readers, never cleaned by them: Dovecot skips directories there). That rename is the one
+//! moment that decides who has the message. A mail reader that renamed it first (marked it
+//! seen into `cur/`, moved it to another folder, deleted it) keeps it as it left it and nothing
+//! is filed ([`is_taken_by_reader`]); a reader that comes after finds it gone, as after any
+//! move. Only then is the message made complete in its target's `new/` (a hard link, or a copy
+//! written to `tmp/`, fsynced and linked into place), the target directories are fsynced, and
+//! the taken names are removed. Whatever fails after the take (the copy, the fsync, a message
+//! that changed while it was copied) takes the copy back out of the target and puts the
+//! message back into `new/`, so a message is filed or left in the inbox, never both: a message
+//! that cannot be taken from `new/` (a directory the daemon may not change) is never filed.
+//! A crash in between leaves a message taken, and maybe complete in its target too:
+//! `recover.rs` puts it back into `new/` or finishes the move at the next start.
+//!
+//! Hard links instead of `rename` into the targets because a link never replaces an existing
+//! file: a name already taken in the target (maildir names are unique, so this is a repeat of
+//! an interrupted move or a real clash) is detected instead of silently overwriting a message.
 
 use crate::corpus::file_id;
 use std::ffi::{OsStr, OsString};
@@ -38,11 +50,12 @@ pub struct CrashPoint {
 /// Where in a move a [`CrashPoint`] aborts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum CrashStage {
-    /// `written`: the copy is complete in the target's `tmp/`, not yet linked into `new/`
-    /// (only moves with added headers write copies). The restart rolls it back.
+    /// `written`: the message is taken from the inbox and its copy complete in the target's
+    /// `tmp/`, not yet linked into `new/` (only moves with added headers write copies). The
+    /// restart rolls it back: the message goes back into the inbox's `new/`.
     Written,
-    /// `placed`: the batch holding the message is durable in its targets, the inbox entries
-    /// not yet removed. The restart finishes the moves.
+    /// `placed`: the batch holding the message is durable in its targets, the messages taken
+    /// from the inbox not yet removed from [`TAKEN_DIR`]. The restart finishes the moves.
     Placed,
 }
 
@@ -127,10 +140,10 @@ pub fn is_not_yet(e: &std::io::Error) -> bool {
 }
 
 /// What a message file in the inbox was when it was read: its length (the bytes read) and
-/// modification time. A copy is filed only if the source is still so when the inbox entry is
-/// about to be removed: a message written straight into `new/` (a `cp` or a `mv` from another
-/// file system, instead of through `tmp/`) may have been read half written, and removing the
-/// entry would lose the rest, which its writer goes on writing into the unlinked file.
+/// modification time. A copy is filed only if the taken message is still so when it is about
+/// to be removed: a message written straight into `new/` (a `cp` or a `mv` from another file
+/// system, instead of through `tmp/`) may have been read half written, and removing it would
+/// lose the rest, which its writer goes on writing into the unlinked file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Source {
     len: u64,
@@ -162,90 +175,240 @@ impl Source {
     }
 }
 
+/// The directory under the inbox's `tmp/` where the daemon holds the messages it has taken
+/// from `new/` while it files them (see the module docs). Made for a batch and removed once
+/// empty; anything left in it (by a crash) is put back or finished by `recover.rs`.
+pub const TAKEN_DIR: &str = "spamsort-taken";
+
+/// Where the messages taken from the inbox whose `new/` is `inbox_new` are held.
+pub fn taken_dir(inbox_new: &Path) -> PathBuf {
+    inbox_new.with_file_name("tmp").join(TAKEN_DIR)
+}
+
+/// The cause of a move's error when another program (a mail reader) renamed or deleted the
+/// message in the inbox's `new/` before the daemon took it: nothing was filed, and the message
+/// is wherever that program put it.
+#[derive(Debug)]
+struct TakenByReader;
+
+impl std::fmt::Display for TakenByReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(
+            "renamed or deleted by another program (a mail reader) before it was filed: not \
+             filed, left as that program left it",
+        )
+    }
+}
+
+impl std::error::Error for TakenByReader {}
+
+/// True for the error of a move whose message another program took from the inbox's `new/`
+/// first (see the module docs): the message was not filed, and is not in the inbox's `new/`.
+pub fn is_taken_by_reader(e: &std::io::Error) -> bool {
+    e.get_ref().is_some_and(|inner| inner.is::<TakenByReader>())
+}
+
 /// Files a batch of moves (see the module docs). Returns, per move, where the message now is,
-/// or the error that left it in the inbox. `crash` is the test-only [`CrashPoint`].
+/// or the error that left it in the inbox's `new/` (or with the program that took it first,
+/// [`is_taken_by_reader`]). `crash` is the test-only [`CrashPoint`].
 pub fn file_batch(
     moves: &[Move],
     inbox_new: &Path,
     crash: Option<&CrashPoint>,
 ) -> Vec<std::io::Result<PathBuf>> {
-    let mut placed: Vec<std::io::Result<Placed>> = moves.iter().map(|m| place(m, crash)).collect();
+    file_batch_with(moves, inbox_new, crash, &mut |_| {})
+}
+
+/// A message taken from the inbox and placed in its target, not yet durable there.
+struct Filed {
+    /// Where the message is held meanwhile (in [`TAKEN_DIR`]).
+    taken: PathBuf,
+    placed: Placed,
+}
+
+/// [`file_batch`], calling `meanwhile` with each move as soon as its message is placed in its
+/// target: where a test plays a mail reader acting in the middle of a move.
+fn file_batch_with(
+    moves: &[Move],
+    inbox_new: &Path,
+    crash: Option<&CrashPoint>,
+    meanwhile: &mut dyn FnMut(&Move),
+) -> Vec<std::io::Result<PathBuf>> {
+    if moves.is_empty() {
+        return Vec::new();
+    }
+    let held = taken_dir(inbox_new);
+    if let Err(e) = make_taken_dir(&held) {
+        let why =
+            |e: &std::io::Error| std::io::Error::new(e.kind(), format!("{}: {e}", held.display()));
+        return moves.iter().map(|_| Err(why(&e))).collect();
+    }
+    let mut filed: Vec<std::io::Result<Filed>> = moves
+        .iter()
+        .map(|m| {
+            let taken = take(m, &held)?;
+            match place(m, &taken, crash) {
+                Ok(placed) => {
+                    meanwhile(m);
+                    Ok(Filed { taken, placed })
+                }
+                Err(e) => Err(give_back(m, &taken, None, e)),
+            }
+        })
+        .collect();
     let mut targets: Vec<&Path> = moves.iter().map(|m| m.target.as_path()).collect();
     targets.sort();
     targets.dedup();
     for t in targets {
         if let Err(e) = sync_dir(&t.join("new")) {
-            // Not durable in the target: leave those messages in the inbox too.
-            for (m, r) in moves.iter().zip(&mut placed) {
-                if m.target == t && r.is_ok() {
-                    *r = Err(std::io::Error::new(e.kind(), e.to_string()));
+            // Not durable in the target: those messages go back to the inbox.
+            for (m, r) in moves.iter().zip(&mut filed) {
+                if m.target == t
+                    && let Ok(f) = r
+                {
+                    let why = std::io::Error::new(e.kind(), e.to_string());
+                    *r = Err(give_back(m, &f.taken, Some(&f.placed.path), why));
                 }
             }
         }
     }
-    for (m, r) in moves.iter().zip(&placed) {
+    for (m, r) in moves.iter().zip(&filed) {
         if r.is_ok() {
             CrashPoint::reached(crash, CrashStage::Placed, &m.name);
         }
     }
-    for (m, r) in moves.iter().zip(&mut placed) {
-        if let Ok(Placed {
-            path,
-            copied: Some(read),
-        }) = r
-            && !read.unchanged(&m.source)
-        {
-            // Changed since it was read (still being written): the copy goes, the message stays
-            // for the next pass.
-            let _ = std::fs::remove_file(&*path);
-            *r = Err(std::io::Error::other(
-                "it changed while it was filed (still being written?): left for the next pass",
-            ));
-        }
-        let Ok(placed) = r else { continue };
-        match std::fs::remove_file(&m.source) {
-            Ok(()) => {}
-            // A mail reader renamed it into cur/ meanwhile (marked it seen): that name is
-            // the filed message itself (a link), not a second copy.
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                remove_seen_twin(inbox_new, &m.name, &placed.path);
+    let results = moves
+        .iter()
+        .zip(filed)
+        .map(|(m, r)| {
+            let f = r?;
+            if let Some(read) = f.placed.copied
+                && !read.unchanged(&f.taken)
+            {
+                // Changed since it was read (still being written): the copy goes, the message
+                // goes back for the next pass.
+                let why = std::io::Error::other(
+                    "it changed while it was filed (still being written?): left for the next pass",
+                );
+                return Err(give_back(m, &f.taken, Some(&f.placed.path), why));
             }
-            // Filed, but the inbox copy stays: recovery removes it on the next start.
-            Err(e) => tracing::warn!(
-                "{}: filed but not removed from the inbox: {e}",
-                m.source.display()
-            ),
-        }
-    }
+            if let Err(e) = std::fs::remove_file(&f.taken) {
+                // Filed; the held name goes at the next start (recovery finds the copy).
+                tracing::warn!(
+                    "{}: filed, but its taken copy {} could not be removed (the next start \
+                     removes it): {e}",
+                    m.source.display(),
+                    f.taken.display()
+                );
+            }
+            Ok(f.placed.path)
+        })
+        .collect();
+    // Fails while it holds a message that could not be put back: recovery's to finish.
+    let _ = std::fs::remove_dir(&held);
     let _ = sync_dir(inbox_new);
-    placed.into_iter().map(|r| r.map(|p| p.path)).collect()
+    results
 }
 
-/// Removes the inbox's `cur/` entry that a mail reader made of the message `name` from
-/// `new/` (its unique part, with the reader's `:2,FLAGS`) while it was filed to `filed`, if it
-/// is the same file as `filed` (a hard link: nothing is lost); without it the message would be
-/// in both folders, and with learning from moves, taken for one the user moved back.
-fn remove_seen_twin(inbox_new: &Path, name: &OsStr, filed: &Path) {
-    let Some(cur) = inbox_new.parent().map(|inbox| inbox.join("cur")) else {
-        return;
-    };
-    let unique = unique_part(name.as_bytes());
-    let Ok(entries) = std::fs::read_dir(&cur) else {
-        return;
-    };
-    let Some(ours) = file_id(filed) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let file_name = entry.file_name();
-        let twin = unique_part(file_name.as_bytes()) == unique;
-        if twin
-            && file_id(&entry.path()) == Some(ours)
-            && std::fs::remove_file(entry.path()).is_ok()
-        {
-            let _ = sync_dir(&cur);
-        }
+/// Makes [`TAKEN_DIR`] at `held` (and the inbox's `tmp/` if that went missing; mode 0700)
+/// unless it is there, durably: a message renamed into it must not vanish with it in a crash.
+fn make_taken_dir(held: &Path) -> std::io::Result<()> {
+    if held.is_dir() {
+        return Ok(());
     }
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(held)?;
+    for dir in held.ancestors().skip(1).take(2) {
+        sync_dir(dir)?;
+    }
+    Ok(())
+}
+
+/// Takes `m`'s message from the inbox's `new/` into `held` under its own name (see the module
+/// docs). Fails with a [`TakenByReader`] cause if another program had it first; never
+/// replaces a message held already (one a failure could not put back).
+fn take(m: &Move, held: &Path) -> std::io::Result<PathBuf> {
+    if m.content.is_some() && m.read.is_some_and(|r| r.fresh()) {
+        return Err(not_yet());
+    }
+    let taken = held.join(&m.name);
+    match std::fs::symlink_metadata(&taken) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Ok(_) => {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::AlreadyExists,
+                format!(
+                    "a message of this name is held in {} already (the next start puts it back)",
+                    taken.display()
+                ),
+            ));
+        }
+        Err(e) => return Err(e),
+    }
+    match std::fs::rename(&m.source, &taken) {
+        Ok(()) => Ok(taken),
+        Err(e)
+            if e.kind() == std::io::ErrorKind::NotFound
+                && std::fs::symlink_metadata(&m.source).is_err() =>
+        {
+            Err(std::io::Error::other(TakenByReader))
+        }
+        Err(e) => Err(std::io::Error::new(
+            e.kind(),
+            format!("cannot take it from the inbox's new/: {e}"),
+        )),
+    }
+}
+
+/// Undoes `m` after its message was taken to `taken`: removes what was `placed` in the target
+/// (if anything: the message's own link or copy) and puts the message back into the inbox's
+/// `new/`. Returns `why`, the error that stopped the move, saying also what could not be
+/// undone (a copy a reader of the target took meanwhile stays: two copies; a message that
+/// cannot be put back stays held until the next start puts it back).
+fn give_back(m: &Move, taken: &Path, placed: Option<&Path>, why: std::io::Error) -> std::io::Error {
+    let mut said = why.to_string();
+    if let Some(path) = placed
+        && let Err(e) = std::fs::remove_file(path)
+    {
+        said.push_str(&format!(
+            "; its copy {} could not be taken back ({e}), so the message is in two places",
+            path.display()
+        ));
+    }
+    let Some(inbox_new) = m.source.parent() else {
+        return std::io::Error::new(why.kind(), said);
+    };
+    if let Err(e) = put_back(taken, inbox_new, &m.name) {
+        said.push_str(&format!(
+            "; it could not be put back into the inbox's new/ ({e}): it is held in {} until \
+             the next start puts it back",
+            taken.display()
+        ));
+    }
+    std::io::Error::new(why.kind(), said)
+}
+
+/// Puts the message held at `taken` back into `inbox_new` under `name`, or a clash-free
+/// variant of it if another file has that name; never replaces a file (a hard link, then the
+/// held name removed). Returns where it is now.
+pub(super) fn put_back(taken: &Path, inbox_new: &Path, name: &OsStr) -> std::io::Result<PathBuf> {
+    for attempt in 0u32..1000 {
+        let dest = inbox_new.join(variant(name, attempt));
+        match std::fs::hard_link(taken, &dest) {
+            Ok(()) => {}
+            // Put back before, its held name not removed.
+            Err(e)
+                if e.kind() == std::io::ErrorKind::AlreadyExists
+                    && file_id(&dest).is_some_and(|id| file_id(taken) == Some(id)) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+        std::fs::remove_file(taken)?;
+        return Ok(dest);
+    }
+    Err(std::io::Error::other("no free name in the inbox's new/"))
 }
 
 /// Where [`place`] put a message, and for a copy, the source it was made from.
@@ -254,17 +417,15 @@ struct Placed {
     copied: Option<Source>,
 }
 
-/// Puts one message into its target's `new/` under its own name (or a clash-free variant).
-fn place(m: &Move, crash: Option<&CrashPoint>) -> std::io::Result<Placed> {
-    if m.content.is_some() && m.read.is_some_and(|r| r.fresh()) {
-        return Err(not_yet());
-    }
+/// Puts `m`'s message, taken to `taken`, into its target's `new/` under its own name (or a
+/// clash-free variant).
+fn place(m: &Move, taken: &Path, crash: Option<&CrashPoint>) -> std::io::Result<Placed> {
     let new = m.target.join("new");
     for attempt in 0u32.. {
         let dest = new.join(variant(&m.name, attempt));
         let linked = match &m.content {
-            None => std::fs::hard_link(&m.source, &dest),
-            Some(bytes) => write_via_tmp(m, bytes, &dest, crash),
+            None => std::fs::hard_link(taken, &dest),
+            Some(bytes) => write_via_tmp(m, taken, bytes, &dest, crash),
         };
         match linked {
             Ok(()) => {
@@ -273,9 +434,9 @@ fn place(m: &Move, crash: Option<&CrashPoint>) -> std::io::Result<Placed> {
                     copied: m.content.as_ref().and(m.read),
                 });
             }
-            // Placed by an earlier pass that could not remove the inbox entry or make the
-            // target durable: that copy serves, instead of one more under another name.
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && holds(&dest, m) => {
+            // Placed by an earlier move that a crash interrupted: that copy serves, instead of
+            // one more under another name.
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && holds(&dest, m, taken) => {
                 return Ok(Placed {
                     path: dest,
                     copied: m.content.as_ref().and(m.read),
@@ -284,20 +445,17 @@ fn place(m: &Move, crash: Option<&CrashPoint>) -> std::io::Result<Placed> {
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 1000 => {}
             Err(e) if e.kind() == std::io::ErrorKind::CrossesDevices && m.content.is_none() => {
                 // Another file system: a copy, read as the inbox's readers read (bounded).
-                let before = std::fs::metadata(&m.source)?;
-                let bytes =
-                    crate::corpus::read_regular(&m.source, crate::corpus::MAX_MESSAGE_BYTES)?;
+                let before = std::fs::metadata(taken)?;
+                let bytes = crate::corpus::read_regular(taken, crate::corpus::MAX_MESSAGE_BYTES)?;
                 let read = Some(Source::of(&before, &bytes)?);
-                return place(
-                    &Move {
-                        source: m.source.clone(),
-                        name: m.name.clone(),
-                        target: m.target.clone(),
-                        content: Some(bytes),
-                        read,
-                    },
-                    crash,
-                );
+                let copy = Move {
+                    source: m.source.clone(),
+                    name: m.name.clone(),
+                    target: m.target.clone(),
+                    content: Some(bytes),
+                    read,
+                };
+                return place(&copy, taken, crash);
             }
             Err(e) => return Err(e),
         }
@@ -305,11 +463,11 @@ fn place(m: &Move, crash: Option<&CrashPoint>) -> std::io::Result<Placed> {
     unreachable!("the loop returns")
 }
 
-/// True if `dest` already is what [`place`] would make of `m`: the source itself (a link), or
-/// a file of the same bytes (a copy).
-fn holds(dest: &Path, m: &Move) -> bool {
+/// True if `dest` already is what [`place`] would make of `m`, taken to `taken`: that file
+/// itself (a link), or a file of the same bytes (a copy).
+fn holds(dest: &Path, m: &Move, taken: &Path) -> bool {
     match &m.content {
-        None => file_id(dest).is_some_and(|id| file_id(&m.source) == Some(id)),
+        None => file_id(dest).is_some_and(|id| file_id(taken) == Some(id)),
         Some(bytes) => {
             let limit = bytes.len() as u64;
             crate::corpus::read_regular(dest, limit).is_ok_and(|held| held == *bytes)
@@ -336,15 +494,16 @@ fn variant(name: &OsStr, attempt: u32) -> OsString {
     OsString::from_vec([unique, mark.as_bytes(), info].concat())
 }
 
-/// Writes `bytes` to `m`'s target's `tmp/` with the source's permission bits, fsyncs, and
-/// links the result to `dest` (failing if `dest` exists).
+/// Writes `bytes` to `m`'s target's `tmp/` with the permission bits of `taken` (the message
+/// taken from the inbox), fsyncs, and links the result to `dest` (failing if `dest` exists).
 fn write_via_tmp(
     m: &Move,
+    taken: &Path,
     bytes: &[u8],
     dest: &Path,
     crash: Option<&CrashPoint>,
 ) -> std::io::Result<()> {
-    let mode = std::fs::metadata(&m.source)?.permissions().mode() & 0o777;
+    let mode = std::fs::metadata(taken)?.permissions().mode() & 0o777;
     let tmp = m.target.join("tmp").join(tmp_name(&m.name));
     let _ = std::fs::remove_file(&tmp);
     let result = (|| {
@@ -381,17 +540,26 @@ pub fn sync_dir(dir: &Path) -> std::io::Result<()> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use std::os::unix::fs::MetadataExt;
 
-    #[test]
-    fn link_and_copy_moves_keep_names_modes_and_bytes() {
+    /// A temporary directory holding two new maildirs, the inbox `inbox` and the target
+    /// `target` (paths below it), and their paths.
+    pub(in crate::daemon) fn maildirs(
+        inbox: &str,
+        target: &str,
+    ) -> (tempfile::TempDir, PathBuf, PathBuf) {
         let dir = tempfile::tempdir().unwrap();
-        let inbox = dir.path().join("inbox");
-        let target = dir.path().join("deep/spam");
+        let (inbox, target) = (dir.path().join(inbox), dir.path().join(target));
         create_maildir(&inbox).unwrap();
         create_maildir(&target).unwrap();
+        (dir, inbox, target)
+    }
+
+    #[test]
+    fn link_and_copy_moves_keep_names_modes_and_bytes() {
+        let (_dir, inbox, target) = maildirs("inbox", "deep/spam");
         assert_eq!(std::fs::metadata(&target).unwrap().mode() & 0o777, 0o700);
         let names = ["1.a.host", "2.b.host:2,S", "3.c.host"];
         for (i, n) in names.iter().enumerate() {
@@ -435,10 +603,7 @@ mod tests {
 
     #[test]
     fn a_copy_of_a_message_still_being_written_is_not_filed_and_the_message_stays() {
-        let dir = tempfile::tempdir().unwrap();
-        let (inbox, target) = (dir.path().join("inbox"), dir.path().join("spam"));
-        create_maildir(&inbox).unwrap();
-        create_maildir(&target).unwrap();
+        let (_dir, inbox, target) = maildirs("inbox", "spam");
         let source = inbox.join("new/1.a.host");
         std::fs::write(&source, "Subject: 1\n\nfirst half\n").unwrap();
         let age = |secs| {
@@ -503,10 +668,7 @@ mod tests {
 
     #[test]
     fn a_message_an_earlier_pass_placed_is_not_filed_again_under_another_name() {
-        let dir = tempfile::tempdir().unwrap();
-        let (inbox, target) = (dir.path().join("inbox"), dir.path().join("spam"));
-        create_maildir(&inbox).unwrap();
-        create_maildir(&target).unwrap();
+        let (_dir, inbox, target) = maildirs("inbox", "spam");
         let (link, copy) = (inbox.join("new/1.a.host"), inbox.join("new/2.b.host"));
         for (path, text) in [
             (&link, "Subject: 1\n\nbody\n"),
@@ -545,35 +707,104 @@ mod tests {
         assert!(!link.exists() && !copy.exists());
     }
 
+    /// Every file under the maildirs `roots` (their `new/`, `cur/` and `tmp/`, and the daemon's
+    /// own directories there), with its bytes.
+    fn all_files(roots: &[&Path]) -> Vec<(PathBuf, Vec<u8>)> {
+        let mut out = Vec::new();
+        let mut dirs: Vec<PathBuf> = roots.iter().map(|r| r.to_path_buf()).collect();
+        while let Some(dir) = dirs.pop() {
+            for e in std::fs::read_dir(&dir).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    dirs.push(p);
+                } else {
+                    out.push((p.clone(), std::fs::read(&p).unwrap()));
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+
     #[test]
-    fn a_reader_marking_a_message_seen_while_it_is_filed_leaves_no_second_copy() {
-        let dir = tempfile::tempdir().unwrap();
-        let (inbox, target) = (dir.path().join("M"), dir.path().join("M/.Junk"));
-        create_maildir(&inbox).unwrap();
-        create_maildir(&target).unwrap();
-        let source = inbox.join("new/1.a.host");
-        std::fs::write(&source, "Subject: 1\n\nbody\n").unwrap();
-        let filed = target.join("new/1.a.host");
-        std::fs::hard_link(&source, &filed).unwrap();
-        // The reader's rename, between the link and the daemon's unlink.
-        std::fs::rename(&source, inbox.join("cur/1.a.host:2,S")).unwrap();
-        // Another message of a name that starts alike, and one of the same name but other bytes.
-        std::fs::write(inbox.join("cur/1.a.hostx:2,S"), "other").unwrap();
-        remove_seen_twin(&inbox.join("new"), "1.a.host".as_ref(), &filed);
-        assert!(!inbox.join("cur/1.a.host:2,S").exists());
-        assert!(inbox.join("cur/1.a.hostx:2,S").exists());
-        assert_eq!(std::fs::read(&filed).unwrap(), b"Subject: 1\n\nbody\n");
-        std::fs::write(inbox.join("cur/1.a.host:2,S"), "a different message").unwrap();
-        remove_seen_twin(&inbox.join("new"), "1.a.host".as_ref(), &filed);
+    fn a_reader_renaming_a_message_while_its_marked_copy_is_filed_leaves_one_copy() {
+        // Regression: a reader that marked the message seen (renamed it into cur/) after the
+        // marked copy was linked into the target and before the daemon removed the inbox entry
+        // kept the original in cur/, and the copy stayed in the target: two copies.
+        let (_dir, inbox, target) = maildirs("M", "spam");
+        for link in [false, true] {
+            let name = if link { "2.b.host" } else { "1.a.host" };
+            let source = inbox.join("new").join(name);
+            let original = format!("Subject: {name}\n\nbody\n").into_bytes();
+            std::fs::write(&source, &original).unwrap();
+            let m = Move {
+                source: source.clone(),
+                name: name.into(),
+                target: target.clone(),
+                content: (!link).then(|| [&b"X-Spam-Flag: YES\n"[..], &original].concat()),
+                read: None,
+            };
+            let seen = inbox.join("cur").join(format!("{name}:2,S"));
+            let mut reader = |_: &Move| {
+                // What a reader does; it finds the message gone if the daemon has it.
+                let _ = std::fs::rename(&source, &seen);
+            };
+            let placed = file_batch_with(&[m], &inbox.join("new"), None, &mut reader);
+            let copies: Vec<_> = all_files(&[&inbox, &target])
+                .into_iter()
+                .filter(|(_, bytes)| bytes.ends_with(&original))
+                .collect();
+            assert_eq!(copies.len(), 1, "{placed:?}: {copies:?}");
+            let filed = target.join("new").join(name);
+            assert_eq!(placed[0].as_ref().ok(), Some(&filed), "{placed:?}");
+            assert_eq!(copies[0].0, filed);
+            assert!(!seen.exists() && !source.exists());
+        }
+    }
+
+    #[test]
+    fn a_message_a_reader_took_first_is_not_filed_and_one_that_fails_is_given_back() {
+        let (dir, inbox, target) = maildirs("M", "spam");
+        let copy = |name: &str| Move {
+            source: inbox.join("new").join(name),
+            name: name.into(),
+            target: target.clone(),
+            content: Some(b"X-Spam-Flag: YES\nSubject: 1\n\nbody\n".to_vec()),
+            read: None,
+        };
+        // Read and classified, then marked seen by a reader before the daemon takes it.
+        std::fs::write(inbox.join("cur/1.a.host:2,S"), "Subject: 1\n\nbody\n").unwrap();
+        // A message whose copy cannot be placed: its target's new/ is a file.
+        std::fs::write(inbox.join("new/2.b.host"), "Subject: 2\n\nbody\n").unwrap();
+        let other = dir.path().join("other");
+        create_maildir(&other).unwrap();
+        std::fs::remove_dir(other.join("new")).unwrap();
+        std::fs::write(other.join("new"), "").unwrap();
+        let stuck = Move {
+            target: other.clone(),
+            ..copy("2.b.host")
+        };
+        let placed = file_batch(&[copy("1.a.host"), stuck], &inbox.join("new"), None);
+        assert!(
+            placed[0].as_ref().is_err_and(is_taken_by_reader),
+            "{placed:?}"
+        );
+        assert!(
+            placed[1].as_ref().is_err_and(|e| !is_taken_by_reader(e)),
+            "{placed:?}"
+        );
+        assert_eq!(std::fs::read_dir(target.join("new")).unwrap().count(), 0);
         assert!(inbox.join("cur/1.a.host:2,S").exists());
+        assert_eq!(
+            std::fs::read(inbox.join("new/2.b.host")).unwrap(),
+            b"Subject: 2\n\nbody\n"
+        );
+        assert_eq!(std::fs::read_dir(inbox.join("tmp")).unwrap().count(), 0);
     }
 
     #[test]
     fn a_copy_of_a_message_with_a_name_of_250_bytes_is_filed() {
-        let dir = tempfile::tempdir().unwrap();
-        let (inbox, target) = (dir.path().join("inbox"), dir.path().join("spam"));
-        create_maildir(&inbox).unwrap();
-        create_maildir(&target).unwrap();
+        let (_dir, inbox, target) = maildirs("inbox", "spam");
         let name = format!("1.{}.host", "x".repeat(243));
         assert_eq!(name.len(), 250);
         std::fs::write(inbox.join("new").join(&name), "Subject: 1\n\nbody\n").unwrap();

@@ -55,7 +55,10 @@ use watch::Watches;
 /// Messages classified and filed together: their directory fsyncs are shared.
 const BATCH: usize = 256;
 /// A batch holds at most this many bytes of messages (besides one message, whatever its
-/// size, up to [`MAX_MESSAGE_BYTES`]): all are in memory at once while it is filed.
+/// size, up to [`MAX_MESSAGE_BYTES`]): all are in memory at once while it is filed (with
+/// `--add-headers`, their marked copies too). Each message is read no further than its length
+/// when the batch was made ([`next_batch`], [`read_within`]), so files that grow meanwhile
+/// cannot make a batch read more.
 const BATCH_BYTES: u64 = 128 * 1024 * 1024;
 
 /// Where the daemon reads and files mail, and how.
@@ -352,19 +355,34 @@ impl Daemon {
             if self.stop.load(Ordering::SeqCst) {
                 break;
             }
-            let (chunk, after) = rest.split_at(batch_len(rest, &inbox_new));
-            filed += self.sort_batch(chunk, &inbox_new);
+            let bounds = next_batch(rest, &inbox_new);
+            let (chunk, after) = rest.split_at(bounds.len());
+            filed += self.sort_batch(chunk, &bounds, &inbox_new);
             rest = after;
         }
         Ok(filed)
     }
 
-    fn sort_batch(&mut self, names: &[OsString], inbox_new: &Path) -> usize {
+    /// Files the messages `names` (in `inbox_new`), each read no further than its bound in
+    /// `bounds` (see [`next_batch`]). Returns how many were filed or kept.
+    fn sort_batch(&mut self, names: &[OsString], bounds: &[u64], inbox_new: &Path) -> usize {
         let filter = self.filter.current();
-        let planned: Vec<Planned> = names
+        let planning: Vec<Planning> = names
             .par_iter()
-            .filter_map(|name| plan(name, inbox_new, &filter))
+            .zip(bounds)
+            .map(|(name, &bound)| plan(name, inbox_new, &filter, bound))
             .collect();
+        let mut planned = Vec::with_capacity(planning.len());
+        for p in planning {
+            match p {
+                Planning::Ready(p) => planned.push(p),
+                Planning::Gone => {}
+                Planning::Later(name, why) => {
+                    self.again_soon = true;
+                    tracing::debug!("{} {why}", Shown(&name));
+                }
+            }
+        }
         let thresholds = filter.thresholds();
         // Each message's place and folder; ham stays where it is when the inbox is the ham
         // folder (no headers added: it is not rewritten).
@@ -473,6 +491,8 @@ impl Daemon {
                     self.again_soon = true;
                     tracing::debug!("{name} {e}");
                 }
+                // Gone from new/: said once.
+                (_, Err(e)) if deliver::is_taken_by_reader(&e) => tracing::info!("{name} {e}"),
                 // Said once, and again when the error changes or after it was filed: a message
                 // that cannot be filed (its target not writable) is tried on every pass.
                 (_, Err(e)) if self.notices.is_news(&p.name, Topic::Filing, &e.to_string()) => {
@@ -546,33 +566,69 @@ impl Daemon {
     }
 }
 
-/// How many of the messages `names` (in `inbox_new`) the next batch takes: at most [`BATCH`],
-/// and at most [`BATCH_BYTES`] of them (at least one).
-fn batch_len(names: &[OsString], inbox_new: &Path) -> usize {
+/// The next batch of the messages `names` (in `inbox_new`): for each message it takes, the
+/// most bytes reading it may find ([`read_within`]): its length now, at most
+/// [`MAX_MESSAGE_BYTES`]. It takes at most [`BATCH`] messages, and at most [`BATCH_BYTES`] of
+/// what reading them can hold (each bound and the one byte more that tells a longer file),
+/// but always one.
+fn next_batch(names: &[OsString], inbox_new: &Path) -> Vec<u64> {
+    let mut bounds = Vec::new();
     let mut bytes = 0u64;
-    for (i, name) in names.iter().take(BATCH).enumerate() {
-        // What reading it can hold: a file that is gone or unreadable holds nothing.
+    for name in names.iter().take(BATCH) {
+        // A file that is gone or unreadable holds nothing.
         let len = std::fs::metadata(inbox_new.join(name)).map_or(0, |m| m.len());
-        bytes = bytes.saturating_add(len.min(MAX_MESSAGE_BYTES + 1));
-        if bytes > BATCH_BYTES && i > 0 {
-            return i;
+        let bound = len.min(MAX_MESSAGE_BYTES);
+        bytes = bytes.saturating_add(bound + 1);
+        if bytes > BATCH_BYTES && !bounds.is_empty() {
+            break;
         }
+        bounds.push(bound);
     }
-    names.len().min(BATCH)
+    bounds
 }
 
-/// Reads and classifies one inbox message; `None` if it vanished meanwhile.
-fn plan(name: &OsStr, inbox_new: &Path, filter: &crate::SpamFilter) -> Option<Planned> {
+/// An inbox message, read and judged, or why not this pass.
+enum Planning {
+    Ready(Planned),
+    /// It vanished meanwhile (a mail reader took it).
+    Gone,
+    /// It changed since its batch was made (its name, and why): left for the next pass.
+    Later(OsString, std::io::Error),
+}
+
+/// Reads an inbox message for a batch that bounded it at `bound` bytes ([`next_batch`]),
+/// reading no more than `bound + 1` bytes of it, with how the source was when read. A message
+/// over [`MAX_MESSAGE_BYTES`] is a [`std::io::ErrorKind::FileTooLarge`] error, as the other
+/// mailbox readers give (it is then filed unclassified); one that grew past `bound` since the
+/// batch was made (still being written) is an error [`deliver::is_not_yet`] tells, left for a
+/// later pass, which bounds it anew.
+fn read_within(source: &Path, bound: u64) -> std::io::Result<(Source, Vec<u8>)> {
+    // A FIFO or device dropped into new/ is refused at once instead of blocking the loop.
+    let before = std::fs::metadata(source)?;
+    match crate::corpus::read_regular(source, bound) {
+        Err(e) if e.kind() == std::io::ErrorKind::FileTooLarge && bound < MAX_MESSAGE_BYTES => {
+            Err(std::io::Error::new(
+                std::io::ErrorKind::WouldBlock,
+                format!(
+                    "grew past the {bound} bytes it had when its batch was made (still being \
+                     written?): left for the next pass"
+                ),
+            ))
+        }
+        read => {
+            let bytes = read?;
+            Ok((Source::of(&before, &bytes)?, bytes))
+        }
+    }
+}
+
+/// Reads (see [`read_within`]) and classifies one inbox message.
+fn plan(name: &OsStr, inbox_new: &Path, filter: &crate::SpamFilter, bound: u64) -> Planning {
     let source = inbox_new.join(name);
     let start = Instant::now();
-    // A FIFO or device dropped into new/ is refused at once instead of blocking the loop.
-    let before = std::fs::metadata(&source);
-    let read = before.and_then(|before| {
-        let bytes = crate::corpus::read_regular(&source, MAX_MESSAGE_BYTES)?;
-        Ok((Source::of(&before, &bytes)?, bytes))
-    });
-    let (read, bytes, verdict) = match read {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+    let (read, bytes, verdict) = match read_within(&source, bound) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Planning::Gone,
+        Err(e) if deliver::is_not_yet(&e) => return Planning::Later(name.to_os_string(), e),
         Err(e) => (None, None, Err(format!("unreadable: {e}"))),
         Ok((read, bytes)) => {
             let verdict = std::panic::catch_unwind(|| filter.classify(&bytes))
@@ -580,7 +636,7 @@ fn plan(name: &OsStr, inbox_new: &Path, filter: &crate::SpamFilter) -> Option<Pl
             (Some(read), Some(bytes), verdict)
         }
     };
-    Some(Planned {
+    Planning::Ready(Planned {
         name: name.to_os_string(),
         source,
         bytes,
@@ -610,13 +666,50 @@ mod tests {
             sized("3", 60 * mib),
             sized("4", 1024),
         ];
-        assert_eq!(batch_len(&names, dir.path()), 2);
-        assert_eq!(batch_len(&names[2..], dir.path()), 2);
+        assert_eq!(next_batch(&names, dir.path()), [60 * mib, 60 * mib]);
+        assert_eq!(next_batch(&names[2..], dir.path()), [60 * mib, 1024]);
         // A file over the readers' bound is read only that far.
         let huge = [sized("5", 200 * mib), sized("6", 200 * mib), sized("7", 10)];
-        assert_eq!(batch_len(&huge, dir.path()), 1);
-        assert_eq!(batch_len(&huge[1..], dir.path()), 2);
+        assert_eq!(next_batch(&huge, dir.path()), [MAX_MESSAGE_BYTES]);
+        assert_eq!(next_batch(&huge[1..], dir.path()), [MAX_MESSAGE_BYTES, 10]);
         let small: Vec<OsString> = (0..300).map(|i| sized(&format!("s{i}"), 100)).collect();
-        assert_eq!(batch_len(&small, dir.path()), BATCH);
+        assert_eq!(next_batch(&small, dir.path()).len(), BATCH);
+    }
+
+    #[test]
+    fn a_message_that_grew_after_its_batch_was_made_is_read_no_further_than_its_bound() {
+        // Regression: a message was read up to MAX_MESSAGE_BYTES whatever its batch had counted
+        // for it at its stat, so a batch of files that grew meanwhile could read 256 times that.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("1.grows");
+        std::fs::write(&path, vec![b'a'; 100]).unwrap();
+        let names = [OsString::from("1.grows")];
+        let bounds = next_batch(&names, dir.path());
+        assert_eq!(bounds, [100]);
+        let grown = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        grown.set_len(10 * 1024 * 1024).unwrap();
+        let read = read_within(&path, bounds[0]);
+        assert!(
+            read.as_ref().is_err_and(deliver::is_not_yet),
+            "{:?}",
+            read.map(|r| r.1.len())
+        );
+        // The next pass bounds it anew and reads it whole.
+        let bounds = next_batch(&names, dir.path());
+        assert_eq!(
+            read_within(&path, bounds[0]).unwrap().1.len(),
+            10 * 1024 * 1024
+        );
+        // Grown past the per-message limit, it is the case of a file that was over it: too
+        // large (filed unclassified), however far it grew.
+        grown.set_len(MAX_MESSAGE_BYTES + 1).unwrap();
+        let bounds = next_batch(&names, dir.path());
+        assert_eq!(bounds, [MAX_MESSAGE_BYTES]);
+        grown.set_len(MAX_MESSAGE_BYTES * 4).unwrap();
+        let err = read_within(&path, bounds[0]).unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::FileTooLarge);
     }
 }

@@ -1,15 +1,19 @@
 //! What a restart does about a move a crash interrupted (see `deliver.rs`): a message that is
-//! complete in a target and still in the inbox is removed from the inbox (the move is
-//! finished), and spamsort's half-written files in the targets' `tmp/` are removed (the move is
-//! rolled back; the message is still in the inbox and will be sorted again).
+//! complete in a target and still in the inbox (in its `new/`, or held in
+//! [`TAKEN_DIR`](super::deliver::TAKEN_DIR) after it was taken from there) is removed from the
+//! inbox (the move is finished); a message held there without a complete copy in a target is
+//! put back into the inbox's `new/`, and spamsort's half-written files in the targets' `tmp/`
+//! are removed (the move is rolled back; the message will be sorted again).
 //!
 //! An inbox message is removed only when a copy equal to it (spamsort's own header fields set
 //! aside) is in a target that is not the inbox: a target that is the inbox however spelled
 //! (the inbox as ham folder, a symlink, a shared `new/`) is skipped, since there every
-//! message "has a copy", itself.
+//! message "has a copy", itself. A message that cannot be removed or put back is left where
+//! it is, and said, and recovery goes on with the others.
 
-use super::deliver::{CLASH_MARK, TMP_PREFIX, unique_part};
+use super::deliver::{CLASH_MARK, TMP_PREFIX, put_back, taken_dir, unique_part};
 use super::layout::same_folder;
+use super::notices::Shown;
 use crate::filter::policy::HeaderStyle;
 use std::collections::HashMap;
 use std::os::unix::ffi::OsStrExt;
@@ -19,15 +23,18 @@ use std::path::{Path, PathBuf};
 /// What recovery did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Recovery {
-    /// Moves finished: inbox copies removed.
+    /// Moves finished: inbox copies (in `new/` or held) of filed messages removed.
     pub finished: usize,
-    /// Half-written temporary files removed.
+    /// Moves rolled back: half-written copies removed from the targets' `tmp/`, and messages
+    /// held after they were taken from the inbox put back into its `new/`.
     pub rolled_back: usize,
 }
 
 /// Finishes or rolls back every interrupted move from `inbox` into `targets` (those that are
 /// the inbox itself are skipped). `style` is how the daemon marks the copies it files (see
 /// [`HeaderStyle::unmarked`]): a copy is the inbox message's if they agree once it is set aside.
+/// Fails if a folder cannot be read; a message that cannot be removed or put back is said and
+/// left (see the module docs).
 pub fn recover(
     inbox: &Path,
     targets: &[PathBuf],
@@ -61,21 +68,62 @@ pub fn recover(
         }
     }
     let inbox_new = inbox.join("new");
-    for entry in std::fs::read_dir(&inbox_new)? {
+    let has_copy = |path: &Path, name: &[u8]| {
+        let copies = filed.get(unique_of(name)).map_or(&[][..], |v| v.as_slice());
+        copies.iter().any(|c| same_message(path, c, style))
+    };
+    let held = taken_dir(&inbox_new);
+    let entries = match std::fs::read_dir(&held) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        entries => Some(entries?),
+    };
+    for entry in entries.into_iter().flatten() {
         let entry = entry?;
-        let path = entry.path();
-        let copies = filed
-            .get(unique_of(entry.file_name().as_bytes()))
-            .map_or(&[][..], |v| v.as_slice());
-        if copies.iter().any(|c| same_message(&path, c, style)) {
-            std::fs::remove_file(&path)?;
-            done.finished += 1;
+        let (path, name) = (entry.path(), entry.file_name());
+        if has_copy(&path, name.as_bytes()) {
+            done.finished += usize::from(remove_inbox_copy(&path, &name));
+            continue;
+        }
+        match put_back(&path, &inbox_new, &name) {
+            Ok(_) => done.rolled_back += 1,
+            Err(e) => tracing::error!(
+                "{} is held in {} and cannot be put back into {}: {e}: move it there by hand",
+                Shown(&name),
+                held.display(),
+                inbox_new.display()
+            ),
         }
     }
-    if done.finished > 0 {
+    let _ = std::fs::remove_dir(&held);
+    for entry in std::fs::read_dir(&inbox_new)? {
+        let entry = entry?;
+        let (path, name) = (entry.path(), entry.file_name());
+        if has_copy(&path, name.as_bytes()) {
+            done.finished += usize::from(remove_inbox_copy(&path, &name));
+        }
+    }
+    if done != Recovery::default() {
         super::deliver::sync_dir(&inbox_new)?;
     }
     Ok(done)
+}
+
+/// Removes `path`, the inbox's copy (in `new/` or held) of the message `name` that is filed
+/// in a target; true if it is gone. One that cannot be removed is said and left: the message
+/// is in both places until it can be (a copy in `new/` is sorted again, and the sort says why
+/// it cannot take it from there).
+fn remove_inbox_copy(path: &Path, name: &std::ffi::OsStr) -> bool {
+    match std::fs::remove_file(path) {
+        Ok(()) => true,
+        Err(e) => {
+            tracing::warn!(
+                "{} is filed, but its copy {} cannot be removed: {e}: it is in both places",
+                Shown(name),
+                path.display()
+            );
+            false
+        }
+    }
 }
 
 /// A file name's unique part, without info suffix or clash mark.
@@ -109,6 +157,7 @@ fn same_message(inbox: &Path, filed: &Path, style: &HeaderStyle) -> bool {
 mod tests {
     use super::*;
     use crate::daemon::deliver::create_maildir;
+    use crate::daemon::deliver::tests::maildirs;
 
     #[test]
     fn interrupted_moves_are_finished_or_rolled_back() {
@@ -165,12 +214,40 @@ mod tests {
     }
 
     #[test]
+    fn messages_held_after_they_were_taken_are_finished_or_put_back() {
+        let (_dir, inbox, spam) = maildirs("in", "spam");
+        let held = taken_dir(&inbox.join("new"));
+        std::fs::create_dir(&held).unwrap();
+        let write = |p: PathBuf, b: &str| std::fs::write(p, b).unwrap();
+        // Taken and linked into spam: finished.
+        write(held.join("1.x"), "Subject: a\n\n1\n");
+        std::fs::hard_link(held.join("1.x"), spam.join("new/1.x")).unwrap();
+        // Taken, its marked copy only half written: put back.
+        write(held.join("2.x"), "Subject: b\n\n2\n");
+        write(spam.join("tmp/spamsort.2.x"), "X-Spam-Flag: YES\n");
+        // Taken, and meanwhile a different message of its name came to new/: put back beside it.
+        write(held.join("3.x"), "Subject: c\n\n3\n");
+        write(inbox.join("new/3.x"), "Subject: other\n\n3\n");
+        let r = recover(&inbox, std::slice::from_ref(&spam), &HeaderStyle::default()).unwrap();
+        assert_eq!(
+            r,
+            Recovery {
+                finished: 1,
+                rolled_back: 3
+            }
+        );
+        assert!(!held.exists(), "the daemon's directory is gone once empty");
+        let read = |p: PathBuf| std::fs::read_to_string(p).unwrap();
+        assert_eq!(read(spam.join("new/1.x")), "Subject: a\n\n1\n");
+        assert!(!inbox.join("new/1.x").exists());
+        assert_eq!(read(inbox.join("new/2.x")), "Subject: b\n\n2\n");
+        assert_eq!(read(inbox.join("new/3.x")), "Subject: other\n\n3\n");
+        assert_eq!(read(inbox.join("new/3.x.dup1")), "Subject: c\n\n3\n");
+    }
+
+    #[test]
     fn an_interrupted_move_of_a_message_whose_name_is_not_utf8_is_finished() {
-        let dir = tempfile::tempdir().unwrap();
-        let (inbox, spam) = (dir.path().join("in"), dir.path().join("spam"));
-        for m in [&inbox, &spam] {
-            create_maildir(m).unwrap();
-        }
+        let (_dir, inbox, spam) = maildirs("in", "spam");
         let name = std::ffi::OsStr::from_bytes(b"1.\xff.x");
         let source = inbox.join("new").join(name);
         std::fs::write(&source, "Subject: a\n\n1\n").unwrap();
@@ -190,11 +267,7 @@ mod tests {
 
     #[test]
     fn copy_marked_with_a_header_prefix_and_subject_tag_is_known_as_the_inbox_message() {
-        let dir = tempfile::tempdir().unwrap();
-        let (inbox, spam) = (dir.path().join("in"), dir.path().join("spam"));
-        for m in [&inbox, &spam] {
-            create_maildir(m).unwrap();
-        }
+        let (_dir, inbox, spam) = maildirs("in", "spam");
         let style = HeaderStyle::new("X-Spamsort-", Some("[spam]"), true).unwrap();
         // An upstream SpamAssassin's fields are part of the message, on both sides.
         let original = "X-Spam-Flag: NO\nSubject: cheap\n\n1\n";

@@ -1,7 +1,7 @@
 //! Verdict header insertion that leaves every other byte of a message as it was.
 //!
 //! [`mark`] removes the fields a [`Stamp`] owns (by default `X-Spam-Flag`, `X-Spam-Level`,
-//! `X-Spam-Status` and `X-Spam-Unsure`, see [`OWNED_FIELDS`]) already in the header block,
+//! `X-Spam-Status` and `X-Spam-Unsure`, see [`OWNED_FIELDS`]) already in the header section,
 //! with their folded continuation lines, so a sender cannot forge a verdict for later Sieve or
 //! procmail rules; inserts the stamp's fields at the top of the header block (after an mbox
 //! `From ` envelope line if there is one), in the message's own line ending; and, for a stamp
@@ -11,6 +11,14 @@
 //! fields a front end writes is [`crate::filter::policy::HeaderStyle`]'s business. Where the
 //! header block ends, and which line ending a message uses (LF, CRLF or a lone CR), is decided
 //! by the one scanner in [`crate::corpus::header_block`].
+//!
+//! The header section is every line up to the first blank line (the whole message without
+//! one), as Dovecot's Sieve, procmail, maildrop and spamc read it
+//! ([`HeaderBlock::section_end`]), not only the fields before a line that is not one, where
+//! the scanner ends the header block for the tokenizer: a field after such a line (RFC 5322
+//! gives it no place; the message is malformed) is a field to those readers, so a forged
+//! verdict there would decide their rules. The fields spamsort owns are removed from all of
+//! the section; every other line of it, the non-field lines included, stays as it was.
 
 use crate::corpus::header_block::{self, HeaderBlock, field_name, is_continuation};
 
@@ -53,6 +61,35 @@ pub fn header_block_len(message: &[u8]) -> usize {
     HeaderBlock::scan(message).body_start
 }
 
+/// Length of the header section whose owned fields [`mark`] removes (see the module docs): up
+/// to the first blank line (not including it), or the whole message without one.
+pub fn header_section_len(message: &[u8]) -> usize {
+    Section::of(message).end
+}
+
+/// The part of a message that marking works on.
+struct Section {
+    /// End of an mbox `From ` envelope line at the very start; 0 if none.
+    envelope_end: usize,
+    /// End of the header section (see the module docs): the start of its first blank line, or
+    /// the end of the message.
+    end: usize,
+    /// No byte after the message's can move `end` (see [`HeaderBlock::section_end`]).
+    certain: bool,
+}
+
+impl Section {
+    fn of(message: &[u8]) -> Section {
+        let block = HeaderBlock::scan(message);
+        let (end, certain) = block.section_end(message);
+        Section {
+            envelope_end: block.envelope_end,
+            end,
+            certain,
+        }
+    }
+}
+
 /// True if `line` starts a header field named one of `owned`.
 fn is_owned_field(line: &[u8], owned: &[impl AsRef<str>]) -> bool {
     field_name(line).is_some_and(|name| {
@@ -63,15 +100,9 @@ fn is_owned_field(line: &[u8], owned: &[impl AsRef<str>]) -> bool {
 }
 
 /// Removes the default owned fields ([`OWNED_FIELDS`], with their continuation lines) from
-/// the header block and returns the rest of the message, byte for byte.
+/// the header section and returns the rest of the message, byte for byte.
 pub fn strip_owned_fields(message: &[u8]) -> Vec<u8> {
-    strip_block(
-        message,
-        &HeaderBlock::scan(message),
-        &OWNED_FIELDS,
-        Subject::Keep,
-    )
-    .0
+    strip_block(message, &Section::of(message), &OWNED_FIELDS, Subject::Keep).0
 }
 
 /// The message with the fields named `owned` removed and a subject tag `tag` taken off its
@@ -80,7 +111,7 @@ pub fn strip_owned_fields(message: &[u8]) -> Vec<u8> {
 /// messages before and after marking.
 pub fn unmarked(message: &[u8], owned: &[String], tag: Option<&str>) -> Vec<u8> {
     let subject = tag.map_or(Subject::Keep, Subject::Untag);
-    strip_block(message, &HeaderBlock::scan(message), owned, subject).0
+    strip_block(message, &Section::of(message), owned, subject).0
 }
 
 /// What to do with the first `Subject` field while stripping.
@@ -135,34 +166,34 @@ fn edit_subject(line: &[u8], edit: Subject<'_>) -> Option<Vec<u8>> {
     }
 }
 
-/// The owned fields (and their continuation lines) removed from the header block, the first
+/// The owned fields (and their continuation lines) removed from the header section, the first
 /// `Subject` edited, the rest of the message byte for byte. The flag is as [`strip_head`]'s.
 fn strip_block(
     message: &[u8],
-    block: &HeaderBlock,
+    section: &Section,
     owned: &[impl AsRef<str>],
     subject: Subject<'_>,
 ) -> (Vec<u8>, bool) {
-    let rest = &message[block.fields_end..];
-    let (mut out, joined) = strip_head(message, block, owned, subject, rest.len());
+    let rest = &message[section.end..];
+    let (mut out, joined) = strip_head(message, section, owned, subject, rest.len());
     out.extend_from_slice(rest);
     (out, joined)
 }
 
-/// [`strip_block`] up to the end of the header block's fields (`block.fields_end`), whose
-/// bytes from there on follow unchanged: only the head is copied, into a buffer with `room`
-/// bytes to spare. The flag is set when a removal brought a line ending in a lone CR next to
-/// one starting with LF, the one that starts the rest of the message included (they would
-/// read as one CRLF: a line lost).
+/// [`strip_block`] up to the end of the header section (`section.end`), whose bytes from there
+/// on follow unchanged: only the head is copied, into a buffer with `room` bytes to spare. The
+/// flag is set when a removal brought a line ending in a lone CR next to one starting with LF,
+/// the one that starts the rest of the message included (they would read as one CRLF: a line
+/// lost).
 fn strip_head(
     message: &[u8],
-    block: &HeaderBlock,
+    section: &Section,
     owned: &[impl AsRef<str>],
     subject: Subject<'_>,
     room: usize,
 ) -> (Vec<u8>, bool) {
-    let mut out = Vec::with_capacity(block.fields_end + 64 + room);
-    out.extend_from_slice(&message[..block.envelope_end]);
+    let mut out = Vec::with_capacity(section.end + 64 + room);
+    out.extend_from_slice(&message[..section.envelope_end]);
     let mut joined = false;
     let mut keep = |out: &mut Vec<u8>, bytes: &[u8]| {
         // Lines of the input never split a CRLF, so a CR then LF here follows a removal.
@@ -171,7 +202,7 @@ fn strip_head(
     };
     let mut skipping = false;
     let mut subject_seen = false;
-    for line in header_block::lines(&message[block.envelope_end..block.fields_end]) {
+    for line in header_block::lines(&message[section.envelope_end..section.end]) {
         if !is_continuation(line) {
             skipping = is_owned_field(line, owned);
             let is_subject = field_name(line).is_some_and(|n| n.eq_ignore_ascii_case(b"subject"));
@@ -187,7 +218,7 @@ fn strip_head(
             keep(&mut out, line);
         }
     }
-    let rest = &message[block.fields_end..];
+    let rest = &message[section.end..];
     joined |= out.last() == Some(&b'\r') && rest.first() == Some(&b'\n');
     (out, joined)
 }
@@ -201,7 +232,8 @@ pub enum Unmarkable {
     /// it, and a later strip of them would lose it.
     #[error("the header block starts with a folded line, so no field can be added safely")]
     FoldedFirstLine,
-    /// The header block does not certainly end inside the head that was read.
+    /// The header section (see the module docs) does not certainly end inside the head that
+    /// was read.
     #[error("the header block does not end within the first {head} bytes")]
     HeaderBlockTooLong {
         /// How many bytes were read.
@@ -212,8 +244,8 @@ pub enum Unmarkable {
 /// The message (or its head, see [`Extent`]) marked with `stamp` (see the module docs), or why
 /// that cannot be done without changing the rest ([`Unmarkable`]).
 pub fn mark(message: &[u8], stamp: &Stamp, extent: Extent) -> Result<Vec<u8>, Unmarkable> {
-    let block = HeaderBlock::scan(message);
-    if extent == Extent::Head && !block.terminated {
+    let section = Section::of(message);
+    if extent == Extent::Head && !section.certain {
         return Err(Unmarkable::HeaderBlockTooLong {
             head: message.len(),
         });
@@ -222,19 +254,24 @@ pub fn mark(message: &[u8], stamp: &Stamp, extent: Extent) -> Result<Vec<u8>, Un
         .subject_tag
         .as_deref()
         .map_or(Subject::Keep, Subject::Tag);
-    insert(message, &block, &stamp.owned, subject, &stamp.lines)
+    insert(message, &section, &stamp.owned, subject, &stamp.lines)
 }
 
 /// The message with the default owned fields removed and `lines` inserted at the top of the
 /// header block, or why that cannot be done without changing the rest ([`Unmarkable`]).
 pub fn add_header_lines(message: &[u8], lines: &[String]) -> Result<Vec<u8>, Unmarkable> {
-    let block = HeaderBlock::scan(message);
-    insert(message, &block, &OWNED_FIELDS, Subject::Keep, lines)
+    insert(
+        message,
+        &Section::of(message),
+        &OWNED_FIELDS,
+        Subject::Keep,
+        lines,
+    )
 }
 
 /// [`add_header_lines`] for `head`, the start of a longer message whose other bytes follow
 /// unchanged: the marked head followed by them is the marked message. Fails also when the
-/// header block does not certainly end inside `head`.
+/// header section does not certainly end inside `head`.
 pub fn add_header_lines_to_head(head: &[u8], lines: &[String]) -> Result<Vec<u8>, Unmarkable> {
     let stamp = Stamp {
         lines: lines.to_vec(),
@@ -246,7 +283,7 @@ pub fn add_header_lines_to_head(head: &[u8], lines: &[String]) -> Result<Vec<u8>
 
 fn insert(
     message: &[u8],
-    block: &HeaderBlock,
+    section: &Section,
     owned: &[impl AsRef<str>],
     subject: Subject<'_>,
     lines: &[String],
@@ -254,16 +291,16 @@ fn insert(
     // Only the head is copied into a new buffer before `out`: the body is copied once, into
     // `out` (a 1 MiB message took three times its size at once when the whole was stripped
     // into a copy first).
-    let (mut head, joined) = strip_head(message, block, owned, subject, 0);
+    let (mut head, joined) = strip_head(message, section, owned, subject, 0);
     if joined {
         // Removing a forged field would leave a line ending in a lone CR before one starting
         // with LF, which would then read as one CRLF and lose a line: every field is kept
         // instead, and the message is still marked, its verdict's fields first. Left unmarked,
         // it would pass any filter that reads them (a sender's way past the filter).
-        head = strip_head(message, block, &[] as &[&str], subject, 0).0;
+        head = strip_head(message, section, &[] as &[&str], subject, 0).0;
     }
-    let body = &message[block.fields_end..];
-    let insert_at = block.envelope_end;
+    let body = &message[section.end..];
+    let insert_at = section.envelope_end;
     // What follows the inserted fields: the head's rest, then the body.
     let after = &head[insert_at..];
     if is_continuation(if after.is_empty() { body } else { after }) {
@@ -315,12 +352,12 @@ mod tests {
         subject: Subject<'_>,
         lines: &[String],
     ) -> Result<Vec<u8>, Unmarkable> {
-        let block = HeaderBlock::scan(message);
-        let (mut stripped, joined) = strip_block(message, &block, &OWNED_FIELDS, subject);
+        let section = Section::of(message);
+        let (mut stripped, joined) = strip_block(message, &section, &OWNED_FIELDS, subject);
         if joined {
-            stripped = strip_block(message, &block, &[] as &[&str], subject).0;
+            stripped = strip_block(message, &section, &[] as &[&str], subject).0;
         }
-        let rest = &stripped[block.envelope_end..];
+        let rest = &stripped[section.envelope_end..];
         if is_continuation(rest) {
             return Err(Unmarkable::FoldedFirstLine);
         }
@@ -329,7 +366,7 @@ mod tests {
         } else {
             header_block::line_ending(message)
         };
-        let mut out = stripped[..block.envelope_end].to_vec();
+        let mut out = stripped[..section.envelope_end].to_vec();
         for line in lines {
             let parts: Vec<&[u8]> = line.split('\n').map(str::as_bytes).collect();
             out.extend(parts.join(eol));
@@ -371,8 +408,9 @@ mod tests {
     proptest::proptest! {
         /// Whatever the bytes and line endings (LF, CRLF, lone CR), the output minus the two
         /// added lines is the input minus the owned fields (the input itself where removing
-        /// them would merge a lone CR with an LF), the body starts at the same bytes, and the
-        /// header block carries the fields added first, and no other (but such kept ones).
+        /// them would merge a lone CR with an LF), everything from the first blank line on is
+        /// the same bytes, and the header section (up to that line, past lines that are not
+        /// fields) carries the fields added first, and no other (but such kept ones).
         #[test]
         fn passthrough_is_byte_exact(
             parts in proptest::collection::vec(
@@ -401,22 +439,22 @@ mod tests {
                 add_header_lines(&input, &lines()),
                 insert_whole(&input, Subject::Keep, &lines())
             );
-            let block = HeaderBlock::scan(&input);
-            let (stripped, joined) = strip_block(&input, &block, &OWNED_FIELDS, Subject::Keep);
+            let section = Section::of(&input);
+            let (stripped, joined) = strip_block(&input, &section, &OWNED_FIELDS, Subject::Keep);
             let Ok(out) = add_header_lines(&input, &lines()) else {
                 // Refused only when a folded line opens the header block.
                 let kept = if joined { &input } else { &stripped };
-                proptest::prop_assert!(is_continuation(&kept[block.envelope_end..]));
+                proptest::prop_assert!(is_continuation(&kept[section.envelope_end..]));
                 return Ok(());
             };
             let rest = if joined { input.clone() } else { stripped };
             proptest::prop_assert_eq!(without_added_lines(&out), Some(rest));
             proptest::prop_assert_eq!(strip_owned_fields(&out), strip_owned_fields(&input));
             proptest::prop_assert_eq!(
-                &out[header_block_len(&out)..],
-                &input[header_block_len(&input)..]
+                &out[header_section_len(&out)..],
+                &input[header_section_len(&input)..]
             );
-            let head = &out[..header_block_len(&out)];
+            let head = &out[..header_section_len(&out)];
             let count = |name: &[u8]| {
                 header_block::lines(head)
                     .filter(|l| field_name(l).is_some_and(|n| n.eq_ignore_ascii_case(name)))
@@ -441,14 +479,34 @@ mod tests {
     }
 
     #[test]
-    fn body_without_blank_line_keeps_its_field_like_lines() {
-        // The body starts at the first non-field line; a forged field after it is body text.
-        let msg = b"Subject: s\nmeeting moved to 3 : 30\nX-Spam-Flag: NO\n\nmore\n";
-        let out = add_header_lines(msg, &lines()).unwrap();
+    fn a_forged_field_after_a_line_that_is_not_a_field_is_removed_up_to_the_blank_line() {
+        // Regression: the header block ends at the line that is not a field, and the forged
+        // verdict after it stayed, where Dovecot's Sieve, procmail and spamc, reading fields up
+        // to the blank line, read it as a field.
+        let msg = b"Subject: s\nmeeting moved to 3 : 30\nX-Spam-Flag: NO\n\nX-Spam-Flag: NO\n";
         assert_eq!(
-            out,
-            [&b"X-Spam-Flag: YES\nX-Spam-Status: Yes\n"[..], msg].concat()
+            add_header_lines(msg, &lines()).unwrap(),
+            b"X-Spam-Flag: YES\nX-Spam-Status: Yes\nSubject: s\nmeeting moved to 3 : 30\n\n\
+              X-Spam-Flag: NO\n"
         );
+        // Without a blank line, the whole message is that section.
+        let msg = b"Subject: s\r\nhello\r\nX-Spam-Status: No,\r\n\tscore=0\r\nbye\r\n";
+        assert_eq!(
+            add_header_lines(msg, &lines()).unwrap(),
+            b"X-Spam-Flag: YES\r\nX-Spam-Status: Yes\r\nSubject: s\r\nhello\r\nbye\r\n"
+        );
+        // A head is marked only once that section ends inside it.
+        let head = b"Subject: s\nhello\nX-Spam-Flag: NO\n";
+        assert_eq!(
+            add_header_lines_to_head(head, &lines()),
+            Err(Unmarkable::HeaderBlockTooLong { head: head.len() })
+        );
+        assert_eq!(
+            add_header_lines_to_head(b"Subject: s\nhello\nX-Spam-Flag: NO\n\nbo", &lines())
+                .unwrap(),
+            b"X-Spam-Flag: YES\nX-Spam-Status: Yes\nSubject: s\nhello\n\nbo"
+        );
+        assert_eq!(header_section_len(b"A: 1\nhello\nB: 2\n\nbody"), 16);
     }
 
     #[test]
@@ -661,8 +719,8 @@ mod tests {
                     unmarked(&input, &owned, Some("***SPAM***"))
                 );
                 proptest::prop_assert_eq!(
-                    &out[header_block_len(out)..],
-                    &input[header_block_len(&input)..]
+                    &out[header_section_len(out)..],
+                    &input[header_section_len(&input)..]
                 );
             }
             let k = input.len() * split / 100;

@@ -15,7 +15,7 @@ use crate::filter::shared::SharedFilter;
 use crate::filter::stamp::header_block_len;
 use crate::label::{Label, Verdict};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// What the workers share.
 pub(super) struct Context {
@@ -23,6 +23,11 @@ pub(super) struct Context {
     pub(super) filter: Arc<SharedFilter>,
     /// Per-user model files, if configured.
     pub(super) users: Option<UserModels>,
+    /// The most per-user model files TELL may make (`ServerConfig::max_user_models`).
+    pub(super) max_user_models: usize,
+    /// Held while a TELL makes a user's model file, so that TELLs of new users made at once
+    /// cannot pass `max_user_models` together.
+    pub(super) making_user_model: Mutex<()>,
     /// The server's `max_size`: a `Compress: zlib` message inflates to at most this.
     pub(super) max_size: u64,
 }
@@ -59,6 +64,55 @@ impl Context {
             }
             _ => Ok(self.filter.current()),
         }
+    }
+
+    /// Learns `message` as `label` into the model file of a user, `path`, as TELL does: a
+    /// missing file is made, a copy of the shared model, only while fewer than
+    /// `max_user_models` per-user model files exist; past that the TELL is refused
+    /// `EX_CANTCREAT` and nothing is learned or made.
+    fn learn_for_user(
+        &self,
+        path: &Path,
+        message: &[u8],
+        label: Label,
+    ) -> Result<crate::LearnOutcome, ProtocolError> {
+        if path.exists() {
+            return self
+                .filter
+                .learn_into(path, message, label)
+                .map_err(learning_failed);
+        }
+        let _making = self
+            .making_user_model
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some(users) = self.users.as_ref().filter(|_| !path.exists()) {
+            let made = users.count().map_err(|e| ProtocolError {
+                status: Status::IoErr,
+                message: format!("cannot count the per-user model files: {e}"),
+            })?;
+            if made >= self.max_user_models {
+                return Err(ProtocolError {
+                    status: Status::CantCreat,
+                    message: format!(
+                        "no model file of this user yet, and {made} per-user model files exist, \
+                         the most this server makes (--max-user-models {}): not learned",
+                        self.max_user_models
+                    ),
+                });
+            }
+        }
+        self.filter
+            .learn_into(path, message, label)
+            .map_err(learning_failed)
+    }
+}
+
+/// The answer to a TELL whose learning failed (the model file could not be read or saved).
+fn learning_failed(e: crate::Error) -> ProtocolError {
+    ProtocolError {
+        status: Status::IoErr,
+        message: format!("learning failed: {}", crate::error::ErrorChain(&e)),
     }
 }
 
@@ -258,7 +312,8 @@ fn report(explanation: Option<&crate::Explanation>, score: f64) -> Vec<u8> {
 }
 
 /// Answers TELL: learns or forgets the message in the local (only) database: the model file
-/// of `user` if given (a missing one starts as a copy of the shared model), else the shared one.
+/// of `user` if given (a missing one starts as a copy of the shared model, within the
+/// server's cap on them, see [`Context::learn_for_user`]), else the shared one.
 fn tell(
     request: &Request,
     message: &[u8],
@@ -275,20 +330,18 @@ fn tell(
     }
     let mut header = String::new();
     let mut log = "nothing to do for the local database".to_string();
-    let failed = |e: crate::Error| ProtocolError {
-        status: Status::IoErr,
-        message: format!("learning failed: {}", crate::error::ErrorChain(&e)),
-    };
     if set {
         let label: Label = request.message_class.ok_or_else(|| ProtocolError {
             status: Status::DataErr,
             message: "TELL with Set needs a Message-class (spam or ham)".into(),
         })?;
         let outcome = match user {
-            Some(path) => context.filter.learn_into(path, message, label),
-            None => context.filter.learn(message, label),
-        }
-        .map_err(failed)?;
+            Some(path) => context.learn_for_user(path, message, label)?,
+            None => context
+                .filter
+                .learn(message, label)
+                .map_err(learning_failed)?,
+        };
         // As spamd: `DidSet` only when the database changed, so spamc says "Message was
         // already un/learned" for a message learned with this label before.
         log = match outcome {
@@ -304,7 +357,7 @@ fn tell(
             Some(path) => context.filter.unlearn_from(path, message),
             None => context.filter.unlearn(message),
         }
-        .map_err(failed)?;
+        .map_err(learning_failed)?;
         log = match forgot {
             Some(label) => {
                 header = "DidRemove: local\r\n".to_string();

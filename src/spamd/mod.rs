@@ -13,6 +13,7 @@ mod server;
 pub mod users;
 
 pub use server::{
-    Address, Server, ServerConfig, ServerHandle, default_spool_dir, raise_open_file_limit,
+    Address, DEFAULT_MAX_USER_MODELS, Server, ServerConfig, ServerHandle, default_spool_dir,
+    raise_open_file_limit,
 };
 pub use users::UserModels;

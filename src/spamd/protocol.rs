@@ -107,6 +107,9 @@ pub enum Status {
     Unavailable = 69,
     /// 70: internal error.
     Software = 70,
+    /// 73: a file that would be made cannot be (a user's model file past the server's cap on
+    /// them, see `ServerConfig::max_user_models`).
+    CantCreat = 73,
     /// 74: input/output error (saving a learned model failed).
     IoErr = 74,
     /// 76: the request broke the protocol.
@@ -124,6 +127,7 @@ impl Status {
             Status::NoUser => "EX_NOUSER",
             Status::Unavailable => "EX_UNAVAILABLE",
             Status::Software => "EX_SOFTWARE",
+            Status::CantCreat => "EX_CANTCREAT",
             Status::IoErr => "EX_IOERR",
             Status::Protocol => "EX_PROTOCOL",
             Status::Timeout => "EX_TIMEOUT",

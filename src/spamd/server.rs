@@ -52,6 +52,14 @@ pub struct ServerConfig {
     /// request of a user with a file loads it (so `spamsort learn` on it counts at once).
     /// `None` (the default): one shared model for every user, `User:` ignored.
     pub user_models: Option<super::UserModels>,
+    /// With `user_models`: the most per-user model files there may be (default
+    /// [`DEFAULT_MAX_USER_MODELS`]). A TELL that would make a user's file while the template
+    /// already names this many existing files (see [`UserModels::count`](super::UserModels::count))
+    /// is refused `EX_CANTCREAT` and learns nothing, so clients naming ever new users cannot
+    /// fill the disk: the files take at most this many times a model file's size limit (32
+    /// MiB unless set with `spamsort prune --max-model-bytes`; a user's file starts as a copy
+    /// of the shared model and keeps its limit), besides a lock file of 0 bytes each.
+    pub max_user_models: usize,
     /// Where an oversize PROCESS message is spooled while it arrives (an unlinked file), to
     /// be returned unchanged. Default `/var/tmp` (disk on common systems, where `/tmp` is
     /// often memory), or the system's temporary directory where there is no `/var/tmp`.
@@ -63,6 +71,9 @@ pub struct ServerConfig {
     /// does, and exits 0, unless started with `-x`).
     pub max_spool: u64,
 }
+
+/// The default [`ServerConfig::max_user_models`].
+pub const DEFAULT_MAX_USER_MODELS: usize = 100;
 
 /// The default [`ServerConfig::spool_dir`].
 pub fn default_spool_dir() -> PathBuf {
@@ -83,6 +94,7 @@ impl Default for ServerConfig {
             timeout: Duration::from_secs(30),
             allow_tell: false,
             user_models: None,
+            max_user_models: DEFAULT_MAX_USER_MODELS,
             spool_dir: default_spool_dir(),
             max_spool: 1 << 30,
         }
@@ -241,6 +253,8 @@ impl Server {
         let context = Context {
             filter: handle.filter.clone(),
             users: config.user_models.clone(),
+            max_user_models: config.max_user_models,
+            making_user_model: Mutex::new(()),
             max_size: config.max_size,
         };
         let (job_tx, job_rx) = mpsc::channel::<Job>();

@@ -4,7 +4,7 @@
 //! it becomes part of a path: it can name a file in the template's place only, never another
 //! directory (no `/`, no `..`, no NUL or other control characters, a bounded length).
 
-use std::path::PathBuf;
+use std::path::{Component, Path, PathBuf};
 
 /// The placeholder a template holds for the user name.
 pub const USER_PLACEHOLDER: &str = "%u";
@@ -70,6 +70,68 @@ impl UserModels {
         }
         Ok(PathBuf::from(self.template.replace(USER_PLACEHOLDER, user)))
     }
+
+    /// How many per-user model files exist now: the files (of any kind) the template names for
+    /// a user name [`UserModels::path`] accepts, but none ending in `.lock` (a model file's
+    /// lock: no model file may have such a name). The one directory listed is the one holding
+    /// the template's first component with `%u` (for `/var/lib/spamsort/%u.spamsort`,
+    /// `/var/lib/spamsort`); a missing one holds none. The `--model` file is counted too if
+    /// the template names it (a user of its name learns into it).
+    pub fn count(&self) -> std::io::Result<usize> {
+        let template = Path::new(&self.template);
+        let mut dir = PathBuf::new();
+        let mut pattern = None;
+        for component in template.components() {
+            match component {
+                Component::Normal(c)
+                    if c.to_str().is_some_and(|c| c.contains(USER_PLACEHOLDER)) =>
+                {
+                    pattern = c.to_str();
+                    break;
+                }
+                c => dir.push(c),
+            }
+        }
+        let Some(pattern) = pattern else {
+            return Ok(0);
+        };
+        let dir = if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir.as_path()
+        };
+        let entries = match std::fs::read_dir(dir) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+            entries => entries?,
+        };
+        let mut count = 0;
+        for entry in entries {
+            let name = entry?.file_name();
+            let user = name.to_str().and_then(|n| user_in(pattern, n));
+            let path = user.and_then(|u| self.path(u).ok());
+            if path.is_some_and(|p| {
+                !p.as_os_str().as_encoded_bytes().ends_with(b".lock")
+                    && std::fs::symlink_metadata(&p).is_ok()
+            }) {
+                count += 1;
+            }
+        }
+        Ok(count)
+    }
+}
+
+/// The user name that makes `pattern` (a path component holding [`USER_PLACEHOLDER`] at least
+/// once, each standing for the same name) into `name`, if there is one.
+fn user_in<'a>(pattern: &str, name: &'a str) -> Option<&'a str> {
+    let places = pattern.matches(USER_PLACEHOLDER).count();
+    let fixed = pattern.len() - places * USER_PLACEHOLDER.len();
+    let extra = name.len().checked_sub(fixed)?;
+    if places == 0 || extra == 0 || extra % places != 0 {
+        return None;
+    }
+    let start = pattern.find(USER_PLACEHOLDER)?;
+    let user = name.get(start..start + extra / places)?;
+    (pattern.replace(USER_PLACEHOLDER, user) == name).then_some(user)
 }
 
 #[cfg(test)]
@@ -113,6 +175,38 @@ mod tests {
             );
         }
         assert!(users.path(&"a".repeat(MAX_USER_NAME)).is_ok());
+    }
+
+    #[test]
+    fn the_files_the_template_names_for_users_are_counted_and_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let template = |t: &str| UserModels::new(&format!("{}/{t}", d.display())).unwrap();
+        let users = template("%u.spamsort");
+        assert_eq!(users.count().unwrap(), 0);
+        for name in [
+            "alice.spamsort",
+            "alice.lock",
+            "bob@example.org.spamsort",
+            ".alice.spamsort.spamsort-tmp.x1y2z3",
+            "notes.txt",
+            "..spamsort",
+        ] {
+            std::fs::write(d.join(name), "").unwrap();
+        }
+        assert_eq!(users.count().unwrap(), 2);
+        // A template without a suffix does not count the locks.
+        assert_eq!(template("%u").count().unwrap(), 3);
+        // %u in a directory's name: that directory's parent is listed.
+        std::fs::create_dir_all(d.join("u-carol")).unwrap();
+        std::fs::create_dir_all(d.join("u-dave")).unwrap();
+        std::fs::write(d.join("u-carol/carol.model"), "").unwrap();
+        assert_eq!(template("u-%u/%u.model").count().unwrap(), 1);
+        assert_eq!(template("nowhere/%u.spamsort").count().unwrap(), 0);
+        assert_eq!(user_in("%u.spamsort", "alice.spamsort"), Some("alice"));
+        assert_eq!(user_in("%u-%u", "ab-ab"), Some("ab"));
+        assert_eq!(user_in("%u-%u", "ab-ac"), None);
+        assert_eq!(user_in("x%u", "x"), None);
     }
 
     #[test]
