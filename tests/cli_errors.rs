@@ -155,3 +155,30 @@ fn unknown_model_name_is_a_usage_error_listing_every_kind() {
         }
     }
 }
+
+/// Regression: a write past the file-size limit (`ulimit -f`, a full quota on some systems)
+/// killed spamsort with SIGXFSZ in the middle of it, without a word and leaving the dump's
+/// temporary file behind; it is an error like a full disk: said once, exit code 3, nothing
+/// left behind.
+#[test]
+fn a_write_past_the_file_size_limit_is_an_error_not_a_kill() {
+    let t = TestDir::new();
+    let backup = t.path().join("backup.txt");
+    // The sample model's dump is a few megabytes: far past 64 KiB.
+    let out = Command::new("prlimit")
+        .arg("--fsize=65536")
+        .arg("--")
+        .arg(spamsort_bin())
+        .arg("dump")
+        .arg("--model")
+        .arg(trained_model())
+        .arg(&backup)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{:?}: {stderr}", out.status);
+    assert!(stderr.contains("File too large"), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    let left: Vec<_> = std::fs::read_dir(t.path()).unwrap().collect();
+    assert!(left.is_empty(), "{left:?}");
+}

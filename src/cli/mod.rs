@@ -21,7 +21,7 @@ mod prune;
 mod readiness;
 mod restore;
 mod serve;
-mod signals;
+pub mod signals;
 mod terminal;
 mod tokens;
 mod train;
