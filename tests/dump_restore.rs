@@ -156,3 +156,40 @@ fn damaged_dump_is_refused_with_its_line_number_and_writes_no_model() {
         assert!(!target.exists(), "a damaged dump wrote a model");
     }
 }
+
+/// `dumped_copy`'s dump with its lines passed through `edit`, written to `damaged.dump`.
+fn edited_dump(dir: &TestDir, edit: impl FnOnce(&mut Vec<String>)) -> PathBuf {
+    let (_, text) = dumped_copy(dir);
+    let mut lines: Vec<String> = std::fs::read_to_string(&text)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    edit(&mut lines);
+    dir.write("damaged.dump", (lines.join("\n") + "\n").as_bytes())
+}
+
+/// Regression: the `settings` line's thresholds were taken as they came, so a hand-edited dump
+/// with a spam cut-off above 1 (or below the ham one) restored a model that called certain
+/// spam unsure (score 0.0) without a word.
+#[test]
+fn restore_refuses_thresholds_out_of_order_or_range() {
+    let dir = TestDir::new();
+    for (spam, ham) in [(7.0, -3.0), (0.1, 0.9)] {
+        let text = edited_dump(&dir, |lines| {
+            let settings = lines
+                .iter_mut()
+                .find(|l| l.starts_with("settings "))
+                .unwrap();
+            let good = "\"thresholds\":{\"spam\":0.98,\"ham\":0.5}";
+            assert!(settings.contains(good), "{settings}");
+            let bad = format!("\"thresholds\":{{\"spam\":{spam},\"ham\":{ham}}}");
+            *settings = settings.replace(good, &bad);
+        });
+        let target = dir.path().join("target.spamsort");
+        let stderr = restore_fails(&text, &target);
+        assert!(stderr.contains("line 2:"), "{stderr}");
+        assert!(stderr.contains("thresholds need"), "{stderr}");
+        assert!(!target.exists(), "a damaged dump wrote a model");
+    }
+}
