@@ -56,7 +56,10 @@ pub enum DumpError {
     #[error("reading or writing the dump")]
     Io(#[from] std::io::Error),
     /// A line of the dump is malformed or out of place; `line` counts from 1.
-    #[error("line {line}: {reason} (is this a complete `spamsort dump` of version 1?)")]
+    #[error(
+        "line {line}: {reason} (is this a complete `spamsort dump`, starting `{header}`?)",
+        header = HEADER
+    )]
     Line {
         /// The line number, from 1.
         line: usize,
@@ -412,6 +415,12 @@ mod tests {
                 other => panic!("expected a line error for {reason}, got {other:?}"),
             }
         }
+        // Regression: the hint named version 1 while the dumps read were version 2.
+        let hint = DumpError::Line {
+            line: 3,
+            reason: "x".into(),
+        };
+        assert!(hint.to_string().contains(HEADER), "{hint}");
         let twice = edit(token + 1, lines[token]);
         assert!(matches!(read(&twice), Err(DumpError::Invalid(r)) if r.contains("twice")));
     }
