@@ -193,3 +193,44 @@ fn restore_refuses_thresholds_out_of_order_or_range() {
         assert!(!target.exists(), "a damaged dump wrote a model");
     }
 }
+
+/// The end line that counts `lines`' token, model and learned lines.
+fn recount(lines: &mut [String]) {
+    let count = |kind: &str| lines.iter().filter(|l| l.starts_with(kind)).count();
+    let end = format!(
+        "end {} {} {}",
+        count("token "),
+        count("model "),
+        count("learned ")
+    );
+    *lines.last_mut().unwrap() = end;
+}
+
+/// Regression: restore took a dump whose token lines and models disagree, as a hand edit
+/// leaves them, and wrote a model that read fine but was wrong: with a token line deleted, every
+/// token after it took the next one's counts (the models' arrays, one entry longer than the
+/// tokens, are by token id), and relearning a trained message then failed with "invalid
+/// configuration: cannot unlearn a message that was not learned"; with a model line
+/// repeated, the file held two models of one kind.
+#[test]
+fn restore_refuses_models_that_do_not_match_the_tokens() {
+    let dir = TestDir::new();
+    let target = dir.path().join("target.spamsort");
+    let deleted_token = edited_dump(&dir, |lines| {
+        let first = lines.iter().position(|l| l.starts_with("token ")).unwrap();
+        lines.remove(first);
+        recount(lines);
+    });
+    let stderr = restore_fails(&deleted_token, &target);
+    assert!(stderr.contains("token lines complete"), "{stderr}");
+    assert!(!target.exists(), "a damaged dump wrote a model");
+    let repeated_model = edited_dump(&dir, |lines| {
+        let model = lines.iter().position(|l| l.starts_with("model ")).unwrap();
+        let line = lines[model].clone();
+        lines.insert(model, line);
+        recount(lines);
+    });
+    let stderr = restore_fails(&repeated_model, &target);
+    assert!(stderr.contains("twice"), "{stderr}");
+    assert!(!target.exists(), "a damaged dump wrote a model");
+}

@@ -268,6 +268,12 @@ pub fn read_dump(input: &mut impl BufRead) -> Result<SpamFilter, DumpError> {
     let settings = settings.ok_or_else(|| DumpError::Invalid("no settings line".into()))?;
     let vocabulary = Vocabulary::from_tokens(tokens, docs, clock).map_err(DumpError::Invalid)?;
     let kinds: Vec<ModelKind> = models.iter().map(|m| m.model.kind()).collect();
+    for (i, m) in models.iter().enumerate() {
+        if kinds[..i].contains(&kinds[i]) {
+            return Err(DumpError::Invalid(format!("{} is listed twice", kinds[i])));
+        }
+        check_widths(m, vocabulary.len()).map_err(DumpError::Invalid)?;
+    }
     if let Some(f) = &settings.fusion {
         f.validate(&kinds).map_err(DumpError::Invalid)?;
     }
@@ -290,6 +296,33 @@ pub fn read_dump(input: &mut impl BufRead) -> Result<SpamFilter, DumpError> {
         trained_features: settings.trained_features,
         max_model_bytes: settings.max_model_bytes,
     })
+}
+
+/// Refuses a model with more per-token values (weights past the hashed ones, idf, Naive Bayes
+/// counts) than there are `tokens`: a value past the last token belongs to none, the mark of a
+/// `token` line lost or added by hand, after which every token would take another's values (a
+/// model may hold fewer: a token it has not learned yet has none).
+fn check_widths(model: &TrainedModel, tokens: usize) -> Result<(), String> {
+    let f = model.model.function();
+    let counts = model.model.count_arrays().unwrap_or_default();
+    let widths = [
+        (
+            "weights",
+            f.weights.len(),
+            f.transform.config().input_width(tokens),
+        ),
+        ("idf values", f.transform.idf().len(), tokens),
+        ("ham counts", counts[0].len(), tokens),
+        ("spam counts", counts[1].len(), tokens),
+    ];
+    match widths.iter().find(|(_, len, most)| len > most) {
+        Some((what, len, most)) => Err(format!(
+            "the {} model holds {len} {what}, where {tokens} tokens have at most {most}: are \
+             the token lines complete?",
+            model.model.kind()
+        )),
+        None => Ok(()),
+    }
 }
 
 /// Two counts, ham first.
