@@ -234,3 +234,74 @@ fn restore_refuses_models_that_do_not_match_the_tokens() {
     assert!(stderr.contains("twice"), "{stderr}");
     assert!(!target.exists(), "a damaged dump wrote a model");
 }
+
+/// Regression: `dump OUTPUT` renamed its temporary file over whatever OUTPUT was, so a
+/// FIFO, a device node or a symbolic link there (`spamsort dump /dev/stdout` as root replaced
+/// the system's `/dev/stdout` link) became a regular file holding the dump, and the error of a
+/// directory there printed its cause twice. Now a link is followed (the file it leads to gets
+/// the dump, the link stays), a link to nothing and anything but a regular file are refused,
+/// untouched, and every error says its cause once.
+#[test]
+fn dump_follows_links_and_refuses_to_replace_what_is_not_a_file() {
+    let dir = TestDir::new();
+    let model = crate::util::trained_model();
+    let expected = dir.path().join("expected.dump");
+    dump(model, &expected);
+    let expected_text = std::fs::read(&expected).unwrap();
+    let target = dir.write("backups/target.dump", b"old backup");
+    let link = dir.path().join("link.dump");
+    std::os::unix::fs::symlink("backups/target.dump", &link).unwrap();
+    dump(model, &link);
+    assert!(link.symlink_metadata().unwrap().file_type().is_symlink());
+    assert_eq!(std::fs::read(&target).unwrap(), expected_text);
+    let fifo = dir.path().join("fifo");
+    crate::util::mkfifo(&fifo);
+    let dangling = dir.path().join("dangling.dump");
+    std::os::unix::fs::symlink("nowhere.dump", &dangling).unwrap();
+    let a_dir = dir.path().join("a-dir");
+    std::fs::create_dir(&a_dir).unwrap();
+    for (out, cause) in [
+        (&fifo, "FIFO"),
+        (&dangling, "does not exist"),
+        (&a_dir, "directory"),
+    ] {
+        let result = spamsort()
+            .args(["dump", "--model"])
+            .arg(model)
+            .arg(out)
+            .timeout(std::time::Duration::from_secs(60))
+            .assert()
+            .failure();
+        let stderr = String::from_utf8_lossy(&result.get_output().stderr).into_owned();
+        assert_eq!(stderr.matches(cause).count(), 1, "{stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    }
+    assert!(std::os::unix::fs::FileTypeExt::is_fifo(
+        &fifo.metadata().unwrap().file_type()
+    ));
+    assert!(
+        dangling
+            .symlink_metadata()
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert!(!dir.path().join("nowhere.dump").exists());
+    // Nothing else was left beside them (no temporary file).
+    let mut names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "a-dir",
+            "backups",
+            "dangling.dump",
+            "expected.dump",
+            "fifo",
+            "link.dump"
+        ]
+    );
+}
