@@ -305,3 +305,60 @@ fn dump_follows_links_and_refuses_to_replace_what_is_not_a_file() {
         ]
     );
 }
+
+/// Regression: `dump` of a model whose journal has a damaged record header (which no reader
+/// can tell from a torn append, so every reader stops before it) wrote a backup of the records
+/// before the damage only, and said nothing: restoring that backup, as `info` suggests,
+/// silently loses the records after it. The dump is still written (it is the way to rebuild
+/// the file), with a warning naming the damage.
+#[test]
+fn dump_of_a_journal_damaged_past_a_record_warns_what_it_leaves_out() {
+    let dir = TestDir::new();
+    let model = copy_of_trained_model(&dir);
+    let mut ends = vec![std::fs::metadata(&model).unwrap().len()];
+    for word in ["alpha", "bravo", "charlie"] {
+        let new = dir.write(
+            &format!("{word}.eml"),
+            &message(
+                &format!("Offer {word}"),
+                &format!("cheap pills {word} now\n"),
+            ),
+        );
+        // The model calls them spam, so learning them as ham is a correction: each appends.
+        spamsort()
+            .args(["learn", "--ham", "--model"])
+            .arg(&model)
+            .arg(&new)
+            .assert()
+            .success();
+        ends.push(std::fs::metadata(&model).unwrap().len());
+    }
+    assert!(ends.windows(2).all(|w| w[0] < w[1]), "{ends:?}");
+    // The second record's length field made to claim a mebibyte more.
+    let mut bytes = std::fs::read(&model).unwrap();
+    bytes[ends[1] as usize + 2] ^= 0x10;
+    std::fs::write(&model, &bytes).unwrap();
+    let text = dir.path().join("backup.dump");
+    let out = spamsort()
+        .args(["dump", "--model"])
+        .arg(&model)
+        .arg(&text)
+        .assert()
+        .success();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(stderr.contains("warning"), "{stderr}");
+    assert!(stderr.contains("journal record 2"), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    let learned = std::fs::read_to_string(&text).unwrap();
+    assert_eq!(learned.matches(" ham learned\n").count(), 1, "{learned}");
+    // A healthy model dumps without a word.
+    let other = TestDir::new();
+    let healthy = copy_of_trained_model(&other);
+    let out = spamsort()
+        .args(["dump", "--model"])
+        .arg(&healthy)
+        .arg(&text)
+        .assert()
+        .success();
+    assert!(out.get_output().stderr.is_empty());
+}
