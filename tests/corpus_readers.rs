@@ -97,6 +97,40 @@ fn trec_index_resolves_relative_paths_and_reports_bad_lines() {
     assert!(warnings[1].contains("missing"), "{}", warnings[1]);
 }
 
+/// Regression: any file whose first line read as `spam PATH` or `ham PATH` was taken for a
+/// TREC index, so a message (a recipe that begins "ham and eggs") was never classified or
+/// learned: its lines were reported as bad index lines and missing files. An index is still
+/// one when its first message is missing or a later line is malformed, as long as the other
+/// holds.
+#[test]
+fn a_message_whose_first_line_starts_with_a_label_is_a_message_not_an_index() {
+    let t = TestDir::new();
+    let recipe = b"ham and eggs for breakfast\nthe recipe follows\n";
+    for (name, bytes) in [("recipe.txt", &recipe[..]), ("cut.txt", &recipe[..40])] {
+        let file = t.write(name, bytes);
+        assert_eq!(
+            MailboxFormat::detect(&file).unwrap(),
+            MailboxFormat::MessageFile,
+            "{name}"
+        );
+        let (msgs, errs) = read_all(&file);
+        assert!(errs.is_empty(), "{errs:?}");
+        assert_eq!(msgs.len(), 1);
+        assert_eq!(msgs[0].bytes, bytes);
+    }
+    t.write("data/inmail.2", &message("h", "ham body"));
+    for index in [
+        "spam data/missing\nham data/inmail.2\n",
+        "spam data/inmail.2\nnot an index line\n",
+    ] {
+        let index = t.write("index", index.as_bytes());
+        assert_eq!(
+            MailboxFormat::detect(&index).unwrap(),
+            MailboxFormat::TrecIndex
+        );
+    }
+}
+
 #[test]
 fn empty_and_missing_files() {
     let t = TestDir::new();

@@ -187,13 +187,14 @@ impl MailboxFormat {
                 path: path.to_path_buf(),
             });
         }
-        let mut head = Vec::with_capacity(512);
+        const HEAD: usize = 512;
+        let mut head = Vec::with_capacity(HEAD);
         open_regular(path)
-            .and_then(|f| f.take(512).read_to_end(&mut head))
+            .and_then(|f| f.take(HEAD as u64).read_to_end(&mut head))
             .map_err(|e| CorpusError::io(path, e))?;
         Ok(if head.starts_with(b"From ") {
             MailboxFormat::Mbox
-        } else if trec::looks_like_index(&head) {
+        } else if trec::is_index(path, &head, head.len() < HEAD) {
             MailboxFormat::TrecIndex
         } else {
             MailboxFormat::MessageFile
