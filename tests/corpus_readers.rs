@@ -58,6 +58,32 @@ fn message_tree_skips_hidden_and_survives_symlink_loops() {
     assert!(errs[0].to_string().contains("loop"), "{}", errs[0]);
 }
 
+/// Regression: an MH folder's deleted messages (`rmm` renames message 3 to `,3`, or `#3` where
+/// the backup prefix is set so) were read as mail, so spam deleted from an inbox was trained
+/// as ham with it. Its `.mh_sequences` is hidden, so skipped already.
+#[test]
+fn mh_folder_skips_deleted_messages_and_its_sequences_file() {
+    let t = TestDir::new();
+    for name in ["1", "2", "10", ",3", "#4", "sub/,5", "sub/6"] {
+        t.write(&format!("inbox/{name}"), &message(name, "body"));
+    }
+    t.write("inbox/.mh_sequences", b"cur: 2\nunseen: 1-10\n");
+    let (msgs, errs) = read_all(&t.path().join("inbox"));
+    assert!(errs.is_empty(), "{errs:?}");
+    let names: Vec<String> = msgs
+        .iter()
+        .map(|m| {
+            m.source
+                .path
+                .strip_prefix(t.path())
+                .unwrap()
+                .display()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(names, ["inbox/1", "inbox/10", "inbox/2", "inbox/sub/6"]);
+}
+
 #[test]
 fn mbox_detected_split_and_unescaped_with_crlf() {
     let t = TestDir::new();
