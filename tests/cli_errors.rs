@@ -182,3 +182,49 @@ fn a_write_past_the_file_size_limit_is_an_error_not_a_kill() {
     let left: Vec<_> = std::fs::read_dir(t.path()).unwrap().collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+/// Regression: a command whose standard output could not be written (a full disk, `>
+/// /dev/full`) said only "spamsort: No space left on device (os error 28)", not what it was
+/// writing. Each now names standard output, once, and exits 3.
+#[test]
+fn a_full_standard_output_is_named_in_the_error() {
+    let model = trained_model().as_os_str();
+    let message = sample_files()[0].clone();
+    let commands: [&[&std::ffi::OsStr]; 6] = [
+        &["info".as_ref(), "--model".as_ref(), model],
+        &[
+            "classify".as_ref(),
+            "--model".as_ref(),
+            model,
+            message.as_os_str(),
+        ],
+        &[
+            "explain".as_ref(),
+            "--model".as_ref(),
+            model,
+            message.as_os_str(),
+        ],
+        &["tokens".as_ref(), message.as_os_str()],
+        &["completions".as_ref(), "bash".as_ref()],
+        &["man".as_ref()],
+    ];
+    for args in commands {
+        let out = Command::new(spamsort_bin())
+            .args(args)
+            .stdout(
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .open("/dev/full")
+                    .unwrap(),
+            )
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("writing to standard output: No space left on device"),
+            "{args:?}: {stderr}"
+        );
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+    }
+}

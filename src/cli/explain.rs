@@ -30,7 +30,7 @@ pub fn run(args: ExplainArgs) -> anyhow::Result<ExitStatus> {
     let scorer = policy.scorer(&file)?.for_many_messages();
     let head = scorer.tokenizer_config().head_bytes();
     let messages = input::message_heads(std::slice::from_ref(&args.path), head)?;
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut out = std::io::BufWriter::new(super::output::stdout());
     let mut failed = false;
     for item in messages {
         // An unreadable one is reported and the rest explained, as `classify` does.
