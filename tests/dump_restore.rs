@@ -362,3 +362,25 @@ fn dump_of_a_journal_damaged_past_a_record_warns_what_it_leaves_out() {
         .success();
     assert!(out.get_output().stderr.is_empty());
 }
+
+/// Regression: the tokenizer's settings came back from a dump (or a model file) unchecked, so
+/// one edited to read 2^63 bytes of a message made `filter` and `classify` hold any message
+/// whole (a 180 MB one took 900 MB) instead of its first 2 MiB. Now a `max_input_bytes` past
+/// the 64 MiB any message may have is refused.
+#[test]
+fn restore_refuses_a_tokenizer_that_would_read_messages_of_any_size_whole() {
+    let dir = TestDir::new();
+    let text = edited_dump(&dir, |lines| {
+        let settings = lines
+            .iter_mut()
+            .find(|l| l.starts_with("settings "))
+            .unwrap();
+        let good = "\"max_input_bytes\":2097152,";
+        assert!(settings.contains(good), "{settings}");
+        *settings = settings.replace(good, "\"max_input_bytes\":9223372036854775808,");
+    });
+    let target = dir.path().join("target.spamsort");
+    let stderr = restore_fails(&text, &target);
+    assert!(stderr.contains("the tokenizer would read"), "{stderr}");
+    assert!(!target.exists(), "a damaged dump wrote a model");
+}
