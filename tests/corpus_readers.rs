@@ -84,6 +84,25 @@ fn mh_folder_skips_deleted_messages_and_its_sequences_file() {
     assert_eq!(names, ["inbox/1", "inbox/10", "inbox/2", "inbox/sub/6"]);
 }
 
+/// Regression: a file starting with `From ` but holding no line feed (an mbox of classic Mac
+/// OS, lone CR line endings) was read as an mbox whose envelope line was the whole file: one
+/// empty message, everything in it dropped (and `learn` learned that empty message). Without
+/// a line feed in its first 512 bytes it is one message file, kept whole.
+#[test]
+fn a_from_file_without_line_feeds_is_one_message_not_an_empty_mbox() {
+    let t = TestDir::new();
+    let bytes = b"From a@b Mon Jan  1 00:00:00 2024\rSubject: one\r\rbody one\r\rFrom c@d Mon Jan  1 00:00:00 2024\rSubject: two\r\rbody two\r";
+    let file = t.write("mac.mbox", bytes);
+    assert_eq!(
+        MailboxFormat::detect(&file).unwrap(),
+        MailboxFormat::MessageFile
+    );
+    let (msgs, errs) = read_all(&file);
+    assert!(errs.is_empty(), "{errs:?}");
+    assert_eq!(msgs.len(), 1);
+    assert_eq!(msgs[0].bytes, bytes);
+}
+
 #[test]
 fn mbox_detected_split_and_unescaped_with_crlf() {
     let t = TestDir::new();

@@ -192,7 +192,9 @@ impl MailboxFormat {
         open_regular(path)
             .and_then(|f| f.take(HEAD as u64).read_to_end(&mut head))
             .map_err(|e| CorpusError::io(path, e))?;
-        Ok(if head.starts_with(b"From ") {
+        // An mbox's envelope line ends in a line feed: a file without one (lone CR line
+        // endings) would be read as one envelope line and nothing else, so it is one message.
+        Ok(if head.starts_with(b"From ") && head.contains(&b'\n') {
             MailboxFormat::Mbox
         } else if trec::is_index(path, &head, head.len() < HEAD) {
             MailboxFormat::TrecIndex
