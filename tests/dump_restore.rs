@@ -7,13 +7,15 @@ use spamsort::SpamFilter;
 use spamsort::models::ModelKind;
 use std::path::{Path, PathBuf};
 
-fn dump(model: &Path, out: &Path) {
-    spamsort()
+/// Dumps `model` into `out`, which must succeed; returns what it said on stderr.
+fn dump(model: &Path, out: &Path) -> String {
+    let done = spamsort()
         .args(["dump", "--model"])
         .arg(model)
         .arg(out)
         .assert()
         .success();
+    String::from_utf8_lossy(&done.get_output().stderr).into_owned()
 }
 
 fn restore(dump: &Path, model: &Path) -> assert_cmd::assert::Assert {
@@ -169,6 +171,26 @@ fn edited_dump(dir: &TestDir, edit: impl FnOnce(&mut Vec<String>)) -> PathBuf {
     dir.write("damaged.dump", (lines.join("\n") + "\n").as_bytes())
 }
 
+/// `dumped_copy`'s dump with `good` replaced by `bad` in its `settings` line.
+fn with_settings(dir: &TestDir, good: &str, bad: &str) -> PathBuf {
+    edited_dump(dir, |lines| {
+        let settings = lines
+            .iter_mut()
+            .find(|l| l.starts_with("settings "))
+            .unwrap();
+        assert!(settings.contains(good), "{settings}");
+        *settings = settings.replace(good, bad);
+    })
+}
+
+/// Restores `text`, expecting a refusal that gives `reason` and writes no model.
+fn refused_for(dir: &TestDir, text: &Path, reason: &str) {
+    let target = dir.path().join("target.spamsort");
+    let stderr = restore_fails(text, &target);
+    assert!(stderr.contains(reason), "{stderr}");
+    assert!(!target.exists(), "a damaged dump wrote a model");
+}
+
 /// Regression: the `settings` line's thresholds were taken as they came, so a hand-edited dump
 /// with a spam cut-off above 1 (or below the ham one) restored a model that called certain
 /// spam unsure (score 0.0) without a word.
@@ -176,21 +198,10 @@ fn edited_dump(dir: &TestDir, edit: impl FnOnce(&mut Vec<String>)) -> PathBuf {
 fn restore_refuses_thresholds_out_of_order_or_range() {
     let dir = TestDir::new();
     for (spam, ham) in [(7.0, -3.0), (0.1, 0.9)] {
-        let text = edited_dump(&dir, |lines| {
-            let settings = lines
-                .iter_mut()
-                .find(|l| l.starts_with("settings "))
-                .unwrap();
-            let good = "\"thresholds\":{\"spam\":0.98,\"ham\":0.5}";
-            assert!(settings.contains(good), "{settings}");
-            let bad = format!("\"thresholds\":{{\"spam\":{spam},\"ham\":{ham}}}");
-            *settings = settings.replace(good, &bad);
-        });
-        let target = dir.path().join("target.spamsort");
-        let stderr = restore_fails(&text, &target);
-        assert!(stderr.contains("line 2:"), "{stderr}");
-        assert!(stderr.contains("thresholds need"), "{stderr}");
-        assert!(!target.exists(), "a damaged dump wrote a model");
+        let good = "\"thresholds\":{\"spam\":0.98,\"ham\":0.5}";
+        let bad = format!("\"thresholds\":{{\"spam\":{spam},\"ham\":{ham}}}");
+        let text = with_settings(&dir, good, &bad);
+        refused_for(&dir, &text, "line 2: thresholds need");
     }
 }
 
@@ -215,24 +226,19 @@ fn recount(lines: &mut [String]) {
 #[test]
 fn restore_refuses_models_that_do_not_match_the_tokens() {
     let dir = TestDir::new();
-    let target = dir.path().join("target.spamsort");
     let deleted_token = edited_dump(&dir, |lines| {
         let first = lines.iter().position(|l| l.starts_with("token ")).unwrap();
         lines.remove(first);
         recount(lines);
     });
-    let stderr = restore_fails(&deleted_token, &target);
-    assert!(stderr.contains("token lines complete"), "{stderr}");
-    assert!(!target.exists(), "a damaged dump wrote a model");
+    refused_for(&dir, &deleted_token, "token lines complete");
     let repeated_model = edited_dump(&dir, |lines| {
         let model = lines.iter().position(|l| l.starts_with("model ")).unwrap();
         let line = lines[model].clone();
         lines.insert(model, line);
         recount(lines);
     });
-    let stderr = restore_fails(&repeated_model, &target);
-    assert!(stderr.contains("twice"), "{stderr}");
-    assert!(!target.exists(), "a damaged dump wrote a model");
+    refused_for(&dir, &repeated_model, "twice");
 }
 
 /// Regression: `dump OUTPUT` renamed its temporary file over whatever OUTPUT was, so a
@@ -339,13 +345,7 @@ fn dump_of_a_journal_damaged_past_a_record_warns_what_it_leaves_out() {
     bytes[ends[1] as usize + 2] ^= 0x10;
     std::fs::write(&model, &bytes).unwrap();
     let text = dir.path().join("backup.dump");
-    let out = spamsort()
-        .args(["dump", "--model"])
-        .arg(&model)
-        .arg(&text)
-        .assert()
-        .success();
-    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    let stderr = dump(&model, &text);
     assert!(stderr.contains("warning"), "{stderr}");
     assert!(stderr.contains("journal record 2"), "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
@@ -354,13 +354,7 @@ fn dump_of_a_journal_damaged_past_a_record_warns_what_it_leaves_out() {
     // A healthy model dumps without a word.
     let other = TestDir::new();
     let healthy = copy_of_trained_model(&other);
-    let out = spamsort()
-        .args(["dump", "--model"])
-        .arg(&healthy)
-        .arg(&text)
-        .assert()
-        .success();
-    assert!(out.get_output().stderr.is_empty());
+    assert_eq!(dump(&healthy, &text), "");
 }
 
 /// Regression: the tokenizer's settings came back from a dump (or a model file) unchecked, so
@@ -370,17 +364,10 @@ fn dump_of_a_journal_damaged_past_a_record_warns_what_it_leaves_out() {
 #[test]
 fn restore_refuses_a_tokenizer_that_would_read_messages_of_any_size_whole() {
     let dir = TestDir::new();
-    let text = edited_dump(&dir, |lines| {
-        let settings = lines
-            .iter_mut()
-            .find(|l| l.starts_with("settings "))
-            .unwrap();
-        let good = "\"max_input_bytes\":2097152,";
-        assert!(settings.contains(good), "{settings}");
-        *settings = settings.replace(good, "\"max_input_bytes\":9223372036854775808,");
-    });
-    let target = dir.path().join("target.spamsort");
-    let stderr = restore_fails(&text, &target);
-    assert!(stderr.contains("the tokenizer would read"), "{stderr}");
-    assert!(!target.exists(), "a damaged dump wrote a model");
+    let text = with_settings(
+        &dir,
+        "\"max_input_bytes\":2097152,",
+        "\"max_input_bytes\":9223372036854775808,",
+    );
+    refused_for(&dir, &text, "the tokenizer would read");
 }
