@@ -108,11 +108,31 @@ impl fmt::Display for Verdict {
 }
 
 /// Cut-offs on P(spam): `p >= spam` is spam, `p < ham` is ham, anything between is unsure.
-/// Invariant: `0 <= ham <= spam <= 1`; `ham == spam` means there is no unsure band.
+/// Invariant: `0 <= ham <= spam <= 1`; `ham == spam` means there is no unsure band. Checked
+/// when read back too (a model file, a dump's `settings` line), as [`Thresholds::new`] checks.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "ThresholdFields")]
 pub struct Thresholds {
     spam: f64,
     ham: f64,
+}
+
+/// The fields of [`Thresholds`] as stored, before they are checked (the same encoding).
+#[derive(Deserialize)]
+struct ThresholdFields {
+    spam: f64,
+    ham: f64,
+}
+
+impl TryFrom<ThresholdFields> for Thresholds {
+    type Error = String;
+
+    fn try_from(t: ThresholdFields) -> Result<Self, String> {
+        Thresholds::new(t.spam, t.ham).map_err(|e| match e {
+            crate::Error::Config(reason) => reason,
+            other => other.to_string(),
+        })
+    }
 }
 
 impl Default for Thresholds {
@@ -174,6 +194,24 @@ mod tests {
         assert_eq!(t.verdict(SpamScore::new(0.49)), Verdict::Ham);
         assert!(Thresholds::new(0.4, 0.5).is_err());
         assert!(Thresholds::new(1.5, 0.5).is_err());
+    }
+
+    /// Regression: thresholds were read back unchecked (a hand-edited dump, a crafted model
+    /// file), so a spam cut-off of 7 made every message unsure.
+    #[test]
+    fn thresholds_are_checked_when_read_back() {
+        let good: Thresholds = serde_json::from_str(r#"{"spam":0.9,"ham":0.5}"#).unwrap();
+        assert_eq!(good, Thresholds::new(0.9, 0.5).unwrap());
+        for bad in [r#"{"spam":7.0,"ham":-3.0}"#, r#"{"spam":0.1,"ham":0.9}"#] {
+            let err = serde_json::from_str::<Thresholds>(bad).unwrap_err();
+            assert!(err.to_string().contains("thresholds need"), "{err}");
+        }
+        // The stored encoding is unchanged, and checked in a model file's encoding too.
+        let bytes = postcard::to_stdvec(&Thresholds::default()).unwrap();
+        let back: Thresholds = postcard::from_bytes(&bytes).unwrap();
+        assert_eq!(back, Thresholds::default());
+        let nan = postcard::to_stdvec(&(f64::NAN, 0.5)).unwrap();
+        assert!(postcard::from_bytes::<Thresholds>(&nan).is_err());
     }
 
     #[test]

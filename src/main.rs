@@ -6,7 +6,8 @@ mod cli;
 // mimalloc: tokenizing allocates many small strings, which it makes cheaper than glibc's
 // allocator, and under an address-space limit (`ulimit -v`) glibc's per-thread arenas cannot
 // be reserved while mimalloc's segments can (tests/bounded_cost.rs runs `serve` under one).
-// Transparent huge pages are turned off first thing (see `cli::pages`).
+// Transparent huge pages are turned off first thing (see `cli::pages`), and SIGXFSZ is caught
+// (see `cli::signals`).
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
@@ -14,6 +15,7 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     cli::pages::use_small_pages();
+    cli::signals::survive_file_size_limit();
     // Usage errors exit 3 like every other error: exit codes 1 and 2 mean ham and unsure to
     // the mail setups that call spamsort.
     let result = match cli::parse() {

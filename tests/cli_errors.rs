@@ -155,3 +155,76 @@ fn unknown_model_name_is_a_usage_error_listing_every_kind() {
         }
     }
 }
+
+/// Regression: a write past the file-size limit (`ulimit -f`, a full quota on some systems)
+/// killed spamsort with SIGXFSZ in the middle of it, without a word and leaving the dump's
+/// temporary file behind; it is an error like a full disk: said once, exit code 3, nothing
+/// left behind.
+#[test]
+fn a_write_past_the_file_size_limit_is_an_error_not_a_kill() {
+    let t = TestDir::new();
+    let backup = t.path().join("backup.txt");
+    // The sample model's dump is a few megabytes: far past 64 KiB.
+    let out = Command::new("prlimit")
+        .arg("--fsize=65536")
+        .arg("--")
+        .arg(spamsort_bin())
+        .arg("dump")
+        .arg("--model")
+        .arg(trained_model())
+        .arg(&backup)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{:?}: {stderr}", out.status);
+    assert!(stderr.contains("File too large"), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    let left: Vec<_> = std::fs::read_dir(t.path()).unwrap().collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+/// Regression: a command whose standard output could not be written (a full disk, `>
+/// /dev/full`) said only "spamsort: No space left on device (os error 28)", not what it was
+/// writing. Each now names standard output, once, and exits 3.
+#[test]
+fn a_full_standard_output_is_named_in_the_error() {
+    let model = trained_model().as_os_str();
+    let message = sample_files()[0].clone();
+    let commands: [&[&std::ffi::OsStr]; 6] = [
+        &["info".as_ref(), "--model".as_ref(), model],
+        &[
+            "classify".as_ref(),
+            "--model".as_ref(),
+            model,
+            message.as_os_str(),
+        ],
+        &[
+            "explain".as_ref(),
+            "--model".as_ref(),
+            model,
+            message.as_os_str(),
+        ],
+        &["tokens".as_ref(), message.as_os_str()],
+        &["completions".as_ref(), "bash".as_ref()],
+        &["man".as_ref()],
+    ];
+    for args in commands {
+        let out = Command::new(spamsort_bin())
+            .args(args)
+            .stdout(
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .open("/dev/full")
+                    .unwrap(),
+            )
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("writing to standard output: No space left on device"),
+            "{args:?}: {stderr}"
+        );
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+    }
+}

@@ -58,6 +58,51 @@ fn message_tree_skips_hidden_and_survives_symlink_loops() {
     assert!(errs[0].to_string().contains("loop"), "{}", errs[0]);
 }
 
+/// Regression: an MH folder's deleted messages (`rmm` renames message 3 to `,3`, or `#3` where
+/// the backup prefix is set so) were read as mail, so spam deleted from an inbox was trained
+/// as ham with it. Its `.mh_sequences` is hidden, so skipped already.
+#[test]
+fn mh_folder_skips_deleted_messages_and_its_sequences_file() {
+    let t = TestDir::new();
+    for name in ["1", "2", "10", ",3", "#4", "sub/,5", "sub/6"] {
+        t.write(&format!("inbox/{name}"), &message(name, "body"));
+    }
+    t.write("inbox/.mh_sequences", b"cur: 2\nunseen: 1-10\n");
+    let (msgs, errs) = read_all(&t.path().join("inbox"));
+    assert!(errs.is_empty(), "{errs:?}");
+    let names: Vec<String> = msgs
+        .iter()
+        .map(|m| {
+            m.source
+                .path
+                .strip_prefix(t.path())
+                .unwrap()
+                .display()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(names, ["inbox/1", "inbox/10", "inbox/2", "inbox/sub/6"]);
+}
+
+/// Regression: a file starting with `From ` but holding no line feed (an mbox of classic Mac
+/// OS, lone CR line endings) was read as an mbox whose envelope line was the whole file: one
+/// empty message, everything in it dropped (and `learn` learned that empty message). Without
+/// a line feed in its first 512 bytes it is one message file, kept whole.
+#[test]
+fn a_from_file_without_line_feeds_is_one_message_not_an_empty_mbox() {
+    let t = TestDir::new();
+    let bytes = b"From a@b Mon Jan  1 00:00:00 2024\rSubject: one\r\rbody one\r\rFrom c@d Mon Jan  1 00:00:00 2024\rSubject: two\r\rbody two\r";
+    let file = t.write("mac.mbox", bytes);
+    assert_eq!(
+        MailboxFormat::detect(&file).unwrap(),
+        MailboxFormat::MessageFile
+    );
+    let (msgs, errs) = read_all(&file);
+    assert!(errs.is_empty(), "{errs:?}");
+    assert_eq!(msgs.len(), 1);
+    assert_eq!(msgs[0].bytes, bytes);
+}
+
 #[test]
 fn mbox_detected_split_and_unescaped_with_crlf() {
     let t = TestDir::new();
@@ -95,6 +140,40 @@ fn trec_index_resolves_relative_paths_and_reports_bad_lines() {
     assert_eq!(warnings.len(), 2, "{warnings:?}");
     assert!(warnings[0].contains("index:3"), "{}", warnings[0]);
     assert!(warnings[1].contains("missing"), "{}", warnings[1]);
+}
+
+/// Regression: any file whose first line read as `spam PATH` or `ham PATH` was taken for a
+/// TREC index, so a message (a recipe that begins "ham and eggs") was never classified or
+/// learned: its lines were reported as bad index lines and missing files. An index is still
+/// one when its first message is missing or a later line is malformed, as long as the other
+/// holds.
+#[test]
+fn a_message_whose_first_line_starts_with_a_label_is_a_message_not_an_index() {
+    let t = TestDir::new();
+    let recipe = b"ham and eggs for breakfast\nthe recipe follows\n";
+    for (name, bytes) in [("recipe.txt", &recipe[..]), ("cut.txt", &recipe[..40])] {
+        let file = t.write(name, bytes);
+        assert_eq!(
+            MailboxFormat::detect(&file).unwrap(),
+            MailboxFormat::MessageFile,
+            "{name}"
+        );
+        let (msgs, errs) = read_all(&file);
+        assert!(errs.is_empty(), "{errs:?}");
+        assert_eq!(msgs.len(), 1);
+        assert_eq!(msgs[0].bytes, bytes);
+    }
+    t.write("data/inmail.2", &message("h", "ham body"));
+    for index in [
+        "spam data/missing\nham data/inmail.2\n",
+        "spam data/inmail.2\nnot an index line\n",
+    ] {
+        let index = t.write("index", index.as_bytes());
+        assert_eq!(
+            MailboxFormat::detect(&index).unwrap(),
+            MailboxFormat::TrecIndex
+        );
+    }
 }
 
 #[test]

@@ -7,13 +7,15 @@ use spamsort::SpamFilter;
 use spamsort::models::ModelKind;
 use std::path::{Path, PathBuf};
 
-fn dump(model: &Path, out: &Path) {
-    spamsort()
+/// Dumps `model` into `out`, which must succeed; returns what it said on stderr.
+fn dump(model: &Path, out: &Path) -> String {
+    let done = spamsort()
         .args(["dump", "--model"])
         .arg(model)
         .arg(out)
         .assert()
         .success();
+    String::from_utf8_lossy(&done.get_output().stderr).into_owned()
 }
 
 fn restore(dump: &Path, model: &Path) -> assert_cmd::assert::Assert {
@@ -155,4 +157,217 @@ fn damaged_dump_is_refused_with_its_line_number_and_writes_no_model() {
         assert!(stderr.contains(line), "{line} not in {stderr}");
         assert!(!target.exists(), "a damaged dump wrote a model");
     }
+}
+
+/// `dumped_copy`'s dump with its lines passed through `edit`, written to `damaged.dump`.
+fn edited_dump(dir: &TestDir, edit: impl FnOnce(&mut Vec<String>)) -> PathBuf {
+    let (_, text) = dumped_copy(dir);
+    let mut lines: Vec<String> = std::fs::read_to_string(&text)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    edit(&mut lines);
+    dir.write("damaged.dump", (lines.join("\n") + "\n").as_bytes())
+}
+
+/// `dumped_copy`'s dump with `good` replaced by `bad` in its `settings` line.
+fn with_settings(dir: &TestDir, good: &str, bad: &str) -> PathBuf {
+    edited_dump(dir, |lines| {
+        let settings = lines
+            .iter_mut()
+            .find(|l| l.starts_with("settings "))
+            .unwrap();
+        assert!(settings.contains(good), "{settings}");
+        *settings = settings.replace(good, bad);
+    })
+}
+
+/// Restores `text`, expecting a refusal that gives `reason` and writes no model.
+fn refused_for(dir: &TestDir, text: &Path, reason: &str) {
+    let target = dir.path().join("target.spamsort");
+    let stderr = restore_fails(text, &target);
+    assert!(stderr.contains(reason), "{stderr}");
+    assert!(!target.exists(), "a damaged dump wrote a model");
+}
+
+/// Regression: the `settings` line's thresholds were taken as they came, so a hand-edited dump
+/// with a spam cut-off above 1 (or below the ham one) restored a model that called certain
+/// spam unsure (score 0.0) without a word.
+#[test]
+fn restore_refuses_thresholds_out_of_order_or_range() {
+    let dir = TestDir::new();
+    for (spam, ham) in [(7.0, -3.0), (0.1, 0.9)] {
+        let good = "\"thresholds\":{\"spam\":0.98,\"ham\":0.5}";
+        let bad = format!("\"thresholds\":{{\"spam\":{spam},\"ham\":{ham}}}");
+        let text = with_settings(&dir, good, &bad);
+        refused_for(&dir, &text, "line 2: thresholds need");
+    }
+}
+
+/// The end line that counts `lines`' token, model and learned lines.
+fn recount(lines: &mut [String]) {
+    let count = |kind: &str| lines.iter().filter(|l| l.starts_with(kind)).count();
+    let end = format!(
+        "end {} {} {}",
+        count("token "),
+        count("model "),
+        count("learned ")
+    );
+    *lines.last_mut().unwrap() = end;
+}
+
+/// Regression: restore took a dump whose token lines and models disagree, as a hand edit
+/// leaves them, and wrote a model that read fine but was wrong: with a token line deleted, every
+/// token after it took the next one's counts (the models' arrays, one entry longer than the
+/// tokens, are by token id), and relearning a trained message then failed with "invalid
+/// configuration: cannot unlearn a message that was not learned"; with a model line
+/// repeated, the file held two models of one kind.
+#[test]
+fn restore_refuses_models_that_do_not_match_the_tokens() {
+    let dir = TestDir::new();
+    let deleted_token = edited_dump(&dir, |lines| {
+        let first = lines.iter().position(|l| l.starts_with("token ")).unwrap();
+        lines.remove(first);
+        recount(lines);
+    });
+    refused_for(&dir, &deleted_token, "token lines complete");
+    let repeated_model = edited_dump(&dir, |lines| {
+        let model = lines.iter().position(|l| l.starts_with("model ")).unwrap();
+        let line = lines[model].clone();
+        lines.insert(model, line);
+        recount(lines);
+    });
+    refused_for(&dir, &repeated_model, "twice");
+}
+
+/// Regression: `dump OUTPUT` renamed its temporary file over whatever OUTPUT was, so a
+/// FIFO, a device node or a symbolic link there (`spamsort dump /dev/stdout` as root replaced
+/// the system's `/dev/stdout` link) became a regular file holding the dump, and the error of a
+/// directory there printed its cause twice. Now a link is followed (the file it leads to gets
+/// the dump, the link stays), a link to nothing and anything but a regular file are refused,
+/// untouched, and every error says its cause once.
+#[test]
+fn dump_follows_links_and_refuses_to_replace_what_is_not_a_file() {
+    let dir = TestDir::new();
+    let model = crate::util::trained_model();
+    let expected = dir.path().join("expected.dump");
+    dump(model, &expected);
+    let expected_text = std::fs::read(&expected).unwrap();
+    let target = dir.write("backups/target.dump", b"old backup");
+    let link = dir.path().join("link.dump");
+    std::os::unix::fs::symlink("backups/target.dump", &link).unwrap();
+    dump(model, &link);
+    assert!(link.symlink_metadata().unwrap().file_type().is_symlink());
+    assert_eq!(std::fs::read(&target).unwrap(), expected_text);
+    let fifo = dir.path().join("fifo");
+    crate::util::mkfifo(&fifo);
+    let dangling = dir.path().join("dangling.dump");
+    std::os::unix::fs::symlink("nowhere.dump", &dangling).unwrap();
+    let a_dir = dir.path().join("a-dir");
+    std::fs::create_dir(&a_dir).unwrap();
+    for (out, cause) in [
+        (&fifo, "FIFO"),
+        (&dangling, "does not exist"),
+        (&a_dir, "directory"),
+    ] {
+        let result = spamsort()
+            .args(["dump", "--model"])
+            .arg(model)
+            .arg(out)
+            .timeout(std::time::Duration::from_secs(60))
+            .assert()
+            .failure();
+        let stderr = String::from_utf8_lossy(&result.get_output().stderr).into_owned();
+        assert_eq!(stderr.matches(cause).count(), 1, "{stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    }
+    assert!(std::os::unix::fs::FileTypeExt::is_fifo(
+        &fifo.metadata().unwrap().file_type()
+    ));
+    assert!(
+        dangling
+            .symlink_metadata()
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert!(!dir.path().join("nowhere.dump").exists());
+    // Nothing else was left beside them (no temporary file).
+    let mut names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "a-dir",
+            "backups",
+            "dangling.dump",
+            "expected.dump",
+            "fifo",
+            "link.dump"
+        ]
+    );
+}
+
+/// Regression: `dump` of a model whose journal has a damaged record header (which no reader
+/// can tell from a torn append, so every reader stops before it) wrote a backup of the records
+/// before the damage only, and said nothing: restoring that backup, as `info` suggests,
+/// silently loses the records after it. The dump is still written (it is the way to rebuild
+/// the file), with a warning naming the damage.
+#[test]
+fn dump_of_a_journal_damaged_past_a_record_warns_what_it_leaves_out() {
+    let dir = TestDir::new();
+    let model = copy_of_trained_model(&dir);
+    let mut ends = vec![std::fs::metadata(&model).unwrap().len()];
+    for word in ["alpha", "bravo", "charlie"] {
+        let new = dir.write(
+            &format!("{word}.eml"),
+            &message(
+                &format!("Offer {word}"),
+                &format!("cheap pills {word} now\n"),
+            ),
+        );
+        // The model calls them spam, so learning them as ham is a correction: each appends.
+        spamsort()
+            .args(["learn", "--ham", "--model"])
+            .arg(&model)
+            .arg(&new)
+            .assert()
+            .success();
+        ends.push(std::fs::metadata(&model).unwrap().len());
+    }
+    assert!(ends.windows(2).all(|w| w[0] < w[1]), "{ends:?}");
+    // The second record's length field made to claim a mebibyte more.
+    let mut bytes = std::fs::read(&model).unwrap();
+    bytes[ends[1] as usize + 2] ^= 0x10;
+    std::fs::write(&model, &bytes).unwrap();
+    let text = dir.path().join("backup.dump");
+    let stderr = dump(&model, &text);
+    assert!(stderr.contains("warning"), "{stderr}");
+    assert!(stderr.contains("journal record 2"), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    let learned = std::fs::read_to_string(&text).unwrap();
+    assert_eq!(learned.matches(" ham learned\n").count(), 1, "{learned}");
+    // A healthy model dumps without a word.
+    let other = TestDir::new();
+    let healthy = copy_of_trained_model(&other);
+    assert_eq!(dump(&healthy, &text), "");
+}
+
+/// Regression: the tokenizer's settings came back from a dump (or a model file) unchecked, so
+/// one edited to read 2^63 bytes of a message made `filter` and `classify` hold any message
+/// whole (a 180 MB one took 900 MB) instead of its first 2 MiB. Now a `max_input_bytes` past
+/// the 64 MiB any message may have is refused.
+#[test]
+fn restore_refuses_a_tokenizer_that_would_read_messages_of_any_size_whole() {
+    let dir = TestDir::new();
+    let text = with_settings(
+        &dir,
+        "\"max_input_bytes\":2097152,",
+        "\"max_input_bytes\":9223372036854775808,",
+    );
+    refused_for(&dir, &text, "the tokenizer would read");
 }

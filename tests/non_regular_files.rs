@@ -251,3 +251,33 @@ fn a_fifo_or_device_in_a_folder_of_messages_is_reported_and_a_linked_message_is_
         }
     }
 }
+
+/// Regression: `explain` of a folder stopped at its first unreadable entry (a FIFO sorted
+/// before the messages), so the messages after it were never explained; `classify` reports such
+/// an entry and goes on. `explain` now does the same, and exits 3 as `classify` does.
+#[test]
+fn explain_of_a_folder_reports_an_unreadable_entry_and_explains_the_rest() {
+    let t = TestDir::new();
+    let message = std::fs::read(&sample_files()[0]).unwrap();
+    t.write("tree/1", &message);
+    t.write("tree/2", &message);
+    mkfifo(&t.path().join("tree/0-fifo"));
+    let out = run([
+        OsStr::new("explain"),
+        OsStr::new("-n"),
+        OsStr::new("1"),
+        OsStr::new("--model"),
+        trained_model().as_os_str(),
+        t.path().join("tree").as_os_str(),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let explained: Vec<&str> = stdout.lines().filter(|l| l.contains("(score ")).collect();
+    assert_eq!(explained.len(), 2, "{stdout}");
+    let stderr = stderr(&out);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("0-fifo") && stderr.contains("FIFO"),
+        "{stderr}"
+    );
+    assert_eq!(out.status.code(), Some(3));
+}

@@ -55,7 +55,7 @@ pub fn run(args: ClassifyArgs) -> anyhow::Result<ExitStatus> {
     // Only what the tokenizer reads is held, a window of messages at a time: they are read on
     // one thread and scored on all cores, the results written in input order.
     let messages = input::message_heads(&paths, scorer.tokenizer_config().head_bytes())?;
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut out = std::io::BufWriter::new(super::output::stdout());
     let mut failed = false;
     let mut last = None;
     let mut count = 0_usize;

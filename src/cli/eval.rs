@@ -95,7 +95,7 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitStatus> {
         write_svg(&pooled_roc_curves(&results), path, args.roc_log)
             .map_err(|e| anyhow::anyhow!("writing ROC chart {}: {e}", path.display()))?;
     }
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut out = std::io::BufWriter::new(super::output::stdout());
     match args.format {
         Format::Json => report.write_json(&mut out)?,
         Format::Csv => report.write_csv(&mut out)?,

@@ -30,9 +30,13 @@ pub fn run(args: ExplainArgs) -> anyhow::Result<ExitStatus> {
     let scorer = policy.scorer(&file)?.for_many_messages();
     let head = scorer.tokenizer_config().head_bytes();
     let messages = input::message_heads(std::slice::from_ref(&args.path), head)?;
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    for message in messages {
-        let message = message?;
+    let mut out = std::io::BufWriter::new(super::output::stdout());
+    let mut failed = false;
+    for item in messages {
+        // An unreadable one is reported and the rest explained, as `classify` does.
+        let Some(message) = input::readable(&item, &mut failed) else {
+            continue;
+        };
         let e = scorer.explain(&message.bytes)?;
         let c = e.classification;
         writeln!(
@@ -69,5 +73,9 @@ pub fn run(args: ExplainArgs) -> anyhow::Result<ExitStatus> {
         }
     }
     out.flush()?;
-    Ok(ExitStatus::Success)
+    Ok(if failed {
+        ExitStatus::Error
+    } else {
+        ExitStatus::Success
+    })
 }

@@ -41,7 +41,7 @@ fn utc(seconds: Option<u64>) -> String {
 pub fn run(args: InfoArgs) -> anyhow::Result<ExitStatus> {
     // Written with `?`, not println!: a closed pipe (`spamsort info | true`) is success.
     let path = args.model.path(&args.model.config()?)?;
-    let mut out = std::io::stdout().lock();
+    let mut out = super::output::stdout();
     let filter = match SpamFilter::load(&path) {
         Ok(filter) => filter,
         // A file of another version is still worth naming: say which version it is.

@@ -12,7 +12,7 @@ pub fn run() -> anyhow::Result<ExitStatus> {
     // Rendered into memory first, like the completions: a closed pipe must end the command
     // successfully, not halfway through a write.
     let page = render()?;
-    std::io::stdout().lock().write_all(&page)?;
+    super::output::stdout().write_all(&page)?;
     Ok(ExitStatus::Success)
 }
 

@@ -16,12 +16,13 @@ mod input;
 mod learn;
 mod logging;
 mod man;
+mod output;
 pub mod pages;
 mod prune;
 mod readiness;
 mod restore;
 mod serve;
-mod signals;
+pub mod signals;
 mod terminal;
 mod tokens;
 mod train;
@@ -125,7 +126,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
             // closed pipe must end the command successfully.
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "spamsort", &mut script);
-            std::io::stdout().lock().write_all(&script)?;
+            output::stdout().write_all(&script)?;
             Ok(ExitStatus::Success)
         }
     }

@@ -1,9 +1,24 @@
 //! Signals of the long-running commands (`serve`, `daemon`): SIGHUP reloads the model, SIGTERM
 //! and SIGINT stop after the work at hand. Both tell a systemd `Type=notify` unit when they are
-//! ready and when they stop (see [`super::readiness`]).
+//! ready and when they stop (see [`super::readiness`]). And SIGXFSZ, for every command: see
+//! [`survive_file_size_limit`].
 
 use super::readiness;
-use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM, SIGXFSZ};
+
+/// Makes a write past the file-size limit (`ulimit -f`, `RLIMIT_FSIZE`) fail with `EFBIG`
+/// ("File too large"), reported as any failed write is (the save or dump it belonged to
+/// abandoned, its temporary file removed, the cause said once), instead of SIGXFSZ killing the
+/// process in the middle of it without a word. Caught by a handler that does nothing, since
+/// `unsafe` (which ignoring a signal takes) is forbidden. `main` calls it first thing; a failure
+/// to install it leaves the default, which loses nothing either (saves are atomic, a torn
+/// journal record is cut off by the next learn).
+pub fn survive_file_size_limit() {
+    let unread = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    if let Err(e) = signal_hook::flag::register(SIGXFSZ, unread) {
+        tracing::debug!("SIGXFSZ keeps its default action: {e}");
+    }
+}
 
 /// Runs `work` while a thread answers signals: SIGHUP calls `reload`, the first SIGTERM or
 /// SIGINT calls `stop` (which must make `work` return). The thread ends with `work`.

@@ -50,7 +50,7 @@ pub fn run(args: TokensArgs) -> anyhow::Result<ExitStatus> {
     if out.truncated {
         eprintln!("spamsort: message exceeds the tokenizer's caps; only its start was tokenized");
     }
-    let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut stdout = std::io::BufWriter::new(super::output::stdout());
     for token in &out.tokens {
         writeln!(stdout, "{}", escape_for_terminal(token))?;
     }

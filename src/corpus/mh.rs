@@ -1,6 +1,7 @@
 //! A directory tree of one-message files (MH folders, or plain folders such as the
-//! SpamAssassin corpus). Hidden files and directories are skipped; symlinks are followed and a
-//! symlink loop is reported once as an error item instead of looping.
+//! SpamAssassin corpus). Hidden files and directories are skipped, and so are MH's deleted
+//! messages (files named `,N` or `#N`); symlinks are followed and a symlink loop is reported
+//! once as an error item instead of looping.
 
 use super::CorpusError;
 use std::path::{Path, PathBuf};
@@ -19,7 +20,9 @@ pub fn message_paths(dir: &Path) -> Vec<Result<PathBuf, CorpusError>> {
     let mut out = Vec::new();
     for entry in walker {
         match entry {
-            Ok(e) if !e.file_type().is_dir() => out.push(Ok(e.into_path())),
+            Ok(e) if !e.file_type().is_dir() && !deleted(e.file_name()) => {
+                out.push(Ok(e.into_path()))
+            }
             Ok(_) => {}
             Err(e) => {
                 let path = e.path().unwrap_or(dir).to_path_buf();
@@ -31,4 +34,11 @@ pub fn message_paths(dir: &Path) -> Vec<Result<PathBuf, CorpusError>> {
         }
     }
     out
+}
+
+/// Whether a file is one MH keeps of a deleted message: `rmm` renames message `N` to `,N`
+/// (or `#N`, with another backup prefix) rather than remove it. Mail its owner threw away
+/// (spam deleted from an inbox, say) must not be read as that folder's mail.
+fn deleted(name: &std::ffi::OsStr) -> bool {
+    matches!(name.as_encoded_bytes().first(), Some(b',' | b'#'))
 }

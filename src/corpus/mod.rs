@@ -187,13 +187,16 @@ impl MailboxFormat {
                 path: path.to_path_buf(),
             });
         }
-        let mut head = Vec::with_capacity(512);
+        const HEAD: usize = 512;
+        let mut head = Vec::with_capacity(HEAD);
         open_regular(path)
-            .and_then(|f| f.take(512).read_to_end(&mut head))
+            .and_then(|f| f.take(HEAD as u64).read_to_end(&mut head))
             .map_err(|e| CorpusError::io(path, e))?;
-        Ok(if head.starts_with(b"From ") {
+        // An mbox's envelope line ends in a line feed: a file without one (lone CR line
+        // endings) would be read as one envelope line and nothing else, so it is one message.
+        Ok(if head.starts_with(b"From ") && head.contains(&b'\n') {
             MailboxFormat::Mbox
-        } else if trec::looks_like_index(&head) {
+        } else if trec::is_index(path, &head, head.len() < HEAD) {
             MailboxFormat::TrecIndex
         } else {
             MailboxFormat::MessageFile

@@ -20,6 +20,29 @@ pub fn looks_like_index(head: &[u8]) -> bool {
     std::str::from_utf8(first).is_ok_and(|line| parse_line(line.trim_end()).is_some())
 }
 
+/// Whether the file `index`, whose first bytes are `head` (the whole file if `whole`), is an
+/// index: its first line reads as an index line, and the file it names exists or every other
+/// line of `head` reads as one too (blank lines aside; not the line the end of `head` cuts
+/// off). A message whose first line merely starts with `spam ` or `ham ` ("ham and eggs for
+/// breakfast") names no file and goes on in prose: it is a message. An index whose first
+/// message is missing, or with a malformed line, still has the other.
+pub fn is_index(index: &Path, head: &[u8], whole: bool) -> bool {
+    let mut lines: Vec<&[u8]> = head.split(|&b| b == b'\n').collect();
+    if !whole && lines.len() > 1 {
+        lines.pop();
+    }
+    let first = lines.first().and_then(|l| std::str::from_utf8(l).ok());
+    let Some((_, path)) = first.and_then(|l| parse_line(l.trim_end())) else {
+        return false;
+    };
+    let base = index.parent().unwrap_or(Path::new("."));
+    base.join(path).exists()
+        || lines[1..].iter().all(|line| {
+            std::str::from_utf8(line)
+                .is_ok_and(|l| l.trim().is_empty() || parse_line(l.trim_end()).is_some())
+        })
+}
+
 fn parse_line(line: &str) -> Option<(Label, &str)> {
     let (label, path) = line.split_once(char::is_whitespace)?;
     let label = label.parse().ok()?;

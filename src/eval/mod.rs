@@ -207,12 +207,15 @@ impl CrossValidation {
         let labels = &mail.labels;
         let [ham, spam] = Label::ALL.map(|l| labels.iter().filter(|&&x| x == l).count());
         if self.folds < 2 || self.folds > ham.min(spam) {
+            let fix = match ham.min(spam) {
+                0 | 1 => "add mail: no number of folds fits fewer than 2 of a class".to_owned(),
+                most => format!("use between 2 and {most} folds"),
+            };
             return Err(crate::Error::Config(format!(
                 "cross-validation with {} folds needs at least 2 folds and at least as many \
                  messages of each class as folds, but there are {spam} spam and {ham} ham: \
-                 use between 2 and {} folds",
-                self.folds,
-                ham.min(spam)
+                 {fix}",
+                self.folds
             )));
         }
         let folds = stratified_folds(labels, self.folds, self.seed);
@@ -350,6 +353,16 @@ mod tests {
         assert!(err.to_string().contains("2 spam and 3 ham"), "{err}");
         assert!(cross_validation(1).run(&mail).is_err());
         assert!(cross_validation(2).run(&mail).is_ok());
+        // Regression: one message of a class asked for "between 2 and 1 folds".
+        let one_spam = TokenizedMail {
+            tokens: mail.tokens[1..].to_vec(),
+            hashed: mail.hashed[1..].to_vec(),
+            tokenize_seconds: mail.tokenize_seconds[1..].to_vec(),
+            labels: mail.labels[1..].to_vec(),
+        };
+        let err = cross_validation(2).run(&one_spam).unwrap_err().to_string();
+        assert!(err.contains("1 spam and 3 ham: add mail"), "{err}");
+        assert!(!err.contains("between 2 and 1"), "{err}");
     }
 
     /// Seeded synthetic mail: words shared by both classes, some leaning to one class.

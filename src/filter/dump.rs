@@ -56,7 +56,10 @@ pub enum DumpError {
     #[error("reading or writing the dump")]
     Io(#[from] std::io::Error),
     /// A line of the dump is malformed or out of place; `line` counts from 1.
-    #[error("line {line}: {reason} (is this a complete `spamsort dump` of version 1?)")]
+    #[error(
+        "line {line}: {reason} (is this a complete `spamsort dump`, starting `{header}`?)",
+        header = HEADER
+    )]
     Line {
         /// The line number, from 1.
         line: usize,
@@ -263,8 +266,15 @@ pub fn read_dump(input: &mut impl BufRead) -> Result<SpamFilter, DumpError> {
         });
     }
     let settings = settings.ok_or_else(|| DumpError::Invalid("no settings line".into()))?;
+    settings.tokenizer.check().map_err(DumpError::Invalid)?;
     let vocabulary = Vocabulary::from_tokens(tokens, docs, clock).map_err(DumpError::Invalid)?;
     let kinds: Vec<ModelKind> = models.iter().map(|m| m.model.kind()).collect();
+    for (i, m) in models.iter().enumerate() {
+        if kinds[..i].contains(&kinds[i]) {
+            return Err(DumpError::Invalid(format!("{} is listed twice", kinds[i])));
+        }
+        check_widths(m, vocabulary.len()).map_err(DumpError::Invalid)?;
+    }
     if let Some(f) = &settings.fusion {
         f.validate(&kinds).map_err(DumpError::Invalid)?;
     }
@@ -287,6 +297,33 @@ pub fn read_dump(input: &mut impl BufRead) -> Result<SpamFilter, DumpError> {
         trained_features: settings.trained_features,
         max_model_bytes: settings.max_model_bytes,
     })
+}
+
+/// Refuses a model with more per-token values (weights past the hashed ones, idf, Naive Bayes
+/// counts) than there are `tokens`: a value past the last token belongs to none, the mark of a
+/// `token` line lost or added by hand, after which every token would take another's values (a
+/// model may hold fewer: a token it has not learned yet has none).
+fn check_widths(model: &TrainedModel, tokens: usize) -> Result<(), String> {
+    let f = model.model.function();
+    let counts = model.model.count_arrays().unwrap_or_default();
+    let widths = [
+        (
+            "weights",
+            f.weights.len(),
+            f.transform.config().input_width(tokens),
+        ),
+        ("idf values", f.transform.idf().len(), tokens),
+        ("ham counts", counts[0].len(), tokens),
+        ("spam counts", counts[1].len(), tokens),
+    ];
+    match widths.iter().find(|(_, len, most)| len > most) {
+        Some((what, len, most)) => Err(format!(
+            "the {} model holds {len} {what}, where {tokens} tokens have at most {most}: are \
+             the token lines complete?",
+            model.model.kind()
+        )),
+        None => Ok(()),
+    }
 }
 
 /// Two counts, ham first.
@@ -412,6 +449,12 @@ mod tests {
                 other => panic!("expected a line error for {reason}, got {other:?}"),
             }
         }
+        // Regression: the hint named version 1 while the dumps read were version 2.
+        let hint = DumpError::Line {
+            line: 3,
+            reason: "x".into(),
+        };
+        assert!(hint.to_string().contains(HEADER), "{hint}");
         let twice = edit(token + 1, lines[token]);
         assert!(matches!(read(&twice), Err(DumpError::Invalid(r)) if r.contains("twice")));
     }

@@ -86,9 +86,10 @@ impl Head {
     /// sections.
     pub(crate) fn read(reader: &ModelFileReader) -> std::result::Result<Head, ModelFileError> {
         let head: Head = reader.read(0)?;
+        let invalid = |reason| ModelFileError::invalid(reader.path(), reason);
+        head.tokenizer.check().map_err(invalid)?;
         if let Some(f) = &head.fusion {
-            f.validate(&head.kinds)
-                .map_err(|reason| ModelFileError::invalid(reader.path(), reason))?;
+            f.validate(&head.kinds).map_err(invalid)?;
         }
         let active_held = head.kinds.contains(&head.active)
             || (head.active == ModelKind::Fusion && head.fusion.is_some());
@@ -253,5 +254,30 @@ impl SpamFilter {
             section
         }));
         sections
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::filter::TrainParams;
+
+    /// Regression: a model file's tokenizer settings were trusted as read, so a crafted one
+    /// (or one restored from an edited dump) made the readers that hold a message's head, the
+    /// pipe filter first, hold messages of any size whole.
+    #[test]
+    fn a_tokenizer_that_would_read_messages_of_any_size_whole_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.spamsort");
+        let mut filter = SpamFilter::empty(&TrainParams::default()).unwrap();
+        filter.tokenizer.max_input_bytes = usize::MAX;
+        filter
+            .save(&model_file::lock_for_update(&path).unwrap())
+            .unwrap();
+        let err = SpamFilter::load(&path).unwrap_err().to_string();
+        assert!(err.contains("the tokenizer would read"), "{err}");
+        let mut params = TrainParams::default();
+        params.tokenizer.max_input_bytes = usize::MAX;
+        assert!(SpamFilter::empty(&params).is_err());
     }
 }

@@ -384,6 +384,7 @@ impl SpamFilter {
     /// among them (the best single model learning from nothing: see the README), else the
     /// first. Fails on invalid model parameters.
     pub fn empty(params: &TrainParams) -> Result<SpamFilter> {
+        params.tokenizer.check().map_err(Error::Config)?;
         let (others, fusion) = split_fusion(&params.models)?;
         let models: Vec<TrainedModel> = others
             .iter()

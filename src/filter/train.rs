@@ -217,6 +217,7 @@ impl SpamFilter {
         // Byte 4-grams only if a model sees them (the SVM and logistic regression do by
         // default), of the batch fits' bytes: they would also slow every `filter` for nothing.
         // The stored settings say so, so `learn` agrees.
+        params.tokenizer.check().map_err(crate::Error::Config)?;
         let config = crate::models::tokenizer_for(&params.models, &params.tokenizer);
         let (vocabulary, data, summary, learned) =
             gather(messages, &config, tokenized)?.into_dataset(params);

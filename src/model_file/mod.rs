@@ -856,8 +856,10 @@ const MAX_LINKS: usize = 40;
 /// link's directory): the file the path names, which need not exist unless `path` is a link.
 /// A link to nothing is an error rather than a file made where the link says (a link a user
 /// may plant, where a server keeps per-user models, must not choose where files are created),
-/// and so is a chain of more than [`MAX_LINKS`] links (a loop).
-fn followed(path: &Path) -> std::io::Result<PathBuf> {
+/// and so is a chain of more than [`MAX_LINKS`] links (a loop). For a writer that replaces a
+/// file by renaming a new one over it (a model file's saves, `spamsort dump FILE`): renaming
+/// over `path` itself would replace the link.
+pub fn followed(path: &Path) -> std::io::Result<PathBuf> {
     let mut followed = path.to_path_buf();
     for hops in 0..=MAX_LINKS {
         match std::fs::symlink_metadata(&followed) {

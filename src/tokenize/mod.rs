@@ -120,6 +120,25 @@ impl TokenizerConfig {
             .saturating_add(ENVELOPE_ROOM);
         u64::try_from(bytes).unwrap_or(u64::MAX)
     }
+
+    /// Refuses a `max_input_bytes` over [`MAX_MESSAGE_BYTES`](crate::corpus::MAX_MESSAGE_BYTES):
+    /// what the tokenizer holds and makes of a message grows with the bytes it reads, and
+    /// the readers that only tokenize (the pipe filter, `classify`) hold [`head_bytes`] of it,
+    /// so these settings, read from a model file or a dump, must not make them hold a message
+    /// of any size whole. The other caps need no bound: they count what those bytes yield.
+    ///
+    /// [`head_bytes`]: TokenizerConfig::head_bytes
+    pub fn check(&self) -> Result<(), String> {
+        let most = crate::corpus::MAX_MESSAGE_BYTES;
+        if self.max_input_bytes as u64 > most {
+            return Err(format!(
+                "the tokenizer would read {} bytes of a message, more than the {most} any \
+                 message may have",
+                self.max_input_bytes
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// The tokens of one message and how they were obtained.
