@@ -58,6 +58,53 @@ fn message_tree_skips_hidden_and_survives_symlink_loops() {
     assert!(errs[0].to_string().contains("loop"), "{}", errs[0]);
 }
 
+/// Regression: a folder of mail folders (`~/Mail` holding `inbox/{cur,new,tmp}`) was read
+/// file by file, so a maildir's `tmp/` (mail half delivered) and the index files a mail server
+/// keeps beside `cur/` (Dovecot's `dovecot.index`, `dovecot-uidlist`) were read as messages:
+/// binary junk and half messages trained as mail. A maildir in the tree is read as one.
+#[test]
+fn a_maildir_inside_a_folder_is_read_as_a_maildir() {
+    let t = TestDir::new();
+    t.write("Mail/inbox/new/1700000001.M1.host", &message("new", "a"));
+    t.write(
+        "Mail/inbox/cur/1700000000.M2.host:2,S",
+        &message("seen", "b"),
+    );
+    t.write(
+        "Mail/inbox/tmp/1700000002.M3.host",
+        &message("partial", "c"),
+    );
+    t.write("Mail/inbox/dovecot.index", b"\x00\x01binary index");
+    t.write("Mail/inbox/dovecot-uidlist", b"3 V1 N1\n");
+    t.write("Mail/loose.eml", &message("loose", "d"));
+    let dir = t.path().join("Mail");
+    assert_eq!(
+        MailboxFormat::detect(&dir).unwrap(),
+        MailboxFormat::MessageTree
+    );
+    let (msgs, errs) = read_all(&dir);
+    assert!(errs.is_empty(), "{errs:?}");
+    let names: Vec<String> = msgs
+        .iter()
+        .map(|m| {
+            m.source
+                .path
+                .strip_prefix(&dir)
+                .unwrap()
+                .display()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "inbox/new/1700000001.M1.host",
+            "inbox/cur/1700000000.M2.host:2,S",
+            "loose.eml"
+        ]
+    );
+}
+
 /// Regression: an MH folder's deleted messages (`rmm` renames message 3 to `,3`, or `#3` where
 /// the backup prefix is set so) were read as mail, so spam deleted from an inbox was trained
 /// as ham with it. Its `.mh_sequences` is hidden, so skipped already.

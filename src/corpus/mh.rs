@@ -1,27 +1,39 @@
 //! A directory tree of one-message files (MH folders, or plain folders such as the
 //! SpamAssassin corpus). Hidden files and directories are skipped, and so are MH's deleted
 //! messages (files named `,N` or `#N`); symlinks are followed and a symlink loop is reported
-//! once as an error item instead of looping.
+//! once as an error item instead of looping. A maildir inside the tree (a folder of mail
+//! folders, such as `~/Mail` holding `inbox/{cur,new,tmp}`) is read as a maildir: its `new/`
+//! and `cur/` alone, never its `tmp/` (deliveries in progress) nor the index files a mail
+//! server keeps beside them (Dovecot's `dovecot.index*`, `dovecot-uidlist`).
 
 use super::CorpusError;
+use super::maildir::{self, is_maildir};
 use std::path::{Path, PathBuf};
 use walkdir::WalkDir;
 
-/// Every non-hidden file below `dir`, sorted by path within each directory. Whatever is not
-/// a directory is listed, so that reading one that is not a regular file (a FIFO, a device,
-/// a link to one) reports it with its path (see [`super::read_file`]) rather than skip it
-/// unsaid.
+/// Every non-hidden file below `dir`, sorted by path within each directory, and in place of
+/// each maildir below it that maildir's messages (see [`super::maildir::message_paths`]).
+/// Whatever is not a directory is listed, so that reading one that is not a regular file (a
+/// FIFO, a device, a link to one) reports it with its path (see [`super::read_file`]) rather
+/// than skip it unsaid.
 pub fn message_paths(dir: &Path) -> Vec<Result<PathBuf, CorpusError>> {
-    let walker = WalkDir::new(dir)
+    let mut walker = WalkDir::new(dir)
         .follow_links(true)
         .sort_by_file_name()
         .into_iter()
         .filter_entry(|e| e.depth() == 0 || !e.file_name().as_encoded_bytes().starts_with(b"."));
     let mut out = Vec::new();
-    for entry in walker {
+    while let Some(entry) = walker.next() {
         match entry {
             Ok(e) if !e.file_type().is_dir() && !deleted(e.file_name()) => {
                 out.push(Ok(e.into_path()))
+            }
+            Ok(e) if e.depth() > 0 && e.file_type().is_dir() && is_maildir(e.path()) => {
+                walker.skip_current_dir();
+                match maildir::message_paths(e.path()) {
+                    Ok(paths) => out.extend(paths),
+                    Err(err) => out.push(Err(err)),
+                }
             }
             Ok(_) => {}
             Err(e) => {
