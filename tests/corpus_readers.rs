@@ -16,6 +16,16 @@ fn read_all(path: &std::path::Path) -> (Vec<spamsort::Message>, Vec<CorpusError>
     (ok, err)
 }
 
+/// Where each message was read from, relative to `base`.
+fn paths_under(base: &std::path::Path, msgs: &[spamsort::Message]) -> Vec<String> {
+    msgs.iter()
+        .map(|m| {
+            let path = m.source.path.strip_prefix(base).unwrap();
+            path.display().to_string()
+        })
+        .collect()
+}
+
 #[test]
 fn maildir_reads_new_and_cur_not_tmp() {
     let t = TestDir::new();
@@ -84,19 +94,8 @@ fn a_maildir_inside_a_folder_is_read_as_a_maildir() {
     );
     let (msgs, errs) = read_all(&dir);
     assert!(errs.is_empty(), "{errs:?}");
-    let names: Vec<String> = msgs
-        .iter()
-        .map(|m| {
-            m.source
-                .path
-                .strip_prefix(&dir)
-                .unwrap()
-                .display()
-                .to_string()
-        })
-        .collect();
     assert_eq!(
-        names,
+        paths_under(&dir, &msgs),
         [
             "inbox/new/1700000001.M1.host",
             "inbox/cur/1700000000.M2.host:2,S",
@@ -117,17 +116,7 @@ fn mh_folder_skips_deleted_messages_and_its_sequences_file() {
     t.write("inbox/.mh_sequences", b"cur: 2\nunseen: 1-10\n");
     let (msgs, errs) = read_all(&t.path().join("inbox"));
     assert!(errs.is_empty(), "{errs:?}");
-    let names: Vec<String> = msgs
-        .iter()
-        .map(|m| {
-            m.source
-                .path
-                .strip_prefix(t.path())
-                .unwrap()
-                .display()
-                .to_string()
-        })
-        .collect();
+    let names = paths_under(t.path(), &msgs);
     assert_eq!(names, ["inbox/1", "inbox/10", "inbox/2", "inbox/sub/6"]);
 }
 
