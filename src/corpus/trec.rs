@@ -14,12 +14,6 @@ pub struct TrecEntry {
     pub path: PathBuf,
 }
 
-/// True if the first line of `head` reads like an index line.
-pub fn looks_like_index(head: &[u8]) -> bool {
-    let first = head.split(|&b| b == b'\n').next().unwrap_or_default();
-    std::str::from_utf8(first).is_ok_and(|line| parse_line(line.trim_end()).is_some())
-}
-
 /// Whether the file `index`, whose first bytes are `head` (the whole file if `whole`), is an
 /// index: its first line reads as an index line, and the file it names exists or every other
 /// line of `head` reads as one too (blank lines aside; not the line the end of `head` cuts
@@ -35,12 +29,16 @@ pub fn is_index(index: &Path, head: &[u8], whole: bool) -> bool {
     let Some((_, path)) = first.and_then(|l| parse_line(l.trim_end())) else {
         return false;
     };
-    let base = index.parent().unwrap_or(Path::new("."));
-    base.join(path).exists()
+    resolved(index, path).exists()
         || lines[1..].iter().all(|line| {
             std::str::from_utf8(line)
                 .is_ok_and(|l| l.trim().is_empty() || parse_line(l.trim_end()).is_some())
         })
+}
+
+/// `path`, a line's message file, resolved against the folder of `index`.
+fn resolved(index: &Path, path: &str) -> PathBuf {
+    index.parent().unwrap_or(Path::new(".")).join(path)
 }
 
 fn parse_line(line: &str) -> Option<(Label, &str)> {
@@ -59,7 +57,6 @@ pub fn read_index(index: &Path) -> Result<Vec<Result<TrecEntry, CorpusError>>, C
     let bytes =
         super::read_regular(index, MAX_INDEX_BYTES).map_err(|e| CorpusError::io(index, e))?;
     let text = String::from_utf8_lossy(&bytes);
-    let base = index.parent().unwrap_or(Path::new("."));
     Ok(text
         .lines()
         .enumerate()
@@ -67,7 +64,7 @@ pub fn read_index(index: &Path) -> Result<Vec<Result<TrecEntry, CorpusError>>, C
         .map(|(n, line)| match parse_line(line.trim_end()) {
             Some((label, path)) => Ok(TrecEntry {
                 label,
-                path: base.join(path),
+                path: resolved(index, path),
             }),
             None => Err(CorpusError::BadIndexLine {
                 path: index.to_path_buf(),
@@ -84,11 +81,14 @@ mod tests {
 
     #[test]
     fn detects_and_parses_lines() {
-        assert!(looks_like_index(
-            b"spam ../data/inmail.1\nham ../data/inmail.2\n"
+        let index = Path::new("/nonexistent/index");
+        assert!(is_index(
+            index,
+            b"spam ../data/inmail.1\nham ../data/inmail.2\n",
+            true
         ));
-        assert!(!looks_like_index(b"Subject: spam me\n"));
-        assert!(!looks_like_index(b"From a@b\n"));
+        assert!(!is_index(index, b"Subject: spam me\n", true));
+        assert!(!is_index(index, b"From a@b\n", true));
         assert_eq!(parse_line("ham /abs/x"), Some((Label::Ham, "/abs/x")));
         assert_eq!(parse_line("maybe x"), None);
         assert_eq!(parse_line("spam"), None);
