@@ -31,6 +31,16 @@ fn start_debug(model: &Path, dirs: &Maildirs, extra: &[&str], log: &Path) -> Run
     Running(start_command(cmd, log))
 }
 
+/// Starts the daemon on `dirs` with the trained model and no extra flags, logging into `log`.
+fn start_trained(dirs: &Maildirs, log: &Path) -> Running {
+    Running(crate::daemon::start(
+        crate::util::trained_model(),
+        dirs,
+        &[],
+        log,
+    ))
+}
+
 /// How many times the log says `what`.
 fn said(log: &Path, what: &str) -> usize {
     std::fs::read_to_string(log)
@@ -132,12 +142,7 @@ fn a_name_that_is_not_utf8_is_sorted_and_a_symbolic_link_is_left_in_place_and_sa
     let link = dirs.inbox.join("new/1700000001.M2P1.link.test");
     std::os::unix::fs::symlink(&elsewhere, &link).unwrap();
     let log = t.path().join("log");
-    let mut daemon = Running(crate::daemon::start(
-        crate::util::trained_model(),
-        &dirs,
-        &[],
-        &log,
-    ));
+    let mut daemon = start_trained(&dirs, &log);
     let filed = dirs.spam.join("new").join(name);
     // Linked into the spam folder first, then gone from the inbox.
     wait_until("the message to be filed as spam", || {
@@ -166,12 +171,7 @@ fn a_message_it_cannot_file_is_logged_once_and_again_when_the_error_changes() {
     let t = TestDir::new();
     let dirs = Maildirs::new(&t);
     let log = t.path().join("log");
-    let mut daemon = Running(crate::daemon::start(
-        crate::util::trained_model(),
-        &dirs,
-        &[],
-        &log,
-    ));
+    let mut daemon = start_trained(&dirs, &log);
     // The spam folder's new/ becomes a file: nothing can be filed there.
     let spam_new = dirs.spam.join("new");
     std::fs::rename(&spam_new, dirs.spam.join("new.away")).unwrap();

@@ -552,12 +552,29 @@ pub(crate) mod tests {
         (path, filter)
     }
 
+    /// [`saved`], then a third message learned as spam through the journal: a file whose
+    /// journal holds one record. Returns the state before that record.
+    fn saved_with_a_record(dir: &Path) -> (std::path::PathBuf, SpamFilter) {
+        let (path, before) = saved(dir);
+        journal_learn(&path, MESSAGES[2].0, Some(Label::Spam));
+        (path, before)
+    }
+
     /// Learns through the journal at a fixed time; returns what learning said.
     fn journal_learn(
         path: &Path,
         raw: &str,
         label: Option<Label>,
     ) -> Updated<Option<LearnOutcome>> {
+        try_journal_learn(path, raw, label).unwrap()
+    }
+
+    /// [`journal_learn`], its error returned.
+    fn try_journal_learn(
+        path: &Path,
+        raw: &str,
+        label: Option<Label>,
+    ) -> Result<Updated<Option<LearnOutcome>>> {
         learn(
             path,
             || {},
@@ -571,7 +588,6 @@ pub(crate) mod tests {
                 Ok((outcome, changed))
             },
         )
-        .unwrap()
     }
 
     /// Both scorers of the file at `path` (of many messages: the models loaded whole; of one:
@@ -658,8 +674,7 @@ pub(crate) mod tests {
     #[test]
     fn a_torn_append_is_ignored_and_cut_off_by_the_next_learn() {
         let dir = tempfile::tempdir().unwrap();
-        let (path, before) = saved(dir.path());
-        journal_learn(&path, MESSAGES[2].0, Some(Label::Spam));
+        let (path, before) = saved_with_a_record(dir.path());
         let whole = std::fs::read(&path).unwrap();
         let mut after = before.clone();
         after
@@ -688,8 +703,7 @@ pub(crate) mod tests {
     #[test]
     fn a_record_whose_patch_does_not_decode_stops_the_next_learn() {
         let dir = tempfile::tempdir().unwrap();
-        let (path, _) = saved(dir.path());
-        journal_learn(&path, MESSAGES[2].0, Some(Label::Spam));
+        let (path, _) = saved_with_a_record(dir.path());
         // A record (its checksum right) whose entries decode and whose patch does not.
         let bytes = std::fs::read(&path).unwrap();
         let start = ModelFileReader::open(&path).unwrap().sections_end() as usize;
@@ -698,14 +712,7 @@ pub(crate) mod tests {
         let payload = [model_file::encode_section(&entries), vec![0xff; 16]].concat();
         let record = model_file::encode_record(header_crc, &payload);
         std::fs::write(&path, [&bytes[..start], &record[..]].concat()).unwrap();
-        let learned = learn(
-            &path,
-            || {},
-            |store| {
-                let outcome = store.learn_once(&tokens(MESSAGES[3].0), Label::Ham, 2)?;
-                Ok((outcome, true))
-            },
-        );
+        let learned = try_journal_learn(&path, MESSAGES[3].0, Some(Label::Ham));
         assert!(learned.is_err(), "learned into a corrupt journal");
         assert_eq!(
             std::fs::read(&path).unwrap(),
@@ -719,8 +726,7 @@ pub(crate) mod tests {
         // Review: with one damaged byte in its sections (which a load, so `info` and `dump`,
         // refuses), `learn` appended and acknowledged 16 runs that no load could ever read.
         let dir = tempfile::tempdir().unwrap();
-        let (path, _) = saved(dir.path());
-        journal_learn(&path, MESSAGES[2].0, Some(Label::Spam));
+        let (path, _) = saved_with_a_record(dir.path());
         let clean = std::fs::read(&path).unwrap();
         let reader = ModelFileReader::open(&path).unwrap();
         let mut start = model_file::header_len(reader.sections());
@@ -731,14 +737,7 @@ pub(crate) mod tests {
                 damaged[at] ^= 0x20;
                 std::fs::write(&path, &damaged).unwrap();
                 assert!(SpamFilter::load(&path).is_err(), "byte {at} of section {i}");
-                let learned = learn(
-                    &path,
-                    || {},
-                    |store| {
-                        let outcome = store.learn_once(&tokens(MESSAGES[3].0), Label::Ham, 2)?;
-                        Ok((outcome, true))
-                    },
-                );
+                let learned = try_journal_learn(&path, MESSAGES[3].0, Some(Label::Ham));
                 let err = learned.err().map(|e| e.to_string()).unwrap_or_default();
                 let named = format!("section {i} of {}: checksum mismatch", reader.sections());
                 assert!(err.contains(&named), "byte {at} of section {i}: {err:?}");
@@ -759,8 +758,7 @@ pub(crate) mod tests {
             format!("Subject: bulk {i}\n\n{}\n", words.join(" "))
         };
         let dir = tempfile::tempdir().unwrap();
-        let (path, mut memory) = saved(dir.path());
-        journal_learn(&path, MESSAGES[2].0, Some(Label::Spam));
+        let (path, mut memory) = saved_with_a_record(dir.path());
         memory
             .learn_once(&tokens(MESSAGES[2].0), Label::Spam, 2)
             .unwrap();
