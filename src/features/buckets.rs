@@ -54,7 +54,7 @@ impl Buckets {
     }
 
     /// The buckets, increasing.
-    pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+    pub fn iter(&self) -> impl Iterator<Item = u32> + Clone + '_ {
         self.groups()
             .flat_map(|(high, low)| low.iter().map(move |&l| high | u32::from(l)))
     }
@@ -71,7 +71,7 @@ impl Buckets {
     }
 
     /// Each group's high bits and the low bits of its buckets.
-    pub(crate) fn groups(&self) -> impl Iterator<Item = (u32, &[u16])> + '_ {
+    pub(crate) fn groups(&self) -> impl Iterator<Item = (u32, &[u16])> + Clone + '_ {
         let starts = std::iter::once(0).chain(self.ends);
         (0..GROUPS)
             .zip(starts.zip(self.ends))

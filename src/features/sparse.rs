@@ -102,7 +102,7 @@ impl SparseVector {
     }
 
     /// (id, value) pairs in id order.
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = (FeatureId, f64)> + '_ {
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = (FeatureId, f64)> + Clone + '_ {
         self.ids.iter().copied().zip(self.values.iter().copied())
     }
 

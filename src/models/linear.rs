@@ -189,6 +189,16 @@ impl LinearFunction {
         self.bias + self.input(counts).dot_with(&self.weights)
     }
 
+    /// `bias + x . weights` for an input `x` given by its entries (ids past the weights count
+    /// as 0): [`LinearFunction::decision`] of counts whose [`LinearFunction::input`] has these
+    /// entries, bit for bit (the products summed in the same order).
+    pub(crate) fn decision_of_input(&self, x: impl Iterator<Item = (FeatureId, f64)>) -> f64 {
+        let dot: f64 = x
+            .map(|(id, v)| self.weights.get(id as usize).map_or(0.0, |w| w * v))
+            .sum();
+        self.bias + dot
+    }
+
     /// Each present feature's term w_j * t(x)_j of the decision (the bias is not included),
     /// by the feature's id in `counts`.
     pub fn contributions(&self, counts: &SparseVector) -> Vec<(FeatureId, f64)> {

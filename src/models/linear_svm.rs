@@ -11,7 +11,7 @@ use super::linear::LinearFunction;
 use super::math::sign;
 use super::passes::online_passes;
 use crate::error::Result;
-use crate::features::{Dataset, FeatureConfig, FeatureRemap, InputRows, SparseVector};
+use crate::features::{Dataset, FeatureConfig, FeatureId, FeatureRemap, InputRows, SparseVector};
 use crate::model_file::packed::stored_f32;
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
@@ -122,8 +122,8 @@ impl LinearSvmParams {
                 function: LinearFunction::new(transform, vec![0.0; width], 0.0),
             };
             let hashed = self.features.hashed;
-            online_passes(data, None, (passes, hashed), self.seed, |x, l| {
-                model.learn(x, l);
+            online_passes(data, None, passes, self.seed, |row, l| {
+                model.learn(&row.counts(hashed), l);
             });
             return Ok(model);
         }
@@ -246,7 +246,7 @@ impl LinearSvm {
             return;
         }
         let tau = (loss / (x.squared_norm() + 1.0)).min(self.c);
-        grow_and_add(&mut self.function, &x, tau * y);
+        grow_and_add(&mut self.function, x.iter(), tau * y);
     }
 
     /// Renumbers the weights by `remap`: kept features score as before.
@@ -256,18 +256,22 @@ impl LinearSvm {
 }
 
 /// w += step * x and b += step, growing w to cover new features; the hashed features' weights
-/// stay at the precision the model file stores (see [`LinearFunction::weights`]).
-pub(crate) fn grow_and_add(f: &mut LinearFunction, x: &SparseVector, step: f64) {
-    if let Some(&last) = x.ids().last()
-        && last as usize >= f.weights.len()
-    {
-        f.weights.resize(last as usize + 1, 0.0);
-    }
-    let front = f.hashed_len();
-    for (id, v) in x.iter() {
-        let w = &mut f.weights[id as usize];
+/// stay at the precision the model file stores (see [`LinearFunction::weights`]). `x` is an
+/// input's entries, each id once.
+pub(crate) fn grow_and_add(
+    f: &mut LinearFunction,
+    x: impl Iterator<Item = (FeatureId, f64)>,
+    step: f64,
+) {
+    let front = f.vocabulary_start();
+    for (id, v) in x {
+        let id = id as usize;
+        if id >= f.weights.len() {
+            f.weights.resize(id + 1, 0.0);
+        }
+        let w = &mut f.weights[id];
         *w += step * v;
-        if (id as usize) < front {
+        if id < front {
             *w = stored_f32(*w);
         }
     }
@@ -338,8 +342,8 @@ mod tests {
         };
         let fitted = params.fit(&data).unwrap();
         let mut learned = params.untrained();
-        online_passes(&data, None, (3, false), params.seed, |x, l| {
-            learned.learn(x, l)
+        online_passes(&data, None, 3, params.seed, |x, l| {
+            learned.learn(&x.counts(true), l)
         });
         for (x, l) in data.rows.iter().map(|r| r.words()).zip(&data.labels) {
             let d = fitted.function().decision(x);

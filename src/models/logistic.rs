@@ -14,7 +14,9 @@ use super::linear_svm::grow_and_add;
 use super::math::{axpy, dot, log1p_exp, norm2, sigmoid};
 use super::passes::online_passes;
 use crate::error::Result;
-use crate::features::{Dataset, FeatureConfig, FeatureRemap, InputRows, SparseVector, Weighting};
+use crate::features::{
+    Dataset, FeatureConfig, FeatureId, FeatureRemap, InputRows, SparseVector, Weighting,
+};
 use crate::label::Label;
 use serde::{Deserialize, Serialize};
 
@@ -309,9 +311,13 @@ impl LogisticRegressionParams {
             ),
         };
         // It goes on learning with the step it was fitted with.
-        let hashed = self.features.hashed;
-        online_passes(data, rows, (passes, hashed), PASSES_SEED, |x, l| {
-            model.learn(x, l);
+        // Binary inputs are read from the rows in place (see `Row::binary_input`).
+        let (features, hashed) = (self.features, self.features.hashed);
+        online_passes(data, rows, passes, PASSES_SEED, |row, l| {
+            match row.binary_input(features) {
+                Some(x) => model.learn_input(x, l),
+                None => model.learn(&row.counts(hashed), l),
+            }
         });
         Ok(Some(model))
     }
@@ -352,9 +358,15 @@ impl LogisticRegression {
     /// used by `learn` and online evaluation.
     pub fn learn(&mut self, counts: &SparseVector, label: Label) {
         let x = self.function.input(counts);
+        self.learn_input(x.iter(), label);
+    }
+
+    /// [`LogisticRegression::learn`] of counts whose [`LinearFunction::input`] has the entries
+    /// `x` (each id once).
+    fn learn_input(&mut self, x: impl Iterator<Item = (FeatureId, f64)> + Clone, label: Label) {
         let target = if label == Label::Spam { 1.0 } else { 0.0 };
-        let p = sigmoid(x.dot(&self.function.weights) + self.function.bias);
-        grow_and_add(&mut self.function, &x, self.online_rate * (target - p));
+        let p = sigmoid(self.function.decision_of_input(x.clone()));
+        grow_and_add(&mut self.function, x, self.online_rate * (target - p));
     }
 
     /// Renumbers the weights by `remap`: kept features score as before.
@@ -426,8 +438,8 @@ mod tests {
         };
         let mut fitted = params.fit(&data).unwrap();
         let mut learned = params.untrained();
-        online_passes(&data, None, (2, true), PASSES_SEED, |x, l| {
-            learned.learn(x, l)
+        online_passes(&data, None, 2, PASSES_SEED, |x, l| {
+            learned.learn(&x.counts(true), l)
         });
         for x in data.rows.iter().map(|r| r.counts(true)) {
             assert_eq!(

@@ -36,7 +36,9 @@ pub use multinomial_nb::{MultinomialNb, MultinomialNbParams, NbVariant};
 pub use nb_scoring::{NbScoring, TermScale};
 
 use crate::error::{Error, Result};
-use crate::features::{Dataset, FeatureId, SparseVector, stratified_folds, training_indices};
+use crate::features::{
+    Dataset, FeatureId, Row, SparseVector, stratified_folds, training_indices,
+};
 use crate::label::{Label, SpamScore};
 use crate::model_file::packed::Elements;
 use rayon::prelude::*;
@@ -369,7 +371,7 @@ impl ModelParams {
                 let hashed = self.sees_hashed();
                 Ok(held_out
                     .iter()
-                    .map(|&i| (inner.decision(&data.rows[i].counts(hashed)), data.labels[i]))
+                    .map(|&i| (inner.decision_of_row(&data.rows[i], hashed), data.labels[i]))
                     .collect())
             })
             .collect()
@@ -469,6 +471,23 @@ impl AnyModel {
             AnyModel::LinearSvm(m) => m.function().decision(counts),
             AnyModel::LogisticRegression(m) => m.function().decision(counts),
         }
+    }
+
+    /// [`AnyModel::decision`] of a data set's row (with its hashed features if `hashed`, see
+    /// [`Row::counts`]), bit for bit; a linear model on binary inputs reads the row in place
+    /// (see [`Row::binary_input`]) instead of building its counts and input.
+    fn decision_of_row(&self, row: &Row, hashed: bool) -> f64 {
+        if let AnyModel::LinearSvm(_) | AnyModel::LogisticRegression(_) = self {
+            let f = self.function();
+            let config = f.transform.config();
+            if config.hashed == hashed
+                && f.held_buckets().is_none()
+                && let Some(x) = row.binary_input(config)
+            {
+                return f.decision_of_input(x);
+            }
+        }
+        self.decision(&row.counts(hashed))
     }
 
     /// Each present feature's share of [`AnyModel::decision`], and its constant term.

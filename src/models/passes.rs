@@ -4,28 +4,27 @@
 //! inputs (the hashed byte 4-grams) one pass costs one sparse sweep, far less than an exact
 //! solver (see [`super::LogisticSolver::OnlinePasses`] and [`super::SvmSolver::OnlinePasses`]).
 
-use crate::features::{Dataset, SparseVector};
+use crate::features::{Dataset, Row};
 use crate::label::Label;
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 
-/// Calls `learn` on the count vectors of the rows of `data` at `rows` (every row if `None`;
-/// with their hashed features if `hashed`, see [`crate::features::Row::counts`]) with their
-/// labels, `passes` times, each pass in a random order seeded by `seed` (the same orders for
+/// Calls `learn` on the rows of `data` at `rows` (every row if `None`) with their labels,
+/// `passes` times, each pass in a random order seeded by `seed` (the same orders for
 /// the same seed and rows).
 pub(crate) fn online_passes(
     data: &Dataset,
     rows: Option<&[usize]>,
-    (passes, hashed): (usize, bool),
+    passes: usize,
     seed: u64,
-    mut learn: impl FnMut(&SparseVector, Label),
+    mut learn: impl FnMut(&Row, Label),
 ) {
     let mut order: Vec<usize> = rows.map_or_else(|| (0..data.len()).collect(), <[usize]>::to_vec);
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     for _ in 0..passes {
         order.shuffle(&mut rng);
         for &i in &order {
-            learn(&data.rows[i].counts(hashed), data.labels[i]);
+            learn(&data.rows[i], data.labels[i]);
         }
     }
 }
@@ -33,6 +32,7 @@ pub(crate) fn online_passes(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::features::SparseVector;
 
     #[test]
     fn every_row_is_learned_once_per_pass_in_a_seeded_order() {
@@ -43,8 +43,8 @@ mod tests {
         );
         let seen = |seed| {
             let mut seen = Vec::new();
-            online_passes(&data, None, (2, false), seed, |x, l| {
-                seen.push((x.ids()[0], l))
+            online_passes(&data, None, 2, seed, |x, l| {
+                seen.push((x.words().ids()[0], l))
             });
             seen
         };
@@ -59,8 +59,8 @@ mod tests {
         assert_eq!(first, seen(1));
         assert_ne!(first, seen(2));
         let mut some = Vec::new();
-        online_passes(&data, Some(&[3, 1]), (1, false), 1, |x, _| {
-            some.push(x.ids()[0])
+        online_passes(&data, Some(&[3, 1]), 1, 1, |x, _| {
+            some.push(x.words().ids()[0])
         });
         some.sort_unstable();
         assert_eq!(some, [1, 3]);
