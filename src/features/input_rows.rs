@@ -120,10 +120,17 @@ impl<'a> InputRows<'a> {
         // Binary weighting: the sum of the row's weights, times its one value.
         let row = &self.rows[i];
         let shift = if self.hashed { HASHED_BUCKETS } else { 0 };
-        let mut sum = gathered_sum(row.words().ids(), shift as usize, w);
+        let shift = shift as usize;
+        let mut sum = gathered_sum(row.words().ids(), |id| at(w, shift + id as usize));
         if self.hashed {
             for (high, low) in row.buckets().groups() {
-                sum += gathered_sum(low, high as usize, w);
+                let base = high as usize;
+                // A group's weights as an array its `u16` ids index without a bounds check.
+                let block = w.get(base..base + (1 << 16));
+                sum += match block.and_then(|b| <&[f64; 1 << 16]>::try_from(b).ok()) {
+                    Some(block) => gathered_sum(low, |id| block[usize::from(id)]),
+                    None => gathered_sum(low, |id| at(w, base + usize::from(id))),
+                };
             }
         }
         sum * self.scales[i]
@@ -142,21 +149,26 @@ impl<'a> InputRows<'a> {
     }
 }
 
-/// The sum of `w` at `base + id` for each of `ids` (0 past `w`'s end), in four interleaved
-/// partial sums: the additions do not wait for one another, so a row's thousands of scattered
-/// loads overlap (one running sum made the dot products of the SVM's dual coordinate descent
-/// on byte 4-grams a chain of dependent additions).
+/// The weight at `id`, 0 past the end of `w`.
 #[inline]
-fn gathered_sum<T: Copy + Into<u32>>(ids: &[T], base: usize, w: &[f64]) -> f64 {
-    let at = |id: T| w.get(base + id.into() as usize).copied().unwrap_or(0.0);
+fn at(w: &[f64], id: usize) -> f64 {
+    w.get(id).copied().unwrap_or(0.0)
+}
+
+/// The sum of `weight(id)` for each of `ids`, in four interleaved partial sums: the additions
+/// do not wait for one another, so a row's thousands of scattered loads overlap (one running
+/// sum made the dot products of the SVM's dual coordinate descent on byte 4-grams a chain of
+/// dependent additions).
+#[inline]
+fn gathered_sum<T: Copy>(ids: &[T], weight: impl Fn(T) -> f64) -> f64 {
     let mut partial = [0.0; 4];
     let mut chunks = ids.chunks_exact(4);
     for chunk in &mut chunks {
         for (p, &id) in partial.iter_mut().zip(chunk) {
-            *p += at(id);
+            *p += weight(id);
         }
     }
-    let rest: f64 = chunks.remainder().iter().map(|&id| at(id)).sum();
+    let rest: f64 = chunks.remainder().iter().map(|&id| weight(id)).sum();
     (partial[0] + partial[1]) + (partial[2] + partial[3]) + rest
 }
 
