@@ -264,17 +264,20 @@ pub(crate) fn grow_and_add(
     step: f64,
 ) {
     let front = f.vocabulary_start();
-    for (id, v) in x {
+    // `for_each`, not a `for` loop: a row's buckets then words iterate without a check of
+    // which part is next at each entry.
+    let weights = &mut f.weights;
+    x.for_each(|(id, v)| {
         let id = id as usize;
-        if id >= f.weights.len() {
-            f.weights.resize(id + 1, 0.0);
+        if id >= weights.len() {
+            weights.resize(id + 1, 0.0);
         }
-        let w = &mut f.weights[id];
+        let w = &mut weights[id];
         *w += step * v;
         if id < front {
             *w = stored_f32(*w);
         }
-    }
+    });
     f.bias += step;
 }
 
