@@ -221,39 +221,34 @@ mod tests {
         let base = crate::features::hashed::HASHED_BASE;
         let rows = [
             (1..40).map(|i| (i, f64::from(i % 4 + 1))).collect(),
-            vec![(0, 2.0), (5, 1.0), (base + 9, 3.0), (base, 1.0), (base + 70_000, 1.0)],
+            vec![
+                (0, 2.0),
+                (5, 1.0),
+                (base + 9, 3.0),
+                (base, 1.0),
+                (base + 70_000, 1.0),
+            ],
             vec![(base + 3, 1.0)],
             vec![],
         ];
         let data = Dataset::new(rows.map(SparseVector::from_pairs), vec![Label::Ham; 4], 40);
-        for weighting in [
-            Weighting::Binary,
-            Weighting::Counts,
-            Weighting::LogTf,
-            Weighting::TfIdf,
-        ] {
-            for l2_normalize in [false, true] {
-                for hashed in [false, true] {
-                    let config = FeatureConfig {
-                        weighting,
-                        l2_normalize,
-                        hashed,
-                    };
-                    let transform = config.fit(&data);
-                    for row in &data.rows {
-                        let input = row.binary_input(config).map(Iterator::collect::<Vec<_>>);
-                        let applied = transform.apply(&row.counts(hashed));
-                        let expected = applied.iter().map(|(id, v)| (id, v.to_bits()));
-                        let bits = |x: Vec<(FeatureId, f64)>| {
-                            x.into_iter().map(|(id, v)| (id, v.to_bits())).collect::<Vec<_>>()
-                        };
-                        assert_eq!(
-                            input.map(bits),
-                            (weighting == Weighting::Binary).then(|| expected.collect()),
-                            "{config:?}"
-                        );
-                    }
-                }
+        for config in crate::features::weighting::every_config() {
+            let hashed = config.hashed;
+            let transform = config.fit(&data);
+            for row in &data.rows {
+                let input = row.binary_input(config).map(Iterator::collect::<Vec<_>>);
+                let applied = transform.apply(&row.counts(hashed));
+                let expected = applied.iter().map(|(id, v)| (id, v.to_bits()));
+                let bits = |x: Vec<(FeatureId, f64)>| {
+                    x.into_iter()
+                        .map(|(id, v)| (id, v.to_bits()))
+                        .collect::<Vec<_>>()
+                };
+                assert_eq!(
+                    input.map(bits),
+                    (config.weighting == Weighting::Binary).then(|| expected.collect()),
+                    "{config:?}"
+                );
             }
         }
     }

@@ -177,7 +177,7 @@ mod tests {
     use super::*;
     use crate::Label;
     use crate::features::hashed::HASHED_BASE;
-    use crate::features::{FeatureConfig, SparseVector};
+    use crate::features::SparseVector;
 
     /// Every config's input rows agree with `apply`: the same dot products, updates and norms.
     #[test]
@@ -197,38 +197,25 @@ mod tests {
             vec![Label::Spam, Label::Ham, Label::Ham],
             3,
         );
-        for weighting in [
-            Weighting::Binary,
-            Weighting::Counts,
-            Weighting::LogTf,
-            Weighting::TfIdf,
-        ] {
-            for l2_normalize in [false, true] {
-                for hashed in [false, true] {
-                    let config = FeatureConfig {
-                        weighting,
-                        l2_normalize,
-                        hashed,
-                    };
-                    let transform = config.fit(&data);
-                    let rows = InputRows::new(&transform, &data);
-                    assert_eq!(rows.len(), 3);
-                    let width = config.input_width(3);
-                    let w: Vec<f64> = (0..width).map(|j| (j % 5) as f64 - 1.5).collect();
-                    for (i, row) in data.rows.iter().enumerate() {
-                        let x = transform.apply(&row.counts(hashed));
-                        let close = |a: f64, b: f64| (a - b).abs() < 1e-6;
-                        assert!(close(rows.dot(i, &w), x.dot(&w)), "{config:?} row {i}");
-                        assert!(close(rows.squared_norm(i), x.squared_norm()));
-                        let mut added = vec![0.0; width];
-                        rows.add_to(i, 2.0, &mut added);
-                        let mut expected = vec![0.0; width];
-                        for (id, v) in x.iter() {
-                            expected[id as usize] += 2.0 * v;
-                        }
-                        assert!(added.iter().zip(&expected).all(|(a, b)| close(*a, *b)));
-                    }
+        for config in crate::features::weighting::every_config() {
+            let hashed = config.hashed;
+            let transform = config.fit(&data);
+            let rows = InputRows::new(&transform, &data);
+            assert_eq!(rows.len(), 3);
+            let width = config.input_width(3);
+            let w: Vec<f64> = (0..width).map(|j| (j % 5) as f64 - 1.5).collect();
+            for (i, row) in data.rows.iter().enumerate() {
+                let x = transform.apply(&row.counts(hashed));
+                let close = |a: f64, b: f64| (a - b).abs() < 1e-6;
+                assert!(close(rows.dot(i, &w), x.dot(&w)), "{config:?} row {i}");
+                assert!(close(rows.squared_norm(i), x.squared_norm()));
+                let mut added = vec![0.0; width];
+                rows.add_to(i, 2.0, &mut added);
+                let mut expected = vec![0.0; width];
+                for (id, v) in x.iter() {
+                    expected[id as usize] += 2.0 * v;
                 }
+                assert!(added.iter().zip(&expected).all(|(a, b)| close(*a, *b)));
             }
         }
     }

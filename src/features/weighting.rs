@@ -161,6 +161,27 @@ pub(crate) struct FeatureTransformView<'a> {
 }
 
 /// Back from a model input id to the count vector's id, for a model of this feature config.
+/// Every feature configuration: each weighting, normalized or not, with hashed features or
+/// not (for tests that check a way of computing the input against `apply` under all).
+#[cfg(test)]
+pub(crate) fn every_config() -> impl Iterator<Item = FeatureConfig> {
+    let weightings = [
+        Weighting::Binary,
+        Weighting::Counts,
+        Weighting::LogTf,
+        Weighting::TfIdf,
+    ];
+    weightings.into_iter().flat_map(|weighting| {
+        [(false, false), (false, true), (true, false), (true, true)].map(
+            |(l2_normalize, hashed)| FeatureConfig {
+                weighting,
+                l2_normalize,
+                hashed,
+            },
+        )
+    })
+}
+
 pub(crate) fn count_id(config: FeatureConfig, input_id: FeatureId) -> FeatureId {
     if config.hashed {
         hashed::count_id(input_id)

@@ -36,9 +36,7 @@ pub use multinomial_nb::{MultinomialNb, MultinomialNbParams, NbVariant};
 pub use nb_scoring::{NbScoring, TermScale};
 
 use crate::error::{Error, Result};
-use crate::features::{
-    Dataset, FeatureId, Row, SparseVector, stratified_folds, training_indices,
-};
+use crate::features::{Dataset, FeatureId, Row, SparseVector, stratified_folds, training_indices};
 use crate::label::{Label, SpamScore};
 use crate::model_file::packed::Elements;
 use rayon::prelude::*;
