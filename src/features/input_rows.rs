@@ -176,8 +176,8 @@ fn gathered_sum<T: Copy>(ids: &[T], weight: impl Fn(T) -> f64) -> f64 {
 mod tests {
     use super::*;
     use crate::Label;
-    use crate::features::hashed::HASHED_BASE;
     use crate::features::SparseVector;
+    use crate::features::hashed::HASHED_BASE;
 
     /// Every config's input rows agree with `apply`: the same dot products, updates and norms.
     #[test]

@@ -800,6 +800,31 @@ mod tests {
     use super::*;
     use crate::tokenize::TokenizerConfig;
 
+    /// A held-out decision read from the row is the model's decision on its counts, bit for
+    /// bit, for every model fitted on tokens.
+    #[test]
+    fn a_rows_decision_is_the_decision_on_its_counts() {
+        let base = crate::features::hashed::HASHED_BASE;
+        let rows = (0..12u32).map(|i| {
+            let ids = [i % 3, 3 + i % 2, base + i, base + 70_000 + i % 4, base + 9];
+            SparseVector::from_pairs(ids.iter().map(|&id| (id, f64::from(1 + i % 3))).collect())
+        });
+        let labels = (0..12)
+            .map(|i| if i % 2 == 0 { Label::Spam } else { Label::Ham })
+            .collect();
+        let data = Dataset::new(rows, labels, 5);
+        for kind in ModelKind::ALL {
+            let params = ModelParams::default_for(kind);
+            let model = params.fit_uncalibrated(&data).unwrap();
+            for hashed in [false, true] {
+                for row in &data.rows {
+                    let d = model.decision_of_row(row, hashed);
+                    assert_eq!(d.to_bits(), model.decision(&row.counts(hashed)).to_bits());
+                }
+            }
+        }
+    }
+
     #[test]
     fn batch_fits_see_byte_ngrams_of_at_most_their_bytes_and_none_unless_a_model_sees_them() {
         let config = TokenizerConfig::default();
