@@ -138,7 +138,26 @@ impl<'a> InputRows<'a> {
 
     /// `w += step * row i`; `w` covers every input id.
     pub fn add_to(&self, i: usize, step: f64, w: &mut [f64]) {
-        self.for_each(i, |id, v| w[id] += step * v);
+        if self.values.is_some() || !self.hashed {
+            self.for_each(i, |id, v| w[id] += step * v);
+            return;
+        }
+        // Binary weighting: the words as `for_each` gives them, then each bucket group through
+        // an array its `u16` ids index without a bounds check.
+        let row = &self.rows[i];
+        let add = step * self.scales[i];
+        for &id in row.words().ids() {
+            w[(id + HASHED_BUCKETS) as usize] += add;
+        }
+        for (high, low) in row.buckets().groups() {
+            let base = high as usize;
+            let end = base + (1 << 16);
+            if let Some(Ok(block)) = w.get_mut(base..end).map(<&mut [f64; 1 << 16]>::try_from) {
+                low.iter().for_each(|&id| block[usize::from(id)] += add);
+            } else {
+                low.iter().for_each(|&id| w[base + usize::from(id)] += add);
+            }
+        }
     }
 
     /// Row `i`'s squared Euclidean norm.
