@@ -19,12 +19,11 @@ pub mod trec;
 
 use crate::label::Label;
 use std::fmt;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 pub(crate) use labeled::file_id;
 pub use labeled::{LabeledCorpus, LabeledMail};
-pub use regular_file::{open_regular, read_regular};
+pub use regular_file::{open_regular, read_regular, read_regular_head};
 
 /// Messages larger than this are reported and skipped by the readers, so one absurd file
 /// cannot exhaust memory. Real mail is far smaller; spam filters look at the first part only.
@@ -188,10 +187,7 @@ impl MailboxFormat {
             });
         }
         const HEAD: usize = 512;
-        let mut head = Vec::with_capacity(HEAD);
-        open_regular(path)
-            .and_then(|f| f.take(HEAD as u64).read_to_end(&mut head))
-            .map_err(|e| CorpusError::io(path, e))?;
+        let head = read_regular_head(path, HEAD as u64).map_err(|e| CorpusError::io(path, e))?;
         // An mbox's envelope line ends in a line feed: a file without one (lone CR line
         // endings) would be read as one envelope line and nothing else, so it is one message.
         Ok(if head.starts_with(b"From ") && head.contains(&b'\n') {
@@ -277,13 +273,7 @@ pub fn read_message_file(path: &Path) -> Result<Message, CorpusError> {
 /// [`MAX_MESSAGE_BYTES`]. Anything but a regular file is refused without blocking.
 fn read_file(path: &Path, head: Option<u64>) -> Result<Message, CorpusError> {
     let bytes = match head {
-        Some(head) => {
-            let mut bytes = Vec::new();
-            open_regular(path)
-                .and_then(|file| file.take(head).read_to_end(&mut bytes))
-                .map_err(|e| CorpusError::io(path, e))?;
-            bytes
-        }
+        Some(head) => read_regular_head(path, head).map_err(|e| CorpusError::io(path, e))?,
         None => read_regular(path, MAX_MESSAGE_BYTES).map_err(|e| {
             if e.kind() == std::io::ErrorKind::FileTooLarge {
                 CorpusError::TooLarge {

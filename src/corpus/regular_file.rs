@@ -22,14 +22,20 @@ pub fn open_regular(path: &Path) -> io::Result<File> {
 /// the open descriptor (so a path swapped for a FIFO in between is refused too). `O_NONBLOCK`
 /// changes nothing for a regular file, so the file is returned as opened.
 pub fn open_regular_with(options: &mut OpenOptions, path: &Path) -> io::Result<File> {
+    open_checked(options, path).map(|(file, _)| file)
+}
+
+/// [`open_regular_with`], with the open file's length (from the check on its descriptor).
+fn open_checked(options: &mut OpenOptions, path: &Path) -> io::Result<(File, u64)> {
     // Nothing there is left to `open`, which fails or creates the file as `options` say.
     refuse_irregular_at(path)?;
     // O_NOCTTY: a terminal opened by mistake must not become the controlling terminal.
     let file = options
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
         .open(path)?;
-    refuse_irregular(&file.metadata()?)?;
-    Ok(file)
+    let meta = file.metadata()?;
+    refuse_irregular(&meta)?;
+    Ok((file, meta.len()))
 }
 
 /// Fails as [`open_regular_with`] does unless `path` (symbolic links followed) is a regular
@@ -46,17 +52,24 @@ pub fn refuse_irregular_at(path: &Path) -> io::Result<()> {
 /// All bytes of the regular file at `path`, at most `limit` of them: a longer file is an
 /// [`std::io::ErrorKind::FileTooLarge`] error, read no further than `limit + 1` bytes.
 pub fn read_regular(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
-    let file = open_regular(path)?;
-    let len = file.metadata()?.len();
-    // The length is a hint only (the file may grow or shrink while read); `take` is the bound.
-    let mut bytes = Vec::with_capacity(len.min(limit.saturating_add(1)) as usize);
-    file.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
+    let bytes = read_regular_head(path, limit.saturating_add(1))?;
     if bytes.len() as u64 > limit {
         return Err(io::Error::new(
             io::ErrorKind::FileTooLarge,
             format!("larger than {limit} bytes"),
         ));
     }
+    Ok(bytes)
+}
+
+/// The first `most` bytes of the regular file at `path` (all of it, if it is shorter), read
+/// into room for them from the start: a message read from nothing grew its buffer about seven
+/// times.
+pub fn read_regular_head(path: &Path, most: u64) -> io::Result<Vec<u8>> {
+    let (file, len) = open_checked(OpenOptions::new().read(true), path)?;
+    // The length is a hint only (the file may grow or shrink while read); `take` is the bound.
+    let mut bytes = Vec::with_capacity(usize::try_from(len.min(most)).unwrap_or(0));
+    file.take(most).read_to_end(&mut bytes)?;
     Ok(bytes)
 }
 

@@ -17,6 +17,17 @@ pub const TOKEN_BYTES_PER_INPUT_BYTE: usize = 16;
 /// outweigh it, and `max_tokens` ordinary tokens (20,000 of about 10 bytes) fit in this.
 pub const TOKEN_BYTES_BASE: usize = 256 * 1024;
 
+/// Most token bytes a sink reserves before its first token: on the SpamAssassin corpus a
+/// message yields about 0.8 bytes of tokens (besides its hashed byte 4-grams) per byte, so
+/// reserving the input's length, up to this, spares most messages every regrowth.
+const RESERVED_TOKEN_BYTES: usize = 64 * 1024;
+
+/// Input bytes per token reserved for (the corpus's messages yield one per 12 bytes).
+const INPUT_BYTES_PER_TOKEN: usize = 8;
+
+/// Most tokens a sink reserves room for before its first token.
+const RESERVED_TOKENS: usize = 8 * 1024;
+
 /// Longest value (bytes) kept whole as one token: an address, a transfer encoding, a charset, a
 /// content type, a file name's extension, a Message-ID's domain, an HTML tag's name. Longer
 /// ones are cut there (see [`capped`]). Real ones are far shorter (an address has at most 254
@@ -43,11 +54,17 @@ pub(crate) struct Sink<'c> {
 impl<'c> Sink<'c> {
     /// An empty sink for a message of `input_len` bytes (after the `max_input_bytes` cut).
     pub(crate) fn new(config: &'c TokenizerConfig, input_len: usize) -> Self {
-        // No capacity reserved from the input's length: a large up-front block made the
-        // server exceed its address-space bound (tests/bounded_cost.rs) where growing did not.
+        // Room for what most messages yield, so the token list is not grown a dozen times
+        // from nothing, but bounded: a block as large as a big message's tokens, reserved up
+        // front, made the server exceed its address-space bound (tests/bounded_cost.rs)
+        // where growing did not.
+        let tokens = Tokens::with_capacity(
+            input_len.min(RESERVED_TOKEN_BYTES),
+            (input_len / INPUT_BYTES_PER_TOKEN).min(RESERVED_TOKENS),
+        );
         Sink {
             config,
-            tokens: Tokens::new(),
+            tokens,
             text_left: config.max_text_bytes,
             bytes_left: input_len
                 .saturating_mul(TOKEN_BYTES_PER_INPUT_BYTE)
@@ -88,12 +105,13 @@ impl<'c> Sink<'c> {
     }
 
     /// Keeps the token `write` appends to the string it is given (see [`Tokens::push_with`]) if
-    /// the caps allow, and returns it; a token over the bytes left ends the collection, as the
-    /// count cap does, so the tokens kept are always a prefix of the full list.
-    pub(crate) fn push_with(&mut self, write: impl FnOnce(&mut String)) -> Option<&str> {
+    /// the caps allow, and says whether it did; a token over the bytes left ends the
+    /// collection, as the count cap does, so the tokens kept are always a prefix of the full
+    /// list.
+    pub(crate) fn push_with(&mut self, write: impl FnOnce(&mut String)) -> bool {
         if self.is_full() {
             self.truncated = true;
-            return None;
+            return false;
         }
         let before = self.tokens.bytes();
         self.tokens.push_with(write);
@@ -102,10 +120,10 @@ impl<'c> Sink<'c> {
             self.tokens.pop();
             self.truncated = true;
             self.bytes_left = 0;
-            return None;
+            return false;
         }
         self.bytes_left -= len;
-        self.tokens.last()
+        true
     }
 
     /// Keeps the concatenation of `parts` as one token if the caps allow.
@@ -113,14 +131,14 @@ impl<'c> Sink<'c> {
         self.push_with(|text| parts.iter().for_each(|part| text.push_str(part)));
     }
 
-    /// Keeps `prefix` followed by `word` lowercased if the caps allow; returns the token kept.
-    pub(crate) fn push_lower(&mut self, prefix: &str, word: &str) -> Option<&str> {
+    /// Keeps `prefix` followed by `word` lowercased if the caps allow; says whether it did.
+    pub(crate) fn push_lower(&mut self, prefix: &str, word: &str) -> bool {
         self.push_lower_joined(prefix, &[word])
     }
 
     /// Keeps `prefix` followed by the concatenation of `parts` lowercased (character by
-    /// character) if the caps allow; returns the token kept.
-    pub(crate) fn push_lower_joined(&mut self, prefix: &str, parts: &[&str]) -> Option<&str> {
+    /// character) if the caps allow; says whether it did.
+    pub(crate) fn push_lower_joined(&mut self, prefix: &str, parts: &[&str]) -> bool {
         self.push_with(|text| {
             text.push_str(prefix);
             for part in parts {

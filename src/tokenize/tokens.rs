@@ -26,6 +26,14 @@ impl Tokens {
         }
     }
 
+    /// No tokens yet, with room for `bytes` bytes of `tokens` tokens.
+    pub fn with_capacity(bytes: usize, tokens: usize) -> Self {
+        Tokens {
+            text: String::with_capacity(bytes),
+            ends: Vec::with_capacity(tokens),
+        }
+    }
+
     /// The number of tokens.
     pub fn len(&self) -> usize {
         self.ends.len()

@@ -49,9 +49,9 @@ fn push_plain(sink: &mut Sink<'_>, prefix: &str, text: &str, mut words: Option<&
             word.chars().count()
         };
         if (!ascii && is_cjk(first)) || (chars >= min && chars <= max) {
-            let token = sink.push_lower(prefix, word);
-            if let (Some(words), Some(token)) = (words.as_deref_mut(), token) {
-                words.push(token.to_owned());
+            let kept = sink.push_lower(prefix, word);
+            if let (Some(words), true) = (words.as_deref_mut(), kept) {
+                words.extend(sink.tokens.last().map(str::to_owned));
             }
         } else if chars > max {
             use std::fmt::Write;
