@@ -6,6 +6,7 @@
 //! moves them to the front of its model's input (bucket `b` at id `b`, vocabulary id `v` at
 //! `v + HASHED_BUCKETS`); without it a model never sees them.
 
+use super::sparse::sort_ids;
 use super::{FeatureId, SparseVector};
 use std::borrow::Cow;
 
@@ -114,49 +115,17 @@ impl SparseVector {
         let vocabulary = self.vocabulary_ids().len();
         self.ids()[vocabulary..].iter().map(|&id| id - HASHED_BASE)
     }
-
-    /// The vector in a hashed model's input ids: buckets first, vocabulary ids after them
-    /// (see the module doc).
-    pub(crate) fn hashed_first(&self) -> SparseVector {
-        let words = self.vocabulary_ids();
-        let ids = (self.buckets())
-            .chain(words.iter().map(|&id| id + HASHED_BUCKETS))
-            .collect();
-        let (wv, bv) = self.values().split_at(words.len());
-        SparseVector::from_sorted(ids, bv.iter().chain(wv).copied().collect())
-    }
 }
 
 /// The buckets of the hashed ids among `ids` (an id that is not hashed is dropped), repeats
-/// kept, increasing: sorted by two radix passes over the bucket's bits, as a message's few
-/// thousand 4-grams sort several times faster than by comparisons, which `classify` and
-/// `train` feel.
+/// kept, increasing (sorted by [`sort_ids`]'s radix passes).
 pub(crate) fn sorted_buckets(ids: impl IntoIterator<Item = FeatureId>) -> Vec<u32> {
-    const BITS: u32 = HASHED_BUCKETS.trailing_zeros();
-    const LOW: u32 = BITS / 2;
     let mut buckets: Vec<u32> = ids
         .into_iter()
         .filter(|&id| is_hashed(id) && id - HASHED_BASE < HASHED_BUCKETS)
         .map(|id| id - HASHED_BASE)
         .collect();
-    let mut sorted = vec![0u32; buckets.len()];
-    for (shift, width) in [(0, LOW), (LOW, BITS - LOW)] {
-        let digit = |b: u32| ((b >> shift) & ((1 << width) - 1)) as usize;
-        let mut start = vec![0usize; 1 << width];
-        for &b in &buckets {
-            start[digit(b)] += 1;
-        }
-        let mut sum = 0;
-        for s in &mut start {
-            (*s, sum) = (sum, sum + *s);
-        }
-        for &b in &buckets {
-            let d = digit(b);
-            sorted[start[d]] = b;
-            start[d] += 1;
-        }
-        std::mem::swap(&mut buckets, &mut sorted);
-    }
+    sort_ids(&mut buckets);
     buckets
 }
 
@@ -170,8 +139,8 @@ fn sorted_hashed_ids(ids: Vec<FeatureId>) -> Vec<FeatureId> {
     ids
 }
 
-/// Back from a hashed model's input id to its count-vector id (the inverse of the map in
-/// [`SparseVector::hashed_first`]).
+/// Back from a hashed model's input id to its count-vector id (the inverse of the input ids
+/// the module doc describes).
 pub(crate) fn count_id(input_id: FeatureId) -> FeatureId {
     if input_id < HASHED_BUCKETS {
         HASHED_BASE + input_id
@@ -246,7 +215,12 @@ mod tests {
     #[test]
     fn hashed_entries_move_to_the_front_and_back() {
         let x = SparseVector::from_pairs(vec![(3, 2.0), (HASHED_BASE + 7, 1.0), (0, 1.0)]);
-        let input = x.hashed_first();
+        let counts = super::super::FeatureConfig {
+            weighting: super::super::Weighting::Counts,
+            l2_normalize: false,
+            hashed: true,
+        };
+        let input = super::super::weigh(counts, &[][..], &x);
         assert_eq!(input.ids(), [7, HASHED_BUCKETS, HASHED_BUCKETS + 3]);
         assert_eq!(input.values(), [1.0, 1.0, 2.0]);
         let back: Vec<FeatureId> = input.ids().iter().map(|&i| count_id(i)).collect();

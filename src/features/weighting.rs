@@ -129,6 +129,15 @@ impl FeatureTransform {
         weigh(self.config, &self.idf, counts)
     }
 
+    /// The entries of [`FeatureTransform::apply`]'s vector, in order, mostly without building
+    /// it (see [`weighed`]).
+    pub(crate) fn weighed<'a>(
+        &'a self,
+        counts: &'a SparseVector,
+    ) -> Weighed<impl Iterator<Item = (FeatureId, f64)> + Clone + 'a> {
+        weighed(self.config, &self.idf, counts)
+    }
+
     /// The idf table, by vocabulary id (empty unless the weighting is tf-idf and was fitted);
     /// features beyond it have idf 1.
     pub(crate) fn idf(&self) -> &[f64] {
@@ -196,29 +205,144 @@ pub(crate) fn weigh(
     idf: &(impl Elements<f64> + ?Sized),
     counts: &SparseVector,
 ) -> SparseVector {
-    // Vocabulary ids start at `shift` in a hashed model's input; the idf table is the
-    // vocabulary's, and hashed features have none (idf 1).
-    let (mut x, shift) = if config.hashed {
-        (counts.hashed_first(), HASHED_BUCKETS)
-    } else {
-        (counts.without_hashed().into_owned(), 0)
-    };
-    match config.weighting {
-        Weighting::Binary => x.map_values(|_, _| 1.0),
-        Weighting::Counts => {}
-        Weighting::LogTf => x.map_values(|_, tf| 1.0 + tf.ln()),
-        Weighting::TfIdf => x.map_values(|id, tf| {
-            let idf = id
-                .checked_sub(shift)
-                .and_then(|v| idf.at(v as usize))
-                .unwrap_or(1.0);
-            (1.0 + tf.ln()) * idf
-        }),
-    }
+    let (ids, values) = weighted(config, idf, counts).unzip();
+    let mut x = SparseVector::from_sorted(ids, values);
     if config.l2_normalize {
         x.l2_normalize();
     }
     x
+}
+
+/// The entries of [`weigh`]'s vector, (input id, value) in order, without building it where
+/// that is exact and costs less: each value computed as it is read, the norm of an
+/// L2-normalized one from a pass of its own (of a binary one, from its number of entries).
+/// Where normalizing would compute each logarithm twice (`LogTf`, `TfIdf`), the vector is
+/// built and read.
+pub(crate) fn weighed<'a>(
+    config: FeatureConfig,
+    idf: &'a (impl Elements<f64> + ?Sized),
+    counts: &'a SparseVector,
+) -> Weighed<impl Iterator<Item = (FeatureId, f64)> + Clone + 'a> {
+    if !config.l2_normalize {
+        return Weighed::Read(weighted(config, idf, counts), None);
+    }
+    let squared_norm = match config.weighting {
+        // Every value is 1, so the sum of their squares is their number (exact below 2^53,
+        // as adding 1.0 that many times is).
+        Weighting::Binary => weighted(config, idf, counts).count() as f64,
+        Weighting::Counts => weighted(config, idf, counts).map(|(_, v)| v * v).sum(),
+        Weighting::LogTf | Weighting::TfIdf => {
+            return Weighed::Built(weigh(config, idf, counts).into_pairs());
+        }
+    };
+    // As `SparseVector::l2_normalize` divides (a zero vector stays zero).
+    let norm = squared_norm.sqrt();
+    Weighed::Read(weighted(config, idf, counts), (norm > 0.0).then_some(norm))
+}
+
+/// The entries of a count vector weighted by `config`, not normalized, in the model's input
+/// ids and order: with `hashed`, the buckets first and the vocabulary ids after them (see
+/// [`super::hashed`]), else the vocabulary ids alone.
+fn weighted<'a>(
+    config: FeatureConfig,
+    idf: &'a (impl Elements<f64> + ?Sized),
+    counts: &'a SparseVector,
+) -> impl ExactSizeIterator<Item = (FeatureId, f64)> + Clone + 'a {
+    let words = counts.vocabulary_ids().len();
+    let (word_ids, hashed_ids) = counts.ids().split_at(words);
+    let (word_values, hashed_values) = counts.values().split_at(words);
+    // Vocabulary ids start at `shift` in a hashed model's input; the idf table is the
+    // vocabulary's, and hashed features have none (idf 1).
+    let (hashed, shift) = if config.hashed {
+        (hashed_ids.iter().zip(hashed_values), HASHED_BUCKETS)
+    } else {
+        (hashed_ids[..0].iter().zip(&hashed_values[..0]), 0)
+    };
+    let buckets = hashed.map(|(&id, &tf)| (id - hashed::HASHED_BASE, tf));
+    let words = (word_ids.iter().zip(word_values)).map(move |(&id, &tf)| (id + shift, tf));
+    let value = move |(id, tf): (FeatureId, f64)| {
+        let v = match config.weighting {
+            Weighting::Binary => 1.0,
+            Weighting::Counts => tf,
+            Weighting::LogTf => 1.0 + tf.ln(),
+            Weighting::TfIdf => {
+                let idf = id
+                    .checked_sub(shift)
+                    .and_then(|v| idf.at(v as usize))
+                    .unwrap_or(1.0);
+                (1.0 + tf.ln()) * idf
+            }
+        };
+        (id, v)
+    };
+    ExactChain(buckets, words).map(value)
+}
+
+/// Two iterators one after the other, whose length is known ([`std::iter::Chain`] does not
+/// say it, so a vector collected from it would grow by doubling).
+#[derive(Clone)]
+struct ExactChain<A, B>(A, B);
+
+impl<A: ExactSizeIterator, B: ExactSizeIterator<Item = A::Item>> Iterator for ExactChain<A, B> {
+    type Item = A::Item;
+
+    fn next(&mut self) -> Option<A::Item> {
+        self.0.next().or_else(|| self.1.next())
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.0.len() + self.1.len();
+        (n, Some(n))
+    }
+
+    fn fold<T, F: FnMut(T, A::Item) -> T>(self, init: T, mut f: F) -> T {
+        let first = self.0.fold(init, &mut f);
+        self.1.fold(first, f)
+    }
+}
+
+impl<A: ExactSizeIterator, B: ExactSizeIterator<Item = A::Item>> ExactSizeIterator
+    for ExactChain<A, B>
+{
+}
+
+/// The entries [`weighed`] gives.
+#[derive(Clone)]
+pub(crate) enum Weighed<I> {
+    /// Each value computed as it is read, then divided by the norm, if given.
+    Read(I, Option<f64>),
+    /// Read from the vector built.
+    Built(std::iter::Zip<std::vec::IntoIter<FeatureId>, std::vec::IntoIter<f64>>),
+}
+
+impl<I: Iterator<Item = (FeatureId, f64)>> Iterator for Weighed<I> {
+    type Item = (FeatureId, f64);
+
+    fn next(&mut self) -> Option<(FeatureId, f64)> {
+        match self {
+            Weighed::Read(entries, None) => entries.next(),
+            Weighed::Read(entries, Some(norm)) => entries.next().map(|(id, v)| (id, v / *norm)),
+            Weighed::Built(entries) => entries.next(),
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        match self {
+            Weighed::Read(entries, _) => entries.size_hint(),
+            Weighed::Built(entries) => entries.size_hint(),
+        }
+    }
+
+    // Sums and collections fold: each variant's own fold, not a match per entry.
+    fn fold<T, F: FnMut(T, (FeatureId, f64)) -> T>(self, init: T, mut f: F) -> T {
+        match self {
+            Weighed::Read(entries, None) => entries.fold(init, f),
+            Weighed::Read(entries, Some(norm)) => {
+                entries.fold(init, |acc, (id, v)| f(acc, (id, v / norm)))
+            }
+            Weighed::Built(entries) => entries.fold(init, f),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -251,6 +375,49 @@ mod tests {
         );
         let n = w(Weighting::Counts, true);
         assert!((n.values()[0] - 3.0 / 10f64.sqrt()).abs() < 1e-12);
+    }
+
+    #[test]
+    fn weighed_entries_are_those_of_the_weighed_vector_bit_for_bit() {
+        let base = hashed::HASHED_BASE;
+        let counts = SparseVector::from_pairs(vec![
+            (0, 3.0),
+            (2, 1.0),
+            (5, 7.0),
+            (base + 1, 2.0),
+            (base + 9, 1.0),
+        ]);
+        let idf = [1.5, 2.0, 0.5, 1.0];
+        for weighting in [
+            Weighting::Binary,
+            Weighting::Counts,
+            Weighting::LogTf,
+            Weighting::TfIdf,
+        ] {
+            for l2_normalize in [false, true] {
+                for hashed in [false, true] {
+                    let config = FeatureConfig {
+                        weighting,
+                        l2_normalize,
+                        hashed,
+                    };
+                    for x in [&counts, &SparseVector::default()] {
+                        let built = weigh(config, &idf[..], x);
+                        let read: Vec<(FeatureId, f64)> = weighed(config, &idf[..], x).collect();
+                        let bits = |v: &[(FeatureId, f64)]| -> Vec<(FeatureId, u64)> {
+                            v.iter().map(|&(id, v)| (id, v.to_bits())).collect()
+                        };
+                        assert_eq!(bits(&read), bits(&built.iter().collect::<Vec<_>>()));
+                        // Folded, as sums read them, too.
+                        let folded = weighed(config, &idf[..], x).fold(Vec::new(), |mut v, e| {
+                            v.push(e);
+                            v
+                        });
+                        assert_eq!(bits(&folded), bits(&read), "{config:?}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -35,7 +35,7 @@ use super::score_table::{Column, Rows, ScoreModel, ScoreTable};
 use super::sparse::{composed_for, replayed_for};
 use super::{SpamFilter, words_and_hashed};
 use crate::features::hashed::{HASHED_BUCKETS, hashed_id};
-use crate::features::{FeatureId, SparseVector, WordCounts, count_id, weigh};
+use crate::features::{FeatureId, SparseVector, WordCounts, count_id, dot, weigh, weighed};
 use crate::filter::{Classification, Explanation};
 use crate::label::{Label, Thresholds};
 use crate::model_file::packed::Elements;
@@ -264,24 +264,20 @@ impl ModelView<'_> {
         HashedWeights::read(file, section, self.model.kind, buckets).map(Some)
     }
 
-    /// The model's input and weights for a count vector whose vocabulary tokens found `rows`
-    /// and whose buckets found `hashed` (from [`ModelView::hashed_weights`]).
-    fn input<'r>(
-        &'r self,
-        x: &SparseVector,
-        rows: &'r Rows<'r>,
-        hashed: Option<&'r HashedWeights>,
-    ) -> (SparseVector, Weights<'r>) {
-        let m = self.model;
-        let idf = m.idf.map(|column| Column {
+    /// The model's idf table, by vocabulary id, from the rows a message's tokens found (none
+    /// for a model without one: idf 1).
+    fn idf<'r>(&self, rows: &'r Rows<'r>) -> Idf<'r> {
+        Idf(self.model.idf.map(|column| Column {
             rows,
             column: column as usize,
             shift: 0,
-        });
-        let input = match &idf {
-            Some(idf) => weigh(m.config, idf, x),
-            None => weigh(m.config, &[][..], x),
-        };
+        }))
+    }
+
+    /// The model's weights by input id, from the rows a message's vocabulary tokens found
+    /// and the weights of its buckets (`hashed`, from [`ModelView::hashed_weights`]).
+    fn weights<'r>(&self, rows: &'r Rows<'r>, hashed: Option<&'r HashedWeights>) -> Weights<'r> {
+        let m = self.model;
         let shift = if m.config.hashed {
             HASHED_BUCKETS as usize
         } else {
@@ -293,7 +289,7 @@ impl ModelView<'_> {
             shift,
         };
         let hashed = hashed.filter(|_| m.config.hashed);
-        (input, Weights { hashed, vocabulary })
+        Weights { hashed, vocabulary }
     }
 
     /// The decision value and each present feature's share of it, as the model computes
@@ -304,7 +300,8 @@ impl ModelView<'_> {
         rows: &Rows<'_>,
         hashed: Option<&HashedWeights>,
     ) -> (f64, Vec<(FeatureId, f64)>) {
-        let (input, weights) = self.input(x, rows, hashed);
+        let input = weigh(self.model.config, &self.idf(rows), x);
+        let weights = self.weights(rows, hashed);
         let config = self.model.config;
         let mut terms: Vec<(FeatureId, f64)> = terms(&input, &weights)
             .into_iter()
@@ -317,15 +314,32 @@ impl ModelView<'_> {
         (decision, terms)
     }
 
-    /// The decision value alone.
+    /// The decision value alone: the same terms, read as the input is weighted (see
+    /// [`weighed`]), not held.
     fn decision(&self, x: &SparseVector, rows: &Rows<'_>, hashed: Option<&HashedWeights>) -> f64 {
-        match self.model.scoring {
-            Some(_) => self.contributions(x, rows, hashed).0,
-            None => {
-                let (input, weights) = self.input(x, rows, hashed);
-                self.model.bias + input.dot_with(&weights)
-            }
-        }
+        let idf = self.idf(rows);
+        let weights = self.weights(rows, hashed);
+        let input = weighed(self.model.config, &idf, x);
+        let Some(scoring) = self.model.scoring else {
+            return self.model.bias + dot(input, &weights);
+        };
+        let terms = input.map(|(id, v)| v * weights.at(id as usize).unwrap_or(0.0));
+        (scoring.decision(self.model.bias, terms))
+            .unwrap_or_else(|| self.contributions(x, rows, hashed).0)
+    }
+}
+
+/// A model's idf table by vocabulary id: a column of the rows a message's tokens found, or
+/// none (idf 1 throughout).
+struct Idf<'r>(Option<Column<'r>>);
+
+impl Elements<f64> for Idf<'_> {
+    fn at(&self, i: usize) -> Option<f64> {
+        self.0.as_ref()?.at(i)
+    }
+
+    fn len(&self) -> usize {
+        self.0.as_ref().map_or(0, Elements::len)
     }
 }
 

@@ -336,14 +336,20 @@ impl BernoulliNb {
     /// The decision value in O(|x|): the log-odds ln P(spam, x) - ln P(ham, x) under
     /// [`NbScoring::TEXTBOOK`], else the model's [`NbScoring`] of it. By the cached function
     /// while it is fresh, else from the counts, which give the refreshed function's value bit
-    /// for bit.
+    /// for bit. Hashed entries of `counts` are not its features: they are not read.
     pub fn decision(&self, counts: &SparseVector) -> f64 {
+        if !self.stale {
+            let terms = self.function.terms(counts).map(|(_, t)| t);
+            if let Some(d) = self.scoring.decision(self.function.bias, terms) {
+                return d;
+            }
+        }
         let (mut terms, bias) = self.terms(counts);
         self.scoring.combine(bias, &mut terms)
     }
 
     /// Each present feature's share of [`BernoulliNb::decision`] (0 for a token the scoring
-    /// leaves out), and its constant term.
+    /// leaves out), and its constant term. Hashed entries of `counts` are not read.
     pub fn contributions(&self, counts: &SparseVector) -> (Vec<(FeatureId, f64)>, f64) {
         let (mut terms, bias) = self.terms(counts);
         self.scoring.combine(bias, &mut terms);
@@ -355,9 +361,8 @@ impl BernoulliNb {
         if !self.stale {
             return (self.function.contributions(counts), self.function.bias);
         }
-        let terms = counts
-            .iter()
-            .map(|(id, _)| (id, self.weight(id as usize) * 1.0))
+        let terms = (counts.vocabulary_ids().iter())
+            .map(|&id| (id, self.weight(id as usize) * 1.0))
             .collect();
         (terms, self.bias())
     }

@@ -5,7 +5,7 @@
 
 use crate::features::{
     FeatureConfig, FeatureId, FeatureRemap, FeatureTransform, FeatureTransformView, SparseVector,
-    sorted_matches,
+    dot, sorted_matches,
 };
 use crate::model_file::packed::{Elements, Reals, stored_f32};
 use serde::{Deserialize, Serialize};
@@ -184,9 +184,15 @@ impl LinearFunction {
         }
     }
 
-    /// d(x) for a count vector.
+    /// d(x) for a count vector. The input is read as it is weighted (see
+    /// [`FeatureTransform::weighed`]), not built, unless the function is restricted to some
+    /// buckets: the same terms summed in the same order.
     pub fn decision(&self, counts: &SparseVector) -> f64 {
-        self.bias + self.input(counts).dot_with(&self.weights)
+        let dot = match self.held_buckets {
+            Some(_) => self.input(counts).dot_with(&self.weights),
+            None => dot(self.transform.weighed(counts), &self.weights),
+        };
+        self.bias + dot
     }
 
     /// `bias + x . weights` for an input `x` given by its entries (ids past the weights count
@@ -202,12 +208,18 @@ impl LinearFunction {
     /// Each present feature's term w_j * t(x)_j of the decision (the bias is not included),
     /// by the feature's id in `counts`.
     pub fn contributions(&self, counts: &SparseVector) -> Vec<(FeatureId, f64)> {
-        (self.transform.apply(counts).iter())
-            .map(|(id, v)| {
-                let w = self.place_of(id).and_then(|i| self.weights.at(i));
-                (self.transform.count_id(id), v * w.unwrap_or(0.0))
-            })
-            .collect()
+        self.terms(counts).collect()
+    }
+
+    /// [`LinearFunction::contributions`] as they are computed, in input order.
+    pub(crate) fn terms<'a>(
+        &'a self,
+        counts: &'a SparseVector,
+    ) -> impl Iterator<Item = (FeatureId, f64)> + Clone + 'a {
+        (self.transform.weighed(counts)).map(|(id, v)| {
+            let w = self.place_of(id).and_then(|i| self.weights.at(i));
+            (self.transform.count_id(id), v * w.unwrap_or(0.0))
+        })
     }
 
     /// Renumbers the weights and the transform by `remap`: a count vector over kept features

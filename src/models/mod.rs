@@ -464,8 +464,8 @@ impl AnyModel {
     /// [`AnyModel::refresh`], equal bit for bit to the value computed from the cached function.
     pub fn decision(&self, counts: &SparseVector) -> f64 {
         match self {
-            AnyModel::BernoulliNb(m) => m.decision(&counts.without_hashed()),
-            AnyModel::MultinomialNb(m) => m.decision(&counts.without_hashed()),
+            AnyModel::BernoulliNb(m) => m.decision(counts),
+            AnyModel::MultinomialNb(m) => m.decision(counts),
             AnyModel::LinearSvm(m) => m.function().decision(counts),
             AnyModel::LogisticRegression(m) => m.function().decision(counts),
         }
@@ -491,8 +491,8 @@ impl AnyModel {
     /// Each present feature's share of [`AnyModel::decision`], and its constant term.
     pub fn contributions(&self, counts: &SparseVector) -> (Vec<(FeatureId, f64)>, f64) {
         match self {
-            AnyModel::BernoulliNb(m) => m.contributions(&counts.without_hashed()),
-            AnyModel::MultinomialNb(m) => m.contributions(&counts.without_hashed()),
+            AnyModel::BernoulliNb(m) => m.contributions(counts),
+            AnyModel::MultinomialNb(m) => m.contributions(counts),
             AnyModel::LinearSvm(m) => (m.function().contributions(counts), m.function().bias),
             AnyModel::LogisticRegression(m) => {
                 (m.function().contributions(counts), m.function().bias)

@@ -310,14 +310,27 @@ impl MultinomialNb {
     /// The decision value in O(|x|) (the log-odds for the multinomial variant under
     /// [`NbScoring::TEXTBOOK`], else the model's [`NbScoring`] of it): by the cached function
     /// while it is fresh, else from the counts, which give the refreshed function's value bit
-    /// for bit.
+    /// for bit. Hashed entries of `counts` are not its features: they are not read.
     pub fn decision(&self, counts: &SparseVector) -> f64 {
+        if !self.computes_weights() {
+            let terms = self.function.terms(counts).map(|(_, t)| t);
+            if let Some(d) = self.scoring.decision(self.function.bias, terms) {
+                return d;
+            }
+        }
         let (mut terms, bias) = self.terms(counts);
         self.scoring.combine(bias, &mut terms)
     }
 
+    /// Whether a message's terms come from the counts rather than the cached function: the
+    /// multinomial variant's while the function is stale (the complement variant's weights
+    /// depend on every feature's counts, so it always reads the function).
+    fn computes_weights(&self) -> bool {
+        self.variant == NbVariant::Multinomial && self.stale
+    }
+
     /// Each present feature's share of [`MultinomialNb::decision`] (0 for a token the scoring
-    /// leaves out), and its constant term.
+    /// leaves out), and its constant term. Hashed entries of `counts` are not read.
     pub fn contributions(&self, counts: &SparseVector) -> (Vec<(FeatureId, f64)>, f64) {
         let (mut terms, bias) = self.terms(counts);
         self.scoring.combine(bias, &mut terms);
@@ -327,20 +340,14 @@ impl MultinomialNb {
     /// Each present feature's term (weight times value), before selection, and the constant
     /// term.
     fn terms(&self, counts: &SparseVector) -> (Vec<(FeatureId, f64)>, f64) {
-        match self.variant {
-            NbVariant::Multinomial if self.stale => {
-                let d = self.denominators();
-                let terms = self
-                    .function
-                    .transform
-                    .apply(counts)
-                    .iter()
-                    .map(|(id, v)| (id, self.weight(id as usize, d).map_or(0.0, |w| w * v)))
-                    .collect();
-                (terms, log_prior_ratio_so_far(self.class_counts))
-            }
-            _ => (self.function.contributions(counts), self.function.bias),
+        if !self.computes_weights() {
+            return (self.function.contributions(counts), self.function.bias);
         }
+        let d = self.denominators();
+        let terms = (self.function.transform.weighed(counts))
+            .map(|(id, v)| (id, self.weight(id as usize, d).map_or(0.0, |w| w * v)))
+            .collect();
+        (terms, log_prior_ratio_so_far(self.class_counts))
     }
 
     /// ln P(x, y) for each class (ham, spam) of the multinomial variant, from the formula.

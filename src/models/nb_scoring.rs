@@ -144,17 +144,48 @@ impl NbScoring {
             }
             selected = k;
         }
-        let divisor = match self.scale {
-            TermScale::Sum => 1.0,
-            TermScale::Sqrt => (selected.max(1) as f64).sqrt(),
-            TermScale::Mean => selected.max(1) as f64,
-        };
+        let divisor = self.divisor(selected);
         let mut sum = 0.0;
         for t in terms.iter_mut() {
             t.1 /= divisor;
             sum += t.1;
         }
         bias + sum
+    }
+
+    /// The decision [`NbScoring::combine`] returns, from each present token's term as
+    /// `terms` gives them (read twice: to count the selected, then to sum them), no share
+    /// written: the same arithmetic in the same order. `None` where more than `max_tokens`
+    /// are selected, as ranking them needs the terms held: `combine` answers there.
+    pub(crate) fn decision(
+        &self,
+        bias: f64,
+        terms: impl Iterator<Item = f64> + Clone,
+    ) -> Option<f64> {
+        if *self == NbScoring::TEXTBOOK {
+            return Some(bias + terms.sum::<f64>());
+        }
+        let kept = |t: f64| if t.abs() < self.min_weight { 0.0 } else { t };
+        let selected = terms.clone().filter(|&t| kept(t) != 0.0).count();
+        let k = self.max_tokens as usize;
+        if k > 0 && selected > k {
+            return None;
+        }
+        let divisor = self.divisor(selected);
+        let mut sum = 0.0;
+        for t in terms {
+            sum += kept(t) / divisor;
+        }
+        Some(bias + sum)
+    }
+
+    /// What the sum of `selected` tokens' terms is divided by.
+    fn divisor(&self, selected: usize) -> f64 {
+        match self.scale {
+            TermScale::Sum => 1.0,
+            TermScale::Sqrt => (selected.max(1) as f64).sqrt(),
+            TermScale::Mean => selected.max(1) as f64,
+        }
     }
 }
 
@@ -184,6 +215,40 @@ mod tests {
         let s = 2f64.sqrt();
         assert_eq!(terms, vec![(1, 0.0), (2, -3.0 / s), (5, 2.0 / s), (9, 0.0)]);
         assert!((d - (1.0 + terms.iter().map(|t| t.1).sum::<f64>())).abs() < 1e-15);
+    }
+
+    #[test]
+    fn the_decision_alone_is_that_of_combine_bit_for_bit() {
+        let terms = vec![
+            (1, 1.0),
+            (2, -3.0),
+            (5, 2.0),
+            (9, 0.4),
+            (11, -0.0),
+            (12, 2.75),
+        ];
+        for scale in [TermScale::Sum, TermScale::Sqrt, TermScale::Mean] {
+            for min_weight in [0.0, 0.5, 2.75, 10.0] {
+                for max_tokens in [0, 2, 100] {
+                    let scoring = NbScoring {
+                        min_weight,
+                        max_tokens,
+                        scale,
+                        ..NbScoring::TEXTBOOK
+                    };
+                    let alone = scoring.decision(0.25, terms.iter().map(|t| t.1));
+                    let combined = scoring.combine(0.25, &mut terms.clone());
+                    let selected = terms
+                        .iter()
+                        .filter(|t| t.1.abs() >= min_weight && t.1 != 0.0);
+                    if max_tokens > 0 && selected.count() > max_tokens as usize {
+                        assert_eq!(alone, None);
+                    } else {
+                        assert_eq!(alone.map(f64::to_bits), Some(combined.to_bits()));
+                    }
+                }
+            }
+        }
     }
 
     #[test]
