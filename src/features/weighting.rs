@@ -169,7 +169,6 @@ pub(crate) struct FeatureTransformView<'a> {
     _idf: Packed<'a, f64>,
 }
 
-/// Back from a model input id to the count vector's id, for a model of this feature config.
 /// Every feature configuration: each weighting, normalized or not, with hashed features or
 /// not (for tests that check a way of computing the input against `apply` under all).
 #[cfg(test)]
@@ -191,6 +190,7 @@ pub(crate) fn every_config() -> impl Iterator<Item = FeatureConfig> {
     })
 }
 
+/// Back from a model input id to the count vector's id, for a model of this feature config.
 pub(crate) fn count_id(config: FeatureConfig, input_id: FeatureId) -> FeatureId {
     if config.hashed {
         hashed::count_id(input_id)
@@ -388,34 +388,20 @@ mod tests {
             (base + 9, 1.0),
         ]);
         let idf = [1.5, 2.0, 0.5, 1.0];
-        for weighting in [
-            Weighting::Binary,
-            Weighting::Counts,
-            Weighting::LogTf,
-            Weighting::TfIdf,
-        ] {
-            for l2_normalize in [false, true] {
-                for hashed in [false, true] {
-                    let config = FeatureConfig {
-                        weighting,
-                        l2_normalize,
-                        hashed,
-                    };
-                    for x in [&counts, &SparseVector::default()] {
-                        let built = weigh(config, &idf[..], x);
-                        let read: Vec<(FeatureId, f64)> = weighed(config, &idf[..], x).collect();
-                        let bits = |v: &[(FeatureId, f64)]| -> Vec<(FeatureId, u64)> {
-                            v.iter().map(|&(id, v)| (id, v.to_bits())).collect()
-                        };
-                        assert_eq!(bits(&read), bits(&built.iter().collect::<Vec<_>>()));
-                        // Folded, as sums read them, too.
-                        let folded = weighed(config, &idf[..], x).fold(Vec::new(), |mut v, e| {
-                            v.push(e);
-                            v
-                        });
-                        assert_eq!(bits(&folded), bits(&read), "{config:?}");
-                    }
-                }
+        for config in every_config() {
+            for x in [&counts, &SparseVector::default()] {
+                let built = weigh(config, &idf[..], x);
+                let read: Vec<(FeatureId, f64)> = weighed(config, &idf[..], x).collect();
+                let bits = |v: &[(FeatureId, f64)]| -> Vec<(FeatureId, u64)> {
+                    v.iter().map(|&(id, v)| (id, v.to_bits())).collect()
+                };
+                assert_eq!(bits(&read), bits(&built.iter().collect::<Vec<_>>()));
+                // Folded, as sums read them, too.
+                let folded = weighed(config, &idf[..], x).fold(Vec::new(), |mut v, e| {
+                    v.push(e);
+                    v
+                });
+                assert_eq!(bits(&folded), bits(&read), "{config:?}");
             }
         }
     }
