@@ -140,6 +140,26 @@ fn a_from_file_without_line_feeds_is_one_message_not_an_empty_mbox() {
 }
 
 #[test]
+fn an_mbox_after_a_byte_order_mark_and_empty_lines_is_an_mbox() {
+    let t = TestDir::new();
+    let file = t.write(
+        "exported.mbox",
+        b"\xEF\xBB\xBF\r\nFrom a@b Mon Jan  1 00:00:00 2024\r\nSubject: one\r\n\r\nbody one\r\n\r\nFrom c@d Mon Jan  1 00:00:00 2024\r\nSubject: two\r\n\r\nbody two\r\n",
+    );
+    assert_eq!(MailboxFormat::detect(&file).unwrap(), MailboxFormat::Mbox);
+    let (msgs, errs) = read_all(&file);
+    assert!(errs.is_empty(), "{errs:?}");
+    let bytes: Vec<&[u8]> = msgs.iter().map(|m| m.bytes.as_slice()).collect();
+    assert_eq!(
+        bytes,
+        [
+            &b"Subject: one\r\n\r\nbody one\r\n"[..],
+            &b"Subject: two\r\n\r\nbody two\r\n"[..]
+        ]
+    );
+}
+
+#[test]
 fn mbox_detected_split_and_unescaped_with_crlf() {
     let t = TestDir::new();
     let mbox = t.write(

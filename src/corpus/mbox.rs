@@ -37,6 +37,9 @@ pub struct MboxReader<R> {
     mid_line: bool,
     /// The pieces being read continue a separator line, not a message.
     in_separator: bool,
+    /// Nothing but [`leading_framing_len`]'s framing was read yet: a byte order mark and
+    /// empty lines there are skipped, not read as a first (empty) message.
+    at_start: bool,
 }
 
 impl MboxReader<std::io::BufReader<std::fs::File>> {
@@ -65,6 +68,7 @@ impl<R: BufRead> MboxReader<R> {
             head: None,
             mid_line: false,
             in_separator: false,
+            at_start: true,
         }
     }
 
@@ -100,6 +104,26 @@ impl<R: BufRead> MboxReader<R> {
             &line[1..]
         } else {
             line
+        }
+    }
+}
+
+/// The UTF-8 byte order mark some editors and exporters put at the start of a file.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// The bytes of `head` (a file's start) before its first envelope line could begin: a byte
+/// order mark and empty lines (LF or CRLF). They frame no message; an mbox whose exporter
+/// wrote them is still an mbox.
+pub(crate) fn leading_framing_len(head: &[u8]) -> usize {
+    let mut at = if head.starts_with(BOM) { BOM.len() } else { 0 };
+    loop {
+        let rest = &head[at..];
+        if rest.starts_with(b"\n") {
+            at += 1;
+        } else if rest.starts_with(b"\r\n") {
+            at += 2;
+        } else {
+            return at;
         }
     }
 }
@@ -145,6 +169,16 @@ impl<R: BufRead> Iterator for MboxReader<R> {
             }
             let starts_line = !self.mid_line;
             self.mid_line = !self.line.ends_with(b"\n");
+            if self.at_start {
+                let framing = leading_framing_len(&self.line);
+                // A line that is all framing (a mark, an empty line) is skipped; the mark
+                // before a first line is dropped from it.
+                if framing == self.line.len() && !self.mid_line {
+                    continue;
+                }
+                self.line.drain(..framing);
+                self.at_start = false;
+            }
             if !starts_line && self.in_separator {
                 continue;
             }
@@ -218,6 +252,24 @@ mod tests {
         assert_eq!(msgs.len(), 2);
         assert_eq!(msgs[0], b"Subject: one\n\nbody\nFrom here\n");
         assert_eq!(msgs[1], b"Subject: two\n\nx\n");
+    }
+
+    #[test]
+    fn a_byte_order_mark_and_empty_lines_before_the_first_envelope_are_framing() {
+        let data = b"\xEF\xBB\xBF\n\r\nFrom a@b\nS: 1\n\none\n\nFrom c@d\nS: 2\n\ntwo\n";
+        assert_eq!(
+            read(data, MboxVariant::Rd),
+            vec![b"S: 1\n\none\n".to_vec(), b"S: 2\n\ntwo\n".to_vec()]
+        );
+        assert_eq!(leading_framing_len(data), 6);
+        assert_eq!(leading_framing_len(b"\xEF\xBB\xBFFrom a"), 3);
+        assert_eq!(leading_framing_len(b"\r\rFrom a"), 0);
+        // Framing alone is no message; a mark before other text is dropped from it.
+        assert!(read(b"\xEF\xBB\xBF\n\n", MboxVariant::Rd).is_empty());
+        assert_eq!(
+            read(b"\xEF\xBB\xBFS: 1\n\nx\n", MboxVariant::Rd),
+            vec![b"S: 1\n\nx\n".to_vec()]
+        );
     }
 
     #[test]

@@ -190,13 +190,17 @@ impl MailboxFormat {
         let head = read_regular_head(path, HEAD as u64).map_err(|e| CorpusError::io(path, e))?;
         // An mbox's envelope line ends in a line feed: a file without one (lone CR line
         // endings) would be read as one envelope line and nothing else, so it is one message.
-        Ok(if head.starts_with(b"From ") && head.contains(&b'\n') {
-            MailboxFormat::Mbox
-        } else if trec::is_index(path, &head, head.len() < HEAD) {
-            MailboxFormat::TrecIndex
-        } else {
-            MailboxFormat::MessageFile
-        })
+        // A byte order mark and empty lines before it are framing (see `mbox`).
+        let envelope = &head[mbox::leading_framing_len(&head)..];
+        Ok(
+            if envelope.starts_with(b"From ") && envelope.contains(&b'\n') {
+                MailboxFormat::Mbox
+            } else if trec::is_index(path, &head, head.len() < HEAD) {
+                MailboxFormat::TrecIndex
+            } else {
+                MailboxFormat::MessageFile
+            },
+        )
     }
 }
 
