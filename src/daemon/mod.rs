@@ -55,10 +55,11 @@ use watch::Watches;
 /// Messages classified and filed together: their directory fsyncs are shared.
 const BATCH: usize = 256;
 /// A batch holds at most this many bytes of messages (besides one message, whatever its
-/// size, up to [`MAX_MESSAGE_BYTES`]): all are in memory at once while it is filed (with
-/// `--add-headers`, their marked copies too). Each message is read no further than its length
-/// when the batch was made ([`next_batch`], [`read_within`]), so files that grow meanwhile
-/// cannot make a batch read more.
+/// size, up to [`MAX_MESSAGE_BYTES`]): all are in memory at once while it is filed, and with
+/// `--add-headers` their marked copies too, which count as much again (a copy is its message
+/// and a few short fields). Each message is read no further than its length when the batch was
+/// made ([`next_batch`], [`read_within`]), so files that grow meanwhile cannot make a batch
+/// read more.
 const BATCH_BYTES: u64 = 128 * 1024 * 1024;
 
 /// Where the daemon reads and files mail, and how.
@@ -355,7 +356,7 @@ impl Daemon {
             if self.stop.load(Ordering::SeqCst) {
                 break;
             }
-            let bounds = next_batch(rest, &inbox_new);
+            let bounds = next_batch(rest, &inbox_new, self.config.add_headers);
             let (chunk, after) = rest.split_at(bounds.len());
             filed += self.sort_batch(chunk, &bounds, &inbox_new);
             rest = after;
@@ -569,16 +570,17 @@ impl Daemon {
 /// The next batch of the messages `names` (in `inbox_new`): for each message it takes, the
 /// most bytes reading it may find ([`read_within`]): its length now, at most
 /// [`MAX_MESSAGE_BYTES`]. It takes at most [`BATCH`] messages, and at most [`BATCH_BYTES`] of
-/// what reading them can hold (each bound and the one byte more that tells a longer file),
-/// but always one.
-fn next_batch(names: &[OsString], inbox_new: &Path) -> Vec<u64> {
+/// what reading them can hold (each bound and the one byte more that tells a longer file;
+/// twice that with `marked_copies`, for the copy each message is filed as), but always one.
+fn next_batch(names: &[OsString], inbox_new: &Path, marked_copies: bool) -> Vec<u64> {
+    let held_per_byte = if marked_copies { 2 } else { 1 };
     let mut bounds = Vec::new();
     let mut bytes = 0u64;
     for name in names.iter().take(BATCH) {
         // A file that is gone or unreadable holds nothing.
         let len = std::fs::metadata(inbox_new.join(name)).map_or(0, |m| m.len());
         let bound = len.min(MAX_MESSAGE_BYTES);
-        bytes = bytes.saturating_add(bound + 1);
+        bytes = bytes.saturating_add((bound + 1) * held_per_byte);
         if bytes > BATCH_BYTES && !bounds.is_empty() {
             break;
         }
@@ -666,14 +668,30 @@ mod tests {
             sized("3", 60 * mib),
             sized("4", 1024),
         ];
-        assert_eq!(next_batch(&names, dir.path()), [60 * mib, 60 * mib]);
-        assert_eq!(next_batch(&names[2..], dir.path()), [60 * mib, 1024]);
+        assert_eq!(next_batch(&names, dir.path(), false), [60 * mib, 60 * mib]);
+        assert_eq!(next_batch(&names[2..], dir.path(), false), [60 * mib, 1024]);
         // A file over the readers' bound is read only that far.
         let huge = [sized("5", 200 * mib), sized("6", 200 * mib), sized("7", 10)];
-        assert_eq!(next_batch(&huge, dir.path()), [MAX_MESSAGE_BYTES]);
-        assert_eq!(next_batch(&huge[1..], dir.path()), [MAX_MESSAGE_BYTES, 10]);
+        assert_eq!(next_batch(&huge, dir.path(), false), [MAX_MESSAGE_BYTES]);
+        assert_eq!(
+            next_batch(&huge[1..], dir.path(), false),
+            [MAX_MESSAGE_BYTES, 10]
+        );
         let small: Vec<OsString> = (0..300).map(|i| sized(&format!("s{i}"), 100)).collect();
-        assert_eq!(next_batch(&small, dir.path()).len(), BATCH);
+        assert_eq!(next_batch(&small, dir.path(), false).len(), BATCH);
+        // Regression: with `--add-headers` a batch also holds each message's marked copy, and
+        // held twice the bytes its bound allowed. The copies now count: half the messages.
+        let names = [
+            sized("c1", 40 * mib),
+            sized("c2", 40 * mib),
+            sized("c3", 1024),
+        ];
+        assert_eq!(
+            next_batch(&names, dir.path(), false),
+            [40 * mib, 40 * mib, 1024]
+        );
+        assert_eq!(next_batch(&names, dir.path(), true), [40 * mib]);
+        assert_eq!(next_batch(&names[1..], dir.path(), true), [40 * mib, 1024]);
     }
 
     #[test]
@@ -684,7 +702,7 @@ mod tests {
         let path = dir.path().join("1.grows");
         std::fs::write(&path, vec![b'a'; 100]).unwrap();
         let names = [OsString::from("1.grows")];
-        let bounds = next_batch(&names, dir.path());
+        let bounds = next_batch(&names, dir.path(), false);
         assert_eq!(bounds, [100]);
         let grown = std::fs::OpenOptions::new()
             .append(true)
@@ -698,7 +716,7 @@ mod tests {
             read.map(|r| r.1.len())
         );
         // The next pass bounds it anew and reads it whole.
-        let bounds = next_batch(&names, dir.path());
+        let bounds = next_batch(&names, dir.path(), false);
         assert_eq!(
             read_within(&path, bounds[0]).unwrap().1.len(),
             10 * 1024 * 1024
@@ -706,7 +724,7 @@ mod tests {
         // Grown past the per-message limit, it is the case of a file that was over it: too
         // large (filed unclassified), however far it grew.
         grown.set_len(MAX_MESSAGE_BYTES + 1).unwrap();
-        let bounds = next_batch(&names, dir.path());
+        let bounds = next_batch(&names, dir.path(), false);
         assert_eq!(bounds, [MAX_MESSAGE_BYTES]);
         grown.set_len(MAX_MESSAGE_BYTES * 4).unwrap();
         let err = read_within(&path, bounds[0]).unwrap_err();
