@@ -1,7 +1,9 @@
 //! How the command line fails: each cause printed once, hints where they help, and a closed
 //! standard output (`spamsort info | true`) taken as success by every command.
 
-use crate::util::{TestDir, sample, sample_files, spamsort_bin, trained_model};
+use crate::util::{
+    TestDir, copy_of_trained_model, message, sample, sample_files, spamsort_bin, trained_model,
+};
 use std::process::{Command, Stdio};
 
 /// Runs `spamsort ARGS` with standard output a pipe whose reading end is already closed, so
@@ -181,6 +183,37 @@ fn a_write_past_the_file_size_limit_is_an_error_not_a_kill() {
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     let left: Vec<_> = std::fs::read_dir(t.path()).unwrap().collect();
     assert!(left.is_empty(), "{left:?}");
+}
+
+/// Regression: a `learn` whose journal append ran out of room (a full disk; here the
+/// file-size limit, which fails the write the same way) left the cut record in the model file
+/// until the next learn trimmed it. The append is now cut back at once: the file is as it was.
+#[test]
+fn a_learn_whose_append_runs_out_of_room_leaves_no_cut_record() {
+    let t = TestDir::new();
+    let model = copy_of_trained_model(&t);
+    let before = std::fs::read(&model).unwrap();
+    let new = t.write(
+        "new.eml",
+        &message("Offer", "cheap pills zqxappend now, and much more to say\n"),
+    );
+    // Room for a record's header and a few bytes of its payload, not for all of it.
+    let out = Command::new("prlimit")
+        .arg(format!("--fsize={}", before.len() + 20))
+        .arg("--")
+        .arg(spamsort_bin())
+        .args(["learn", "--ham", "--model"])
+        .arg(&model)
+        .arg(&new)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{:?}: {stderr}", out.status);
+    assert!(stderr.contains("File too large"), "{stderr}");
+    assert!(
+        std::fs::read(&model).unwrap() == before,
+        "the model file changed"
+    );
 }
 
 /// Regression: a command whose standard output could not be written (a full disk, `>

@@ -384,8 +384,10 @@ impl ModelFileReader {
     /// Appends one record to the journal of the file this reader opened, which must be the file
     /// at `lock`'s path, read (`journal`) under that lock: a torn tail after `journal`'s
     /// records is cut off first (any other bytes there fail the append, see
-    /// `refuse_untorn_tail`), then the record is written and `fdatasync`ed. On an error the
-    /// file may hold a torn record, which every reader ignores and the next append cuts off.
+    /// `refuse_untorn_tail`), then the record is written and `fdatasync`ed. If the write or
+    /// the sync fails (a full disk), the file is cut back to where the journal ended, so it
+    /// holds no part of the record; should that cut fail too, it may hold a torn record, which
+    /// every reader ignores and the next append cuts off.
     pub fn append(
         &self,
         journal: &Journal,
@@ -414,9 +416,17 @@ impl ModelFileReader {
         }
         file.seek(std::io::SeekFrom::Start(journal.end))
             .map_err(io)?;
-        file.write_all(&encode_record(self.header_crc, payload))
-            .map_err(io)?;
-        file.sync_data().map_err(io)
+        let written = file
+            .write_all(&encode_record(self.header_crc, payload))
+            .and_then(|()| file.sync_data());
+        if let Err(e) = written {
+            // Cut back at once: a cut record (a full disk) would stay until the next append, and
+            // a whole one whose sync failed would be applied by every later load although this
+            // learn failed. Best effort: the error said is the write's.
+            let _ = file.set_len(journal.end);
+            return Err(io(e));
+        }
+        Ok(())
     }
 
     /// Fails unless the bytes of `file` from `end` (just past the journal's last valid record)
