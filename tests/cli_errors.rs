@@ -158,6 +158,26 @@ fn unknown_model_name_is_a_usage_error_listing_every_kind() {
     }
 }
 
+/// spamsort under a file-size limit of `bytes` (`ulimit -f`): a write past it fails with
+/// `EFBIG`, as a full disk fails it with `ENOSPC`.
+fn with_file_size_limit(bytes: u64) -> Command {
+    let mut command = Command::new("prlimit");
+    command
+        .arg(format!("--fsize={bytes}"))
+        .arg("--")
+        .arg(spamsort_bin());
+    command
+}
+
+/// Runs `command`, expecting exit code 3 for a file too large; its stderr.
+fn too_large(command: &mut Command) -> String {
+    let out = command.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(3), "{:?}: {stderr}", out.status);
+    assert!(stderr.contains("File too large"), "{stderr}");
+    stderr
+}
+
 /// Regression: a write past the file-size limit (`ulimit -f`, a full quota on some systems)
 /// killed spamsort with SIGXFSZ in the middle of it, without a word and leaving the dump's
 /// temporary file behind; it is an error like a full disk: said once, exit code 3, nothing
@@ -167,19 +187,13 @@ fn a_write_past_the_file_size_limit_is_an_error_not_a_kill() {
     let t = TestDir::new();
     let backup = t.path().join("backup.txt");
     // The sample model's dump is a few megabytes: far past 64 KiB.
-    let out = Command::new("prlimit")
-        .arg("--fsize=65536")
-        .arg("--")
-        .arg(spamsort_bin())
-        .arg("dump")
-        .arg("--model")
-        .arg(trained_model())
-        .arg(&backup)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(3), "{:?}: {stderr}", out.status);
-    assert!(stderr.contains("File too large"), "{stderr}");
+    let mut dump = with_file_size_limit(65536);
+    let stderr = too_large(
+        dump.arg("dump")
+            .arg("--model")
+            .arg(trained_model())
+            .arg(&backup),
+    );
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     let left: Vec<_> = std::fs::read_dir(t.path()).unwrap().collect();
     assert!(left.is_empty(), "{left:?}");
@@ -198,18 +212,13 @@ fn a_learn_whose_append_runs_out_of_room_leaves_no_cut_record() {
         &message("Offer", "cheap pills zqxappend now, and much more to say\n"),
     );
     // Room for a record's header and a few bytes of its payload, not for all of it.
-    let out = Command::new("prlimit")
-        .arg(format!("--fsize={}", before.len() + 20))
-        .arg("--")
-        .arg(spamsort_bin())
-        .args(["learn", "--ham", "--model"])
-        .arg(&model)
-        .arg(&new)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(3), "{:?}: {stderr}", out.status);
-    assert!(stderr.contains("File too large"), "{stderr}");
+    let mut learn = with_file_size_limit(before.len() as u64 + 20);
+    too_large(
+        learn
+            .args(["learn", "--ham", "--model"])
+            .arg(&model)
+            .arg(&new),
+    );
     assert!(
         std::fs::read(&model).unwrap() == before,
         "the model file changed"
