@@ -20,6 +20,22 @@ pub enum Error {
     /// A setting is out of range or inconsistent.
     #[error("invalid configuration: {0}")]
     Config(String),
+    /// A Naive Bayes model was asked to unlearn a message its counts do not hold: the record
+    /// of learned messages (which decides what to unlearn) and the counts disagree, as they
+    /// do after the counts were edited (a hand-edited dump restored). Nothing can make them
+    /// agree but learning the mail again.
+    #[error(
+        "cannot unlearn this message as {label} from the {model} model: its counts do not \
+         hold it, though the record of learned messages says it was learned so (the counts \
+         were edited, or do not belong with the record); nothing was changed in the model \
+         file: run `spamsort train` again to rebuild counts that hold what was learned"
+    )]
+    NotLearned {
+        /// The model that refused.
+        model: crate::models::ModelKind,
+        /// The label the message was to be unlearned as.
+        label: crate::label::Label,
+    },
     /// Some other I/O failed on a named path (the failure is the [`source`](std::error::Error::source)).
     #[error("{path}")]
     Io {

@@ -57,8 +57,8 @@ pub use features::{
     VocabularyParams, Weighting,
 };
 pub use filter::{
-    Classification, DEFAULT_MAX_MODEL_BYTES, Explanation, LearnOutcome, PruneOutcome, SpamFilter,
-    TrainParams, TrainingSummary,
+    Classification, DEFAULT_MAX_MODEL_BYTES, Explanation, LearnOutcome, MIN_MAX_MODEL_BYTES,
+    PruneOutcome, SpamFilter, TrainParams, TrainingSummary, check_max_model_bytes,
 };
 pub use label::{Label, SpamScore, Thresholds, Verdict};
 pub use tokenize::{Tokenized, Tokenizer, TokenizerConfig, Tokens};

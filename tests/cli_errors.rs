@@ -1,7 +1,9 @@
 //! How the command line fails: each cause printed once, hints where they help, and a closed
 //! standard output (`spamsort info | true`) taken as success by every command.
 
-use crate::util::{TestDir, sample, sample_files, spamsort_bin, trained_model};
+use crate::util::{
+    TestDir, copy_of_trained_model, message, sample, sample_files, spamsort_bin, trained_model,
+};
 use std::process::{Command, Stdio};
 
 /// Runs `spamsort ARGS` with standard output a pipe whose reading end is already closed, so
@@ -156,6 +158,26 @@ fn unknown_model_name_is_a_usage_error_listing_every_kind() {
     }
 }
 
+/// spamsort under a file-size limit of `bytes` (`ulimit -f`): a write past it fails with
+/// `EFBIG`, as a full disk fails it with `ENOSPC`.
+fn with_file_size_limit(bytes: u64) -> Command {
+    let mut command = Command::new("prlimit");
+    command
+        .arg(format!("--fsize={bytes}"))
+        .arg("--")
+        .arg(spamsort_bin());
+    command
+}
+
+/// Runs `command`, expecting exit code 3 for a file too large; its stderr.
+fn too_large(command: &mut Command) -> String {
+    let out = command.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(3), "{:?}: {stderr}", out.status);
+    assert!(stderr.contains("File too large"), "{stderr}");
+    stderr
+}
+
 /// Regression: a write past the file-size limit (`ulimit -f`, a full quota on some systems)
 /// killed spamsort with SIGXFSZ in the middle of it, without a word and leaving the dump's
 /// temporary file behind; it is an error like a full disk: said once, exit code 3, nothing
@@ -165,22 +187,42 @@ fn a_write_past_the_file_size_limit_is_an_error_not_a_kill() {
     let t = TestDir::new();
     let backup = t.path().join("backup.txt");
     // The sample model's dump is a few megabytes: far past 64 KiB.
-    let out = Command::new("prlimit")
-        .arg("--fsize=65536")
-        .arg("--")
-        .arg(spamsort_bin())
-        .arg("dump")
-        .arg("--model")
-        .arg(trained_model())
-        .arg(&backup)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(3), "{:?}: {stderr}", out.status);
-    assert!(stderr.contains("File too large"), "{stderr}");
+    let mut dump = with_file_size_limit(65536);
+    let stderr = too_large(
+        dump.arg("dump")
+            .arg("--model")
+            .arg(trained_model())
+            .arg(&backup),
+    );
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     let left: Vec<_> = std::fs::read_dir(t.path()).unwrap().collect();
     assert!(left.is_empty(), "{left:?}");
+}
+
+/// Regression: a `learn` whose journal append ran out of room (a full disk; here the
+/// file-size limit, which fails the write the same way) left the cut record in the model file
+/// until the next learn trimmed it. The append is now cut back at once: the file is as it was.
+#[test]
+fn a_learn_whose_append_runs_out_of_room_leaves_no_cut_record() {
+    let t = TestDir::new();
+    let model = copy_of_trained_model(&t);
+    let before = std::fs::read(&model).unwrap();
+    let new = t.write(
+        "new.eml",
+        &message("Offer", "cheap pills zqxappend now, and much more to say\n"),
+    );
+    // Room for a record's header and a few bytes of its payload, not for all of it.
+    let mut learn = with_file_size_limit(before.len() as u64 + 20);
+    too_large(
+        learn
+            .args(["learn", "--ham", "--model"])
+            .arg(&model)
+            .arg(&new),
+    );
+    assert!(
+        std::fs::read(&model).unwrap() == before,
+        "the model file changed"
+    );
 }
 
 /// Regression: a command whose standard output could not be written (a full disk, `>

@@ -371,3 +371,17 @@ fn restore_refuses_a_tokenizer_that_would_read_messages_of_any_size_whole() {
     );
     refused_for(&dir, &text, "the tokenizer would read");
 }
+
+/// Regression: a dump's `max_model_bytes` came back unchecked, so one edited to 0 restored a
+/// model whose every later save dropped the whole vocabulary. A limit below the floor is
+/// refused, naming the smallest accepted.
+#[test]
+fn restore_refuses_a_size_limit_that_would_empty_the_vocabulary_at_every_save() {
+    let dir = TestDir::new();
+    let text = with_settings(
+        &dir,
+        "\"max_model_bytes\":33554432",
+        "\"max_model_bytes\":0",
+    );
+    refused_for(&dir, &text, "at least 4194304 bytes");
+}

@@ -402,3 +402,82 @@ fn a_damaged_journal_record_stops_learn_and_filter_and_the_file_keeps_every_reco
     assert_eq!(out.stdout, mail);
     assert!(String::from_utf8_lossy(&out.stderr).contains("damaged"));
 }
+
+/// Regression: a flipped bit in the journal's last record (whole, its checksum failing) read
+/// as a torn append: every reader dropped it without a word, and the next learn cut it off
+/// and appended in its place. Only a record cut short (fewer bytes than its header declares)
+/// is a torn append, dropped in silence and cut off by the next learn; a whole one that fails
+/// its checksum is damage: `info` names it, `dump` warns of it, and a learn refuses, changing
+/// nothing.
+#[test]
+fn a_flipped_bit_in_the_last_journal_record_is_damage_and_a_cut_one_a_torn_append() {
+    let t = TestDir::new();
+    let model = copy_of_trained_model(&t);
+    let start = std::fs::metadata(&model).unwrap().len() as usize;
+    let mail = |word: &str| {
+        t.write(
+            &format!("{word}.eml"),
+            &message(
+                &format!("Offer {word}"),
+                &format!("cheap pills {word} now\n"),
+            ),
+        )
+    };
+    let (first, second) = (mail("alpha"), mail("bravo"));
+    let run = |args: &[&str], extra: &Path| {
+        let out = spamsort()
+            .args(args)
+            .arg("--model")
+            .arg(&model)
+            .arg(extra)
+            .timeout(TIMEOUT)
+            .output()
+            .unwrap();
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        (out.status.code(), text(&out.stdout), text(&out.stderr))
+    };
+    let info = || run(&["info"], Path::new("--"));
+    let dump = || run(&["dump"], &t.path().join("backup.dump"));
+    // The model calls it spam: learned as ham, a correction, appended as one record.
+    assert_eq!(run(&["learn", "--ham"], &first).0, Some(0));
+    let clean = std::fs::read(&model).unwrap();
+    assert!(clean.len() > start + 24, "a record was appended");
+
+    // Cut inside the last record: a torn append.
+    std::fs::write(&model, &clean[..clean.len() - 5]).unwrap();
+    let (code, stdout, _) = info();
+    assert_eq!(code, Some(0));
+    assert!(stdout.contains("0 learn runs"), "{stdout}");
+    assert!(!stdout.contains("journal damage"), "{stdout}");
+    assert_eq!(dump().2, "", "no warning");
+    let (code, _, stderr) = run(&["learn", "--ham"], &second);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(
+        std::fs::read(&model).unwrap()[..start],
+        clean[..start],
+        "the torn record was cut off and the learn appended"
+    );
+
+    // A bit flipped inside it: damage.
+    let mut flipped = clean.clone();
+    flipped[(start + clean.len()) / 2] ^= 0x10;
+    std::fs::write(&model, &flipped).unwrap();
+    let (code, stdout, _) = info();
+    assert_eq!(code, Some(0));
+    assert!(
+        stdout.contains("journal damage:  journal record 1") && stdout.contains("checksum"),
+        "{stdout}"
+    );
+    let (code, _, stderr) = dump();
+    assert_eq!(code, Some(0));
+    assert!(
+        stderr.contains("warning") && stderr.contains("fails its checksum"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = run(&["learn", "--ham"], &second);
+    assert_eq!(code, Some(3), "{stderr}");
+    for needle in ["fails its checksum", "spamsort dump"] {
+        assert!(stderr.contains(needle), "{needle} in {stderr}");
+    }
+    assert_eq!(std::fs::read(&model).unwrap(), flipped, "nothing changed");
+}

@@ -99,9 +99,12 @@ fn prune_command_with_defaults_keeps_a_trained_model_and_reports() {
 
 #[test]
 fn pruning_keeps_the_file_under_its_limit() {
-    // 40,000 bytes for the vocabulary and what grows with it, above the fixed-size weights of
-    // the hashed features (two models of 4-byte weights), which pruning cannot shrink.
-    const LIMIT: u64 = 40_000 + 2 * 4 * HASHED_BUCKETS as u64;
+    // The smallest limit: about 3 MiB for the vocabulary and what grows with it, above the
+    // fixed-size weights of the hashed features (two models of 4-byte weights), which pruning
+    // cannot shrink.
+    const LIMIT: u64 = spamsort::MIN_MAX_MODEL_BYTES;
+    const WORDS: usize = 1500;
+    assert!(LIMIT > 2 * 4 * HASHED_BUCKETS as u64);
     let t = TestDir::new();
     let model = t.path().join("model.spamsort");
     let learn = |label: &str, files: &[std::path::PathBuf]| {
@@ -113,7 +116,7 @@ fn pruning_keeps_the_file_under_its_limit() {
             .success();
     };
     let write = |i: usize| {
-        let words: Vec<String> = (0..30).map(|w| format!("w{i}x{w}")).collect();
+        let words: Vec<String> = (0..WORDS).map(|w| format!("w{i}x{w}")).collect();
         t.write(
             &format!("m{i}.eml"),
             &message(&format!("unique {i}"), &words.join(" ")),
@@ -125,13 +128,13 @@ fn pruning_keeps_the_file_under_its_limit() {
         .arg(&model)
         .assert()
         .success();
-    // 8 batches of 10 messages with 30 new tokens each: about 2,400 tokens, several times
-    // what fits in the limit.
+    // 8 batches of 10 messages with 1,500 new tokens each: about 120,000 tokens, several
+    // times what fits in the limit.
     let mut tokens_learned = 0;
     for batch in 0..8 {
         let files: Vec<_> = (1..=10).map(|i| write(batch * 10 + i)).collect();
         learn(if batch % 2 == 0 { "--spam" } else { "--ham" }, &files);
-        tokens_learned += 300;
+        tokens_learned += 10 * WORDS;
         let size = file_size(&model);
         assert!(size <= LIMIT, "batch {batch}: {size} bytes");
     }
@@ -251,28 +254,42 @@ fn info_shows_messages_tokens_size_times_and_version() {
     assert!(text.contains("last learned at: 20"), "{text}");
 }
 
+/// Regression: `spamsort prune --max-model-bytes 0` was accepted and stored in the model
+/// file, and from then on every save (`learn`, `train`, spamd TELL) dropped the whole
+/// vocabulary without a word. A limit below the floor is now refused before anything is read,
+/// naming the smallest accepted, and the model is left as it was.
 #[test]
-fn a_limit_below_what_cannot_be_pruned_empties_the_vocabulary_and_still_saves() {
+fn a_size_limit_that_would_empty_the_vocabulary_at_every_save_is_refused() {
     let t = TestDir::new();
-    let path = t.path().join("tiny.spamsort");
+    let model = copy_of_trained_model(&t);
+    let before = std::fs::read(&model).unwrap();
+    for bytes in ["0", "1", &(spamsort::MIN_MAX_MODEL_BYTES - 1).to_string()] {
+        spamsort()
+            .args(["prune", "--max-model-bytes", bytes, "--model"])
+            .arg(&model)
+            .assert()
+            .failure()
+            .stderr(predicates::str::contains("at least 4194304 bytes"));
+        assert_eq!(std::fs::read(&model).unwrap(), before, "{bytes}: unchanged");
+    }
     let mut f = SpamFilter::empty(&TrainParams::default()).unwrap();
-    f.learn_tokens(&tokens("cheap pills now"), Label::Spam)
+    let err = f.set_max_model_bytes(1).unwrap_err().to_string();
+    assert!(err.contains("at least 4194304 bytes"), "{err}");
+    assert_eq!(f.max_model_bytes(), spamsort::DEFAULT_MAX_MODEL_BYTES);
+    f.set_max_model_bytes(spamsort::MIN_MAX_MODEL_BYTES)
         .unwrap();
-    f.learn_tokens(&tokens("meeting notes now"), Label::Ham)
-        .unwrap();
-    f.set_max_model_bytes(1);
-    f.save(&spamsort::model_file::lock_for_update(&path).unwrap())
-        .unwrap();
-    let loaded = SpamFilter::load(&path).unwrap();
-    assert_eq!(loaded.vocabulary().len(), 0);
-    assert_eq!(loaded.summary().messages, [1, 1]);
+    // The floor itself is accepted, and the vocabulary kept.
+    let tokens_before = SpamFilter::load(&model).unwrap().vocabulary().len();
+    spamsort()
+        .args(["prune", "--max-model-bytes", "4194304", "--model"])
+        .arg(&model)
+        .assert()
+        .success();
+    let pruned = SpamFilter::load(&model).unwrap();
+    assert_eq!(pruned.max_model_bytes(), spamsort::MIN_MAX_MODEL_BYTES);
     assert_eq!(
-        loaded.learned().len(),
-        2,
-        "the record of learned messages stays"
+        pruned.vocabulary().len(),
+        tokens_before,
+        "the sample model fits"
     );
-    let c = loaded
-        .classify_tokens(&tokens("cheap pills"), ModelKind::MultinomialNb)
-        .unwrap();
-    assert!(c.decision.is_finite());
 }

@@ -17,11 +17,19 @@ pub struct PruneArgs {
     #[arg(long, value_name = "M", default_value_t = PruneRule::default().unseen_for)]
     unseen_for: u32,
     /// Also set the model file's size limit, stored in it: from now on a save that would pass
-    /// it drops the least useful tokens first [default: unchanged; 32 MiB for a new model].
-    #[arg(long, value_name = "BYTES")]
+    /// it drops the least useful tokens first; at least 4194304 (4 MiB) [default: unchanged;
+    /// 32 MiB for a new model].
+    #[arg(long, value_name = "BYTES", value_parser = max_model_bytes)]
     max_model_bytes: Option<u64>,
     #[command(flatten)]
     model: ModelArgs,
+}
+
+/// A `--max-model-bytes` value, refused before any I/O if below the floor.
+fn max_model_bytes(s: &str) -> Result<u64, String> {
+    let bytes: u64 = s.parse().map_err(|e| format!("{e}"))?;
+    spamsort::check_max_model_bytes(bytes)?;
+    Ok(bytes)
 }
 
 pub fn run(args: PruneArgs) -> anyhow::Result<ExitStatus> {
@@ -32,7 +40,7 @@ pub fn run(args: PruneArgs) -> anyhow::Result<ExitStatus> {
     };
     let updated = update(&path, IfMissing::Fail, waiting(&path), |filter| {
         if let Some(bytes) = args.max_model_bytes {
-            filter.set_max_model_bytes(bytes);
+            filter.set_max_model_bytes(bytes)?;
         }
         // Always saved: the save is what prunes to the (maybe new) size limit.
         Ok((filter.prune(rule), true))

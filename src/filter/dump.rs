@@ -267,6 +267,7 @@ pub fn read_dump(input: &mut impl BufRead) -> Result<SpamFilter, DumpError> {
     }
     let settings = settings.ok_or_else(|| DumpError::Invalid("no settings line".into()))?;
     settings.tokenizer.check().map_err(DumpError::Invalid)?;
+    super::check_max_model_bytes(settings.max_model_bytes).map_err(DumpError::Invalid)?;
     let vocabulary = Vocabulary::from_tokens(tokens, docs, clock).map_err(DumpError::Invalid)?;
     let kinds: Vec<ModelKind> = models.iter().map(|m| m.model.kind()).collect();
     for (i, m) in models.iter().enumerate() {

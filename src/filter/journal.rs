@@ -213,10 +213,25 @@ pub(crate) fn records(
 
 /// Applies the journal of the open file `reader` to `filter` (the file's sections, loaded).
 /// A record that does not decode, or whose operations do not apply, makes the file corrupt.
+/// Bytes after the records that no interrupted append leaves (see [`damaged_tail`]) are
+/// left out, as every reader leaves them, and warned of.
+/// (The warning reaches the log of `serve` and the daemon; `dump` and `info` say it
+/// themselves.)
 pub(crate) fn replay(
     reader: &ModelFileReader,
     filter: &mut SpamFilter,
 ) -> std::result::Result<(), ModelFileError> {
+    // Read whole first, for where its records end (the records are decoded from it).
+    let end = reader.journal()?.end();
+    // Only a file with bytes after its records (rare: a torn or damaged tail) is checked again.
+    if reader.file_len() > end
+        && let Ok(Some(damage)) = damaged_tail(reader.path())
+    {
+        tracing::warn!(
+            "{}: loaded without what follows the journal's damage: {damage}",
+            reader.path().display()
+        );
+    }
     apply(reader.path(), &records(reader)?, filter)
 }
 

@@ -85,7 +85,11 @@ impl Head {
     /// Reads and checks the head of an open file, and that its model list matches the file's
     /// sections.
     pub(crate) fn read(reader: &ModelFileReader) -> std::result::Result<Head, ModelFileError> {
-        let head: Head = reader.read(0)?;
+        let mut head: Head = reader.read(0)?;
+        // A limit below the floor (written before there was one) would make every save drop
+        // the whole vocabulary: the file still loads, with the floor as its limit, which its
+        // next save writes.
+        head.max_model_bytes = head.max_model_bytes.max(super::MIN_MAX_MODEL_BYTES);
         let invalid = |reason| ModelFileError::invalid(reader.path(), reason);
         head.tokenizer.check().map_err(invalid)?;
         if let Some(f) = &head.fusion {
@@ -205,19 +209,24 @@ impl SpamFilter {
     /// date first, so the file's scorer agrees with this filter. A file that would be larger
     /// than [`SpamFilter::max_model_bytes`] is pruned first: the least useful tokens go (see
     /// [`Vocabulary::keep_most_useful`](crate::features::Vocabulary::keep_most_useful)) until it is under the limit with some room, or no
-    /// token is left (the settings and the record of learned messages are never pruned).
+    /// token is left (the settings, the hashed weights and the record of learned messages are
+    /// never pruned; the limit is never below [`MIN_MAX_MODEL_BYTES`](super::MIN_MAX_MODEL_BYTES),
+    /// twice what those can take, so tokens are always left).
     pub fn save(
         &mut self,
         lock: &model_file::UpdateLock,
     ) -> std::result::Result<(), ModelFileError> {
         let mut sections = self.encode();
+        // Every way in keeps the limit at the floor or above; this keeps a save from emptying
+        // the vocabulary whatever the field holds.
+        let limit = self.max_model_bytes.max(super::MIN_MAX_MODEL_BYTES);
         for _ in 0..MAX_PRUNE_ROUNDS {
             let size = model_file::file_len(&sections) as u64;
-            if size <= self.max_model_bytes || self.vocabulary.is_empty() {
+            if size <= limit || self.vocabulary.is_empty() {
                 break;
             }
             let tokens = self.vocabulary.len();
-            let allowed = tokens as f64 * self.max_model_bytes as f64 / size as f64;
+            let allowed = tokens as f64 * limit as f64 / size as f64;
             self.prune_to(((allowed * PRUNE_HEADROOM) as usize).min(tokens - 1));
             sections = self.encode();
         }
@@ -279,5 +288,27 @@ mod tests {
         let mut params = TrainParams::default();
         params.tokenizer.max_input_bytes = usize::MAX;
         assert!(SpamFilter::empty(&params).is_err());
+    }
+
+    /// Regression: `spamsort prune --max-model-bytes 0` was stored, and from then on every
+    /// save dropped the whole vocabulary. A file that holds such a limit (from before the
+    /// floor) still loads, with the floor as its limit, and its saves keep its tokens.
+    #[test]
+    fn a_file_holding_a_size_limit_below_the_floor_loads_and_saves_with_its_tokens() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.spamsort");
+        let mut filter = SpamFilter::empty(&TrainParams::default()).unwrap();
+        let tokens: crate::Tokens = "cheap pills now".split(' ').collect();
+        filter.learn_tokens(&tokens, crate::Label::Spam).unwrap();
+        filter.max_model_bytes = 0;
+        let lock = model_file::lock_for_update(&path).unwrap();
+        filter.save(&lock).unwrap();
+        assert_eq!(filter.vocabulary.len(), 3, "the save kept the tokens");
+        let mut loaded = SpamFilter::load(&path).unwrap();
+        assert_eq!(loaded.vocabulary.len(), 3);
+        assert_eq!(loaded.max_model_bytes(), crate::MIN_MAX_MODEL_BYTES);
+        loaded.save(&lock).unwrap();
+        assert_eq!(SpamFilter::load(&path).unwrap().vocabulary.len(), 3);
+        assert!(filter.set_max_model_bytes(0).is_err());
     }
 }

@@ -240,6 +240,26 @@ fn now_utc() -> u64 {
 /// SpamAssassin corpus (about 7 MB), so pruning by size is for models fed for years.
 pub const DEFAULT_MAX_MODEL_BYTES: u64 = 32 << 20;
 
+/// The smallest [`SpamFilter::max_model_bytes`]: 4 MiB, twice what the parts of a model file
+/// that no save prunes can take (the hashed 4-gram weights, 1 MiB with both linear models, and
+/// a full record of learned messages, about 1 MB). Below what those take, every save would
+/// drop the whole vocabulary; at 4 MiB at least 2 MiB (some 25,000 tokens) is left for it.
+pub const MIN_MAX_MODEL_BYTES: u64 = 4 << 20;
+
+/// Checks a model file size limit (see [`SpamFilter::set_max_model_bytes`]): one below
+/// [`MIN_MAX_MODEL_BYTES`] is refused with a reason that names the smallest accepted.
+pub fn check_max_model_bytes(bytes: u64) -> std::result::Result<(), String> {
+    if bytes >= MIN_MAX_MODEL_BYTES {
+        return Ok(());
+    }
+    Err(format!(
+        "a model file size limit of {bytes} bytes is too small: give at least \
+         {MIN_MAX_MODEL_BYTES} bytes (4 MiB), as below what the parts no save prunes take \
+         (the hashed weights, the record of learned messages: up to about 2 MiB) every save \
+         would drop all the tokens"
+    ))
+}
+
 /// What a pruning did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PruneOutcome {
@@ -371,7 +391,8 @@ pub struct SpamFilter {
     pub(crate) learned: LearnedMessages,
     /// The vocabulary's size after `train`: the features training messages were counted in.
     pub(crate) trained_features: u64,
-    /// A save prunes the least useful tokens while the file would be larger.
+    /// A save prunes the least useful tokens while the file would be larger; at least
+    /// [`MIN_MAX_MODEL_BYTES`] (every way in checks it, or raises a file's to it).
     pub(crate) max_model_bytes: u64,
 }
 
@@ -636,8 +657,12 @@ impl SpamFilter {
     }
 
     /// Sets the model file size past which a save prunes; it is saved in the model file.
-    pub fn set_max_model_bytes(&mut self, bytes: u64) {
+    /// Fails, changing nothing, on a size below [`MIN_MAX_MODEL_BYTES`] (see
+    /// [`check_max_model_bytes`]).
+    pub fn set_max_model_bytes(&mut self, bytes: u64) -> Result<()> {
+        check_max_model_bytes(bytes).map_err(Error::Config)?;
         self.max_model_bytes = bytes;
+        Ok(())
     }
 
     /// The record of learned messages.

@@ -16,7 +16,10 @@
 //! Records follow the last section back to back. A reader takes them in order and stops at the
 //! first that is cut short, fails its checksum or names another header (a torn append by a
 //! writer killed mid-write, or bytes of a file rewritten in place): that record and everything
-//! after it are ignored, so a torn append is never applied and never corrupts the model. A
+//! after it are ignored, so a torn append is never applied and never corrupts the model. A torn
+//! append is cut short (fewer bytes than its header declares): a last record of full length
+//! that fails its checksum was damaged after it was written, and no writer cuts it off (see
+//! [`ModelFileReader::check_tail`]). A
 //! torn append is always the file's last record (the next writer cuts it off before it appends),
 //! so a record that fails its checksum with bytes after it was damaged after it was written:
 //! that is a [`ModelFileError::Corrupt`] file, not a torn tail, and no reader skips it (a
@@ -75,6 +78,12 @@ impl Journal {
     /// Whether there is no record.
     pub fn is_empty(&self) -> bool {
         self.payloads.is_empty()
+    }
+
+    /// File offset just past the last valid record: bytes after it are a torn or damaged
+    /// tail (see [`ModelFileReader::check_tail`]).
+    pub fn end(&self) -> u64 {
+        self.end
     }
 
     /// Bytes the valid records take in the file, headers included.
@@ -384,8 +393,10 @@ impl ModelFileReader {
     /// Appends one record to the journal of the file this reader opened, which must be the file
     /// at `lock`'s path, read (`journal`) under that lock: a torn tail after `journal`'s
     /// records is cut off first (any other bytes there fail the append, see
-    /// `refuse_untorn_tail`), then the record is written and `fdatasync`ed. On an error the
-    /// file may hold a torn record, which every reader ignores and the next append cuts off.
+    /// `refuse_untorn_tail`), then the record is written and `fdatasync`ed. If the write or
+    /// the sync fails (a full disk), the file is cut back to where the journal ended, so it
+    /// holds no part of the record; should that cut fail too, it may hold a torn record, which
+    /// every reader ignores and the next append cuts off.
     pub fn append(
         &self,
         journal: &Journal,
@@ -414,20 +425,29 @@ impl ModelFileReader {
         }
         file.seek(std::io::SeekFrom::Start(journal.end))
             .map_err(io)?;
-        file.write_all(&encode_record(self.header_crc, payload))
-            .map_err(io)?;
-        file.sync_data().map_err(io)
+        let written = file
+            .write_all(&encode_record(self.header_crc, payload))
+            .and_then(|()| file.sync_data());
+        if let Err(e) = written {
+            // Cut back at once: a cut record (a full disk) would stay until the next append, and
+            // a whole one whose sync failed would be applied by every later load although this
+            // learn failed. Best effort: the error said is the write's.
+            let _ = file.set_len(journal.end);
+            return Err(io(e));
+        }
+        Ok(())
     }
 
     /// Fails unless the bytes of `file` from `end` (just past the journal's last valid record)
     /// to `len` are what an interrupted append can leave, which [`ModelFileReader::append`]
-    /// cuts off: fewer bytes than a record header, a header of this file whose record runs to
-    /// or past the end of the file (cut short, or whole with its checksum failing) and holds no
-    /// whole record of this file after its start (see [`records_inside`]), or zeros (a crash
-    /// before the data reached the disk). Anything else (a record header naming another file,
-    /// which a damaged header does too, a damaged length field that makes a record claim the
-    /// records after it, or bytes something else appended) is left in place: records may follow
-    /// it, and a cut would lose them.
+    /// cuts off: fewer bytes than a record header, a header of this file whose record runs
+    /// past the end of the file (cut short) and holds no whole record of this file after its
+    /// start (see [`records_inside`]), or zeros (a crash before the data reached the disk).
+    /// Anything else (a record that ends with the file but fails its checksum, which a flipped
+    /// bit leaves and no interrupted append does; a record header naming another file, which a
+    /// damaged header does too; a damaged length field that makes a record claim the records
+    /// after it; bytes something else appended) is left in place: the user is told, and records
+    /// may follow it, which a cut would lose.
     fn refuse_untorn_tail(
         &self,
         file: &std::fs::File,
@@ -440,24 +460,38 @@ impl ModelFileReader {
         }
         let mut header = [0; RECORD_HEADER];
         self.read_exact_at(file, end, &mut header)?;
-        let runs_to_end = payload_len(&header, self.header_crc)
-            .is_some_and(|payload| (RECORD_HEADER + payload) as u64 >= n);
-        // A record of this file runs to the end (so `n` is at most a record's bytes): torn,
+        let declared = payload_len(&header, self.header_crc).map(|p| (RECORD_HEADER + p) as u64);
+        // A record of this file runs past the end (so `n` is less than a record's bytes): torn,
         // unless a whole record follows inside it, which a torn append cannot hold (its header's
-        // length field was damaged, not cut short: a cut would lose that record).
-        let inside = if runs_to_end {
+        // length field was damaged, not cut short: a cut would lose that record). One that ends
+        // with the file is whole: it was written to the end, so a failing checksum is damage.
+        let cut_short = declared.is_some_and(|d| d > n);
+        let inside = if cut_short {
             let mut rest = vec![0; n as usize];
             self.read_exact_at(file, end, &mut rest)?;
             records_inside(&rest, self.header_crc)
         } else {
             Inside::Nothing
         };
-        if (runs_to_end && inside == Inside::Nothing)
+        if (cut_short && inside == Inside::Nothing)
             || (n <= MAX_JOURNAL && self.zeros(file, end, n)?)
         {
             return Ok(());
         }
         let valid = self.journal()?.len();
+        if declared == Some(n) {
+            return Err(ModelFileError::invalid(
+                &self.path,
+                format!(
+                    "journal record {} (at byte {end}), the last, is whole but fails its \
+                     checksum: damaged (a flipped bit, say), not cut short by an interrupted \
+                     learn, so it was never applied; the file is left as it is: `spamsort \
+                     dump` then `spamsort restore` rebuild it from the {valid} records before \
+                     (then learn again what was learned last)",
+                    valid + 1
+                ),
+            ));
+        }
         let what = match inside {
             Inside::Record(at) => format!(
                 "journal record {} (at byte {end}) claims to run past the file's end, but a \
@@ -526,7 +560,8 @@ mod tests {
         }
         // Another header's records are not applied.
         assert!(parse(tail.clone(), 0, 8).unwrap().is_empty());
-        // A flipped bit in the last record: a torn tail, not applied.
+        // A flipped bit in the last record: not applied (the journal ends before it; that it
+        // is damage, not a torn tail, `check_tail` tells).
         for i in a.len()..tail.len() {
             tail[i] ^= 0x10;
             let j = parse(tail.clone(), 0, 7).unwrap();
@@ -605,9 +640,12 @@ mod tests {
         for torn in [&b[..5], &b[..12], &b[..b.len() - 1], &[0; 40][..]] {
             assert!(append(torn), "{} bytes", torn.len());
         }
+        // Regression: a whole last record whose checksum fails (a flipped bit) was taken for a
+        // torn append and cut off without a word. It is damage: kept, and the learn refused.
         let mut bad_checksum = b.clone();
         *bad_checksum.last_mut().unwrap() ^= 1;
-        assert!(append(&bad_checksum));
+        assert!(!append(&bad_checksum));
+        assert!(append(&bad_checksum[..bad_checksum.len() - 1]), "cut short");
         // A record whose header no longer names the file, with a record after it, and bytes
         // no append writes: kept, and the learn refused.
         assert!(!append(&[&foreign_header[..], &a].concat()));

@@ -412,9 +412,10 @@ impl BernoulliNb {
                     .iter()
                     .any(|&id| df.get(id as usize).is_none_or(|&n| n < 1.0)))
         {
-            return Err(Error::Config(
-                "cannot unlearn a message that was not learned".into(),
-            ));
+            return Err(Error::NotLearned {
+                model: crate::models::ModelKind::BernoulliNb,
+                label,
+            });
         }
         let added = width - self.df_ham.len();
         // All three resized every time, so a malformed file's mismatched lengths cannot make

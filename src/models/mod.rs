@@ -825,6 +825,31 @@ mod tests {
         }
     }
 
+    /// Regression: a Naive Bayes model asked to unlearn a message its counts do not hold
+    /// (after a hand-edited dump was restored, say) failed with "invalid configuration: cannot
+    /// unlearn a message that was not learned", which names no configuration and says neither
+    /// what happened nor what to do.
+    #[test]
+    fn unlearning_a_message_the_counts_do_not_hold_says_what_happened_and_what_to_do() {
+        let x = SparseVector::from_pairs(vec![(0, 1.0), (1, 2.0)]);
+        for kind in [ModelKind::BernoulliNb, ModelKind::MultinomialNb] {
+            let mut model = ModelParams::default_for(kind).empty().unwrap().model;
+            let err = model.learn(&x, Label::Spam, true).unwrap_err();
+            assert!(
+                matches!(err, crate::Error::NotLearned { model, label: Label::Spam } if model == kind),
+                "{err:?}"
+            );
+            let shown = err.to_string();
+            assert!(!shown.contains("invalid configuration"), "{shown}");
+            for needle in [
+                format!("cannot unlearn this message as spam from the {kind} model"),
+                "spamsort train".to_owned(),
+            ] {
+                assert!(shown.contains(&needle), "{needle} in {shown}");
+            }
+        }
+    }
+
     #[test]
     fn batch_fits_see_byte_ngrams_of_at_most_their_bytes_and_none_unless_a_model_sees_them() {
         let config = TokenizerConfig::default();

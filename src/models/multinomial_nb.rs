@@ -385,9 +385,10 @@ impl MultinomialNb {
                         .is_none_or(|&c| c < v - 1e-9)
                 }))
         {
-            return Err(Error::Config(
-                "cannot unlearn a message that was not learned".into(),
-            ));
+            return Err(Error::NotLearned {
+                model: crate::models::ModelKind::MultinomialNb,
+                label,
+            });
         }
         let width = x
             .ids()
