@@ -139,6 +139,32 @@ fn restore_keeps_an_existing_model_unless_forced() {
 }
 
 #[test]
+fn restore_force_over_a_mode_000_model_leaves_it_readable_and_writable_by_its_owner() {
+    // Review: the restored file took the replaced file's mode as it was, 000 included. (As
+    // root, access is not checked, so the mode bits are.)
+    use std::os::unix::fs::PermissionsExt;
+    let dir = TestDir::new();
+    let (_, text) = dumped_copy(&dir);
+    let broken = dir.write("broken.spamsort", b"not a model");
+    for (old, new) in [
+        (0o000, 0o600),
+        (0o400, 0o600),
+        (0o040, 0o640),
+        (0o664, 0o664),
+    ] {
+        std::fs::set_permissions(&broken, std::fs::Permissions::from_mode(old)).unwrap();
+        spamsort()
+            .args(["restore", "--force", "--model"])
+            .arg(&broken)
+            .arg(&text)
+            .assert()
+            .success();
+        let mode = std::fs::metadata(&broken).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, new, "replacing a file of mode {old:o}");
+    }
+}
+
+#[test]
 fn damaged_dump_is_refused_with_its_line_number_and_writes_no_model() {
     let dir = TestDir::new();
     let (_, text) = dumped_copy(&dir);
