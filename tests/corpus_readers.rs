@@ -117,7 +117,43 @@ fn mh_folder_skips_deleted_messages_and_its_sequences_file() {
     let (msgs, errs) = read_all(&t.path().join("inbox"));
     assert!(errs.is_empty(), "{errs:?}");
     let names = paths_under(t.path(), &msgs);
-    assert_eq!(names, ["inbox/1", "inbox/10", "inbox/2", "inbox/sub/6"]);
+    assert_eq!(names, ["inbox/1", "inbox/2", "inbox/10", "inbox/sub/6"]);
+}
+
+/// Regression: an MH folder was read in lexical order, message 10 before message 2, so
+/// `train` kept the label of the wrong copy of a duplicate and online evaluation learned out
+/// of order. Numbered messages come by number, then other names by their bytes.
+#[test]
+fn mh_folder_is_read_in_message_number_order_not_lexical_order() {
+    let t = TestDir::new();
+    let names = [
+        "2",
+        "10",
+        "1",
+        "100000000000000000000000",
+        "9",
+        "notes",
+        "sub/20",
+        "sub/3",
+    ];
+    for name in names {
+        t.write(&format!("inbox/{name}"), &message(name, "body"));
+    }
+    let (msgs, errs) = read_all(&t.path().join("inbox"));
+    assert!(errs.is_empty(), "{errs:?}");
+    assert_eq!(
+        paths_under(t.path(), &msgs),
+        [
+            "inbox/1",
+            "inbox/2",
+            "inbox/9",
+            "inbox/10",
+            "inbox/100000000000000000000000",
+            "inbox/notes",
+            "inbox/sub/3",
+            "inbox/sub/20",
+        ]
+    );
 }
 
 /// Regression: a file starting with `From ` but holding no line feed (an mbox of classic Mac
