@@ -312,11 +312,11 @@ fn learn_refuses_a_message_on_stdin_over_the_limit_of_a_message_file() {
             String::from_utf8_lossy(&out.stderr).into_owned(),
         )
     };
-    let too_large = format!("message larger than {MAX_MESSAGE_BYTES} bytes, skipped");
+    let too_large = format!("message larger than {MAX_MESSAGE_BYTES} bytes\n");
     let (code, stderr) = learn(true);
     assert_eq!(code, Some(3), "{stderr}");
     assert!(
-        stderr.contains(&format!("standard input: {too_large}")),
+        stderr.contains(&format!("spamsort: standard input: {too_large}")),
         "{stderr}"
     );
     assert!(stderr.contains("learned 0 message(s)"), "{stderr}");
