@@ -211,6 +211,44 @@ fn mbox_detected_split_and_unescaped_with_crlf() {
     assert_eq!(msgs[1].source.to_string(), format!("{}#2", mbox.display()));
 }
 
+/// Regression: mboxcl2 (Solaris mail) does not escape body lines starting with `From ` and
+/// gives the body's length in `Content-Length:` instead; the reader split such a message in
+/// two. A length that is not consistent with the file (as spam may forge) is ignored.
+#[test]
+fn mboxcl2_content_length_keeps_a_from_line_in_its_message() {
+    let t = TestDir::new();
+    // Longer than a read buffer, so the length is checked and the body read across refills.
+    let body = format!(
+        "{}\n\nFrom the desk of the editor:\nmore\n",
+        "a line of text\n".repeat(2000)
+    );
+    let envelope = "From a@example.org Mon Jan  1 00:00:00 2024";
+    let mbox = format!(
+        "{envelope}\nSubject: one\nContent-Length: {}\n\n{body}\n\
+         {envelope}\nSubject: forged\nContent-Length: 100000\n\nshort\n\n\
+         {envelope}\nSubject: three\nContent-Length: 4\n\nend\n",
+        body.len()
+    );
+    let file = t.write("solaris.mbox", mbox.as_bytes());
+    assert_eq!(MailboxFormat::detect(&file).unwrap(), MailboxFormat::Mbox);
+    let (msgs, errs) = read_all(&file);
+    assert!(errs.is_empty(), "{errs:?}");
+    let bytes: Vec<String> = msgs
+        .iter()
+        .map(|m| String::from_utf8_lossy(&m.bytes).into_owned())
+        .collect();
+    assert_eq!(bytes.len(), 3, "{bytes:#?}");
+    assert_eq!(
+        bytes[0],
+        format!("Subject: one\nContent-Length: {}\n\n{body}", body.len())
+    );
+    assert_eq!(
+        bytes[1],
+        "Subject: forged\nContent-Length: 100000\n\nshort\n"
+    );
+    assert_eq!(bytes[2], "Subject: three\nContent-Length: 4\n\nend\n");
+}
+
 #[test]
 fn trec_index_resolves_relative_paths_and_reports_bad_lines() {
     let t = TestDir::new();
