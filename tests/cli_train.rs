@@ -199,13 +199,8 @@ fn train_says_skipped_once_for_a_message_over_the_size_limit() {
         .unwrap()
         .set_len(spamsort::corpus::MAX_MESSAGE_BYTES + 1)
         .unwrap();
-    let out = with_sample(spamsort().arg("train"))
-        .arg("--spam")
-        .arg(t.path().join("big"))
-        .arg("--model")
-        .arg(t.path().join("model.spamsort"))
-        .assert()
-        .success();
+    let (spam, ham, big_dir) = (sample("spam"), sample("ham"), t.path().join("big"));
+    let out = train(&t, &[&spam, &big_dir], &[&ham]).success();
     let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
     let limit = spamsort::corpus::MAX_MESSAGE_BYTES;
     let line = format!(

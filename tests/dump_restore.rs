@@ -26,6 +26,16 @@ fn restore(dump: &Path, model: &Path) -> assert_cmd::assert::Assert {
         .assert()
 }
 
+/// Restores `dump` into `model` with `--force`, which must succeed.
+fn restore_forced(dump: &Path, model: &Path) {
+    spamsort()
+        .args(["restore", "--force", "--model"])
+        .arg(model)
+        .arg(dump)
+        .assert()
+        .success();
+}
+
 /// A private copy of the trained sample model and its dump, in `dir`.
 fn dumped_copy(dir: &TestDir) -> (PathBuf, PathBuf) {
     let model = copy_of_trained_model(dir);
@@ -129,12 +139,7 @@ fn restore_keeps_an_existing_model_unless_forced() {
     let stderr = restore_fails(&text, &other);
     assert!(stderr.contains("--force"), "{stderr}");
     assert_eq!(std::fs::read(&other).unwrap(), b"not a model");
-    spamsort()
-        .args(["restore", "--force", "--model"])
-        .arg(&other)
-        .arg(&text)
-        .assert()
-        .success();
+    restore_forced(&text, &other);
     assert!(std::fs::read(&other).unwrap() == std::fs::read(&model).unwrap());
 }
 
@@ -153,12 +158,7 @@ fn restore_force_over_a_mode_000_model_leaves_it_readable_and_writable_by_its_ow
         (0o664, 0o664),
     ] {
         std::fs::set_permissions(&broken, std::fs::Permissions::from_mode(old)).unwrap();
-        spamsort()
-            .args(["restore", "--force", "--model"])
-            .arg(&broken)
-            .arg(&text)
-            .assert()
-            .success();
+        restore_forced(&text, &broken);
         let mode = std::fs::metadata(&broken).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, new, "replacing a file of mode {old:o}");
     }

@@ -302,13 +302,15 @@ impl<R: BufRead + Seek> Iterator for MboxReader<R> {
             any_line = true;
             prev_blank = starts_line && is_blank(&self.line);
             let header_ends = in_header && prev_blank;
-            if in_header && starts_line && !self.mid_line {
-                if let Some(value) = content_length(&self.line) {
-                    length = match length {
-                        Some(seen) if seen != value => Some(None),
-                        _ => Some(value),
-                    };
-                }
+            if in_header
+                && starts_line
+                && !self.mid_line
+                && let Some(value) = content_length(&self.line)
+            {
+                length = match length {
+                    Some(seen) if seen != value => Some(None),
+                    _ => Some(value),
+                };
             }
             if !too_large {
                 let line = if starts_line {
