@@ -187,3 +187,29 @@ fn trec_index_given_as_spam_that_lists_ham_is_refused_not_trained_as_spam() {
         .success()
         .stderr(predicates::str::contains("trained on 1 spam + 100 ham"));
 }
+
+#[test]
+fn train_says_skipped_once_for_a_message_over_the_size_limit() {
+    // Review: the line read "spamsort: skipped: PATH: message larger than N bytes, skipped".
+    let t = TestDir::new();
+    let big = t.write("big/1", b"Subject: big\n\nhello\n");
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&big)
+        .unwrap()
+        .set_len(spamsort::corpus::MAX_MESSAGE_BYTES + 1)
+        .unwrap();
+    let (spam, ham, big_dir) = (sample("spam"), sample("ham"), t.path().join("big"));
+    let out = train(&t, &[&spam, &big_dir], &[&ham]).success();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    let limit = spamsort::corpus::MAX_MESSAGE_BYTES;
+    let line = format!(
+        "spamsort: skipped: {}: message larger than {limit} bytes\n",
+        big.display()
+    );
+    assert!(stderr.contains(&line), "{stderr}");
+    assert!(stderr.contains("(1 skipped, "), "{stderr}");
+    for line in stderr.lines() {
+        assert!(line.matches("skipped").count() <= 1, "{line}");
+    }
+}

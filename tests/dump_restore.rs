@@ -26,6 +26,16 @@ fn restore(dump: &Path, model: &Path) -> assert_cmd::assert::Assert {
         .assert()
 }
 
+/// Restores `dump` into `model` with `--force`, which must succeed.
+fn restore_forced(dump: &Path, model: &Path) {
+    spamsort()
+        .args(["restore", "--force", "--model"])
+        .arg(model)
+        .arg(dump)
+        .assert()
+        .success();
+}
+
 /// A private copy of the trained sample model and its dump, in `dir`.
 fn dumped_copy(dir: &TestDir) -> (PathBuf, PathBuf) {
     let model = copy_of_trained_model(dir);
@@ -129,13 +139,29 @@ fn restore_keeps_an_existing_model_unless_forced() {
     let stderr = restore_fails(&text, &other);
     assert!(stderr.contains("--force"), "{stderr}");
     assert_eq!(std::fs::read(&other).unwrap(), b"not a model");
-    spamsort()
-        .args(["restore", "--force", "--model"])
-        .arg(&other)
-        .arg(&text)
-        .assert()
-        .success();
+    restore_forced(&text, &other);
     assert!(std::fs::read(&other).unwrap() == std::fs::read(&model).unwrap());
+}
+
+#[test]
+fn restore_force_over_a_mode_000_model_leaves_it_readable_and_writable_by_its_owner() {
+    // Review: the restored file took the replaced file's mode as it was, 000 included. (As
+    // root, access is not checked, so the mode bits are.)
+    use std::os::unix::fs::PermissionsExt;
+    let dir = TestDir::new();
+    let (_, text) = dumped_copy(&dir);
+    let broken = dir.write("broken.spamsort", b"not a model");
+    for (old, new) in [
+        (0o000, 0o600),
+        (0o400, 0o600),
+        (0o040, 0o640),
+        (0o664, 0o664),
+    ] {
+        std::fs::set_permissions(&broken, std::fs::Permissions::from_mode(old)).unwrap();
+        restore_forced(&text, &broken);
+        let mode = std::fs::metadata(&broken).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, new, "replacing a file of mode {old:o}");
+    }
 }
 
 #[test]

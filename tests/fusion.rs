@@ -115,3 +115,30 @@ fn a_dump_whose_fusion_stacks_a_model_it_lacks_is_refused() {
     assert!(stderr.contains("fusion"), "{stderr}");
     assert!(!target.exists());
 }
+
+#[test]
+fn explain_with_fusion_counts_the_rest_as_models_not_tokens() {
+    // Review: fusion's parts are the models, yet the rest of each side was "the other 2
+    // tokens toward spam".
+    let dir = TestDir::new();
+    let model = trained_with_active_fusion(&dir);
+    let spam = crate::util::sample_class_files("spam").remove(0);
+    // No model shown, so every one is in a rest.
+    let explained = stdout(&["explain", "--top", "0"], &model, &[&spam]);
+    let rests: Vec<&str> = explained
+        .lines()
+        .filter(|l| l.contains("(the other "))
+        .collect();
+    assert!(!rests.is_empty(), "{explained}");
+    for rest in rests {
+        assert!(rest.contains(" models toward "), "{explained}");
+    }
+    // A single model still explains itself in tokens.
+    let explained = stdout(
+        &["explain", "--top", "0", "--classifier", "linear-svm"],
+        &model,
+        &[&spam],
+    );
+    assert!(explained.contains(" tokens toward "), "{explained}");
+    assert!(!explained.contains(" models toward "), "{explained}");
+}

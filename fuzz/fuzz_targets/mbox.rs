@@ -18,7 +18,7 @@ fuzz_target!(|data: &[u8]| {
         MboxVariant::O
     };
     let head = (selector & 2 != 0).then_some(u64::from(selector >> 2));
-    let mut reader = MboxReader::new(mbox, Path::new("fuzz.mbox"), variant);
+    let mut reader = MboxReader::new(std::io::Cursor::new(mbox), Path::new("fuzz.mbox"), variant);
     if let Some(head) = head {
         reader.set_head(head);
     }

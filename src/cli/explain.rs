@@ -1,10 +1,12 @@
-//! `spamsort explain PATH|-`: the verdict and the tokens that pushed it, both ways: the
-//! strongest toward spam and toward ham, and what the rest of each side adds up to.
+//! `spamsort explain PATH|-`: the verdict and the tokens that pushed it (with fusion: the
+//! models), both ways: the strongest toward spam and toward ham, and what the rest of each
+//! side adds up to.
 
 use super::args::{ModelArgs, VerdictArgs, open_model};
 use super::terminal::escape_for_terminal;
 use super::{ExitStatus, input};
 use spamsort::filter::policy::score;
+use spamsort::models::ModelKind;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -18,7 +20,7 @@ pub struct ExplainArgs {
     model: ModelArgs,
     #[command(flatten)]
     verdict: VerdictArgs,
-    /// How many tokens to show on each side (toward spam, toward ham).
+    /// How many tokens (with fusion: models) to show on each side (toward spam, toward ham).
     #[arg(long, short = 'n', default_value_t = 15)]
     top: usize,
 }
@@ -51,6 +53,12 @@ pub fn run(args: ExplainArgs) -> anyhow::Result<ExitStatus> {
             c.tokens
         )?;
         writeln!(out, "  {:>10}  (bias)", format!("{:+.4}", e.bias))?;
+        // Fusion's inputs are the other models' answers, so its parts are models.
+        let parts = if c.model == ModelKind::Fusion {
+            "models"
+        } else {
+            "tokens"
+        };
         for side in e.sides(args.top) {
             writeln!(out, "  toward {}:", side.toward)?;
             for (token, weight) in &side.strongest {
@@ -64,7 +72,7 @@ pub fn run(args: ExplainArgs) -> anyhow::Result<ExitStatus> {
             if side.rest_count > 0 {
                 writeln!(
                     out,
-                    "  {:>10}  (the other {} tokens toward {})",
+                    "  {:>10}  (the other {} {parts} toward {})",
                     format!("{:+.4}", side.rest_sum),
                     side.rest_count,
                     side.toward

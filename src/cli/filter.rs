@@ -52,6 +52,7 @@ pub fn run(args: FilterArgs) -> anyhow::Result<ExitStatus> {
             let limit =
                 usize::try_from(args.max_size.map_or(head_bytes, |max| head_bytes.max(max)))
                     .unwrap_or(usize::MAX);
+            head = input::stdin_buffer(limit.saturating_add(1));
             match input::read_head(&mut stdin, limit, &mut head) {
                 Err(e) => Err(format!(
                     "reading standard input failed after {} bytes: {e}",

@@ -60,35 +60,30 @@ fn inputs(
 }
 
 /// The first `head` bytes of standard input; the rest is read and dropped, so the writer
-/// (a pipe) is not cut off with an error.
+/// (a pipe) is not cut off with an error. Memory: `head` bytes (see [`stdin_buffer`]).
 pub fn read_stdin_head(head: u64) -> anyhow::Result<Vec<u8>> {
     let mut stdin = std::io::stdin().lock();
-    let mut buf = Vec::new();
+    let mut buf = stdin_buffer(usize::try_from(head).unwrap_or(usize::MAX));
     (&mut stdin)
         .take(head)
         .read_to_end(&mut buf)
         .context("reading standard input")?;
-    std::io::copy(&mut stdin, &mut std::io::sink()).context("reading standard input")?;
+    drain(&mut stdin)?;
     Ok(buf)
 }
 
 /// Standard input as one message, at most [`MAX_MESSAGE_BYTES`], as a message file is read: a
-/// longer one is a [`CorpusError::TooLarge`] item naming standard input, read no further than
-/// the byte past the limit (the rest is left unread: draining input without end would never
-/// finish).
+/// longer one is a [`CorpusError::TooLarge`] item naming standard input, and the rest of it is
+/// read and dropped, so the writer (a mail server's pipe) is not cut off with an error. Memory:
+/// the limit and a byte (see [`stdin_buffer`]).
 fn read_stdin() -> anyhow::Result<Result<Message, CorpusError>> {
     let limit = usize::try_from(MAX_MESSAGE_BYTES).unwrap_or(usize::MAX);
-    // A file (`< FILE`) is read into room for all of it, as `corpus::read_regular` reads one:
-    // grown by doubling, a buffer of the limit would take three times it at its peak (with the
-    // smaller ones before it, freed but not yet given back).
-    let len = stdin_file_len().unwrap_or(0);
-    let room = usize::try_from(len)
-        .unwrap_or(limit)
-        .min(limit.saturating_add(1));
-    let mut bytes = Vec::with_capacity(room);
-    if !read_head(&mut std::io::stdin().lock(), limit, &mut bytes)
-        .context("reading standard input")?
-    {
+    let mut stdin = std::io::stdin().lock();
+    let mut bytes = stdin_buffer(limit.saturating_add(1));
+    if !read_head(&mut stdin, limit, &mut bytes).context("reading standard input")? {
+        // Dropped before draining, so the refused bytes are not held while the rest comes.
+        drop(bytes);
+        drain(&mut stdin)?;
         return Ok(Err(CorpusError::TooLarge {
             message: Source::file("standard input"),
             limit: MAX_MESSAGE_BYTES,
@@ -98,6 +93,30 @@ fn read_stdin() -> anyhow::Result<Result<Message, CorpusError>> {
         bytes,
         source: Source::file("-"),
     }))
+}
+
+/// An empty buffer with room for the first `most` bytes of standard input, to read them
+/// into without growing it. Grown by doubling as it fills, a buffer would take three times
+/// its bound at its peak (the old half and the new whole while one is copied into the other,
+/// with the smaller ones before them freed but not yet given back). The room is only
+/// reserved: the allocator maps it, and pages not written to are not resident, so a short
+/// message costs what it holds. A file (`< FILE`) gets no more room than its length, as
+/// `corpus::read_regular` reads one. Where the room cannot be had the buffer starts empty, so
+/// reading into it fails as it would (an error, not an abort: the pipe filter must still pass
+/// the message through).
+pub fn stdin_buffer(most: usize) -> Vec<u8> {
+    let room = stdin_file_len()
+        .and_then(|len| usize::try_from(len).ok())
+        .map_or(most, |len| len.min(most));
+    let mut buf = Vec::new();
+    let _ = buf.try_reserve_exact(room);
+    buf
+}
+
+/// Reads standard input to its end and drops it, in small chunks.
+fn drain(stdin: &mut impl Read) -> anyhow::Result<()> {
+    std::io::copy(stdin, &mut std::io::sink()).context("reading standard input")?;
+    Ok(())
 }
 
 /// The length of standard input if it is a regular file.

@@ -3,9 +3,18 @@
 //! that writers escaped as `>From ` are unescaped: mboxrd removes one `>` from `>+From `, mboxo
 //! removes it from `>From ` only. The empty line that separates messages is framing and is
 //! dropped; everything else, line endings included, is passed through as stored.
+//!
+//! mboxcl and mboxcl2 (Solaris mail, some older MUAs) give the body's length in a
+//! `Content-Length:` field instead of escaping body lines, so a body line starting with `From `
+//! after an empty line may be body text. The field is honoured, and the body taken as stored,
+//! only where it is consistent, as mutt checks it: the length, counted from the empty line that
+//! ends the header block, ends the body with a line feed at the end of the file, or where an
+//! empty line and then a `From ` line or the end of the file follow. Spam can carry any field,
+//! so a length that does not land so is ignored, and the message is split as mboxrd: a forged
+//! length can never take in the messages after it, nor make the reader go past the file.
 
 use super::{CorpusError, MAX_MESSAGE_BYTES, Message, Source};
-use std::io::{BufRead, Read};
+use std::io::{BufRead, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 /// How body lines beginning with `From ` were escaped by the writer.
@@ -54,7 +63,7 @@ impl MboxReader<std::io::BufReader<std::fs::File>> {
     }
 }
 
-impl<R: BufRead> MboxReader<R> {
+impl<R: BufRead + Seek> MboxReader<R> {
     /// Reads messages from `reader`; `path` is used in sources and errors.
     pub fn new(reader: R, path: &Path, variant: MboxVariant) -> Self {
         MboxReader {
@@ -106,6 +115,89 @@ impl<R: BufRead> MboxReader<R> {
             line
         }
     }
+
+    /// Whether a body of `len` bytes from here (just past the empty line ending a header
+    /// block) is consistent with the file, as the module doc says. Looks at the few bytes
+    /// around where it would end and comes back here, reading nothing else.
+    fn length_is_consistent(&mut self, len: u64) -> std::io::Result<bool> {
+        let start = self.reader.stream_position()?;
+        let Some(end) = start.checked_add(len) else {
+            return Ok(false);
+        };
+        // From the body's last byte, which must exist and end a line: a length past the file
+        // or into a line is wrong. Then an empty line (LF or CRLF) and a `From ` line.
+        let from = if len == 0 { start } else { end - 1 };
+        self.reader.seek(SeekFrom::Start(from))?;
+        let mut look = [0u8; 1 + 2 + 5];
+        let mut got = 0;
+        while got < look.len() {
+            match self.reader.read(&mut look[got..]) {
+                Ok(0) => break,
+                Ok(n) => got += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        self.reader.seek(SeekFrom::Start(start))?;
+        let after = match (len, &look[..got]) {
+            (0, after) => after,
+            (_, [b'\n', after @ ..]) => after,
+            _ => return Ok(false),
+        };
+        let at_end = got < look.len();
+        let next = after
+            .strip_prefix(b"\n")
+            .or_else(|| after.strip_prefix(b"\r\n"));
+        Ok((after.is_empty() && at_end)
+            || next.is_some_and(|n| (n.is_empty() && at_end) || n.starts_with(b"From ")))
+    }
+
+    /// Reads a body of `len` bytes whose length [`Self::length_is_consistent`] approved into
+    /// `bytes`, as much of it as the limit leaves room for, the rest skipped unread; sets
+    /// `too_large` as a line over the limit does.
+    fn read_body(
+        &mut self,
+        len: u64,
+        bytes: &mut Vec<u8>,
+        too_large: &mut bool,
+    ) -> std::io::Result<()> {
+        let room = self.limit().saturating_sub(bytes.len() as u64);
+        let keep = if *too_large {
+            0
+        } else if len <= room {
+            len
+        } else if self.head.is_some() {
+            *too_large = true;
+            room
+        } else {
+            *too_large = true;
+            *bytes = Vec::new();
+            0
+        };
+        // The bytes are there (the length was checked against the file): room for them at
+        // once rather than growing by doubling.
+        bytes.reserve_exact(usize::try_from(keep).unwrap_or(usize::MAX));
+        (&mut self.reader).take(keep).read_to_end(bytes)?;
+        let skip = i64::try_from(len - keep).unwrap_or(i64::MAX);
+        self.reader.seek(SeekFrom::Current(skip))?;
+        Ok(())
+    }
+}
+
+/// The value of a `Content-Length:` header field line, if `line` is one with a valid number.
+fn content_length(line: &[u8]) -> Option<Option<u64>> {
+    const NAME: &[u8] = b"content-length:";
+    let name = line.get(..NAME.len())?;
+    if !name.eq_ignore_ascii_case(NAME) {
+        return None;
+    }
+    let value = line[NAME.len()..].trim_ascii();
+    let valid = !value.is_empty() && value.iter().all(u8::is_ascii_digit);
+    Some(
+        valid
+            .then(|| std::str::from_utf8(value).ok()?.parse().ok())
+            .flatten(),
+    )
 }
 
 /// The UTF-8 byte order mark some editors and exporters put at the start of a file.
@@ -141,7 +233,7 @@ fn strip_framing(bytes: &mut Vec<u8>) {
     }
 }
 
-impl<R: BufRead> Iterator for MboxReader<R> {
+impl<R: BufRead + Seek> Iterator for MboxReader<R> {
     type Item = Result<Message, CorpusError>;
 
     fn next(&mut self) -> Option<Self::Item> {
@@ -152,6 +244,14 @@ impl<R: BufRead> Iterator for MboxReader<R> {
         let mut too_large = false;
         let mut any_line = self.started;
         let mut prev_blank = true;
+        // Until the header block's empty line; the `Content-Length:` fields seen there (all
+        // must agree: two lengths are no length).
+        let mut in_header = true;
+        let mut length: Option<Option<u64>> = None;
+        // The body was taken by its length: no framing line ends it. `framing`: the empty
+        // line after it is still to come.
+        let mut by_length = false;
+        let mut framing = false;
         loop {
             match self.read_line() {
                 Err(e) => {
@@ -183,6 +283,11 @@ impl<R: BufRead> Iterator for MboxReader<R> {
                 continue;
             }
             self.in_separator = false;
+            if std::mem::take(&mut framing) && starts_line && !self.mid_line && is_blank(&self.line)
+            {
+                prev_blank = true;
+                continue;
+            }
             if starts_line && prev_blank && self.line.starts_with(b"From ") {
                 self.in_separator = self.mid_line;
                 if any_line {
@@ -196,25 +301,60 @@ impl<R: BufRead> Iterator for MboxReader<R> {
             }
             any_line = true;
             prev_blank = starts_line && is_blank(&self.line);
-            if too_large {
-                continue;
+            let header_ends = in_header && prev_blank;
+            if in_header
+                && starts_line
+                && !self.mid_line
+                && let Some(value) = content_length(&self.line)
+            {
+                length = match length {
+                    Some(seen) if seen != value => Some(None),
+                    _ => Some(value),
+                };
             }
-            let line = if starts_line {
-                self.unescape(&self.line)
-            } else {
-                &self.line
-            };
-            let room = usize::try_from(self.limit())
-                .unwrap_or(usize::MAX)
-                .saturating_sub(bytes.len());
-            if line.len() <= room {
-                bytes.extend_from_slice(line);
-            } else if self.head.is_some() {
-                bytes.extend_from_slice(&line[..room]);
-                too_large = true;
-            } else {
-                too_large = true;
-                bytes = Vec::new();
+            if !too_large {
+                let line = if starts_line {
+                    self.unescape(&self.line)
+                } else {
+                    &self.line
+                };
+                let room = usize::try_from(self.limit())
+                    .unwrap_or(usize::MAX)
+                    .saturating_sub(bytes.len());
+                if line.len() <= room {
+                    bytes.extend_from_slice(line);
+                } else if self.head.is_some() {
+                    bytes.extend_from_slice(&line[..room]);
+                    too_large = true;
+                } else {
+                    too_large = true;
+                    bytes = Vec::new();
+                }
+            }
+            if header_ends {
+                in_header = false;
+                let consistent = match length.flatten() {
+                    Some(len) => self.length_is_consistent(len).map(|ok| ok.then_some(len)),
+                    None => Ok(None),
+                };
+                let read = match consistent {
+                    Ok(Some(len)) => self
+                        .read_body(len, &mut bytes, &mut too_large)
+                        .map(|()| true),
+                    Ok(None) => Ok(false),
+                    Err(e) => Err(e),
+                };
+                match read {
+                    Err(e) => {
+                        self.done = true;
+                        return Some(Err(CorpusError::io(&self.path, e)));
+                    }
+                    // What follows is the empty line before the next envelope line, or the end.
+                    Ok(true) => {
+                        (by_length, framing, prev_blank) = (true, true, false);
+                    }
+                    Ok(false) => {}
+                }
             }
         }
         let source = Source {
@@ -228,7 +368,7 @@ impl<R: BufRead> Iterator for MboxReader<R> {
                 limit: MAX_MESSAGE_BYTES,
             }));
         }
-        if !too_large {
+        if !too_large && !by_length {
             strip_framing(&mut bytes);
         }
         Some(Ok(Message { bytes, source }))
@@ -240,7 +380,7 @@ mod tests {
     use super::*;
 
     fn read(data: &[u8], variant: MboxVariant) -> Vec<Vec<u8>> {
-        MboxReader::new(data, Path::new("test.mbox"), variant)
+        MboxReader::new(std::io::Cursor::new(data), Path::new("test.mbox"), variant)
             .map(|m| m.unwrap().bytes)
             .collect()
     }
@@ -270,6 +410,96 @@ mod tests {
             read(b"\xEF\xBB\xBFS: 1\n\nx\n", MboxVariant::Rd),
             vec![b"S: 1\n\nx\n".to_vec()]
         );
+    }
+
+    /// An mboxcl2 message: `body` unescaped, its length in the header.
+    fn cl2(from: &str, body: &str) -> String {
+        format!(
+            "From {from} Mon Jan  1 00:00:00 2024\nSubject: {from}\nContent-Length: {}\n\n{body}",
+            body.len()
+        )
+    }
+
+    #[test]
+    fn a_consistent_content_length_keeps_a_from_line_in_its_body() {
+        let body = "see below\n\nFrom the start, it was\nspam\n\n";
+        for (data, ends) in [
+            // Between two messages, and last: with its empty line, and without.
+            (cl2("a", body) + "\n" + &cl2("b", "two\n") + "\n", "\n"),
+            (cl2("a", body) + "\n" + &cl2("b", "two\n"), ""),
+        ] {
+            let msgs = read(data.as_bytes(), MboxVariant::Rd);
+            assert_eq!(msgs.len(), 2, "{data:?}: {msgs:?}");
+            let first = format!("Subject: a\nContent-Length: {}\n\n{body}", body.len());
+            assert_eq!(String::from_utf8_lossy(&msgs[0]), first, "{ends:?}");
+            assert_eq!(msgs[1], b"Subject: b\nContent-Length: 4\n\ntwo\n");
+        }
+        // CRLF, and an empty body.
+        let data = b"From a\r\nContent-Length: 0\r\n\r\n\r\nFrom b\r\nContent-Length: 16\r\n\r\nx\r\n\r\nFrom y\r\nz\r\n";
+        assert_eq!(
+            read(data, MboxVariant::Rd),
+            vec![
+                b"Content-Length: 0\r\n\r\n".to_vec(),
+                b"Content-Length: 16\r\n\r\nx\r\n\r\nFrom y\r\nz\r\n".to_vec()
+            ]
+        );
+    }
+
+    #[test]
+    fn an_inconsistent_content_length_is_ignored_and_never_swallows_the_next_messages() {
+        let rest = "\nFrom b Mon Jan  1 00:00:00 2024\nSubject: b\n\ntwo\n\nFrom c Mon Jan  1 00:00:00 2024\nSubject: c\n\nthree\n";
+        // From the header's empty line to the end of the file: "body\n\n" and the rest but
+        // its first line feed.
+        let whole = rest.len() as u64 + 5;
+        // Past the end of the file (too large for a number, by far, by one), short of its
+        // end by one (not at the end of a line), into a line, onto a `From ` line without
+        // the empty line (6), into a `From ` line, and no number.
+        for length in [
+            "99999999999999999999999".to_string(),
+            u64::MAX.to_string(),
+            (whole + 1).to_string(),
+            (whole - 1).to_string(),
+            "3".to_string(),
+            "7".to_string(),
+            "6".to_string(),
+            "8".to_string(),
+            "-1".to_string(),
+            "7 bytes".to_string(),
+        ] {
+            let data = format!("From a\nContent-Length: {length}\n\nbody\n{rest}");
+            let msgs = read(data.as_bytes(), MboxVariant::Rd);
+            let subjects: Vec<String> = msgs
+                .iter()
+                .map(|m| String::from_utf8_lossy(m).into_owned())
+                .collect();
+            assert_eq!(msgs.len(), 3, "Content-Length {length}: {subjects:?}");
+            assert_eq!(msgs[2], b"Subject: c\n\nthree\n", "{length}");
+        }
+        // Two lengths that disagree are no length.
+        let data = format!("From a\nContent-Length: 5\ncontent-length: 6\n\nbody\n{rest}");
+        assert_eq!(read(data.as_bytes(), MboxVariant::Rd).len(), 3);
+        // The right length, and one to the end of the file exactly (a body ending with a
+        // line feed there), are honoured.
+        for (length, count) in [(5, 3), (whole, 1)] {
+            let data = format!("From a\nContent-Length: {length}\n\nbody\n{rest}");
+            assert_eq!(
+                read(data.as_bytes(), MboxVariant::Rd).len(),
+                count,
+                "{length}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_content_length_body_over_the_head_is_cut_and_the_next_message_kept() {
+        let data = cl2("a", "0123456789\n\nFrom x\n") + "\n" + &cl2("b", "two\n");
+        let msgs = heads(data.as_bytes(), 40);
+        assert_eq!(msgs.len(), 2, "{msgs:?}");
+        assert_eq!(
+            msgs[0],
+            b"Subject: a\nContent-Length: 19\n\n012345678".to_vec()
+        );
+        assert_eq!(msgs[1], b"Subject: b\nContent-Length: 4\n\ntwo\n".to_vec());
     }
 
     #[test]
@@ -307,14 +537,19 @@ mod tests {
     #[test]
     fn numbers_messages_from_one() {
         let data = b"From a\nS: 1\n\nFrom b\nS: 2\n";
-        let idx: Vec<_> = MboxReader::new(&data[..], Path::new("m"), MboxVariant::Rd)
-            .map(|m| m.unwrap().source.index)
-            .collect();
+        let idx: Vec<_> = MboxReader::new(
+            std::io::Cursor::new(&data[..]),
+            Path::new("m"),
+            MboxVariant::Rd,
+        )
+        .map(|m| m.unwrap().source.index)
+        .collect();
         assert_eq!(idx, vec![Some(1), Some(2)]);
     }
 
     fn heads(data: &[u8], head: u64) -> Vec<Vec<u8>> {
-        let mut reader = MboxReader::new(data, Path::new("m"), MboxVariant::Rd);
+        let mut reader =
+            MboxReader::new(std::io::Cursor::new(data), Path::new("m"), MboxVariant::Rd);
         reader.set_head(head);
         reader.map(|m| m.unwrap().bytes).collect()
     }

@@ -42,7 +42,9 @@ pub enum CorpusError {
         source: std::io::Error,
     },
     /// A message is larger than [`MAX_MESSAGE_BYTES`].
-    #[error("{message}: message larger than {limit} bytes, skipped")]
+    // What becomes of the message is for the caller to say: `train` and `eval` print
+    // "skipped: " before this, which the text once said again.
+    #[error("{message}: message larger than {limit} bytes")]
     TooLarge {
         /// Which message.
         message: Source,

@@ -955,12 +955,18 @@ fn remove_stale_temp_files(lock: &UpdateLock) -> Result<(&Path, &std::ffi::OsStr
 
 /// Gives the new file of a save the group and permission bits of the file it replaces, so a
 /// model shared through a group (a spamd server running as one user, `spamsort learn` run by
-/// another) stays shared; a new file stays readable by its owner only (the temporary file's
-/// 0600). Best effort: if the group cannot be given (the saver is not in it), the group and
-/// other bits are dropped rather than handed to the saver's own group.
+/// another) stays shared, and always read and write for its owner; a new file stays readable
+/// by its owner only (the temporary file's 0600). Best effort: if the group cannot be given
+/// (the saver is not in it), the group and other bits are dropped rather than handed to the
+/// saver's own group.
 fn keep_access(file: &std::fs::File, old: &std::fs::Metadata) {
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
-    let mut mode = old.mode() & 0o777;
+    // Owner read and write whatever the old file had: a save replaces the file whatever its
+    // bits (the rename needs only the directory), so a 000 or 0400 left on a broken model
+    // (the case `restore --force` is for) guards nothing; kept, it would make the model just
+    // written unreadable to its owner's next classify and learn. The group and other bits
+    // are kept rather than reset to a fresh file's 0600, so a group-shared model stays shared.
+    let mut mode = (old.mode() & 0o777) | 0o600;
     let same_group = file.metadata().is_ok_and(|m| m.gid() == old.gid());
     if !same_group && std::os::unix::fs::fchown(file, None, Some(old.gid())).is_err() {
         mode &= 0o700;
