@@ -410,3 +410,68 @@ fn stdin_over_the_limit_is_held_once_not_three_times_and_read_to_its_end() {
     );
     assert!(stderr.contains("passed through unchanged"), "{stderr}");
 }
+
+/// The address space (`VmSize`) of a running process.
+fn address_space(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let kb: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmSize:"))
+        .and_then(|v| v.trim().strip_suffix("kB"))
+        .and_then(|v| v.trim().parse().ok())
+        .expect("VmSize in /proc/PID/status");
+    kb * 1024
+}
+
+#[test]
+fn a_short_message_on_a_pipe_takes_no_address_space_for_the_size_limit() {
+    // Review: standard input on a pipe was read into room reserved for its whole limit up
+    // front (`filter --max-size 50MB`: 50 MB of address space for every message, however
+    // short), so under a mail server's address-space limit (prlimit --as of 68-75 MiB with the
+    // test model) a 2 KB or 5 MB message made the filter abort on an allocation failure,
+    // writing nothing, where it had marked it.
+    let t = TestDir::new();
+    let model = copy_of_trained_model(&t);
+    let message = b"From: a@example.com\nSubject: short\n\nA short message.\n";
+    // Its address space once it waits for the rest of standard input (the message is there,
+    // the pipe still open): after every reservation a read can make.
+    let waiting = |extra: &[&str]| {
+        let mut child = std::process::Command::new(crate::util::spamsort_bin())
+            .arg("filter")
+            .args(extra)
+            .arg("--model")
+            .arg(&model)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(message).unwrap();
+        let pid = child.id();
+        let started = std::time::Instant::now();
+        let wchan = || std::fs::read_to_string(format!("/proc/{pid}/wchan")).unwrap_or_default();
+        while !wchan().contains("pipe_read") && !wchan().contains("pipe_wait") {
+            assert!(started.elapsed() < WALL, "never waited on standard input");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let size = address_space(pid);
+        drop(stdin);
+        let mut out = Vec::new();
+        child.stdout.take().unwrap().read_to_end(&mut out).unwrap();
+        assert!(child.wait().unwrap().success());
+        assert!(
+            out.ends_with(b"\nA short message.\n") && out.len() > message.len(),
+            "marked: {}",
+            String::from_utf8_lossy(&out)
+        );
+        size
+    };
+    let bare = waiting(&[]);
+    let limit = (50 * 1024 * 1024).to_string();
+    let with_limit = waiting(&["--max-size", &limit]);
+    assert!(
+        with_limit < bare + 8 * 1024 * 1024,
+        "address space {with_limit} with --max-size {limit}, {bare} without"
+    );
+}

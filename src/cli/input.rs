@@ -63,11 +63,11 @@ fn inputs(
 /// (a pipe) is not cut off with an error. Memory: `head` bytes (see [`stdin_buffer`]).
 pub fn read_stdin_head(head: u64) -> anyhow::Result<Vec<u8>> {
     let mut stdin = std::io::stdin().lock();
-    let mut buf = stdin_buffer(usize::try_from(head).unwrap_or(usize::MAX));
-    (&mut stdin)
-        .take(head)
-        .read_to_end(&mut buf)
-        .context("reading standard input")?;
+    let head = usize::try_from(head).unwrap_or(usize::MAX);
+    let mut buf = stdin_buffer(head);
+    if let Some(limit) = head.checked_sub(1) {
+        read_head(&mut stdin, limit, &mut buf).context("reading standard input")?;
+    }
     drain(&mut stdin)?;
     Ok(buf)
 }
@@ -95,19 +95,20 @@ fn read_stdin() -> anyhow::Result<Result<Message, CorpusError>> {
     }))
 }
 
-/// An empty buffer with room for the first `most` bytes of standard input, to read them
-/// into without growing it. Grown by doubling as it fills, a buffer would take three times
-/// its bound at its peak (the old half and the new whole while one is copied into the other,
-/// with the smaller ones before them freed but not yet given back). The room is only
-/// reserved: the allocator maps it, and pages not written to are not resident, so a short
-/// message costs what it holds. A file (`< FILE`) gets no more room than its length, as
-/// `corpus::read_regular` reads one. Where the room cannot be had the buffer starts empty, so
-/// reading into it fails as it would (an error, not an abort: the pipe filter must still pass
-/// the message through).
+/// An empty buffer for the first `most` bytes of standard input. A file (`< FILE`) gets room
+/// for all of it up front (no more than `most`), as `corpus::read_regular` reads one, so
+/// [`read_head`] reads it without growing the buffer. A pipe gets none: [`read_head`] grows
+/// the buffer as bytes come, never past `most`. Room for `most` reserved up front for a pipe
+/// (64 MiB and a byte for `learn -`, the `--max-size` for the pipe filter) would take that much
+/// address space for every message, however short: under a mail server's memory limit
+/// (`RLIMIT_AS`, say 70 MB) it left too little for classifying a short message, and the filter
+/// aborted on an allocation failure instead of marking the message or passing it through.
+/// Where the room for a file cannot be had the buffer starts empty, and reading grows it as
+/// for a pipe (an error, not an abort, where that fails too).
 pub fn stdin_buffer(most: usize) -> Vec<u8> {
     let room = stdin_file_len()
         .and_then(|len| usize::try_from(len).ok())
-        .map_or(most, |len| len.min(most));
+        .map_or(0, |len| len.min(most));
     let mut buf = Vec::new();
     let _ = buf.try_reserve_exact(room);
     buf
@@ -127,12 +128,57 @@ fn stdin_file_len() -> Option<u64> {
     meta.is_file().then_some(meta.len())
 }
 
+/// How far [`read_head`] grows a buffer step by step: past it, to its limit at once.
+const SMALL_INPUT: usize = 1 << 20;
+
 /// Reads from `reader` into `buf` until the input ends or `buf` holds more than `limit` bytes;
 /// true if the input ended (`buf` then holds all of it). On an error `buf` keeps what was read.
+/// A full `buf` grows only once more bytes came, so a buffer with room for its whole input
+/// (see [`stdin_buffer`]) is never grown; and never past `limit` and a byte (grown by
+/// `read_to_end`'s doubling, the room for a limit and a byte was twice the limit, all of it
+/// touched). Up to [`SMALL_INPUT`] it grows four times at a time: a message on a pipe,
+/// usually a few kilobytes, takes address space for what it holds, not for the limit. Past
+/// that it grows to the limit at once: the allocator keeps the pages of the buffers grown out
+/// of, so growing step by step to 64 MiB would hold half as much again (learn - of 64 MiB and
+/// a byte: 158 MB resident, against 71 MB); where that room cannot be had (a memory limit),
+/// by doubling. A buffer that cannot grow is an error
+/// ([`std::io::ErrorKind::OutOfMemory`]), not an abort.
 pub fn read_head(reader: &mut impl Read, limit: usize, buf: &mut Vec<u8>) -> std::io::Result<bool> {
-    let want = limit.saturating_add(1).saturating_sub(buf.len()) as u64;
-    let got = reader.take(want).read_to_end(buf)? as u64;
-    Ok(got < want)
+    let most = limit.saturating_add(1);
+    while buf.len() < most {
+        let want = most - buf.len();
+        if buf.len() == buf.capacity() {
+            // Full: a few bytes first, so a buffer that holds its whole input is not grown to
+            // find its end.
+            let mut probe = [0; 8192];
+            let n = match reader.read(&mut probe[..want.min(8192)]) {
+                Ok(0) => return Ok(true),
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            // Past a small input, the limit at once if there is room for it; else (a memory
+            // limit) doubling, as far as there is room.
+            let large = buf.capacity() >= SMALL_INPUT;
+            let step = buf.capacity().saturating_mul(if large { 2 } else { 4 });
+            let step = step.max(64 << 10);
+            let at_once = large && buf.try_reserve_exact(want).is_ok();
+            if !at_once {
+                let room = step.min(buf.len().saturating_add(want)) - buf.len();
+                buf.try_reserve_exact(room)
+                    .map_err(|_| std::io::Error::from(std::io::ErrorKind::OutOfMemory))?;
+            }
+            buf.extend_from_slice(&probe[..n]);
+            continue;
+        }
+        // Read into the room there is, and no further: `read_to_end` grows a full buffer by
+        // doubling.
+        let room = (buf.capacity() - buf.len()).min(want);
+        if (&mut *reader).take(room as u64).read_to_end(buf)? < room {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// The message of a reading result; an unreadable one is reported on stderr, `failed` is set,

@@ -10,8 +10,11 @@
 //! only where it is consistent, as mutt checks it: the length, counted from the empty line that
 //! ends the header block, ends the body with a line feed at the end of the file, or where an
 //! empty line and then a `From ` line or the end of the file follow. Spam can carry any field,
-//! so a length that does not land so is ignored, and the message is split as mboxrd: a forged
-//! length can never take in the messages after it, nor make the reader go past the file.
+//! so a length that does not land so is ignored, and the message is split as mboxrd: a length
+//! never makes the reader go past the file. As in mutt, only where the length lands is checked,
+//! not what it spans: a length that lands exactly on a later message's envelope line, or on the
+//! end of the file, takes in the messages before it (a writer that got it wrong by exactly
+//! their size, or a sender who knew their bytes).
 
 use super::{CorpusError, MAX_MESSAGE_BYTES, Message, Source};
 use std::io::{BufRead, Read, Seek, SeekFrom};
