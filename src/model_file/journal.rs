@@ -51,6 +51,10 @@ pub const MAX_RECORD: usize = 64 << 20;
 /// to the file, read as a torn tail instead of into memory.
 pub const MAX_JOURNAL: u64 = 2 * MAX_RECORD as u64;
 
+/// The smallest unit a disk writes: blocks of an append that a crash kept from the disk start
+/// at a multiple of it in the file (file systems allocate in multiples of it).
+const SECTOR: u64 = 512;
+
 /// The valid records of a model file's journal, as read by [`ModelFileReader::journal`]:
 /// the bytes read, in which each record's payload is found where it lies (copied out, a
 /// megabyte of journal cost a seventh of a `filter`'s time).
@@ -442,9 +446,12 @@ impl ModelFileReader {
     /// to `len` are what an interrupted append can leave, which [`ModelFileReader::append`]
     /// cuts off: fewer bytes than a record header, a header of this file whose record runs
     /// past the end of the file (cut short) and holds no whole record of this file after its
-    /// start (see [`records_inside`]), or zeros (a crash before the data reached the disk).
-    /// Anything else (a record that ends with the file but fails its checksum, which a flipped
-    /// bit leaves and no interrupted append does; a record header naming another file, which a
+    /// start (see [`records_inside`]), or zeros (a crash before the data reached the disk),
+    /// also where they end a record of full length from a sector boundary on (a crash after
+    /// the file's new length reached the disk and before the record's last blocks did, which
+    /// ext3, ext4 with `data=writeback` and some network file systems allow; see
+    /// [`SECTOR`]). Anything else (a record that ends with the file but fails its checksum,
+    /// which a flipped bit leaves and no interrupted append does; a record header naming another file, which a
     /// damaged header does too; a damaged length field that makes a record claim the records
     /// after it; bytes something else appended) is left in place: the user is told, and records
     /// may follow it, which a cut would lose.
@@ -475,6 +482,7 @@ impl ModelFileReader {
         };
         if (cut_short && inside == Inside::Nothing)
             || (n <= MAX_JOURNAL && self.zeros(file, end, n)?)
+            || (declared == Some(n) && self.ends_in_unwritten_sectors(file, end, len)?)
         {
             return Ok(());
         }
@@ -523,6 +531,21 @@ impl ModelFileReader {
 
     /// Whether the `n` bytes of `file` from `at` are all zero (read [`super::STREAM_CHUNK`]
     /// bytes at a time, as sections are streamed).
+    /// Whether the record from `end` to `len` ends in zeros from a [`SECTOR`] boundary inside
+    /// it: the last blocks of an append that a crash kept from the disk read back as zeros,
+    /// and they start at such a boundary. Only the record's last sector is read: if the zeros
+    /// start earlier, they cover it too. (A damaged record that happens to end so is taken for
+    /// torn, as every failing last record was before damage was told apart: never applied.)
+    fn ends_in_unwritten_sectors(
+        &self,
+        file: &std::fs::File,
+        end: u64,
+        len: u64,
+    ) -> Result<bool, ModelFileError> {
+        let last_boundary = (len - 1) / SECTOR * SECTOR;
+        Ok(last_boundary > end && self.zeros(file, last_boundary, len - last_boundary)?)
+    }
+
     fn zeros(&self, file: &std::fs::File, at: u64, n: u64) -> Result<bool, ModelFileError> {
         let chunk_len = super::STREAM_CHUNK as u64;
         let mut chunk = vec![0; n.min(chunk_len) as usize];
@@ -646,6 +669,25 @@ mod tests {
         *bad_checksum.last_mut().unwrap() ^= 1;
         assert!(!append(&bad_checksum));
         assert!(append(&bad_checksum[..bad_checksum.len() - 1]), "cut short");
+        // Review: a crash that kept a whole record's last blocks from the disk after its
+        // length reached it leaves zeros from a sector boundary to the end. That was refused
+        // as damage, and every later learn with it; it is what an interrupted append leaves.
+        let big = encode_record(crc, &[0x5A; 3000]);
+        let start = (sections.len() + a.len()) as u64;
+        let len = start + big.len() as u64;
+        let boundary = ((len - 1) / SECTOR * SECTOR - start) as usize;
+        assert!(
+            boundary > RECORD_HEADER,
+            "the record spans a sector boundary"
+        );
+        let mut unwritten = big.clone();
+        unwritten[boundary..].fill(0);
+        assert!(append(&unwritten), "zeros from a sector boundary: torn");
+        // Zeros that do not run to the end (its last byte written): damage.
+        let mut zeroed_inside = big.clone();
+        let last = zeroed_inside.len() - 1;
+        zeroed_inside[RECORD_HEADER + 1..last].fill(0);
+        assert!(!append(&zeroed_inside));
         // A record whose header no longer names the file, with a record after it, and bytes
         // no append writes: kept, and the learn refused.
         assert!(!append(&[&foreign_header[..], &a].concat()));
