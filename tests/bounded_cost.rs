@@ -253,7 +253,7 @@ fn serve_classifies_url_with_32000_host_labels_under_64_mb_and_1_s() {
 
 /// `file`, written with `head` and made `size` bytes long (sparse: zeros after `head`, which
 /// take no disk).
-fn sparse_message(t: &TestDir, file: &str, head: &str, size: u64) -> std::path::PathBuf {
+pub fn sparse_message(t: &TestDir, file: &str, head: &str, size: u64) -> std::path::PathBuf {
     let path = t.write(file, head.as_bytes());
     let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
     file.set_len(size).unwrap();

@@ -510,16 +510,12 @@ fn moving_a_message_over_64_mib_into_spam_learns_its_head() {
     let dirs = Maildirs::new(&t);
     let model = copy_of_trained_model(&t);
     let before = SpamFilter::load(&model).unwrap();
-    let big = t.write(
+    let big = crate::bounded_cost::sparse_message(
+        &t,
         "big.eml",
-        b"Subject: huge offer\n\ncheap pills zqxhugeword\n",
+        "Subject: huge offer\n\ncheap pills zqxhugeword\n",
+        spamsort::corpus::MAX_MESSAGE_BYTES + 1,
     );
-    std::fs::OpenOptions::new()
-        .write(true)
-        .open(&big)
-        .unwrap()
-        .set_len(spamsort::corpus::MAX_MESSAGE_BYTES + 1)
-        .unwrap();
     std::fs::copy(&big, dirs.inbox.join("tmp/1.big.test")).unwrap();
     std::fs::rename(
         dirs.inbox.join("tmp/1.big.test"),
