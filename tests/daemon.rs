@@ -6,7 +6,7 @@
 //! by the user are learned.
 
 use crate::util::{
-    TestDir, copy_of_trained_model, sample_files, sigterm_and_wait, trained_model,
+    TestDir, copy_of_trained_model, sample_files, sigterm_and_wait, spamsort, trained_model,
     transparent_huge_pages,
 };
 use rand::{Rng, SeedableRng};
@@ -500,6 +500,54 @@ fn moving_a_message_out_of_spam_teaches_the_model() {
         after.summary().messages[1],
         filter.summary().messages[1] - 1
     );
+}
+
+#[test]
+fn moving_a_message_over_64_mib_into_spam_learns_its_head() {
+    // Regression: the daemon files a message over the 64 MiB it reads as ham, unclassified,
+    // but then refused to learn it when the user moved it into the spam folder.
+    let t = TestDir::new();
+    let dirs = Maildirs::new(&t);
+    let model = copy_of_trained_model(&t);
+    let before = SpamFilter::load(&model).unwrap();
+    let big = crate::bounded_cost::sparse_message(
+        &t,
+        "big.eml",
+        "Subject: huge offer\n\ncheap pills zqxhugeword\n",
+        spamsort::corpus::MAX_MESSAGE_BYTES + 1,
+    );
+    std::fs::copy(&big, dirs.inbox.join("tmp/1.big.test")).unwrap();
+    std::fs::rename(
+        dirs.inbox.join("tmp/1.big.test"),
+        dirs.inbox.join("new/1.big.test"),
+    )
+    .unwrap();
+    let log = t.path().join("log");
+    let mut daemon = start(&model, &dirs, &["--learn-from-moves"], &log);
+    let filed = dirs.ham.join("new/1.big.test");
+    wait_until("the message to be filed", || filed.exists());
+    std::fs::rename(&filed, dirs.spam.join("cur/1.big.test:2,S")).unwrap();
+    let learned = || {
+        std::fs::read_to_string(&log)
+            .unwrap()
+            .contains("as spam (moved by the user)")
+    };
+    wait_until("the correction to be learned", learned);
+    sigterm_and_wait(&mut daemon);
+    let after = SpamFilter::load(&model).unwrap();
+    assert_eq!(
+        after.summary().messages[1],
+        before.summary().messages[1] + 1
+    );
+    // The same message as `spamsort learn` learns it: learned once.
+    let out = spamsort()
+        .args(["learn", "--spam", "--model"])
+        .arg(&model)
+        .arg(&big)
+        .assert()
+        .success();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(stderr.contains("1 already learned as spam"), "{stderr}");
 }
 
 #[test]

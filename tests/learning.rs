@@ -207,6 +207,26 @@ fn nb_counts(filter: &SpamFilter, kind: ModelKind) -> ([f64; 2], Vec<f64>, Vec<f
     }
 }
 
+/// Asserts that both Naive Bayes models of `after` hold the counts of `before`, exactly: a
+/// message learned and unlearned in between leaves only its new tokens known, with count 0.
+pub fn assert_same_nb_counts(before: &SpamFilter, after: &SpamFilter) {
+    for kind in [ModelKind::BernoulliNb, ModelKind::MultinomialNb] {
+        let (c0, h0, s0) = nb_counts(before, kind);
+        let (c1, h1, s1) = nb_counts(after, kind);
+        assert_eq!(c1, c0, "{kind}");
+        // The vocabulary keeps the message's new tokens, with count 0.
+        assert_eq!(h1[..h0.len()], h0[..], "{kind}");
+        assert_eq!(s1[..s0.len()], s0[..], "{kind}");
+        assert!(
+            h1[h0.len()..]
+                .iter()
+                .chain(&s1[s0.len()..])
+                .all(|&c| c == 0.0)
+        );
+        assert!(h1.len() > h0.len(), "{kind}: the new token stays known");
+    }
+}
+
 #[test]
 fn learning_twice_changes_nothing_and_unlearn_without_a_label_restores_the_counts_exactly() {
     let t = TestDir::new();
@@ -254,21 +274,7 @@ fn learning_twice_changes_nothing_and_unlearn_without_a_label_restores_the_count
     assert!(stderr.contains("unlearned 1 message(s)"), "{stderr}");
     let after = SpamFilter::load(&model).unwrap();
     assert_eq!(after.summary().messages, before.summary().messages);
-    for kind in [ModelKind::BernoulliNb, ModelKind::MultinomialNb] {
-        let (c0, h0, s0) = nb_counts(&before, kind);
-        let (c1, h1, s1) = nb_counts(&after, kind);
-        assert_eq!(c1, c0, "{kind}");
-        // The vocabulary keeps the message's new tokens, with count 0.
-        assert_eq!(h1[..h0.len()], h0[..], "{kind}");
-        assert_eq!(s1[..s0.len()], s0[..], "{kind}");
-        assert!(
-            h1[h0.len()..]
-                .iter()
-                .chain(&s1[s0.len()..])
-                .all(|&c| c == 0.0)
-        );
-        assert!(h1.len() > h0.len(), "{kind}: the new token stays known");
-    }
+    assert_same_nb_counts(&before, &after);
     // The SVM and logistic regression take the opposite step: the score moves back.
     for (i, kind) in ModelKind::ALL.iter().enumerate().skip(2) {
         let now = decision(&model, &message, *kind);

@@ -2,7 +2,7 @@
 //! on standard input.
 
 use anyhow::Context;
-use spamsort::corpus::{CorpusError, MAX_MESSAGE_BYTES, Mailbox};
+use spamsort::corpus::{CorpusError, Mailbox};
 use spamsort::{Message, Source};
 use std::io::Read;
 use std::path::PathBuf;
@@ -10,50 +10,26 @@ use std::path::PathBuf;
 /// A lazy stream of messages, one read at a time.
 type Messages = Box<dyn Iterator<Item = Result<Message, CorpusError>> + Send>;
 
-/// Every message of every input, in order, read one at a time as the stream is taken, so
-/// memory holds one message (at most [`MAX_MESSAGE_BYTES`]) however many there are;
-/// unreadable ones, and longer ones, as `Err` items. Every mailbox is opened, and standard
-/// input read (see [`read_stdin`]), before this returns, so a path that cannot be opened fails
-/// before any message is read.
-pub fn messages(
-    paths: &[PathBuf],
-) -> anyhow::Result<impl Iterator<Item = Result<Message, CorpusError>> + Send + use<>> {
-    inputs(paths, None)
-}
-
-/// The first `head` bytes of every message of every input, read lazily, one message at a time,
-/// so memory stays bounded by `head` however large the messages or mailboxes (for commands that
-/// only tokenize; see `TokenizerConfig::head_bytes`). Every mailbox is opened first, so a path
-/// that cannot be opened fails before any output.
+/// The first `head` bytes of every message of every input (`-`: standard input, read, and the
+/// rest of it drained, before this returns, see [`read_stdin_head`]), read lazily, one message
+/// at a time, so memory stays bounded by `head` however large the messages or mailboxes (for
+/// commands that only tokenize; see `TokenizerConfig::head_bytes`); unreadable messages as
+/// `Err` items. Every mailbox is opened first, so a path that cannot be opened fails before
+/// any output.
 pub fn message_heads(
     paths: &[PathBuf],
     head: u64,
 ) -> anyhow::Result<impl Iterator<Item = Result<Message, CorpusError>> + Send + use<>> {
-    inputs(paths, Some(head))
-}
-
-/// [`messages`], or with `head` [`message_heads`].
-fn inputs(
-    paths: &[PathBuf],
-    head: Option<u64>,
-) -> anyhow::Result<impl Iterator<Item = Result<Message, CorpusError>> + Send + use<>> {
     let mut inputs: Vec<Messages> = Vec::new();
     for path in paths {
         if path.as_os_str() == "-" {
-            let message = match head {
-                Some(head) => Ok(Message {
-                    bytes: read_stdin_head(head)?,
-                    source: Source::file("-"),
-                }),
-                None => read_stdin()?,
+            let message = Message {
+                bytes: read_stdin_head(head)?,
+                source: Source::file("-"),
             };
-            inputs.push(Box::new(std::iter::once(message)));
+            inputs.push(Box::new(std::iter::once(Ok(message))));
         } else {
-            let mailbox = Mailbox::open(path)?;
-            inputs.push(match head {
-                Some(head) => Box::new(mailbox.heads(head)),
-                None => Box::new(mailbox),
-            });
+            inputs.push(Box::new(Mailbox::open(path)?.heads(head)));
         }
     }
     Ok(inputs.into_iter().flatten())
@@ -70,29 +46,6 @@ pub fn read_stdin_head(head: u64) -> anyhow::Result<Vec<u8>> {
     }
     drain(&mut stdin)?;
     Ok(buf)
-}
-
-/// Standard input as one message, at most [`MAX_MESSAGE_BYTES`], as a message file is read: a
-/// longer one is a [`CorpusError::TooLarge`] item naming standard input, and the rest of it is
-/// read and dropped, so the writer (a mail server's pipe) is not cut off with an error. Memory:
-/// the limit and a byte (see [`stdin_buffer`]).
-fn read_stdin() -> anyhow::Result<Result<Message, CorpusError>> {
-    let limit = usize::try_from(MAX_MESSAGE_BYTES).unwrap_or(usize::MAX);
-    let mut stdin = std::io::stdin().lock();
-    let mut bytes = stdin_buffer(limit.saturating_add(1));
-    if !read_head(&mut stdin, limit, &mut bytes).context("reading standard input")? {
-        // Dropped before draining, so the refused bytes are not held while the rest comes.
-        drop(bytes);
-        drain(&mut stdin)?;
-        return Ok(Err(CorpusError::TooLarge {
-            message: Source::file("standard input"),
-            limit: MAX_MESSAGE_BYTES,
-        }));
-    }
-    Ok(Ok(Message {
-        bytes,
-        source: Source::file("-"),
-    }))
 }
 
 /// An empty buffer for the first `most` bytes of standard input. A file (`< FILE`) gets room

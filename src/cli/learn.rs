@@ -5,11 +5,16 @@
 //! `bogofilter -s` does. A lock file beside the model
 //! serializes concurrent runs, so two `learn`s never lose each other's updates.
 //!
-//! The messages are read one at a time under that lock (standard input before it, at most
-//! `corpus::MAX_MESSAGE_BYTES` as a message file), so a run holds one message's bytes,
-//! whatever the size of its mailboxes; a run is still one journal record or one save, all of
-//! it or none, and what it holds until then is bounded too (see
-//! [`journal::RECORD_MEMORY`]).
+//! Of each message only its head is read, what the model's tokenizer reads of it (see
+//! [`TokenizerConfig::head_bytes`]), as `classify` reads it: a message of any size is learned
+//! as it is classified, and "learn once" knows it again, since a message's identity is a
+//! digest of its tokens. The messages are read one at a time under that lock (standard input
+//! before it, the rest of it drained), so a run holds one message's head, whatever the size of
+//! its messages and mailboxes; a run is still one journal record or one save, all of it or
+//! none, and what it holds until then is bounded too (see [`journal::RECORD_MEMORY`]).
+//!
+//! [`SpamFilter::learn`]: spamsort::SpamFilter::learn
+//! [`TokenizerConfig::head_bytes`]: spamsort::TokenizerConfig::head_bytes
 
 use super::args::{HeaderArgs, ModelArgs, VerdictArgs, waiting};
 use super::{ExitStatus, input};
@@ -54,12 +59,13 @@ pub struct LearnArgs {
 }
 
 /// Learns (or with `unlearn` forgets) every readable message of `messages`, read one at a
-/// time, in `store`, as it was before `filter` marked it in `style` (a subject tag is no
-/// evidence), skipping those `right` says the filter already gets right; returns the counts
-/// and whether anything changed.
+/// time, each at most its first `head` bytes, in `store`, as it was before `filter` marked it
+/// in `style` (a subject tag is no evidence), skipping those `right` says the filter already
+/// gets right; returns the counts and whether anything changed.
 fn learn_all<S: LearnedStore + ?Sized>(
     store: &mut S,
     messages: impl Iterator<Item = Result<spamsort::corpus::Message, spamsort::corpus::CorpusError>>,
+    head: u64,
     style: &HeaderStyle,
     label: Label,
     unlearn: bool,
@@ -70,6 +76,18 @@ fn learn_all<S: LearnedStore + ?Sized>(
         let Some(message) = input::readable(&item, &mut counts.failed) else {
             continue;
         };
+        // `head` came from the settings the file had before the lock was taken: a message cut
+        // there whose tokens the settings now read past (another writer retrained meanwhile)
+        // would be learned as a message it is not.
+        if message.bytes.len() as u64 >= head && store.tokenizer_config().head_bytes() > head {
+            eprintln!(
+                "spamsort: {}: not learned: the model's tokenizer settings changed while it was \
+                 read; learn it again",
+                super::terminal::escape_for_terminal(&message.source.to_string())
+            );
+            counts.failed = true;
+            continue;
+        }
         let bytes = style.unmarked(&message.bytes);
         if unlearn {
             match store.unlearn_message(&bytes)? {
@@ -111,7 +129,9 @@ pub fn run(args: LearnArgs) -> anyhow::Result<ExitStatus> {
     } else {
         args.paths
     };
-    let messages = input::messages(&paths)?;
+    // Only what the tokenizer reads of each message is held (see the module doc).
+    let head = IfMissing::StartEmpty.tokenizer_config(&path)?.head_bytes();
+    let messages = input::message_heads(&paths, head)?;
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
@@ -122,6 +142,7 @@ pub fn run(args: LearnArgs) -> anyhow::Result<ExitStatus> {
             learn_all(
                 filter,
                 messages,
+                head,
                 &policy.headers,
                 label,
                 unlearn,
@@ -138,9 +159,15 @@ pub fn run(args: LearnArgs) -> anyhow::Result<ExitStatus> {
         // Appended to the model file's journal: no model is loaded, the file is not rewritten
         // (unless the run outgrows the journal).
         journal::learn(&path, waiting(&path), |store| {
-            learn_all(store, messages, &policy.headers, label, unlearn, |_, _| {
-                Ok(false)
-            })
+            learn_all(
+                store,
+                messages,
+                head,
+                &policy.headers,
+                label,
+                unlearn,
+                |_, _| Ok(false),
+            )
         })?
     };
     if updated.created {

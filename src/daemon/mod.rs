@@ -518,7 +518,11 @@ impl Daemon {
             if self.stop.load(Ordering::SeqCst) {
                 return;
             }
-            let bytes = match crate::corpus::read_regular(&c.path, MAX_MESSAGE_BYTES) {
+            // Only what the tokenizer reads, as `spamsort learn` reads it: a message of any
+            // size (one over MAX_MESSAGE_BYTES was filed unclassified) is learned as it would
+            // be classified.
+            let head = self.filter.current().tokenizer_config().head_bytes();
+            let bytes = match crate::corpus::read_regular_head(&c.path, head) {
                 Ok(bytes) => bytes,
                 // Renamed since the scan: the next one finds it again.
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {

@@ -29,6 +29,10 @@ pub enum Place {
 /// device, a file over the readers' bound): never one of a message's places.
 const UNREAD: u64 = 0;
 
+/// How much of a message over [`MAX_MESSAGE_BYTES`] its fingerprint reads (see
+/// [`MoveTracker::huge_fingerprint`]): enough to tell messages apart by their header fields.
+const HUGE_HEAD_BYTES: u64 = 1024 * 1024;
+
 /// Where each message was last seen.
 #[derive(Debug)]
 pub struct MoveTracker {
@@ -92,6 +96,22 @@ impl MoveTracker {
         h.finish()
     }
 
+    /// The fingerprint of the message file at `path`, over [`MAX_MESSAGE_BYTES`]: its first
+    /// [`HUGE_HEAD_BYTES`] (unmarked) and its length. The daemon files such a message
+    /// unclassified, so never marked, and learns its head when the user moves it (as every
+    /// learner learns what the tokenizer reads): it is known by these, not read whole.
+    fn huge_fingerprint(&self, path: &Path) -> std::io::Result<u64> {
+        use std::io::Read;
+        let file = crate::corpus::open_regular(path)?;
+        let len = file.metadata()?.len();
+        let mut head = Vec::new();
+        file.take(HUGE_HEAD_BYTES).read_to_end(&mut head)?;
+        let mut h = foldhash::fast::FixedState::with_seed(0x7370_616d).build_hasher();
+        h.write(&self.style.unmarked(&head));
+        h.write_u64(len);
+        Ok(h.finish())
+    }
+
     /// The directories to watch for changes.
     pub fn watched(&self) -> impl Iterator<Item = &Path> {
         self.dirs.iter().map(|(d, _)| d.as_path())
@@ -125,10 +145,23 @@ impl MoveTracker {
                 if self.known.contains_key(&path) {
                     continue;
                 }
-                // A FIFO, device or endless file (a link to /dev/zero) is refused, a file over
-                // the readers' bound too: not read again while it stays.
-                let bytes = match crate::corpus::read_regular(&path, MAX_MESSAGE_BYTES) {
-                    Ok(bytes) => bytes,
+                // A FIFO, device or endless file (a link to /dev/zero) is refused: not read
+                // again while it stays.
+                let fp = match crate::corpus::read_regular(&path, MAX_MESSAGE_BYTES) {
+                    Ok(bytes) => self.fingerprint(&bytes),
+                    Err(e) if e.kind() == std::io::ErrorKind::FileTooLarge => {
+                        match self.huge_fingerprint(&path) {
+                            Ok(fp) => fp,
+                            Err(e) => {
+                                tracing::warn!(
+                                    "{}: not a message to learn from: {e}",
+                                    path.display()
+                                );
+                                self.known.insert(path, UNREAD);
+                                continue;
+                            }
+                        }
+                    }
                     Err(e) => {
                         if e.kind() != std::io::ErrorKind::NotFound {
                             tracing::warn!("{}: not a message to learn from: {e}", path.display());
@@ -137,7 +170,6 @@ impl MoveTracker {
                         continue;
                     }
                 };
-                let fp = self.fingerprint(&bytes);
                 self.known.insert(path.clone(), fp);
                 let before = self.place_of.insert(fp, *place);
                 let label = match (before, place) {

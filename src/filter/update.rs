@@ -6,7 +6,8 @@
 use super::{LearnOutcome, SpamFilter, TrainParams};
 use crate::error::Result;
 use crate::label::Label;
-use crate::model_file::{self, UpdateLock};
+use crate::model_file::{self, ModelFileError, UpdateLock};
+use crate::tokenize::TokenizerConfig;
 use std::path::Path;
 
 /// What [`update`] does when the model file does not exist.
@@ -21,6 +22,27 @@ pub enum IfMissing<'a> {
     /// Fail with the load error (a long-running front end must not replace its model with an
     /// empty one because the file went away).
     Fail,
+}
+
+impl IfMissing<'_> {
+    /// The tokenizer settings a change of the model file at `path` would tokenize with, as
+    /// they are now: the file's (only its head is read, without the update lock), or with no
+    /// file there, those of the filter this starts (`Fail`: the load error). For a learner that
+    /// reads only the head of each message (see [`TokenizerConfig::head_bytes`]) before it
+    /// takes the lock: another writer may change the settings meanwhile, so the ones under the
+    /// lock decide.
+    pub fn tokenizer_config(&self, path: &Path) -> Result<TokenizerConfig> {
+        let reader = match (model_file::ModelFileReader::open(path), self) {
+            (Err(ModelFileError::Missing { .. }), IfMissing::StartEmpty) => {
+                return Ok(TrainParams::default().tokenizer);
+            }
+            (Err(ModelFileError::Missing { .. }), IfMissing::StartFrom(base)) => {
+                return Ok(base.tokenizer_config().clone());
+            }
+            (reader, _) => reader?,
+        };
+        Ok(super::layout::Head::read(&reader)?.tokenizer)
+    }
 }
 
 /// What [`update`] did.
