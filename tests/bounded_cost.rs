@@ -8,8 +8,8 @@
 //! its own test with its streaming.)
 
 use crate::util::{
-    Served, TestDir, copy_of_trained_model, limited_spamsort, peak_rss, sigterm_and_wait,
-    trained_model,
+    Served, TestDir, address_space, copy_of_trained_model, limited_spamsort, peak_rss,
+    sigterm_and_wait, trained_model,
 };
 use spamsort::SpamFilter;
 use spamsort::corpus::MAX_MESSAGE_BYTES;
@@ -423,18 +423,6 @@ fn stdin_over_the_limit_is_held_once_not_three_times_and_read_to_its_end() {
         "the message did not pass through unchanged"
     );
     assert!(stderr.contains("passed through unchanged"), "{stderr}");
-}
-
-/// The address space (`VmSize`) of a running process.
-fn address_space(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let kb: u64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmSize:"))
-        .and_then(|v| v.trim().strip_suffix("kB"))
-        .and_then(|v| v.trim().parse().ok())
-        .expect("VmSize in /proc/PID/status");
-    kb * 1024
 }
 
 #[test]

@@ -101,13 +101,23 @@ pub fn limited_spamsort(address_space: u64, cpu_seconds: u64) -> Command {
 
 /// The peak resident memory (VmHWM) of a running process, in bytes.
 pub fn peak_rss(pid: u32) -> u64 {
+    proc_status_bytes(pid, "VmHWM:")
+}
+
+/// The address space (VmSize) of a running process, in bytes.
+pub fn address_space(pid: u32) -> u64 {
+    proc_status_bytes(pid, "VmSize:")
+}
+
+/// A `/proc/PID/status` field given in kB (`field` with its colon), in bytes.
+fn proc_status_bytes(pid: u32, field: &str) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
     let kb: u64 = status
         .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .find_map(|l| l.strip_prefix(field))
         .and_then(|v| v.trim().strip_suffix("kB"))
         .and_then(|v| v.trim().parse().ok())
-        .expect("VmHWM in /proc/PID/status");
+        .unwrap_or_else(|| panic!("{field} in /proc/{pid}/status"));
     kb * 1024
 }
 
