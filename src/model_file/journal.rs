@@ -17,10 +17,11 @@
 //! first that is cut short, fails its checksum or names another header (a torn append by a
 //! writer killed mid-write, or bytes of a file rewritten in place): that record and everything
 //! after it are ignored, so a torn append is never applied and never corrupts the model. A torn
-//! append is cut short (fewer bytes than its header declares): a last record of full length
-//! that fails its checksum was damaged after it was written, and no writer cuts it off (see
-//! [`ModelFileReader::check_tail`]). A
-//! torn append is always the file's last record (the next writer cuts it off before it appends),
+//! append is cut short (fewer bytes than its header declares), or of full length with zeros
+//! from a sector boundary to its end (blocks a crash kept from the disk): any other last record
+//! of full length that fails its checksum was damaged after it was written, and no writer cuts
+//! it off (see [`ModelFileReader::check_tail`]). A torn append is always the file's last
+//! record (the next writer cuts it off before it appends),
 //! so a record that fails its checksum with bytes after it was damaged after it was written:
 //! that is a [`ModelFileError::Corrupt`] file, not a torn tail, and no reader skips it (a
 //! learner would otherwise cut the valid records after it off with its next append). A
@@ -449,12 +450,12 @@ impl ModelFileReader {
     /// start (see [`records_inside`]), or zeros (a crash before the data reached the disk),
     /// also where they end a record of full length from a sector boundary on (a crash after
     /// the file's new length reached the disk and before the record's last blocks did, which
-    /// ext3, ext4 with `data=writeback` and some network file systems allow; see
-    /// [`SECTOR`]). Anything else (a record that ends with the file but fails its checksum,
-    /// which a flipped bit leaves and no interrupted append does; a record header naming another file, which a
-    /// damaged header does too; a damaged length field that makes a record claim the records
-    /// after it; bytes something else appended) is left in place: the user is told, and records
-    /// may follow it, which a cut would lose.
+    /// ext3, ext4 with `data=writeback` and some network file systems allow; see [`SECTOR`]).
+    /// Anything else (a record that ends with the file but fails its checksum otherwise, which
+    /// a flipped bit leaves and no interrupted append does; a record header naming another
+    /// file, which a damaged header does too; a damaged length field that makes a record claim
+    /// the records after it; bytes something else appended) is left in place: the user is
+    /// told, and records may follow it, which a cut would lose.
     fn refuse_untorn_tail(
         &self,
         file: &std::fs::File,
@@ -529,8 +530,6 @@ impl ModelFileReader {
         ))
     }
 
-    /// Whether the `n` bytes of `file` from `at` are all zero (read [`super::STREAM_CHUNK`]
-    /// bytes at a time, as sections are streamed).
     /// Whether the record from `end` to `len` ends in zeros from a [`SECTOR`] boundary inside
     /// it: the last blocks of an append that a crash kept from the disk read back as zeros,
     /// and they start at such a boundary. Only the record's last sector is read: if the zeros
@@ -546,6 +545,8 @@ impl ModelFileReader {
         Ok(last_boundary > end && self.zeros(file, last_boundary, len - last_boundary)?)
     }
 
+    /// Whether the `n` bytes of `file` from `at` are all zero (read [`super::STREAM_CHUNK`]
+    /// bytes at a time, as sections are streamed).
     fn zeros(&self, file: &std::fs::File, at: u64, n: u64) -> Result<bool, ModelFileError> {
         let chunk_len = super::STREAM_CHUNK as u64;
         let mut chunk = vec![0; n.min(chunk_len) as usize];
