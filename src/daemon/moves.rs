@@ -91,9 +91,15 @@ impl MoveTracker {
     /// A message's fingerprint: its bytes as they were before the daemon marked them (see
     /// [`HeaderStyle::unmarked`]).
     pub fn fingerprint(&self, message: &[u8]) -> u64 {
+        self.unmarked_hasher(message).finish()
+    }
+
+    /// A hasher fed the bytes of `message` as they were before the daemon marked them: the
+    /// start of every fingerprint.
+    fn unmarked_hasher(&self, message: &[u8]) -> impl Hasher {
         let mut h = foldhash::fast::FixedState::with_seed(0x7370_616d).build_hasher();
         h.write(&self.style.unmarked(message));
-        h.finish()
+        h
     }
 
     /// The fingerprint of the message file at `path`, over [`MAX_MESSAGE_BYTES`]: its first
@@ -104,10 +110,9 @@ impl MoveTracker {
         use std::io::Read;
         let file = crate::corpus::open_regular(path)?;
         let len = file.metadata()?.len();
-        let mut head = Vec::new();
+        let mut head = Vec::with_capacity(HUGE_HEAD_BYTES as usize);
         file.take(HUGE_HEAD_BYTES).read_to_end(&mut head)?;
-        let mut h = foldhash::fast::FixedState::with_seed(0x7370_616d).build_hasher();
-        h.write(&self.style.unmarked(&head));
+        let mut h = self.unmarked_hasher(&head);
         h.write_u64(len);
         Ok(h.finish())
     }
