@@ -131,23 +131,17 @@ impl<R: BufRead + Seek> MboxReader<R> {
         // or into a line is wrong. Then an empty line (LF or CRLF) and a `From ` line.
         let from = if len == 0 { start } else { end - 1 };
         self.reader.seek(SeekFrom::Start(from))?;
-        let mut look = [0u8; 1 + 2 + 5];
-        let mut got = 0;
-        while got < look.len() {
-            match self.reader.read(&mut look[got..]) {
-                Ok(0) => break,
-                Ok(n) => got += n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
+        // The body's last byte, an empty line and `From `: fewer at the end of the file.
+        const LOOK: u64 = 1 + 2 + 5;
+        let mut look = Vec::with_capacity(LOOK as usize);
+        (&mut self.reader).take(LOOK).read_to_end(&mut look)?;
         self.reader.seek(SeekFrom::Start(start))?;
-        let after = match (len, &look[..got]) {
+        let at_end = (look.len() as u64) < LOOK;
+        let after = match (len, &look[..]) {
             (0, after) => after,
             (_, [b'\n', after @ ..]) => after,
             _ => return Ok(false),
         };
-        let at_end = got < look.len();
         let next = after
             .strip_prefix(b"\n")
             .or_else(|| after.strip_prefix(b"\r\n"));
