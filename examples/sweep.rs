@@ -22,7 +22,8 @@
 //! is an FNV-1a hash modulo a power of two, so this gives the tokens of a smaller hashed table),
 //! ONLY and DROP (comma-separated token kinds kept or dropped: b4, c4, osb, words), MIN_DF,
 //! FOLDS, NB_ALPHA, BNB_MAX_FEATURES, MNB_WEIGHTING, MNB_L2, COMPLEMENT, SVM_C, SVM_TOL and
-//! SVM_MAX_ITER (the exact solver's stopping rule), SVM_SQUARED, SVM_FEATURES,
+//! SVM_MAX_ITER (the exact solver's stopping rule), SVM_SQUARED, SVM_NB (the smoothing of
+//! the log-count-ratio scaling, 0 for none), SVM_FEATURES,
 //! SVM_EMPTY_FEATURES, LR_C, LR_TOL, LR_FEATURES, LR_ONLINE_RATE, LR_EMPTY_FEATURES,
 //! LR_EMPTY_RATE (the EMPTY ones: models started from nothing, as online);
 //! LR_PASSES and SVM_PASSES (the batch fit by that many passes of the online update, 0: by the
@@ -229,6 +230,9 @@ fn main() {
                 svm.loss
             },
             features: features("SVM_FEATURES", svm.features),
+            nb_scale: std::env::var("SVM_NB")
+                .ok()
+                .map_or(svm.nb_scale, |v| v.parse().ok().filter(|&a: &f64| a > 0.0)),
             empty_features: features("SVM_EMPTY_FEATURES", svm.empty_features),
             solver: match var("SVM_PASSES", usize::MAX) {
                 0 => SvmSolver::DualCoordinateDescent,

@@ -173,6 +173,8 @@ fn linear_svc_hinge_decision_values_match_sklearn() {
         tol: 1e-10,
         max_iter: 1_000_000,
         features: FeatureConfig::COUNTS,
+        // scikit-learn's LinearSVC: the textbook SVM on its input, unscaled.
+        nb_scale: None,
         ..LinearSvmParams::default()
     };
     let model = params.fit(&o.data).unwrap();

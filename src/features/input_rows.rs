@@ -28,6 +28,9 @@ pub(crate) struct InputRows<'a> {
     values: Option<Vec<Box<[f32]>>>,
     /// Per row, the one value of its entries under binary weighting (else empty).
     scales: Vec<f64>,
+    /// Per input id, the square of its column's scale, if the solver fits the scaled problem
+    /// (see [`InputRows::scaled`]).
+    column_weights: Option<Vec<f64>>,
 }
 
 impl<'a> InputRows<'a> {
@@ -69,6 +72,20 @@ impl<'a> InputRows<'a> {
             hashed,
             values,
             scales,
+            column_weights: None,
+        }
+    }
+
+    /// These rows with each input column j scaled by s_j, for a solver that fits the weights
+    /// u = s ∘ w of the scaled problem directly (what a model then scores its unscaled input
+    /// with): a scaled row dotted with w is the unscaled row dotted with u, so [`InputRows::dot`]
+    /// is unchanged, while [`InputRows::add_to`] adds `step` times s² ∘ row to u and
+    /// [`InputRows::squared_norm`] is the scaled row's. `squared_scales` holds s_j² per input
+    /// id; columns past it scale by 1.
+    pub fn scaled(self, squared_scales: Vec<f64>) -> InputRows<'a> {
+        InputRows {
+            column_weights: Some(squared_scales),
+            ..self
         }
     }
 
@@ -136,8 +153,15 @@ impl<'a> InputRows<'a> {
         sum * self.scales[i]
     }
 
-    /// `w += step * row i`; `w` covers every input id.
+    /// `w += step * row i` (of the scaled problem: `step` times s² ∘ row i, see
+    /// [`InputRows::scaled`]); `w` covers every input id.
     pub fn add_to(&self, i: usize, step: f64, w: &mut [f64]) {
+        if let Some(c) = &self.column_weights {
+            self.for_each(i, |id, v| {
+                w[id] += step * v * c.get(id).copied().unwrap_or(1.0)
+            });
+            return;
+        }
         if self.values.is_some() || !self.hashed {
             self.for_each(i, |id, v| w[id] += step * v);
             return;
@@ -160,10 +184,13 @@ impl<'a> InputRows<'a> {
         }
     }
 
-    /// Row `i`'s squared Euclidean norm.
+    /// Row `i`'s squared Euclidean norm (scaled, see [`InputRows::scaled`]).
     pub fn squared_norm(&self, i: usize) -> f64 {
         let mut sum = 0.0;
-        self.for_each(i, |_, v| sum += v * v);
+        match &self.column_weights {
+            Some(c) => self.for_each(i, |id, v| sum += v * v * c.get(id).copied().unwrap_or(1.0)),
+            None => self.for_each(i, |_, v| sum += v * v),
+        }
         sum
     }
 }
