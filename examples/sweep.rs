@@ -24,7 +24,8 @@
 //! FOLDS, NB_ALPHA, BNB_MAX_FEATURES, MNB_WEIGHTING, MNB_L2, COMPLEMENT, SVM_C, SVM_TOL and
 //! SVM_MAX_ITER (the exact solver's stopping rule), SVM_SQUARED, SVM_NB (the smoothing of
 //! the log-count-ratio scaling, 0 for none), SVM_FEATURES,
-//! SVM_EMPTY_FEATURES, LR_C, LR_TOL, LR_FEATURES, LR_ONLINE_RATE, LR_EMPTY_FEATURES,
+//! SVM_EMPTY_FEATURES, LR_C, LR_TOL, LR_NB (as SVM_NB, for the online passes' fit), LR_FEATURES,
+//! LR_ONLINE_RATE, LR_EMPTY_FEATURES,
 //! LR_EMPTY_RATE (the EMPTY ones: models started from nothing, as online);
 //! LR_PASSES and SVM_PASSES (the batch fit by that many passes of the online update, 0: by the
 //! exact solver), LR_PASS_RATE (the step of logistic regression's passes);
@@ -243,6 +244,9 @@ fn main() {
         }),
         ModelParams::LogisticRegression(LogisticRegressionParams {
             c: var("LR_C", lr.c),
+            nb_scale: std::env::var("LR_NB")
+                .ok()
+                .map_or(lr.nb_scale, |v| v.parse().ok().filter(|&a: &f64| a > 0.0)),
             tol: var("LR_TOL", lr.tol),
             features: features("LR_FEATURES", lr.features),
             online_rate: var("LR_ONLINE_RATE", lr.online_rate),

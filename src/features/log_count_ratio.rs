@@ -17,12 +17,26 @@ use crate::label::Label;
 /// its log-count ratio with smoothing `alpha` (see the module doc), by the rows where the
 /// column is present: what the solver of the scaled problem weighs each column's steps and
 /// norms by. `alpha` must be positive, so every ratio is finite.
-pub(crate) fn squared_log_count_ratios(data: &Dataset, hashed: bool, alpha: f64) -> Vec<f64> {
+pub(crate) fn squared_log_count_ratios(
+    data: &Dataset,
+    rows: Option<&[usize]>,
+    hashed: bool,
+    alpha: f64,
+) -> Vec<f64> {
     let shift = if hashed { HASHED_BUCKETS as usize } else { 0 };
     let width = shift + data.n_features;
     // Rows with each column present, per class (ham first).
     let mut present = [vec![0_u32; width], vec![0_u32; width]];
-    for (row, &label) in data.rows.iter().zip(&data.labels) {
+    let all: Vec<usize>;
+    let rows = match rows {
+        Some(rows) => rows,
+        None => {
+            all = (0..data.len()).collect();
+            &all
+        }
+    };
+    for &i in rows {
+        let (row, label) = (&data.rows[i], data.labels[i]);
         let counts = &mut present[label.index()];
         for &id in row.words().ids() {
             if let Some(n) = counts.get_mut(shift + id as usize) {
@@ -67,10 +81,10 @@ mod tests {
             vec![Label::Spam, Label::Spam, Label::Ham, Label::Ham, Label::Ham],
             3,
         );
-        let words = squared_log_count_ratios(&data, false, 1.0);
+        let words = squared_log_count_ratios(&data, None, false, 1.0);
         assert_eq!(words.len(), 3);
         assert!(words[0] > words[2] && words[2] > words[1], "{words:?}");
-        let both = squared_log_count_ratios(&data, true, 1.0);
+        let both = squared_log_count_ratios(&data, None, true, 1.0);
         let shift = HASHED_BUCKETS as usize;
         assert_eq!(both.len(), shift + 3);
         assert!(
@@ -79,5 +93,11 @@ mod tests {
         );
         // An absent column's ratio is that of the classes' totals alone.
         assert!((both[6] - both[7]).abs() < 1e-12 && both[6] > 0.0);
+        // Counted over the rows asked for alone: word 2's one ham left out, it is absent.
+        let some = squared_log_count_ratios(&data, Some(&[0, 1, 2, 3]), false, 1.0);
+        assert!(
+            (some[2] - (5.0_f64 / 7.0).ln().powi(2)).abs() < 1e-12,
+            "{some:?}"
+        );
     }
 }

@@ -152,7 +152,12 @@ impl LinearSvmParams {
                     "the log-count ratios' smoothing",
                     alpha,
                 )?;
-                rows.scaled(squared_log_count_ratios(data, self.features.hashed, alpha))
+                rows.scaled(squared_log_count_ratios(
+                    data,
+                    None,
+                    self.features.hashed,
+                    alpha,
+                ))
             }
             None => rows,
         };
@@ -381,7 +386,7 @@ mod tests {
             nb_scale: Some(1.0),
             ..textbook
         };
-        let s: Vec<f64> = squared_log_count_ratios(&data, false, 1.0)
+        let s: Vec<f64> = squared_log_count_ratios(&data, None, false, 1.0)
             .iter()
             .map(|r2| r2.sqrt())
             .collect();
