@@ -14,9 +14,9 @@ use crate::label::Label;
 
 /// Per input id of a model over `data` (the hashed buckets first when `hashed`, then the
 /// vocabulary's ids, as [`super::FeatureConfig::input_width`] counts them), the square of
-/// its log-count ratio with smoothing `alpha` (see the module doc), by the rows where the
-/// column is present: what the solver of the scaled problem weighs each column's steps and
-/// norms by. `alpha` must be positive, so every ratio is finite.
+/// its log-count ratio with smoothing `alpha` (see the module doc), by the rows (those at
+/// `rows`, or all) where the column is present: what the solver of the scaled problem weighs
+/// each column's steps and norms by. `alpha` must be positive, so every ratio is finite.
 pub(crate) fn squared_log_count_ratios(
     data: &Dataset,
     rows: Option<&[usize]>,

@@ -556,30 +556,10 @@ mod tests {
             nb_scale: Some(1.0),
             ..textbook
         };
-        let s: Vec<f64> = squared_log_count_ratios(&data, None, false, 1.0)
-            .iter()
-            .map(|r2| r2.sqrt())
-            .collect();
-        let explicit = Dataset::new(
-            (data.rows.iter()).map(|r| {
-                let x = r.words().iter().map(|(j, v)| (j, v * s[j as usize]));
-                SparseVector::from_pairs(x.collect())
-            }),
-            data.labels.clone(),
-            4,
-        );
+        let (s, explicit) = super::super::testutil::explicitly_scaled(&data);
         let folded = scaled.fit(&data).unwrap();
         let reference = textbook.fit(&explicit).unwrap();
-        let (u, w) = (&folded.function().weights, &reference.function().weights);
-        for j in 0..4 {
-            assert!(
-                (u[j] - s[j] * w[j]).abs() < 1e-12,
-                "weight {j}: {} vs {}",
-                u[j],
-                s[j] * w[j]
-            );
-        }
-        assert!((folded.function().bias - reference.function().bias).abs() < 1e-12);
+        super::super::testutil::assert_folded(folded.function(), reference.function(), &s, 1e-12);
         assert_ne!(folded, textbook.fit(&data).unwrap());
     }
 

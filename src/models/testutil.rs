@@ -1,8 +1,9 @@
 //! One checker run against all four models: the contract of [`Classifier`] that every model
 //! must keep, on a synthetic corpus where the answer is known.
 
+use super::linear::LinearFunction;
 use super::{Classifier, ModelKind, ModelParams};
-use crate::features::{Dataset, SparseVector};
+use crate::features::{Dataset, SparseVector, squared_log_count_ratios};
 use crate::label::Label;
 use rand::{Rng, SeedableRng};
 
@@ -27,6 +28,41 @@ pub fn synthetic() -> Dataset {
         labels.push(label);
     }
     Dataset::new(rows, labels, 50)
+}
+
+/// The scales of a Naive Bayes log-count-ratio scaling with smoothing 1 of `data`'s words
+/// (|r_j| per vocabulary id, no hashed features), and `data` with every column multiplied by
+/// its scale: what a textbook fit on the second must match a scaled fit on `data` by.
+pub fn explicitly_scaled(data: &Dataset) -> (Vec<f64>, Dataset) {
+    let s: Vec<f64> = squared_log_count_ratios(data, None, false, 1.0)
+        .iter()
+        .map(|r2| r2.sqrt())
+        .collect();
+    let rows = (data.rows.iter()).map(|r| {
+        let x = r.words().iter().map(|(j, v)| (j, v * s[j as usize]));
+        SparseVector::from_pairs(x.collect())
+    });
+    let scaled = Dataset::new(rows, data.labels.clone(), data.n_features);
+    (s, scaled)
+}
+
+/// Asserts that `folded`, fitted with scales `s`, is `reference` (fitted on the explicitly
+/// scaled rows) with each weight multiplied by its scale, within `tolerance`.
+pub fn assert_folded(
+    folded: &LinearFunction,
+    reference: &LinearFunction,
+    s: &[f64],
+    tolerance: f64,
+) {
+    for (j, scale) in s.iter().enumerate() {
+        let (u, w) = (folded.weights[j], reference.weights[j]);
+        assert!(
+            (u - scale * w).abs() < tolerance,
+            "weight {j}: {u} vs {}",
+            scale * w
+        );
+    }
+    assert!((folded.bias - reference.bias).abs() < tolerance);
 }
 
 /// Every model with its defaults, and every other solver. Logistic regression's default, one
