@@ -93,7 +93,7 @@ pub struct LinearSvmParams {
     /// seeds 7, 3 and 1) (1-AUC)% 0.0075 against 0.0096 unscaled, spam missed at 0.1% ham
     /// missed 2.69% against 4.98%; smoothing 0.1 gave 0.0072, 10 gave 0.0090; C = 10 the same
     /// as 3, C = 1 worse (0.0094).
-    // Absent from settings written before there was a choice.
+    // Settings written before there was a choice were unscaled.
     #[serde(default)]
     pub nb_scale: Option<f64>,
 }

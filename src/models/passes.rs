@@ -1,6 +1,7 @@
 //! Batch fits by online passes: a linear model fitted by feeding the training messages to its
 //! online update (`learn`) a few times, each pass in a seeded random order, from all weights 0.
-//! What a model started from nothing would have learned from the training set; on wide binary
+//! What a model started from nothing would have learned from the training set (unless the
+//! fit scales each column's steps, see [`super::LogisticRegressionParams::nb_scale`]); on wide binary
 //! inputs (the hashed byte 4-grams) one pass costs one sparse sweep, far less than an exact
 //! solver (see [`super::LogisticSolver::OnlinePasses`] and [`super::SvmSolver::OnlinePasses`]).
 
