@@ -12,7 +12,7 @@
 //! to `f32` moves each input value (in `f32`'s normal range) by at most one part in 2^24.
 
 use super::hashed::HASHED_BUCKETS;
-use super::{Dataset, FeatureTransform, Row, Weighting};
+use super::{Dataset, FeatureTransform, Row, Weighting, squared_scale_at};
 use std::sync::Arc;
 
 /// The model input of every row of a data set (see the module doc). Row `i`'s entries are
@@ -157,9 +157,7 @@ impl<'a> InputRows<'a> {
     /// [`InputRows::scaled`]); `w` covers every input id.
     pub fn add_to(&self, i: usize, step: f64, w: &mut [f64]) {
         if let Some(c) = &self.column_weights {
-            self.for_each(i, |id, v| {
-                w[id] += step * v * c.get(id).copied().unwrap_or(1.0)
-            });
+            self.for_each(i, |id, v| w[id] += step * v * squared_scale_at(c, id));
             return;
         }
         if self.values.is_some() || !self.hashed {
@@ -188,7 +186,7 @@ impl<'a> InputRows<'a> {
     pub fn squared_norm(&self, i: usize) -> f64 {
         let mut sum = 0.0;
         match &self.column_weights {
-            Some(c) => self.for_each(i, |id, v| sum += v * v * c.get(id).copied().unwrap_or(1.0)),
+            Some(c) => self.for_each(i, |id, v| sum += v * v * squared_scale_at(c, id)),
             None => self.for_each(i, |_, v| sum += v * v),
         }
         sum

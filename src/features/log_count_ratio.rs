@@ -63,6 +63,12 @@ pub(crate) fn squared_log_count_ratios(
         .collect()
 }
 
+/// The squared scale of input id `id` in `squared` (from [`squared_log_count_ratios`]): 1
+/// past its end, for a column the ratios were not counted for.
+pub(crate) fn squared_scale_at(squared: &[f64], id: usize) -> f64 {
+    squared.get(id).copied().unwrap_or(1.0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -20,7 +20,7 @@ pub use buckets::Buckets;
 pub use dataset::{Dataset, Row, stratified_folds, training_indices};
 pub use document_frequencies::{DocumentFrequencies, ProvisionalIds};
 pub(crate) use input_rows::InputRows;
-pub(crate) use log_count_ratio::squared_log_count_ratios;
+pub(crate) use log_count_ratio::{squared_log_count_ratios, squared_scale_at};
 pub(crate) use matches::sorted_matches;
 pub use remap::FeatureRemap;
 pub use sparse::SparseVector;

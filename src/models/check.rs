@@ -4,7 +4,7 @@
 use super::ModelKind;
 use super::math::{class_counts, sign};
 use crate::error::{Error, Result};
-use crate::features::Dataset;
+use crate::features::{Dataset, squared_log_count_ratios};
 use crate::label::Label;
 
 /// Refuses a hyperparameter that is not a positive, finite number.
@@ -48,4 +48,21 @@ fn missing_class(model: ModelKind) -> Error {
 /// The labels of `data` as +1 (spam) / -1 (ham), as the linear solvers take them.
 pub(crate) fn signs(data: &Dataset) -> Vec<f64> {
     data.labels.iter().map(|&l| sign(l)).collect()
+}
+
+/// The squared column scales of a linear model's batch fit with `nb_scale` (see
+/// [`super::LinearSvmParams::nb_scale`]) over the rows of `data` at `rows` (all if `None`):
+/// `None` for an unscaled fit, refusing a smoothing that is not a positive, finite number.
+pub(crate) fn nb_squared_scales(
+    model: ModelKind,
+    nb_scale: Option<f64>,
+    data: &Dataset,
+    rows: Option<&[usize]>,
+    hashed: bool,
+) -> Result<Option<Vec<f64>>> {
+    let Some(alpha) = nb_scale else {
+        return Ok(None);
+    };
+    require_positive(model, "the log-count ratios' smoothing", alpha)?;
+    Ok(Some(squared_log_count_ratios(data, rows, hashed, alpha)))
 }

@@ -8,15 +8,12 @@
 //! ratio (NBSVM, see [`LinearSvmParams::nb_scale`]), its weights kept with the scale folded in.
 
 use super::ModelKind;
-use super::check::{require_both_classes, require_positive, signs};
+use super::check::{nb_squared_scales, require_both_classes, require_positive, signs};
 use super::linear::LinearFunction;
 use super::math::sign;
 use super::passes::online_passes;
 use crate::error::Result;
-use crate::features::{
-    Dataset, FeatureConfig, FeatureId, FeatureRemap, InputRows, SparseVector,
-    squared_log_count_ratios,
-};
+use crate::features::{Dataset, FeatureConfig, FeatureId, FeatureRemap, InputRows, SparseVector};
 use crate::model_file::packed::stored_f32;
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
@@ -145,20 +142,15 @@ impl LinearSvmParams {
             return Ok(model);
         }
         let rows = InputRows::new(&transform, data);
-        let rows = match self.nb_scale {
-            Some(alpha) => {
-                require_positive(
-                    ModelKind::LinearSvm,
-                    "the log-count ratios' smoothing",
-                    alpha,
-                )?;
-                rows.scaled(squared_log_count_ratios(
-                    data,
-                    None,
-                    self.features.hashed,
-                    alpha,
-                ))
-            }
+        let scales = nb_squared_scales(
+            ModelKind::LinearSvm,
+            self.nb_scale,
+            data,
+            None,
+            self.features.hashed,
+        )?;
+        let rows = match scales {
+            Some(scales) => rows.scaled(scales),
             None => rows,
         };
         let (w, b) = self.solve(&rows, &signs(data), width);

@@ -10,7 +10,9 @@
 //! [`LogisticRegressionParams::nb_scale`]).
 
 use super::ModelKind;
-use super::check::{require_both_classes, require_both_classes_at, require_positive, signs};
+use super::check::{
+    nb_squared_scales, require_both_classes, require_both_classes_at, require_positive, signs,
+};
 use super::linear::LinearFunction;
 use super::linear_svm::grow_and_add;
 use super::math::{axpy, dot, log1p_exp, norm2, sigmoid};
@@ -18,7 +20,7 @@ use super::passes::online_passes;
 use crate::error::Result;
 use crate::features::{
     Dataset, FeatureConfig, FeatureId, FeatureRemap, InputRows, SparseVector, Weighting,
-    squared_log_count_ratios,
+    squared_scale_at,
 };
 use crate::label::Label;
 use serde::{Deserialize, Serialize};
@@ -35,8 +37,9 @@ pub enum LogisticSolver {
     },
     /// Passes of the online update ([`LogisticRegression::learn`], step `rate`, each column's
     /// step scaled as [`LogisticRegressionParams::nb_scale`] says) over the training messages
-    /// from all weights 0 (see [`super::passes`]): no regularization, `c` and `tol` unused. Cheap on binary hashed byte 4-grams, where Newton's method over
-    /// 2^17 more columns takes ten times as long.
+    /// from all weights 0 (see [`super::passes`]): no regularization, `c` and `tol` unused.
+    /// Cheap on binary hashed byte 4-grams, where Newton's method over 2^17 more columns takes
+    /// ten times as long.
     OnlinePasses {
         /// Passes over the data.
         passes: usize,
@@ -330,17 +333,8 @@ impl LogisticRegressionParams {
         // It goes on learning with the step it was fitted with.
         // Binary inputs are read from the rows in place (see `Row::binary_input`).
         let (features, hashed) = (self.features, self.features.hashed);
-        let scales = match self.nb_scale {
-            Some(alpha) => {
-                require_positive(
-                    ModelKind::LogisticRegression,
-                    "the log-count ratios' smoothing",
-                    alpha,
-                )?;
-                Some(squared_log_count_ratios(data, rows, hashed, alpha))
-            }
-            None => None,
-        };
+        let kind = ModelKind::LogisticRegression;
+        let scales = nb_squared_scales(kind, self.nb_scale, data, rows, hashed)?;
         let scales = scales.as_deref();
         online_passes(data, rows, passes, PASSES_SEED, |row, l| {
             match row.binary_input(features) {
@@ -408,7 +402,7 @@ impl LogisticRegression {
         match scales {
             Some(c) => grow_and_add(
                 &mut self.function,
-                x.map(|(id, v)| (id, v * c.get(id as usize).copied().unwrap_or(1.0))),
+                x.map(|(id, v)| (id, v * squared_scale_at(c, id as usize))),
                 step,
             ),
             None => grow_and_add(&mut self.function, x, step),
