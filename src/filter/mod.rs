@@ -20,6 +20,7 @@ mod hashed_weights;
 pub mod journal;
 mod layout;
 pub mod learned;
+mod paired;
 mod patch;
 pub mod policy;
 mod score_table;
@@ -45,6 +46,7 @@ use crate::models::{
 use crate::tokenize::{Tokenizer, TokenizerConfig, Tokens};
 use active::{resolve_active, split_fusion, with_fusion};
 use learned::LearnedMessages;
+pub(crate) use paired::PairedModels;
 use serde::{Deserialize, Serialize};
 use store::LearnedStore;
 
@@ -494,10 +496,22 @@ impl SpamFilter {
         x: &SparseVector,
         tokens: usize,
     ) -> Option<Classification> {
+        self.classify_vector_paired(kind, x, tokens, None)
+    }
+
+    /// [`SpamFilter::classify_vector`], fusion's paired linear models (this filter's: see
+    /// [`SpamFilter::paired_models`]) scored together where given: the same verdict.
+    fn classify_vector_paired(
+        &self,
+        kind: ModelKind,
+        x: &SparseVector,
+        tokens: usize,
+        paired: Option<&PairedModels>,
+    ) -> Option<Classification> {
         let (thresholds, messages) = (self.thresholds, self.summary.messages);
         if kind == ModelKind::Fusion {
             let fusion = self.fusion.as_ref()?;
-            let log_odds = self.fusion_inputs(fusion, x);
+            let log_odds = self.fusion_inputs(fusion, x, paired);
             return Some(Classification::fused(
                 fusion, &log_odds, thresholds, messages, tokens,
             ));
@@ -514,14 +528,23 @@ impl SpamFilter {
     }
 
     /// The log-odds of each model `fusion` stacks, in its order (a loaded filter holds them
-    /// all: see `Fusion::validate`).
-    fn fusion_inputs(&self, fusion: &Fusion, x: &SparseVector) -> Vec<f64> {
+    /// all: see `Fusion::validate`); the decisions of `paired` (this filter's) from it.
+    fn fusion_inputs(
+        &self,
+        fusion: &Fusion,
+        x: &SparseVector,
+        paired: Option<&PairedModels>,
+    ) -> Vec<f64> {
+        let decisions = paired.map(|p| p.decisions(x));
         fusion
             .models()
             .iter()
             .map(|&k| {
-                self.model(k)
-                    .map_or(0.0, |m| m.calibration.log_odds(m.decision(x)))
+                self.model(k).map_or(0.0, |m| {
+                    let paired = decisions.as_ref().and_then(|d| d.of(k));
+                    m.calibration
+                        .log_odds(paired.unwrap_or_else(|| m.decision(x)))
+                })
             })
             .collect()
     }
@@ -547,7 +570,7 @@ impl SpamFilter {
     ) -> Option<Explanation> {
         let classification = self.classify_vector(kind, x, tokens)?;
         if let Some(fusion) = self.fusion.as_ref().filter(|_| kind == ModelKind::Fusion) {
-            let log_odds = self.fusion_inputs(fusion, x);
+            let log_odds = self.fusion_inputs(fusion, x, None);
             return Some(Explanation::fused(classification, fusion, &log_odds));
         }
         let model = self.model(kind)?;
@@ -602,7 +625,7 @@ impl SpamFilter {
         let before = self
             .fusion
             .as_ref()
-            .map(|f| self.fusion_inputs(f, &self.vocabulary.vectorize(tokens)));
+            .map(|f| self.fusion_inputs(f, &self.vocabulary.vectorize(tokens), None));
         let x = self.vocabulary.learn(tokens, label, unlearn, known);
         for m in &mut self.models {
             m.model.learn(&x, label, unlearn)?;

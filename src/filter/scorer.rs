@@ -33,7 +33,7 @@ use super::layout::{
 };
 use super::score_table::{Column, Rows, ScoreModel, ScoreTable};
 use super::sparse::{composed_for, replayed_for};
-use super::{SpamFilter, words_and_hashed};
+use super::{PairedModels, SpamFilter, words_and_hashed};
 use crate::features::hashed::{HASHED_BUCKETS, hashed_id};
 use crate::features::{FeatureId, SparseVector, WordCounts, count_id, dot, weigh, weighed};
 use crate::filter::{Classification, Explanation};
@@ -67,6 +67,9 @@ pub struct ScorerFile {
     /// The chosen model loaded whole with the journal applied (its cached functions
     /// refreshed), once a scorer of many messages needed it.
     replayed: OnceLock<SpamFilter>,
+    /// Fusion's linear models of `replayed` paired, if they pair (see
+    /// [`SpamFilter::paired_models`]), set with it when fusion answers.
+    paired: OnceLock<Option<PairedModels>>,
     /// Held while loading it, so that threads scoring at once load it once.
     loading: Mutex<()>,
 }
@@ -107,6 +110,7 @@ impl ScorerFile {
             journaled,
             records: OnceLock::new(),
             replayed: OnceLock::new(),
+            paired: OnceLock::new(),
             loading: Mutex::new(()),
         })
     }
@@ -142,7 +146,17 @@ impl ScorerFile {
         }
         let mut filter = self.load()?;
         filter.refresh();
+        let paired = (self.kind == ModelKind::Fusion)
+            .then(|| filter.paired_models())
+            .flatten();
+        self.paired.get_or_init(|| paired);
         Ok(self.replayed.get_or_init(|| filter))
+    }
+
+    /// [`ScorerFile::whole`] with its fusion's paired linear models, if they pair.
+    fn whole_paired(&self) -> Result<(&SpamFilter, Option<&PairedModels>), ModelFileError> {
+        let filter = self.whole()?;
+        Ok((filter, self.paired.get().and_then(Option::as_ref)))
     }
 
     /// The scorer over the file: the models' settings from the score table's index, and for
@@ -425,8 +439,8 @@ impl Scorer<'_> {
     pub fn classify(&self, raw: &[u8]) -> Result<Classification, ModelFileError> {
         self.answer(
             raw,
-            |filter, x, tokens| {
-                let c = filter.classify_vector(self.kind, x, tokens)?;
+            |filter, x, tokens, paired| {
+                let c = filter.classify_vector_paired(self.kind, x, tokens, paired)?;
                 Some(self.with_thresholds(c, filter))
             },
             |answer, x, rows, hashed, tokens| match answer {
@@ -450,7 +464,7 @@ impl Scorer<'_> {
     fn answer<T>(
         &self,
         raw: &[u8],
-        replayed: impl FnOnce(&SpamFilter, &SparseVector, usize) -> Option<T>,
+        replayed: impl FnOnce(&SpamFilter, &SparseVector, usize, Option<&PairedModels>) -> Option<T>,
         scored: impl FnOnce(&Answer<'_>, &SparseVector, &Rows<'_>, &[Option<HashedWeights>], usize) -> T,
     ) -> Result<T, ModelFileError> {
         let file = self.file;
@@ -460,16 +474,16 @@ impl Scorer<'_> {
         let answer = match &self.source {
             Source::Replayed(replay) => {
                 let sparse;
-                let filter = match replay {
-                    Replay::Whole => file.whole()?,
+                let (filter, paired) = match replay {
+                    Replay::Whole => file.whole_paired()?,
                     Replay::Sparse => {
                         sparse = self.sparse(&words, &hashed)?;
-                        &sparse
+                        (&sparse, None)
                     }
                 };
                 let x = filter.vocabulary.vectorize(&words).with_hashed(hashed);
                 // A filter read for this model (for fusion, the models it stacks) answers.
-                return replayed(filter, &x, tokens).ok_or_else(|| {
+                return replayed(filter, &x, tokens, paired).ok_or_else(|| {
                     let reason = format!("it holds no {} model", self.kind);
                     ModelFileError::invalid(file.file.path(), reason)
                 });
@@ -494,7 +508,7 @@ impl Scorer<'_> {
     pub fn explain(&self, raw: &[u8]) -> Result<Explanation, ModelFileError> {
         self.answer(
             raw,
-            |filter, x, tokens| {
+            |filter, x, tokens, _paired| {
                 let mut explanation = filter.explain_vector(self.kind, x, tokens)?;
                 explanation.classification =
                     self.with_thresholds(explanation.classification, filter);
