@@ -38,6 +38,7 @@
 //! TREC online protocol instead (`eval --online`), in a random order seeded by SEED (default
 //! 7), or in the order of the TREC index INDEX if given, and prints each model's learning curve
 //! ((1-AUC)% over each successive 1,000 messages); SEED also seeds the folds (default 42).
+//! A value that does not parse, or is none of its choices, stops the sweep.
 
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
@@ -49,11 +50,35 @@ use spamsort::models::*;
 use spamsort::{LabeledCorpus, TokenizerConfig, VocabularyParams};
 use std::path::Path;
 
+/// The setting `name` from the environment, `default` if unset. A value that does not parse
+/// stops the sweep: a mistyped setting must not run the defaults under its name.
 fn var<T: std::str::FromStr>(name: &str, default: T) -> T {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
+    match std::env::var(name) {
+        Ok(v) => v
+            .parse()
+            .unwrap_or_else(|_| panic!("{name}={v:?} does not parse")),
+        Err(_) => default,
+    }
+}
+
+/// The setting `name` as one of `choices` by name, `default` if unset; another name stops the
+/// sweep.
+fn choice<T: Copy>(name: &str, default: T, choices: &[(&str, T)]) -> T {
+    let Ok(v) = std::env::var(name) else {
+        return default;
+    };
+    let names = || choices.iter().map(|c| c.0).collect::<Vec<_>>().join("|");
+    (choices.iter().find(|c| c.0 == v))
+        .unwrap_or_else(|| panic!("{name}={v:?}: one of {}", names()))
+        .1
+}
+
+/// A log-count-ratio smoothing setting (`SVM_NB`, `LR_NB`): 0 for none, else a positive number;
+/// `default` if unset.
+fn nb_var(name: &str, default: Option<f64>) -> Option<f64> {
+    let alpha = var(name, default.unwrap_or(0.0));
+    assert!(alpha >= 0.0, "{name}={alpha}: 0 for none, else positive");
+    (alpha > 0.0).then_some(alpha)
 }
 
 fn flag(name: &str, default: bool) -> bool {
@@ -75,7 +100,9 @@ fn features(name: &str, default: FeatureConfig) -> FeatureConfig {
         None => (value, false),
     };
     FeatureConfig {
-        weighting: weighting_named(weighting).unwrap_or(default.weighting),
+        weighting: weighting_named(weighting).unwrap_or_else(|| {
+            panic!("{name}: {weighting:?} is no weighting (binary|counts|logtf|tfidf)")
+        }),
         l2_normalize,
         hashed,
     }
@@ -183,28 +210,32 @@ fn main() {
         LogisticRegressionParams::default(),
         FusionParams::default(),
     );
-    let weighting = std::env::var("MNB_WEIGHTING")
-        .ok()
-        .and_then(|w| weighting_named(&w))
-        .unwrap_or(mnb.features.weighting);
+    let weighting = choice(
+        "MNB_WEIGHTING",
+        mnb.features.weighting,
+        &["binary", "counts", "logtf", "tfidf"].map(|w| (w, weighting_named(w).unwrap())),
+    );
     let scoring = |d: NbScoring| NbScoring {
         strength: var("NB_STRENGTH", d.strength),
         cap: var("NB_CAP", d.cap),
         min_weight: var("NB_MIN_WEIGHT", d.min_weight),
         max_tokens: var("NB_MAX_TOKENS", d.max_tokens),
-        scale: match std::env::var("NB_SCALE").as_deref() {
-            Ok("sum") => TermScale::Sum,
-            Ok("sqrt") => TermScale::Sqrt,
-            Ok("mean") => TermScale::Mean,
-            _ => d.scale,
-        },
+        scale: choice(
+            "NB_SCALE",
+            d.scale,
+            &[
+                ("sum", TermScale::Sum),
+                ("sqrt", TermScale::Sqrt),
+                ("mean", TermScale::Mean),
+            ],
+        ),
     };
     let mut models = vec![
         ModelParams::BernoulliNb(BernoulliNbParams {
             alpha: var("NB_ALPHA", bnb.alpha),
             max_features: std::env::var("BNB_MAX_FEATURES")
-                .ok()
-                .and_then(|v| v.parse().ok()),
+                .is_ok()
+                .then(|| var("BNB_MAX_FEATURES", 0)),
             scoring: scoring(bnb.scoring),
         }),
         ModelParams::MultinomialNb(MultinomialNbParams {
@@ -231,9 +262,7 @@ fn main() {
                 svm.loss
             },
             features: features("SVM_FEATURES", svm.features),
-            nb_scale: std::env::var("SVM_NB")
-                .ok()
-                .map_or(svm.nb_scale, |v| v.parse().ok().filter(|&a: &f64| a > 0.0)),
+            nb_scale: nb_var("SVM_NB", svm.nb_scale),
             empty_features: features("SVM_EMPTY_FEATURES", svm.empty_features),
             solver: match var("SVM_PASSES", usize::MAX) {
                 0 => SvmSolver::DualCoordinateDescent,
@@ -244,9 +273,7 @@ fn main() {
         }),
         ModelParams::LogisticRegression(LogisticRegressionParams {
             c: var("LR_C", lr.c),
-            nb_scale: std::env::var("LR_NB")
-                .ok()
-                .map_or(lr.nb_scale, |v| v.parse().ok().filter(|&a: &f64| a > 0.0)),
+            nb_scale: nb_var("LR_NB", lr.nb_scale),
             tol: var("LR_TOL", lr.tol),
             features: features("LR_FEATURES", lr.features),
             online_rate: var("LR_ONLINE_RATE", lr.online_rate),
@@ -269,18 +296,18 @@ fn main() {
             ..lr
         }),
         ModelParams::Fusion(FusionParams {
-            squash: match std::env::var("FUSION_SQUASH").as_deref() {
-                Ok("clip") => Squash::Clip,
-                Ok("log") => Squash::Log,
-                _ => fusion.squash,
-            },
+            squash: choice(
+                "FUSION_SQUASH",
+                fusion.squash,
+                &[("clip", Squash::Clip), ("log", Squash::Log)],
+            ),
             clip: var("FUSION_CLIP", fusion.clip),
             normalize: flag("FUSION_NORMALIZE", fusion.normalize),
             online_rate: var("FUSION_RATE", fusion.online_rate),
             c: var("FUSION_C", fusion.c),
         }),
     ];
-    if std::env::var("MODELS").as_deref() == Ok("nb") {
+    if choice("MODELS", false, &[("nb", true)]) {
         models.truncate(2);
     }
     let kinds: Vec<ModelKind> = models.iter().map(ModelParams::kind).collect();
