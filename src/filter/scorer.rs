@@ -24,7 +24,9 @@
 //! be exact (complement Naive Bayes). A scorer of many messages ([`Scorer::for_many_messages`])
 //! loads the chosen model whole (with its journal applied) once, at its first message: past a
 //! few messages, hashing each token into the loaded vocabulary costs less than finding it in
-//! the score table's blocks.
+//! the score table's blocks. For fusion it also pairs the linear SVM's and logistic
+//! regression's weights (see [`SpamFilter::paired_models`]), so that a message's features are
+//! read once for both.
 
 use super::hashed_weights::HashedWeights;
 use super::journal::{self, Record};
