@@ -1,6 +1,6 @@
 //! Fusion's linear models scored together by a scorer of many messages (see
-//! [`LinearPair`]): the first two models fusion stacks that read the same binary,
-//! L2-normalized input (the linear SVM and logistic regression, as `train` fits them).
+//! [`LinearPair`]): the linear SVM and logistic regression, where both read binary input (as
+//! `train` fits them).
 
 use super::SpamFilter;
 use crate::features::SparseVector;
@@ -37,9 +37,9 @@ impl PairedModels {
 }
 
 impl SpamFilter {
-    /// The first two models fusion stacks whose functions pair (see [`LinearPair::new`]),
-    /// paired as they are now; `None` without fusion or such a pair. Only a filter that no
-    /// longer learns should keep it: a model that learns changes its function, not the pair.
+    /// The linear SVM and logistic regression, if fusion stacks both and their functions pair
+    /// (see [`LinearPair::new`]), paired as they are now. Only a filter that no longer learns
+    /// should keep it: a model that learns changes its function, not the pair.
     pub(crate) fn paired_models(&self) -> Option<PairedModels> {
         let fusion = self.fusion.as_ref()?;
         let linear: Vec<ModelKind> = (fusion.models().iter().copied())

@@ -1,11 +1,11 @@
-//! Two linear decision functions of the same binary, L2-normalized input (the linear SVM's
-//! and logistic regression's, as fusion stacks them) scored in one pass: their weights held
+//! Two linear decision functions of the same binary input (the linear SVM's, L2-normalized,
+//! and logistic regression's, as `train` fits them) scored in one pass: their weights held
 //! side by side, so each of a message's features reads one place for both instead of one in
 //! each model's array. With the hashed byte 4-grams a message has a thousand or more
 //! features, each a random place in arrays of a megabyte per model; reading those places is
 //! most of what scoring them costs, and a scorer of many messages pays it once instead of
-//! twice. The hashed weights, which every fit and update keeps at `f32` precision (see
-//! [`LinearFunction::weights`]), are held as `f32`: half the bytes again.
+//! twice. (Holding the hashed weights as `f32`, as the file stores most, saved little more in
+//! a cache simulation, and a weight learned since is not always one.)
 //!
 //! The decisions are those of [`LinearFunction::decision`] bit for bit: the same terms (each
 //! weight times one over the norm) summed in the same order.
@@ -19,7 +19,7 @@ use crate::features::{SparseVector, Weighting};
 pub(crate) struct LinearPair {
     /// Both functions' weights of the hashed buckets (none when their input has no hashed
     /// features); a weight past a function's array as 0.
-    hashed: Vec<[f32; 2]>,
+    hashed: Vec<[f64; 2]>,
     /// Both functions' weights of the vocabulary's features, by vocabulary id; a weight past
     /// a function's array as 0.
     words: Vec<[f64; 2]>,
@@ -31,9 +31,9 @@ pub(crate) struct LinearPair {
 
 impl LinearPair {
     /// The pair of `a` and `b`, if scoring them together is exact: both read binary input,
-    /// both with the hashed features or both without (each L2-normalized or not), hold every
-    /// weight (neither is restricted to some buckets), and every hashed weight is an `f32`.
-    /// `None` otherwise: score each on its own.
+    /// both with the hashed features or both without (each L2-normalized or not), and hold
+    /// every weight (neither is restricted to some buckets). `None` otherwise: score each on
+    /// its own.
     pub(crate) fn new(a: &LinearFunction, b: &LinearFunction) -> Option<LinearPair> {
         let (config, other) = (a.transform.config(), b.transform.config());
         if config.weighting != Weighting::Binary
@@ -46,17 +46,9 @@ impl LinearPair {
         }
         let front = config.input_width(0);
         let weight = |f: &LinearFunction, id: usize| f.weights.get(id).copied().unwrap_or(0.0);
-        let as_f32 = |w: f64| {
-            let single = w as f32;
-            (f64::from(single) == w).then_some(single)
-        };
-        let hashed = (0..front)
-            .map(|id| Some([as_f32(weight(a, id))?, as_f32(weight(b, id))?]))
-            .collect::<Option<Vec<[f32; 2]>>>()?;
-        let len = a.weights.len().max(b.weights.len()).max(front);
-        let words = (front..len)
-            .map(|id| [weight(a, id), weight(b, id)])
-            .collect();
+        let both = |ids: std::ops::Range<usize>| ids.map(|id| [weight(a, id), weight(b, id)]);
+        let hashed = both(0..front).collect();
+        let words = both(front..a.weights.len().max(b.weights.len()).max(front)).collect();
         Some(LinearPair {
             hashed,
             words,
@@ -67,13 +59,11 @@ impl LinearPair {
 
     /// Both functions' weights of input id `id` (0 past their arrays).
     fn at(&self, id: usize) -> [f64; 2] {
-        match self.hashed.get(id) {
-            Some(&[a, b]) => [f64::from(a), f64::from(b)],
-            None => (id.checked_sub(self.hashed.len()))
-                .and_then(|word| self.words.get(word))
-                .copied()
-                .unwrap_or([0.0; 2]),
-        }
+        let word = || {
+            id.checked_sub(self.hashed.len())
+                .and_then(|w| self.words.get(w))
+        };
+        *self.hashed.get(id).or_else(word).unwrap_or(&[0.0; 2])
     }
 
     /// [`LinearFunction::decision`] of each function for a count vector, bit for bit.
@@ -81,9 +71,10 @@ impl LinearPair {
         let words = counts.vocabulary_ids();
         // Functions without the hashed features (whose pair holds no hashed weights) drop
         // them, as `weighted` does.
-        let hashed = match self.hashed.is_empty() {
-            true => &[][..],
-            false => &counts.ids()[words.len()..],
+        let hashed = if self.hashed.is_empty() {
+            &[][..]
+        } else {
+            &counts.ids()[words.len()..]
         };
         // Every value is 1, divided by the norm where the input is L2-normalized: the square
         // root of the number of entries (as `weighed` reads a binary input).
@@ -116,18 +107,15 @@ impl LinearPair {
 mod tests {
     use super::*;
     use crate::features::{FeatureConfig, FeatureTransform};
-    use crate::model_file::packed::stored_f32;
     use rand::{Rng, SeedableRng};
 
-    /// A function of `config` with `words` vocabulary weights drawn from `rng`, its hashed
-    /// ones (if it has them) at the precision every fit keeps (some 0, some -0.0).
+    /// A function of `config` with `words` vocabulary weights drawn from `rng`, and hashed
+    /// ones if it has them (some 0, some -0.0).
     fn function(config: FeatureConfig, words: usize, rng: &mut impl Rng) -> LinearFunction {
-        let front = config.input_width(0);
-        let weights = (0..front + words)
-            .map(|id| match rng.random_range(0..10) {
+        let weights = (0..config.input_width(words))
+            .map(|_| match rng.random_range(0..10) {
                 0 => 0.0,
                 1 => -0.0,
-                _ if id < front => stored_f32(rng.random_range(-3.0..3.0)),
                 _ => rng.random_range(-3.0..3.0),
             })
             .collect();
@@ -200,14 +188,5 @@ mod tests {
         ] {
             assert!(LinearPair::new(&a, &function(other, 10, &mut rng)).is_none());
         }
-        // A hashed weight that is no `f32` would not be held exactly.
-        let mut wide = function(hashed, 10, &mut rng);
-        wide.weights[3] = 0.1;
-        assert!(LinearPair::new(&a, &wide).is_none());
-        assert!(LinearPair::new(&wide, &a).is_none());
-        // A vocabulary weight needs no such thing.
-        let mut word = function(hashed, 10, &mut rng);
-        word.weights[HASHED_BUCKETS as usize + 3] = 0.1;
-        assert!(LinearPair::new(&a, &word).is_some());
     }
 }
