@@ -24,9 +24,10 @@
 //! be exact (complement Naive Bayes). A scorer of many messages ([`Scorer::for_many_messages`])
 //! loads the chosen model whole (with its journal applied) once, at its first message: past a
 //! few messages, hashing each token into the loaded vocabulary costs less than finding it in
-//! the score table's blocks. For fusion it also pairs the linear SVM's and logistic
-//! regression's weights (see [`SpamFilter::paired_models`]), so that a message's features are
-//! read once for both.
+//! the score table's blocks. For fusion it also pairs the models it stacks (the linear
+//! SVM with logistic regression, the two Naive Bayes models: see
+//! [`SpamFilter::paired_models`]), so that a message's features are read once for both of a
+//! pair.
 
 use super::hashed_weights::HashedWeights;
 use super::journal::{self, Record};
@@ -69,7 +70,7 @@ pub struct ScorerFile {
     /// The chosen model loaded whole with the journal applied (its cached functions
     /// refreshed), once a scorer of many messages needed it.
     replayed: OnceLock<SpamFilter>,
-    /// Fusion's linear models of `replayed` paired, if they pair (see
+    /// The models fusion stacks in `replayed`, paired where they pair (see
     /// [`SpamFilter::paired_models`]), set with it when fusion answers.
     paired: OnceLock<Option<PairedModels>>,
     /// Held while loading it, so that threads scoring at once load it once.
@@ -155,7 +156,7 @@ impl ScorerFile {
         Ok(self.replayed.get_or_init(|| filter))
     }
 
-    /// [`ScorerFile::whole`] with its fusion's paired linear models, if they pair.
+    /// [`ScorerFile::whole`] with the models its fusion stacks paired, if any pair.
     fn whole_paired(&self) -> Result<(&SpamFilter, Option<&PairedModels>), ModelFileError> {
         let filter = self.whole()?;
         Ok((filter, self.paired.get().and_then(Option::as_ref)))

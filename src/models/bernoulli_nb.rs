@@ -338,7 +338,7 @@ impl BernoulliNb {
     /// while it is fresh, else from the counts, which give the refreshed function's value bit
     /// for bit. Hashed entries of `counts` are not its features: they are not read.
     pub fn decision(&self, counts: &SparseVector) -> f64 {
-        if !self.stale {
+        if self.reads_function() {
             let terms = self.function.terms(counts).map(|(_, t)| t);
             if let Some(d) = self.scoring.decision(self.function.bias, terms) {
                 return d;
@@ -346,6 +346,12 @@ impl BernoulliNb {
         }
         let (mut terms, bias) = self.terms(counts);
         self.scoring.combine(bias, &mut terms)
+    }
+
+    /// Whether [`BernoulliNb::decision`] combines the cached function's terms: while the
+    /// function is fresh.
+    pub(crate) fn reads_function(&self) -> bool {
+        !self.stale
     }
 
     /// Each present feature's share of [`BernoulliNb::decision`] (0 for a token the scoring

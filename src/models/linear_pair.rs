@@ -66,38 +66,45 @@ impl LinearPair {
         *self.hashed.get(id).or_else(word).unwrap_or(&[0.0; 2])
     }
 
-    /// [`LinearFunction::decision`] of each function for a count vector, bit for bit.
-    pub(crate) fn decisions(&self, counts: &SparseVector) -> [f64; 2] {
+    /// Both constant terms.
+    pub(crate) fn biases(&self) -> [f64; 2] {
+        self.biases
+    }
+
+    /// Each of a count vector's entries' terms in both functions, value times weight, in
+    /// the order [`LinearFunction::decision`] sums them (the terms [`LinearFunction::terms`]
+    /// gives, bit for bit).
+    pub(crate) fn terms<'a>(
+        &'a self,
+        counts: &'a SparseVector,
+    ) -> impl Iterator<Item = [f64; 2]> + 'a {
         let words = counts.vocabulary_ids();
         // Functions without the hashed features (whose pair holds no hashed weights) drop
-        // them, as `weighted` does.
-        let hashed = if self.hashed.is_empty() {
-            &[][..]
+        // them, as `weighted` does; with them, the vocabulary's ids follow the buckets.
+        let (hashed, shift) = if self.hashed.is_empty() {
+            (&[][..], 0)
         } else {
-            &counts.ids()[words.len()..]
+            (&counts.ids()[words.len()..], HASHED_BUCKETS)
         };
         // Every value is 1, divided by the norm where the input is L2-normalized: the square
         // root of the number of entries (as `weighed` reads a binary input).
-        let n = words.len() + hashed.len();
-        let norm = (n as f64).sqrt();
+        let norm = ((words.len() + hashed.len()) as f64).sqrt();
         let values = self.normalized.map(|l2| if l2 { 1.0 / norm } else { 1.0 });
+        let buckets = hashed.iter().map(|&id| id.wrapping_sub(HASHED_BASE));
+        let words = words.iter().map(move |&id| id.wrapping_add(shift));
+        buckets.chain(words).map(move |id| {
+            let [a, b] = self.at(id as usize);
+            [a * values[0], b * values[1]]
+        })
+    }
+
+    /// [`LinearFunction::decision`] of each function for a count vector, bit for bit.
+    pub(crate) fn decisions(&self, counts: &SparseVector) -> [f64; 2] {
         // As `Iterator::sum` does, from -0.0; each absent weight adds 0.0, as `dot` adds it.
         let mut sums = [-0.0_f64; 2];
-        let mut add = |id: usize| {
-            let [a, b] = self.at(id);
-            sums[0] += a * values[0];
-            sums[1] += b * values[1];
-        };
-        for &id in hashed {
-            add(id.wrapping_sub(HASHED_BASE) as usize);
-        }
-        let shift = if self.hashed.is_empty() {
-            0
-        } else {
-            HASHED_BUCKETS
-        };
-        for &id in words {
-            add(id.wrapping_add(shift) as usize);
+        for [a, b] in self.terms(counts) {
+            sums[0] += a;
+            sums[1] += b;
         }
         [self.biases[0] + sums[0], self.biases[1] + sums[1]]
     }
@@ -139,7 +146,7 @@ mod tests {
     }
 
     #[test]
-    fn decisions_are_each_functions_own_bit_for_bit() {
+    fn decisions_and_terms_are_each_functions_own_bit_for_bit() {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
         let binary = |l2_normalize, hashed| FeatureConfig {
             weighting: Weighting::Binary,
@@ -167,6 +174,14 @@ mod tests {
                         let [da, db] = pair.decisions(&x);
                         assert_eq!(da.to_bits(), a.decision(&x).to_bits(), "{x:?}");
                         assert_eq!(db.to_bits(), b.decision(&x).to_bits(), "{x:?}");
+                        let bits = |f: &LinearFunction| -> Vec<u64> {
+                            f.terms(&x).map(|(_, t)| t.to_bits()).collect()
+                        };
+                        let terms: Vec<[f64; 2]> = pair.terms(&x).collect();
+                        let column = |i: usize| -> Vec<u64> {
+                            terms.iter().map(|t| t[i].to_bits()).collect()
+                        };
+                        assert_eq!((column(0), column(1)), (bits(&a), bits(&b)), "{x:?}");
                     }
                 }
             }

@@ -451,6 +451,17 @@ impl AnyModel {
         }
     }
 
+    /// Whether [`AnyModel::decision`] reads [`AnyModel::function`] alone: the linear models'
+    /// always (their decision is it), the Naive Bayes models' while it is fresh (their
+    /// [`NbScoring`] combining its terms).
+    pub(crate) fn reads_function(&self) -> bool {
+        match self {
+            AnyModel::BernoulliNb(m) => m.reads_function(),
+            AnyModel::MultinomialNb(m) => m.reads_function(),
+            AnyModel::LinearSvm(_) | AnyModel::LogisticRegression(_) => true,
+        }
+    }
+
     /// How a Naive Bayes model combines its token weights; `None` for the linear models,
     /// whose decision is their plain linear function.
     pub fn scoring(&self) -> Option<NbScoring> {

@@ -312,7 +312,7 @@ impl MultinomialNb {
     /// while it is fresh, else from the counts, which give the refreshed function's value bit
     /// for bit. Hashed entries of `counts` are not its features: they are not read.
     pub fn decision(&self, counts: &SparseVector) -> f64 {
-        if !self.computes_weights() {
+        if self.reads_function() {
             let terms = self.function.terms(counts).map(|(_, t)| t);
             if let Some(d) = self.scoring.decision(self.function.bias, terms) {
                 return d;
@@ -327,6 +327,11 @@ impl MultinomialNb {
     /// depend on every feature's counts, so it always reads the function).
     fn computes_weights(&self) -> bool {
         self.variant == NbVariant::Multinomial && self.stale
+    }
+
+    /// Whether [`MultinomialNb::decision`] combines the cached function's terms.
+    pub(crate) fn reads_function(&self) -> bool {
+        !self.computes_weights()
     }
 
     /// Each present feature's share of [`MultinomialNb::decision`] (0 for a token the scoring
