@@ -367,3 +367,66 @@ fn a_message_it_cannot_take_from_the_inbox_is_left_there_unfiled_and_said_once()
     );
     assert_eq!(said(&log, "filed but"), 0, "{text}");
 }
+
+#[test]
+fn a_message_the_kernel_will_not_let_it_link_is_filed_as_a_copy_or_left_in_the_inbox() {
+    // It was left in the inbox's tmp/, where no mail reader looks: taken from new/ by a rename,
+    // then neither linked into its target nor back into new/, as `fs.protected_hardlinks`
+    // refuses a link to another user's file. Needs root, to run the daemon as another user
+    // than the messages' owner.
+    use std::os::unix::fs::PermissionsExt;
+    if !rustix::process::geteuid().is_root() || which("setpriv").is_none() {
+        eprintln!("SKIPPED: needs root and setpriv, to run the daemon as another user");
+        return;
+    }
+    let (t, dirs, model, spam) = maildirs_model_and_spam();
+    let ham = hams(1).remove(0);
+    let nobody = "65534";
+    let chown = |path: &Path| {
+        let status = std::process::Command::new("chown")
+            .args(["-R", &format!("{nobody}:{nobody}")])
+            .arg(path)
+            .status()
+            .unwrap();
+        assert!(status.success());
+    };
+    chown(t.path());
+    // Owned by root, in a directory of the daemon's user: one readable, one not.
+    let (readable, unreadable) = ("1.ham.test", "2.spam.test");
+    deliver(&dirs.inbox, readable, &ham);
+    deliver(&dirs.inbox, unreadable, &spam);
+    let inbox_new = dirs.inbox.join("new");
+    std::fs::set_permissions(inbox_new.join(unreadable), PermissionsExt::from_mode(0o600)).unwrap();
+    let log = t.path().join("log");
+    let mut cmd = std::process::Command::new("setpriv");
+    let user = [format!("--reuid={nobody}"), format!("--regid={nobody}")];
+    cmd.args(user).arg("--clear-groups");
+    let daemon = daemon_command(&model, &dirs, &["--rescan", "1"]);
+    cmd.arg(daemon.get_program()).args(daemon.get_args());
+    cmd.env("HOME", t.path()).env("XDG_CONFIG_HOME", t.path());
+    let mut daemon = Running(start_command(cmd, &log));
+    let filed = dirs.ham.join("new").join(readable);
+    wait_until("the readable message to be filed", || filed.exists());
+    wait_until("the unreadable one to be reported", || {
+        said(&log, &format!("{unreadable} left in the inbox")) == 1
+    });
+    sigterm_and_wait_for_exit(&mut daemon);
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(std::fs::read(&filed).unwrap(), ham, "{text}");
+    assert!(!inbox_new.join(readable).exists(), "{text}");
+    assert_eq!(
+        std::fs::read(inbox_new.join(unreadable)).unwrap(),
+        spam,
+        "{text}"
+    );
+    let held = dirs.inbox.join("tmp").join("spamsort-taken");
+    assert!(!held.exists() || files_in(&held).is_empty(), "{text}");
+}
+
+/// The path of program `name` on `PATH`, if there is one.
+fn which(name: &str) -> Option<std::path::PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|p| p.is_file())
+}

@@ -19,6 +19,9 @@
 //! Hard links instead of `rename` into the targets because a link never replaces an existing
 //! file: a name already taken in the target (maildir names are unique, so this is a repeat of
 //! an interrupted move or a real clash) is detected instead of silently overwriting a message.
+//! Where the kernel refuses the link (a message owned by another user under
+//! `fs.protected_hardlinks`, or a file system without hard links), the message is filed as a
+//! copy, and put back into `new/` by a rename that refuses to replace a file.
 
 use crate::corpus::file_id;
 use std::ffi::{OsStr, OsString};
@@ -386,13 +389,35 @@ fn give_back(m: &Move, taken: &Path, placed: Option<&Path>, why: std::io::Error)
              the next start puts it back",
             taken.display()
         ));
+        return std::io::Error::new(why.kind(), Held(said));
     }
     std::io::Error::new(why.kind(), said)
 }
 
+/// The cause of a move's error when its message could not be put back into the inbox's
+/// `new/` after it was taken: it is held in [`TAKEN_DIR`] (the text says where) until the
+/// next start puts it back.
+#[derive(Debug)]
+struct Held(String);
+
+impl std::fmt::Display for Held {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Held {}
+
+/// True for the error of a move whose message is held in [`TAKEN_DIR`], not in the inbox's
+/// `new/` (see [`Held`]).
+pub fn is_held(e: &std::io::Error) -> bool {
+    e.get_ref().is_some_and(|inner| inner.is::<Held>())
+}
+
 /// Puts the message held at `taken` back into `inbox_new` under `name`, or a clash-free
 /// variant of it if another file has that name; never replaces a file (a hard link, then the
-/// held name removed). Returns where it is now.
+/// held name removed; where the kernel refuses the link, a rename that refuses to replace a
+/// file). Returns where it is now.
 pub(super) fn put_back(taken: &Path, inbox_new: &Path, name: &OsStr) -> std::io::Result<PathBuf> {
     for attempt in 0u32..1000 {
         let dest = inbox_new.join(variant(name, attempt));
@@ -403,12 +428,43 @@ pub(super) fn put_back(taken: &Path, inbox_new: &Path, name: &OsStr) -> std::io:
                 if e.kind() == std::io::ErrorKind::AlreadyExists
                     && file_id(&dest).is_some_and(|id| file_id(taken) == Some(id)) => {}
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) if link_refused(&e) => match rename_no_replace(taken, &dest) {
+                Ok(()) => return Ok(dest),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e),
+            },
             Err(e) => return Err(e),
         }
         std::fs::remove_file(taken)?;
         return Ok(dest);
     }
     Err(std::io::Error::other("no free name in the inbox's new/"))
+}
+
+/// True for a hard link the kernel refuses for the file itself, not for where it would go:
+/// `EPERM`, as `fs.protected_hardlinks` answers for another user's file, and as a file system
+/// without hard links does.
+fn link_refused(e: &std::io::Error) -> bool {
+    e.raw_os_error() == Some(libc::EPERM)
+}
+
+/// Renames `from` to `to` unless `to` exists (then fails with `AlreadyExists`), in one step
+/// (`renameat2` with `RENAME_NOREPLACE`). On a file system that cannot do that, `to` is looked
+/// for first and the rename done if it is free: a maildir's names are unique, and nothing but
+/// the daemon puts a message back under a name taken from it.
+fn rename_no_replace(from: &Path, to: &Path) -> std::io::Result<()> {
+    use rustix::fs::{CWD, RenameFlags, renameat_with};
+    match renameat_with(CWD, from, CWD, to, RenameFlags::NOREPLACE) {
+        Ok(()) => Ok(()),
+        Err(e) if e == rustix::io::Errno::INVAL || e == rustix::io::Errno::NOSYS => {
+            match std::fs::symlink_metadata(to) {
+                Ok(_) => Err(std::io::ErrorKind::AlreadyExists.into()),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => std::fs::rename(from, to),
+                Err(e) => Err(e),
+            }
+        }
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// Where [`place`] put a message, and for a copy, the source it was made from.
@@ -443,8 +499,12 @@ fn place(m: &Move, taken: &Path, crash: Option<&CrashPoint>) -> std::io::Result<
                 });
             }
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 1000 => {}
-            Err(e) if e.kind() == std::io::ErrorKind::CrossesDevices && m.content.is_none() => {
-                // Another file system: a copy, read as the inbox's readers read (bounded).
+            Err(e)
+                if (e.kind() == std::io::ErrorKind::CrossesDevices || link_refused(&e))
+                    && m.content.is_none() =>
+            {
+                // Another file system, or a link the kernel refuses: a copy, read as the
+                // inbox's readers read (bounded).
                 let before = std::fs::metadata(taken)?;
                 let bytes = crate::corpus::read_regular(taken, crate::corpus::MAX_MESSAGE_BYTES)?;
                 let read = Some(Source::of(&before, &bytes)?);
@@ -543,6 +603,21 @@ pub fn sync_dir(dir: &Path) -> std::io::Result<()> {
 pub(super) mod tests {
     use super::*;
     use std::os::unix::fs::MetadataExt;
+
+    #[test]
+    fn the_rename_that_puts_a_message_back_never_replaces_a_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let (from, to) = (dir.path().join("held"), dir.path().join("back"));
+        std::fs::write(&from, b"message").unwrap();
+        std::fs::write(&to, b"another").unwrap();
+        let refused = rename_no_replace(&from, &to).unwrap_err();
+        assert_eq!(refused.kind(), std::io::ErrorKind::AlreadyExists);
+        assert_eq!(std::fs::read(&to).unwrap(), b"another");
+        std::fs::remove_file(&to).unwrap();
+        rename_no_replace(&from, &to).unwrap();
+        assert_eq!(std::fs::read(&to).unwrap(), b"message");
+        assert!(!from.exists());
+    }
 
     /// A temporary directory holding two new maildirs, the inbox `inbox` and the target
     /// `target` (paths below it), and their paths.

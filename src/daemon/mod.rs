@@ -497,9 +497,14 @@ impl Daemon {
                 // Said once, and again when the error changes or after it was filed: a message
                 // that cannot be filed (its target not writable) is tried on every pass.
                 (_, Err(e)) if self.notices.is_news(&p.name, Topic::Filing, &e.to_string()) => {
-                    tracing::error!("{name} left in the inbox: {e}");
+                    let left = if deliver::is_held(&e) {
+                        "not filed"
+                    } else {
+                        "left in the inbox"
+                    };
+                    tracing::error!("{name} {left}: {e}");
                 }
-                (_, Err(e)) => tracing::debug!("{name} left in the inbox: {e}"),
+                (_, Err(e)) => tracing::debug!("{name} not filed: {e}"),
             }
         }
         count
