@@ -32,11 +32,12 @@ pub(super) struct KeptRecord {
 
 impl KeptRecord {
     /// Reads the record of the inbox `inbox` (none yet: empty). A last line without its
-    /// newline (a record cut at [`MAX_RECORD_BYTES`]) is ignored.
+    /// newline (a record cut at [`MAX_RECORD_BYTES`]) is ignored. Anything there but a
+    /// regular file (a FIFO, which would block the open) is refused, never waited on.
     pub fn load(inbox: &Path) -> std::io::Result<KeptRecord> {
         let path = inbox.join(RECORD_NAME);
         let mut bytes = Vec::new();
-        match std::fs::File::open(&path) {
+        match crate::corpus::open_regular(&path) {
             Ok(f) => {
                 f.take(MAX_RECORD_BYTES).read_to_end(&mut bytes)?;
             }
@@ -93,13 +94,18 @@ impl KeptRecord {
 
     /// Replaces the record atomically. The temporary file has a fixed name (not a random one
     /// as `model_file::save_bytes` makes) so that a crash leaves at most one, which the next
-    /// write reuses, in a folder mail programs read.
+    /// write removes and makes afresh, in a folder mail programs read: whatever has that name
+    /// (a FIFO, which an open would wait on) is removed, and the file is made anew or not at
+    /// all.
     fn write(&self, bytes: &[u8]) -> std::io::Result<()> {
         let tmp = self.path.with_extension("new");
+        match std::fs::remove_file(&tmp) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
         let mut file = std::fs::OpenOptions::new()
             .write(true)
-            .create(true)
-            .truncate(true)
+            .create_new(true)
             .mode(0o600)
             .open(&tmp)?;
         file.write_all(bytes)?;
@@ -136,6 +142,34 @@ mod tests {
         assert_eq!(text, b"2.b\n3.c\n4.\xff\n");
         let files: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(files.len(), 1, "no temporary file left: {files:?}");
+    }
+
+    #[test]
+    fn a_fifo_in_place_of_the_record_or_its_temporary_file_is_never_waited_on() {
+        // Opening either blocked the daemon for good, before its first word or past SIGTERM.
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = |name: &str| {
+            let path = dir.path().join(name);
+            rustix::fs::mkfifoat(rustix::fs::CWD, &path, rustix::fs::Mode::RWXU).unwrap();
+            path
+        };
+        let record = fifo(RECORD_NAME);
+        let refused = KeptRecord::load(dir.path()).unwrap_err();
+        assert!(
+            refused.to_string().contains("not a regular file"),
+            "{refused}"
+        );
+        std::fs::remove_file(&record).unwrap();
+        let mut r = KeptRecord::load(dir.path()).unwrap();
+        fifo(&format!("{RECORD_NAME}.new"));
+        r.keep([OsStr::new("1.a")]).unwrap();
+        assert!(
+            KeptRecord::load(dir.path())
+                .unwrap()
+                .contains(OsStr::new("1.a"))
+        );
+        let files: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(files.len(), 1, "the FIFO is gone: {files:?}");
     }
 
     #[test]
