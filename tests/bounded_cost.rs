@@ -92,6 +92,35 @@ fn header_flood() -> Vec<u8> {
     m.into_bytes()
 }
 
+/// A Subject folded over 600,000 lines (1.8 MB): mail-parser keeps a record of each (this once
+/// peaked at 88 MB, and a `filter` under 100 MB of address space aborted).
+fn folded_field() -> Vec<u8> {
+    format!("Subject: x\n{}\nbody\n", " y\n".repeat(600_000)).into_bytes()
+}
+
+/// A `To:` list of 250,000 addresses on one line (2 MB): mail-parser parses an address list
+/// into many times its bytes.
+fn one_line_address_list() -> Vec<u8> {
+    format!(
+        "From: x@y\nTo: {}\nSubject: s\n\nbody\n",
+        "a@b.cd, ".repeat(250_000)
+    )
+    .into_bytes()
+}
+
+/// 30 MIME parts, each with a parameter list of 60 KB (1.8 MB): each within a field's cap.
+fn parts_with_long_headers() -> Vec<u8> {
+    let part = format!(
+        "--q\nContent-Type: text/plain; {}\n\ntext\n",
+        "x=y; ".repeat(12_000)
+    );
+    format!(
+        "Content-Type: multipart/mixed; boundary=q\n\n{}--q--\n",
+        part.repeat(30)
+    )
+    .into_bytes()
+}
+
 /// Runs `classify` on `message` (written to a file) under the rlimits; asserts it gave a
 /// verdict, and was neither out of memory nor killed.
 fn assert_classify_bounded(message: &[u8]) {
@@ -140,6 +169,21 @@ fn classify_of_40000_unclosed_boundary_declarations_stays_under_64_mb_and_1_s() 
 #[test]
 fn classify_of_300000_header_fields_stays_under_64_mb_and_1_s() {
     assert_classify_bounded(&header_flood());
+}
+
+#[test]
+fn classify_of_a_field_folded_over_600000_lines_stays_under_64_mb_and_1_s() {
+    assert_classify_bounded(&folded_field());
+}
+
+#[test]
+fn classify_of_a_2_mb_address_list_on_one_line_stays_under_64_mb_and_1_s() {
+    assert_classify_bounded(&one_line_address_list());
+}
+
+#[test]
+fn classify_of_30_parts_with_60_kb_headers_stays_under_64_mb_and_1_s() {
+    assert_classify_bounded(&parts_with_long_headers());
 }
 
 /// `serve` with the sample model under the rlimits. Two workers: every worker thread reserves

@@ -10,30 +10,28 @@
 //! Then the message is cut before the structure whose parsing cost grows faster than its bytes.
 //! mail-parser looks for each declared multipart boundary by scanning ahead, to the end of the
 //! message when it never comes, so n declarations cost n times the message (40,000 nested
-//! declarations in 2 MB took minutes); and it keeps a record of a few hundred bytes for every
-//! header field and MIME part (300,000 one-line fields in 2 MB took 126 MB). Real mail has a
-//! handful of boundaries and a few hundred such lines, so past the caps below the rest of the
-//! message is not parsed (the tokens of what came before are kept, and the result says it was
-//! truncated).
+//! declarations in 2 MB took minutes); it keeps a record of a few hundred bytes for every
+//! header field, continuation line and MIME part (300,000 one-line fields in 2 MB took 126 MB,
+//! a Subject folded over 600,000 lines 88 MB); and it parses an address list or a parameter
+//! list into 15-35 times its bytes. Real mail has a handful of boundaries, a few hundred such
+//! lines and header fields of a few kilobytes, so past the caps below the rest of the message
+//! is not parsed, and the part of a header field past its caps (or header fields past theirs,
+//! in the message's header and its MIME parts' together) is left out of what is parsed (the
+//! tokens of the rest are kept; the tokenizer reads at most 8 KiB of a field's text anyway;
+//! and the result says it was truncated).
 
 use crate::corpus::header_block::{self, HeaderBlock};
 use std::borrow::Cow;
 
 /// `raw` as mail-parser should see it (see the module docs), and whether the caps cut it.
 pub(crate) fn parser_input(raw: &[u8]) -> (Cow<'_, [u8]>, bool) {
-    let plain = plain_boundary(raw);
-    let kept = within_caps(&plain).len();
-    if kept == plain.len() {
-        return (plain, false);
+    match plain_boundary(raw) {
+        Cow::Borrowed(plain) => within_caps(plain),
+        Cow::Owned(plain) => match within_caps(&plain) {
+            (Cow::Borrowed(kept), cut) => (Cow::Owned(kept.to_vec()), cut),
+            (Cow::Owned(kept), cut) => (Cow::Owned(kept), cut),
+        },
     }
-    let cut = match plain {
-        Cow::Borrowed(bytes) => Cow::Borrowed(&bytes[..kept]),
-        Cow::Owned(mut bytes) => {
-            bytes.truncate(kept);
-            Cow::Owned(bytes)
-        }
-    };
-    (cut, true)
 }
 
 /// `raw` with its header/body boundary made plain for mail-parser (the module docs' first step).
@@ -79,25 +77,127 @@ fn push_lines(out: &mut Vec<u8>, bytes: &[u8], lone_cr_to_lf: bool) {
 /// scanning then costs at most this many passes over the input.
 const MAX_BOUNDARIES: usize = 64;
 
-/// Most structure lines (a header field `Name:...` or a `--` boundary line, anywhere) handed
-/// to mail-parser; its records then take a few MB at most.
+/// Most structure lines (a header field `Name:...` or a `--` boundary line, anywhere, and a
+/// continuation line of a header field) handed to mail-parser; its records then take a few MB
+/// at most.
 const MAX_STRUCTURE_LINES: usize = 20_000;
 
-/// The longest prefix of `raw` within both caps, cut at a line start.
-fn within_caps(raw: &[u8]) -> &[u8] {
+/// Most bytes of one header field (its first line and continuation lines) handed to
+/// mail-parser, in the message's header or a MIME part's.
+const MAX_FIELD_BYTES: usize = 64 * 1024;
+
+/// Most lines of one header field handed to mail-parser (a list of 500 addresses one a line
+/// fits).
+const MAX_FIELD_LINES: usize = 1_000;
+
+/// Most bytes of header fields, the message's and its MIME parts' together, handed to
+/// mail-parser.
+const MAX_HEADER_BYTES: usize = 256 * 1024;
+
+/// `raw` within the caps (see the module docs): its longest prefix within the boundary and
+/// structure caps, cut at a line start, without what the field caps leave out (a field's
+/// lines and bytes past its caps, header fields past theirs: a copy is made only then); and
+/// whether anything was left out.
+fn within_caps(raw: &[u8]) -> (Cow<'_, [u8]>, bool) {
+    let mut out = Output::Kept(0);
     let (mut boundaries, mut structure) = (0, 0);
+    let mut block = Block::Fields;
+    // Bytes and lines of the field being read, and the bytes of header fields handed on.
+    let (mut field, mut field_lines, mut header) = (0, 0, 0);
     let mut start = 0;
     while start < raw.len() {
         let end = memchr::memchr(b'\n', &raw[start..]).map_or(raw.len(), |n| start + n + 1);
         let line = &raw[start..end];
-        boundaries += boundary_declarations(line);
-        structure += usize::from(is_structure(line));
+        // How much of the line the field caps let through.
+        let mut room = line.len();
+        let mut continuation = false;
+        match block {
+            Block::Fields if !matches!(line, b"\n" | b"\r\n") => {
+                continuation = header_block::is_continuation(line);
+                if !continuation {
+                    (field, field_lines) = (0, 0);
+                }
+                room = room.min(MAX_FIELD_BYTES.saturating_sub(field));
+                if field_lines >= MAX_FIELD_LINES {
+                    room = 0;
+                }
+                room = room.min(MAX_HEADER_BYTES.saturating_sub(header));
+                header += room;
+                field += line.len();
+                field_lines += 1;
+            }
+            Block::Fields => block = Block::Body,
+            Block::Body if line.starts_with(b"--") => block = Block::Fields,
+            Block::Body => {}
+        }
+        let kept = &line[..room];
+        boundaries += boundary_declarations(kept);
+        structure += usize::from(is_structure(kept) || (continuation && !kept.is_empty()));
         if boundaries > MAX_BOUNDARIES || structure > MAX_STRUCTURE_LINES {
-            return &raw[..start];
+            return out.finish(raw, start, true);
+        }
+        if kept.len() < line.len() {
+            out.leave_out(raw, start, kept);
+        } else {
+            out.keep(line);
         }
         start = end;
     }
-    raw
+    out.finish(raw, start, false)
+}
+
+/// Which lines [`within_caps`] is reading.
+#[derive(Clone, Copy)]
+enum Block {
+    /// Header fields: the message's, or after a boundary line, a MIME part's.
+    Fields,
+    /// After the blank line that ends them.
+    Body,
+}
+
+/// What [`within_caps`] hands on so far.
+enum Output {
+    /// The input's first this many bytes, as they are.
+    Kept(usize),
+    /// A copy, with what the field caps left out.
+    Copied(Vec<u8>),
+}
+
+impl Output {
+    /// Hands on `line`, the input's next line.
+    fn keep(&mut self, line: &[u8]) {
+        match self {
+            Output::Kept(len) => *len += line.len(),
+            Output::Copied(bytes) => bytes.extend_from_slice(line),
+        }
+    }
+
+    /// Hands on only `part` of the line at `start` of `raw` (ended by a line feed if it is
+    /// not empty), from a copy made now if there is none yet.
+    fn leave_out(&mut self, raw: &[u8], start: usize, part: &[u8]) {
+        if let Output::Kept(len) = *self {
+            debug_assert_eq!(len, start);
+            *self = Output::Copied(raw[..len].to_vec());
+        }
+        if let Output::Copied(bytes) = self
+            && !part.is_empty()
+        {
+            bytes.extend_from_slice(part);
+            bytes.push(b'\n');
+        }
+    }
+
+    /// What was handed on, once the input was read up to `end` (the rest dropped), and
+    /// whether anything was left out (`cut`, or a line by [`Output::leave_out`]).
+    fn finish(self, raw: &[u8], end: usize, cut: bool) -> (Cow<'_, [u8]>, bool) {
+        match self {
+            Output::Kept(len) => {
+                debug_assert_eq!(len, end);
+                (Cow::Borrowed(&raw[..len]), cut)
+            }
+            Output::Copied(bytes) => (Cow::Owned(bytes), true),
+        }
+    }
 }
 
 /// How many times `boundary`, then optional blanks, then `=` occurs in `line`, in any case.
@@ -149,7 +249,7 @@ mod tests {
     fn ordinary_mail_is_given_whole() {
         let m = b"From: a@b\nContent-Type: multipart/mixed; Boundary = \"x\"\n\n--x\n\
                   Content-Type: text/plain\n\nnote: hi\n--x--\n";
-        assert_eq!(within_caps(m), m);
+        assert_eq!(within_caps(m), (Cow::Borrowed(&m[..]), false));
         assert_eq!(boundary_declarations(b"a; Boundary = \"x\"; BOUNDARY=y"), 2);
         assert_eq!(boundary_declarations(b"the boundary is here"), 0);
     }
@@ -158,20 +258,80 @@ mod tests {
     fn cut_before_the_boundary_declaration_past_the_cap() {
         let line = "Content-Type: multipart/mixed; boundary=\"b\"\n";
         let m = line.repeat(MAX_BOUNDARIES + 10);
-        assert_eq!(
-            within_caps(m.as_bytes()),
-            line.repeat(MAX_BOUNDARIES).as_bytes()
-        );
+        let (kept, cut) = within_caps(m.as_bytes());
+        assert!(cut);
+        assert_eq!(&*kept, line.repeat(MAX_BOUNDARIES).as_bytes());
     }
 
     #[test]
     fn cut_before_the_structure_line_past_the_cap() {
         let m = "X: a\n--b\n".repeat(MAX_STRUCTURE_LINES);
-        let kept = within_caps(m.as_bytes());
-        assert_eq!(kept, &m.as_bytes()[..MAX_STRUCTURE_LINES / 2 * 9]);
-        // Body text is not structure, however long.
-        let text = "plain words, no colon\n".repeat(100_000);
-        assert_eq!(within_caps(text.as_bytes()).len(), text.len());
+        let (kept, cut) = within_caps(m.as_bytes());
+        assert!(cut && matches!(kept, Cow::Borrowed(_)));
+        assert_eq!(&*kept, &m.as_bytes()[..MAX_STRUCTURE_LINES / 2 * 9]);
+        // Body text is not structure, however long, indented or not.
+        let text = "\nplain words, no colon\n  indented\n".repeat(100_000);
+        assert_eq!(
+            within_caps(text.as_bytes()),
+            (Cow::Borrowed(text.as_bytes()), false)
+        );
+    }
+
+    #[test]
+    fn a_field_past_its_caps_is_cut_and_the_rest_kept() {
+        // Folded over 600,000 lines (88 MB in mail-parser): its first lines are kept.
+        let folded = format!("Subject: x\n{}To: b@c\n\nbody\n", " y\n".repeat(600_000));
+        let (kept, cut) = within_caps(folded.as_bytes());
+        let first = format!("Subject: x\n{}", " y\n".repeat(MAX_FIELD_LINES - 1));
+        assert!(cut);
+        assert!(
+            *kept == *format!("{first}To: b@c\n\nbody\n").as_bytes(),
+            "{}",
+            kept.len()
+        );
+        // One line of 2 MB: its first bytes are, ended by a line feed.
+        let long = format!("To: {}\r\nX: 1\r\n\r\nbody", "a@b, ".repeat(400_000));
+        let (kept, cut) = within_caps(long.as_bytes());
+        let first = &long[..MAX_FIELD_BYTES];
+        assert!(cut);
+        assert!(
+            *kept == *format!("{first}\nX: 1\r\n\r\nbody").as_bytes(),
+            "{}",
+            kept.len()
+        );
+        // In a MIME part's header too.
+        let part = format!(
+            "Content-Type: multipart/mixed; boundary=b\n\n--b\nContent-Type: text/plain;\n{}\
+             \nthe part\n--b--\n",
+            " x=y;\n".repeat(5_000)
+        );
+        let (kept, cut) = within_caps(part.as_bytes());
+        let lines = " x=y;\n".repeat(MAX_FIELD_LINES - 1);
+        let expected = format!(
+            "Content-Type: multipart/mixed; boundary=b\n\n--b\nContent-Type: text/plain;\n\
+             {lines}\nthe part\n--b--\n"
+        );
+        assert!(cut);
+        assert!(*kept == *expected.as_bytes(), "{}", kept.len());
+    }
+
+    #[test]
+    fn header_fields_past_the_header_cap_are_left_out_and_the_body_kept() {
+        // The field that reaches the cap is cut there, ended by a line feed.
+        let field = format!("X: {}\n", "a".repeat(1000));
+        let m = format!("{}\nbody\n", field.repeat(300));
+        let (kept, cut) = within_caps(m.as_bytes());
+        assert!(cut);
+        let fields = MAX_HEADER_BYTES / field.len();
+        let part = &field[..MAX_HEADER_BYTES % field.len()];
+        let expected = format!("{}{part}\n\nbody\n", field.repeat(fields));
+        assert!(*kept == *expected.as_bytes(), "{}", kept.len());
+        // Fields within both caps are handed on as they are.
+        let m = format!("{}\nbody\n", field.repeat(fields));
+        assert_eq!(
+            within_caps(m.as_bytes()),
+            (Cow::Borrowed(m.as_bytes()), false)
+        );
     }
 
     #[test]
