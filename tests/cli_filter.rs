@@ -533,3 +533,59 @@ fn model_named_by_the_environment_or_a_flag_and_usage_errors_pass_the_message_th
         .success()
         .stdout(predicates::str::contains("X-Spam-"));
 }
+
+#[test]
+fn a_message_on_non_blocking_pipes_is_read_and_written_whole() {
+    // It was cut short: a read that found no byte yet (EAGAIN) and a write into a full pipe
+    // were taken for errors, with exit 3 and "passed through unchanged" on stderr.
+    use std::os::fd::AsFd;
+    let nonblocking = |fd: std::os::fd::BorrowedFd<'_>| {
+        let flags = rustix::fs::fcntl_getfl(fd).unwrap();
+        rustix::fs::fcntl_setfl(fd, flags | rustix::fs::OFlags::NONBLOCK).unwrap();
+    };
+    let mut message = b"Subject: cheap meds\n\n".to_vec();
+    message.extend(b"a line of the message body\n".repeat(40_000));
+    let expected = filter(trained_model(), &message)
+        .get_output()
+        .stdout
+        .clone();
+    let (stdin, mut feed) = std::io::pipe().unwrap();
+    let (mut out, stdout) = std::io::pipe().unwrap();
+    nonblocking(stdin.as_fd());
+    nonblocking(stdout.as_fd());
+    let mut child = Command::new(spamsort_bin())
+        .args(["filter", "--model"])
+        .arg(trained_model())
+        .stdin(stdin)
+        .stdout(stdout)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Pieces with pauses between them, so that reads find nothing and the output a full pipe.
+    let sent = message.clone();
+    let writing = std::thread::spawn(move || {
+        for piece in sent.chunks(300_000) {
+            std::thread::sleep(Duration::from_millis(100));
+            feed.write_all(piece).unwrap();
+        }
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    let mut got = Vec::new();
+    out.read_to_end(&mut got).unwrap();
+    writing.join().unwrap();
+    let status = child.wait().unwrap();
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert!(status.success(), "{status}: {stderr}");
+    assert!(
+        got == expected,
+        "{} of {} bytes: {stderr}",
+        got.len(),
+        expected.len()
+    );
+}

@@ -8,6 +8,7 @@
 //! copied through in small chunks, so a message of any size costs the same time and memory.
 
 use super::args::{HeaderArgs, ModelArgs, VerdictArgs, open_model};
+use super::waiting::Waiting;
 use super::{ExitStatus, input};
 use spamsort::Verdict;
 use spamsort::filter::policy::{HeaderStyle, Policy};
@@ -34,8 +35,7 @@ pub struct FilterArgs {
 }
 
 pub fn run(args: FilterArgs) -> anyhow::Result<ExitStatus> {
-    let mut stdin = std::io::stdin().lock();
-    let mut stdout = std::io::stdout().lock();
+    let (mut stdin, mut stdout) = standard_streams();
     let opened = open(&args);
     let scorer = match &opened {
         Ok((file, policy)) => policy
@@ -101,7 +101,7 @@ pub(super) fn refused(
     }
     let exit_code = argv[2..].iter().any(|a| a == "--exit-code");
     let reason = format!("the command line was refused: {}", error.render());
-    let (mut stdin, mut stdout) = (std::io::stdin().lock(), std::io::stdout().lock());
+    let (mut stdin, mut stdout) = standard_streams();
     Some(pass_through(
         &mut stdin,
         &mut stdout,
@@ -109,6 +109,18 @@ pub(super) fn refused(
         reason.trim_end(),
         exit_code,
     ))
+}
+
+/// Standard input and output, each waited for where it would block (see [`Waiting`]): a
+/// message on a pipe handed over non-blocking is read and written whole.
+fn standard_streams() -> (
+    Waiting<std::io::StdinLock<'static>>,
+    Waiting<std::io::StdoutLock<'static>>,
+) {
+    (
+        Waiting(std::io::stdin().lock()),
+        Waiting(std::io::stdout().lock()),
+    )
 }
 
 /// Writes `head` (what was read of the message) and the rest of standard input unchanged,

@@ -38,7 +38,7 @@ pub fn message_heads(
 /// The first `head` bytes of standard input; the rest is read and dropped, so the writer
 /// (a pipe) is not cut off with an error. Memory: `head` bytes (see [`stdin_buffer`]).
 pub fn read_stdin_head(head: u64) -> anyhow::Result<Vec<u8>> {
-    let mut stdin = std::io::stdin().lock();
+    let mut stdin = super::waiting::Waiting(std::io::stdin().lock());
     let head = usize::try_from(head).unwrap_or(usize::MAX);
     let mut buf = stdin_buffer(head);
     if let Some(limit) = head.checked_sub(1) {

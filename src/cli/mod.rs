@@ -26,6 +26,7 @@ pub mod signals;
 mod terminal;
 mod tokens;
 mod train;
+mod waiting;
 
 pub use exit_code::ExitStatus;
 
