@@ -247,7 +247,9 @@ mod tests {
 
     #[test]
     fn long_values_kept_whole_are_cut_to_a_short_token() {
-        let long = "v".repeat(200_000);
+        // Far past the cut, within what mail-parser is handed of a header field (see
+        // `parser_input`'s caps: a longer value would reach the sink cut already).
+        let long = "v".repeat(30_000);
         let raw = format!(
             "Subject: hi\nMessage-ID: <a@{long}>\nFrom: <x@{long}.example>\n\
              Content-Type: multipart/mixed; boundary=\"b\"\n\n--b\n\
