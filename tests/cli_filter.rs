@@ -16,6 +16,14 @@ fn filter(model: &std::path::Path, input: &[u8]) -> assert_cmd::assert::Assert {
         .assert()
 }
 
+/// All a child wrote to its standard error (a pipe), once it closed it.
+fn stderr_of(child: &mut std::process::Child) -> String {
+    let mut stderr = String::new();
+    let mut pipe = child.stderr.take().unwrap();
+    pipe.read_to_string(&mut stderr).unwrap();
+    stderr
+}
+
 fn count_fields(out: &[u8], name: &str) -> usize {
     let end = spamsort::filter::stamp::header_block_len(out);
     out[..end]
@@ -456,13 +464,7 @@ fn hundred_megabyte_message_streams_through_marked_within_64_mb_of_data() {
     }
     assert_eq!(out.read(&mut got).unwrap(), 0, "bytes after the message");
     writer.join().unwrap().unwrap();
-    let mut stderr = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .unwrap();
+    let stderr = stderr_of(&mut child);
     assert!(child.wait().unwrap().success(), "{stderr}");
     assert_eq!(stderr, "");
     // Generous: about 0.2 s here for the debug build; the bound only catches a whole read.
@@ -574,13 +576,7 @@ fn a_message_on_non_blocking_pipes_is_read_and_written_whole() {
     out.read_to_end(&mut got).unwrap();
     writing.join().unwrap();
     let status = child.wait().unwrap();
-    let mut stderr = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .unwrap();
+    let stderr = stderr_of(&mut child);
     assert!(status.success(), "{status}: {stderr}");
     assert!(
         got == expected,
