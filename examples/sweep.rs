@@ -57,15 +57,18 @@ fn var<T: std::str::FromStr>(name: &str, default: T) -> T {
         Ok(v) => v
             .parse()
             .unwrap_or_else(|_| panic!("{name}={v:?} does not parse")),
-        Err(_) => default,
+        Err(std::env::VarError::NotPresent) => default,
+        Err(e) => panic!("{name}: {e}"),
     }
 }
 
 /// The setting `name` as one of `choices` by name, `default` if unset; another name stops the
 /// sweep.
 fn choice<T: Copy>(name: &str, default: T, choices: &[(&str, T)]) -> T {
-    let Ok(v) = std::env::var(name) else {
-        return default;
+    let v = match std::env::var(name) {
+        Ok(v) => v,
+        Err(std::env::VarError::NotPresent) => return default,
+        Err(e) => panic!("{name}: {e}"),
     };
     let names = || choices.iter().map(|c| c.0).collect::<Vec<_>>().join("|");
     (choices.iter().find(|c| c.0 == v))

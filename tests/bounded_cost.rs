@@ -121,6 +121,48 @@ fn parts_with_long_headers() -> Vec<u8> {
     .into_bytes()
 }
 
+/// [`folded_field`] as an attached message: the message's body, a part, and a part encoded
+/// in base64 (which mail-parser decodes and parses apart).
+fn attached_folded_fields() -> [Vec<u8>; 3] {
+    let folded = format!("Subject: x\n{}\nbody\n", " y\n".repeat(600_000));
+    let encoded = base64(format!("Subject: x\n{}\nbody\n", " y\n".repeat(450_000)).as_bytes());
+    let lines: Vec<&str> = (0..encoded.len())
+        .step_by(76)
+        .map(|i| &encoded[i..(i + 76).min(encoded.len())])
+        .collect();
+    let mixed = |part: &str| {
+        format!("Content-Type: multipart/mixed; boundary=b\n\n--b\n{part}\n--b--\n").into_bytes()
+    };
+    [
+        format!("Content-Type: message/rfc822\n\n{folded}").into_bytes(),
+        mixed(&format!("Content-Type: message/rfc822\n\n{folded}")),
+        mixed(&format!(
+            "Content-Type: message/rfc822\nContent-Transfer-Encoding: base64\n\n{}",
+            lines.join("\n")
+        )),
+    ]
+}
+
+/// `bytes` in base64 (RFC 4648), on one line.
+fn base64(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0_u32, |n, (i, &b)| n | u32::from(b) << (16 - 8 * i));
+        for i in 0..4 {
+            out.push(if i <= chunk.len() {
+                char::from(DIGITS[(n >> (18 - 6 * i) & 63) as usize])
+            } else {
+                '='
+            });
+        }
+    }
+    out
+}
+
 /// Runs `classify` on `message` (written to a file) under the rlimits; asserts it gave a
 /// verdict, and was neither out of memory nor killed.
 fn assert_classify_bounded(message: &[u8]) {
@@ -174,6 +216,17 @@ fn classify_of_300000_header_fields_stays_under_64_mb_and_1_s() {
 #[test]
 fn classify_of_a_field_folded_over_600000_lines_stays_under_64_mb_and_1_s() {
     assert_classify_bounded(&folded_field());
+}
+
+#[test]
+fn classify_of_an_attached_message_with_a_field_folded_over_600000_lines_stays_under_64_mb_and_1_s()
+{
+    let sample = b"hello world, a test of the encoder!";
+    let expected = "aGVsbG8gd29ybGQsIGEgdGVzdCBvZiB0aGUgZW5jb2RlciE=";
+    assert_eq!(base64(sample), expected, "the test's own base64");
+    for message in attached_folded_fields() {
+        assert_classify_bounded(&message);
+    }
 }
 
 #[test]

@@ -32,7 +32,8 @@ pub fn run(args: RestoreArgs) -> anyhow::Result<ExitStatus> {
             (filter, input.display().to_string())
         }
         None => {
-            let filter = spamsort::filter::dump::read_dump(&mut std::io::stdin().lock())
+            let stdin = super::waiting::Waiting(std::io::stdin().lock());
+            let filter = spamsort::filter::dump::read_dump(&mut std::io::BufReader::new(stdin))
                 .context("reading the dump on stdin")?;
             (filter, "stdin".to_owned())
         }

@@ -555,7 +555,8 @@ fn variant(name: &OsStr, attempt: u32) -> OsString {
 }
 
 /// Writes `bytes` to `m`'s target's `tmp/` with the permission bits of `taken` (the message
-/// taken from the inbox), fsyncs, and links the result to `dest` (failing if `dest` exists).
+/// taken from the inbox), fsyncs, and links the result to `dest` (failing if `dest` exists;
+/// where the file system refuses links, renames it there, failing as well).
 fn write_via_tmp(
     m: &Move,
     taken: &Path,
@@ -575,7 +576,12 @@ fn write_via_tmp(
         file.write_all(bytes)?;
         file.sync_all()?;
         CrashPoint::reached(crash, CrashStage::Written, &m.name);
-        std::fs::hard_link(&tmp, dest)
+        match std::fs::hard_link(&tmp, dest) {
+            // A file system without hard links: the copy renamed into place instead, never
+            // over a file.
+            Err(e) if link_refused(&e) => rename_no_replace(&tmp, dest),
+            linked => linked,
+        }
     })();
     let _ = std::fs::remove_file(&tmp);
     result

@@ -27,10 +27,21 @@ use std::borrow::Cow;
 pub(crate) fn parser_input(raw: &[u8]) -> (Cow<'_, [u8]>, bool) {
     match plain_boundary(raw) {
         Cow::Borrowed(plain) => within_caps(plain),
-        Cow::Owned(plain) => match within_caps(&plain) {
-            (Cow::Borrowed(kept), cut) => (Cow::Owned(kept.to_vec()), cut),
-            (Cow::Owned(kept), cut) => (Cow::Owned(kept), cut),
-        },
+        Cow::Owned(mut plain) => {
+            // The plain copy cut to what is kept of it, not copied again.
+            let (kept, cut) = within_caps(&plain);
+            let kept = match kept {
+                Cow::Borrowed(prefix) => Err(prefix.len()),
+                Cow::Owned(copy) => Ok(copy),
+            };
+            match kept {
+                Ok(copy) => (Cow::Owned(copy), cut),
+                Err(len) => {
+                    plain.truncate(len);
+                    (Cow::Owned(plain), cut)
+                }
+            }
+        }
     }
 }
 
@@ -101,7 +112,8 @@ const MAX_HEADER_BYTES: usize = 256 * 1024;
 fn within_caps(raw: &[u8]) -> (Cow<'_, [u8]>, bool) {
     let mut out = Output::Kept(0);
     let (mut boundaries, mut structure) = (0, 0);
-    let mut block = Block::Fields;
+    let mut declared = Declared::default();
+    let mut block = Block::Fields(Fields::default());
     // Bytes and lines of the field being read, and the bytes of header fields handed on.
     let (mut field, mut field_lines, mut header) = (0, 0, 0);
     let mut start = 0;
@@ -111,8 +123,13 @@ fn within_caps(raw: &[u8]) -> (Cow<'_, [u8]>, bool) {
         // How much of the line the field caps let through.
         let mut room = line.len();
         let mut continuation = false;
-        match block {
-            Block::Fields if !matches!(line, b"\n" | b"\r\n") => {
+        match &mut block {
+            // A line that is no field in what may be an attached message's header (a part's
+            // type was only taken to be a message): its body.
+            Block::Fields(fields) if fields.nested && !fields.continues(line) => {
+                block = Block::Body;
+            }
+            Block::Fields(fields) if !matches!(line, b"\n" | b"\r\n") => {
                 continuation = header_block::is_continuation(line);
                 if !continuation {
                     (field, field_lines) = (0, 0);
@@ -125,13 +142,36 @@ fn within_caps(raw: &[u8]) -> (Cow<'_, [u8]>, bool) {
                 header += room;
                 field += line.len();
                 field_lines += 1;
+                fields.read(&line[..room], continuation, out.len());
             }
-            Block::Fields => block = Block::Body,
-            Block::Body if line.starts_with(b"--") => block = Block::Fields,
-            Block::Body => {}
+            // An attached message's header (or a digest's part without a type) ends. An
+            // encoded message mail-parser would decode and parse apart, past these caps: it is
+            // made an attachment it does not parse. An unencoded one's own header follows,
+            // which mail-parser reads as it reads any.
+            Block::Fields(fields) if fields.heads_a_message(declared.digest) => {
+                block = match (fields.encoded, fields.message) {
+                    // A typed one, made of a type mail-parser keeps as it comes.
+                    (true, true) => {
+                        out.patch(raw, &fields.type_spans, b"message/", b"messagx/");
+                        Block::Body
+                    }
+                    // A digest's part without a type: not decoded, so read as it comes.
+                    (true, false) => {
+                        let unnamed = b"content-transfer-encodinx";
+                        out.patch(raw, &fields.encoding_spans, ENCODING, unnamed);
+                        Block::Fields(Fields::nested())
+                    }
+                    (false, _) => Block::Fields(Fields::nested()),
+                };
+            }
+            Block::Fields(_) => block = Block::Body,
+            Block::Body => match declared.boundary_line(line) {
+                Some(Boundary::Opens) => block = Block::Fields(Fields::in_a_part()),
+                Some(Boundary::Closes) | None => {}
+            },
         }
         let kept = &line[..room];
-        boundaries += boundary_declarations(kept);
+        boundaries += declared.read(kept);
         structure += usize::from(is_structure(kept) || (continuation && !kept.is_empty()));
         if boundaries > MAX_BOUNDARIES || structure > MAX_STRUCTURE_LINES {
             return out.finish(raw, start, true);
@@ -147,12 +187,195 @@ fn within_caps(raw: &[u8]) -> (Cow<'_, [u8]>, bool) {
 }
 
 /// Which lines [`within_caps`] is reading.
-#[derive(Clone, Copy)]
 enum Block {
-    /// Header fields: the message's, or after a boundary line, a MIME part's.
-    Fields,
-    /// After the blank line that ends them.
+    /// Header fields (mail-parser reads them up to a blank line): the message's, a MIME
+    /// part's after a boundary line, or an attached message's.
+    Fields(Fields),
+    /// Anything else: a body, up to a line of a declared boundary.
     Body,
+}
+
+/// The name of the field that says how a part is encoded.
+const ENCODING: &[u8] = b"content-transfer-encoding";
+
+/// What a block of header fields says of what follows it.
+#[derive(Default)]
+struct Fields {
+    /// They are a MIME part's.
+    part: bool,
+    /// A `Content-Type` field was read.
+    typed: bool,
+    /// Its type is a message (`message/...`): the part is an attached message.
+    message: bool,
+    /// Its `Content-Transfer-Encoding` is base64 or quoted-printable: mail-parser decodes it.
+    encoded: bool,
+    /// The field being read.
+    reading: Reading,
+    /// Where the lines of `Content-Type` fields were handed on (start, length).
+    type_spans: Vec<(usize, usize)>,
+    /// Where the lines of `Content-Transfer-Encoding` fields were handed on.
+    encoding_spans: Vec<(usize, usize)>,
+    /// They are an attached message's, or what was taken for one.
+    nested: bool,
+    /// A field line was read (a continuation line continues it).
+    any: bool,
+}
+
+/// Which field a block of header fields is reading.
+#[derive(Default, Clone, Copy, PartialEq, Eq)]
+enum Reading {
+    #[default]
+    Other,
+    Type,
+    Encoding,
+}
+
+impl Fields {
+    /// A MIME part's header fields, after a boundary line.
+    fn in_a_part() -> Fields {
+        Fields {
+            part: true,
+            ..Fields::default()
+        }
+    }
+
+    /// An attached message's header fields.
+    fn nested() -> Fields {
+        Fields {
+            nested: true,
+            ..Fields::default()
+        }
+    }
+
+    /// True if `line` goes on with these fields: a blank line (which ends them), a field, or
+    /// a continuation line after one.
+    fn continues(&self, line: &[u8]) -> bool {
+        matches!(line, b"\n" | b"\r\n")
+            || header_block::field_name(line).is_some()
+            || (self.any && header_block::is_continuation(line))
+    }
+
+    /// Takes note of a line of header fields, what the caps let through of it, handed on at
+    /// `at`.
+    fn read(&mut self, line: &[u8], continuation: bool, at: usize) {
+        if !continuation {
+            let name = header_block::field_name(line).unwrap_or_default();
+            self.reading = match () {
+                _ if name.eq_ignore_ascii_case(b"content-type") => Reading::Type,
+                _ if name.eq_ignore_ascii_case(ENCODING) => Reading::Encoding,
+                _ => Reading::Other,
+            };
+            self.typed |= self.reading == Reading::Type;
+            self.any = true;
+        }
+        // Every spelling counts (the way mail-parser reads a folded or commented value does
+        // not have to be followed): at worst a part is read as a message here and its body's
+        // first lines are capped as header fields, or an attachment is not parsed.
+        let has = |word: &[u8]| {
+            line.windows(word.len())
+                .any(|w| w.eq_ignore_ascii_case(word))
+        };
+        match self.reading {
+            Reading::Type => {
+                self.message |= has(b"message/");
+                self.type_spans.push((at, line.len()));
+            }
+            Reading::Encoding => {
+                self.encoded |= has(b"base64") || has(b"quoted-printable");
+                self.encoding_spans.push((at, line.len()));
+            }
+            Reading::Other => {}
+        }
+    }
+
+    /// True if an attached message's header follows these fields: their type is a message,
+    /// or they are a part of a digest (`digest`: one is declared) and have no type, which
+    /// makes a message there.
+    fn heads_a_message(&self, digest: bool) -> bool {
+        self.message || (self.part && digest && !self.typed)
+    }
+}
+
+/// The multipart boundaries declared so far (at most [`MAX_BOUNDARIES`] are handed on), and
+/// whether a digest was.
+#[derive(Default)]
+struct Declared {
+    boundaries: Vec<Vec<u8>>,
+    digest: bool,
+}
+
+/// A line of a declared boundary.
+enum Boundary {
+    /// `--` and the boundary: a part's header fields follow.
+    Opens,
+    /// `--`, the boundary and `--`: the multipart ends.
+    Closes,
+}
+
+impl Declared {
+    /// Takes note of the boundaries `line` declares (and whether it declares a digest);
+    /// returns how many it declares.
+    fn read(&mut self, line: &[u8]) -> usize {
+        const DIGEST: &[u8] = b"multipart/digest";
+        self.digest |= line
+            .windows(DIGEST.len())
+            .any(|w| w.eq_ignore_ascii_case(DIGEST));
+        let values = boundary_values(line);
+        let n = values.len();
+        for value in values {
+            if self.boundaries.len() <= MAX_BOUNDARIES && !value.is_empty() {
+                self.boundaries.push(value.to_vec());
+            }
+        }
+        n
+    }
+
+    /// Whether `line` is a line of a declared boundary (`--` then it, perhaps `--` after it,
+    /// then only white space), as mail-parser finds parts.
+    fn boundary_line(&self, line: &[u8]) -> Option<Boundary> {
+        let rest = line.strip_prefix(b"--")?;
+        self.boundaries.iter().find_map(|b| {
+            let after = rest.strip_prefix(b.as_slice())?;
+            let (after, closes) = match after.strip_prefix(b"--") {
+                Some(after) => (after, true),
+                None => (after, false),
+            };
+            after
+                .iter()
+                .all(u8::is_ascii_whitespace)
+                .then_some(if closes {
+                    Boundary::Closes
+                } else {
+                    Boundary::Opens
+                })
+        })
+    }
+}
+
+/// The values of the `boundary` parameters `line` declares (`boundary`, optional blanks,
+/// `=`, optional blanks, then a quoted string or a token), in any case.
+fn boundary_values(line: &[u8]) -> Vec<&[u8]> {
+    const NAME: &[u8] = b"boundary";
+    memchr::memchr2_iter(b'b', b'B', line)
+        .filter_map(|at| {
+            let rest = &line[at..];
+            let rest = rest
+                .get(..NAME.len())
+                .filter(|name| name.eq_ignore_ascii_case(NAME))
+                .map(|_| &rest[NAME.len()..])?;
+            let rest = rest
+                .trim_ascii_start()
+                .strip_prefix(b"=")?
+                .trim_ascii_start();
+            Some(match rest.strip_prefix(b"\"") {
+                Some(quoted) => &quoted[..memchr::memchr(b'"', quoted).unwrap_or(quoted.len())],
+                None => {
+                    let token = |b: &u8| !(b.is_ascii_whitespace() || matches!(b, b';' | b'"'));
+                    &rest[..rest.iter().position(|b| !token(b)).unwrap_or(rest.len())]
+                }
+            })
+        })
+        .collect()
 }
 
 /// What [`within_caps`] hands on so far.
@@ -164,6 +387,41 @@ enum Output {
 }
 
 impl Output {
+    /// How many bytes were handed on.
+    fn len(&self) -> usize {
+        match self {
+            Output::Kept(len) => *len,
+            Output::Copied(bytes) => bytes.len(),
+        }
+    }
+
+    /// In what was handed on at `spans` (of the input `raw`), every `word` (in any case)
+    /// made `instead` (as long), in a copy made now if there is none yet.
+    fn patch(&mut self, raw: &[u8], spans: &[(usize, usize)], word: &[u8], instead: &[u8]) {
+        debug_assert_eq!(word.len(), instead.len());
+        if spans.is_empty() {
+            return;
+        }
+        if let Output::Kept(len) = *self {
+            *self = Output::Copied(raw[..len].to_vec());
+        }
+        let Output::Copied(bytes) = self else {
+            return;
+        };
+        for &(at, len) in spans {
+            let Some(line) = bytes.get_mut(at..at + len) else {
+                continue;
+            };
+            let mut from = 0;
+            while let Some(found) =
+                (line[from..].windows(word.len())).position(|w| w.eq_ignore_ascii_case(word))
+            {
+                line[from + found..from + found + word.len()].copy_from_slice(instead);
+                from += found + word.len();
+            }
+        }
+    }
+
     /// Hands on `line`, the input's next line.
     fn keep(&mut self, line: &[u8]) {
         match self {
@@ -200,22 +458,6 @@ impl Output {
     }
 }
 
-/// How many times `boundary`, then optional blanks, then `=` occurs in `line`, in any case.
-fn boundary_declarations(line: &[u8]) -> usize {
-    const NAME: &[u8] = b"boundary";
-    memchr::memchr2_iter(b'b', b'B', line)
-        .filter(|&at| {
-            let rest = &line[at..];
-            rest.len() > NAME.len()
-                && rest[..NAME.len()].eq_ignore_ascii_case(NAME)
-                && rest[NAME.len()..]
-                    .iter()
-                    .find(|b| !matches!(b, b' ' | b'\t'))
-                    == Some(&b'=')
-        })
-        .count()
-}
-
 /// A boundary line (`--...`) or a header field (as the header-block scanner reads one).
 fn is_structure(line: &[u8]) -> bool {
     line.starts_with(b"--") || header_block::field_name(line).is_some()
@@ -250,8 +492,11 @@ mod tests {
         let m = b"From: a@b\nContent-Type: multipart/mixed; Boundary = \"x\"\n\n--x\n\
                   Content-Type: text/plain\n\nnote: hi\n--x--\n";
         assert_eq!(within_caps(m), (Cow::Borrowed(&m[..]), false));
-        assert_eq!(boundary_declarations(b"a; Boundary = \"x\"; BOUNDARY=y"), 2);
-        assert_eq!(boundary_declarations(b"the boundary is here"), 0);
+        assert_eq!(
+            boundary_values(b"a; Boundary = \"x y\"; BOUNDARY=z;w"),
+            [&b"x y"[..], b"z"]
+        );
+        assert!(boundary_values(b"the boundary is here").is_empty());
     }
 
     #[test]
@@ -313,6 +558,99 @@ mod tests {
         );
         assert!(cut);
         assert!(*kept == *expected.as_bytes(), "{}", kept.len());
+    }
+
+    #[test]
+    fn body_lines_that_begin_with_two_dashes_are_body_text() {
+        // They were read as a part's header fields when any `--` line began one: a signature
+        // followed by a long quote, a rule followed by a table, a patch's context lines.
+        for m in [
+            format!(
+                "Subject: a\n\nhi\n-- \n{}",
+                "> quoted line\n".repeat(40_000)
+            ),
+            format!(
+                "Subject: a\n\n------\n{}",
+                "   a row of the table\n".repeat(20_000)
+            ),
+            format!(
+                "Subject: a\n\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n{}",
+                " \n".repeat(1_200)
+            ),
+        ] {
+            assert_eq!(
+                within_caps(m.as_bytes()),
+                (Cow::Borrowed(m.as_bytes()), false)
+            );
+        }
+        // A line of a boundary that was not declared is no part's either.
+        let m = format!(
+            "Content-Type: multipart/mixed; boundary=\"b\"\n\n--c\n{}--b\nX: 1\n\nend\n--b--\n",
+            " indented\n".repeat(2_000)
+        );
+        assert_eq!(
+            within_caps(m.as_bytes()),
+            (Cow::Borrowed(m.as_bytes()), false)
+        );
+    }
+
+    #[test]
+    fn an_attached_messages_header_is_capped_as_any_header() {
+        let folded = format!("Subject: x\n{}", " y\n".repeat(600_000));
+        let capped = format!("Subject: x\n{}", " y\n".repeat(MAX_FIELD_LINES - 1));
+        let forms = [
+            // The message's body is a message.
+            "Content-Type: message/rfc822\n\n{}\nbody\n",
+            // A part is a message.
+            "Content-Type: multipart/mixed; boundary=b\n\n--b\nContent-Type: Message/RFC822\n\n\
+             {}\nbody\n--b--\n",
+            // A part of a digest without a type is a message.
+            "Content-Type: multipart/digest; boundary=b\n\n--b\n\n{}\nbody\n--b--\n",
+        ];
+        for form in forms {
+            let message = form.replace("{}", &folded);
+            let (kept, cut) = within_caps(message.as_bytes());
+            let expected = form.replace("{}", &capped);
+            assert!(
+                cut && *kept == *expected.as_bytes(),
+                "{form}: {}",
+                kept.len()
+            );
+        }
+    }
+
+    #[test]
+    fn an_encoded_attached_message_is_made_an_attachment_mail_parser_does_not_parse() {
+        // mail-parser decodes and parses it apart, where these caps do not reach.
+        let part =
+            "Content-Type: Message/RFC822\nContent-Transfer-Encoding: BASE64\n\nU3ViamVjdDog\n";
+        let m = format!("Content-Type: multipart/mixed; boundary=b\n\n--b\n{part}--b--\n");
+        let (kept, cut) = within_caps(m.as_bytes());
+        assert!(cut);
+        assert_eq!(&*kept, m.replace("Message/", "messagx/").as_bytes());
+        // A digest's part without a type is a message: its encoding is hidden instead, and it
+        // is read as it comes, as a message whose header is capped.
+        let folded = format!("Subject: x\n{}", " y\n".repeat(5_000));
+        let m = format!(
+            "Content-Type: multipart/digest; boundary=b\n\n--b\n\
+             Content-Transfer-Encoding: quoted-printable\n\n{folded}\nbody\n--b--\n"
+        );
+        let (kept, cut) = within_caps(m.as_bytes());
+        let capped = format!("Subject: x\n{}", " y\n".repeat(MAX_FIELD_LINES - 1));
+        let expected = m
+            .replace("Content-Transfer-Encoding", "content-transfer-encodinx")
+            .replace(&folded, &capped);
+        assert!(cut && *kept == *expected.as_bytes(), "{}", kept.len());
+        // Unencoded, a part whose type only mentions a message has its body kept whole.
+        let m = format!(
+            "Content-Type: multipart/mixed; boundary=b\n\n--b\n\
+             Content-Type: text/plain; name=\"message/x\"\n\nline one\n{}--b--\n",
+            " indented\n".repeat(3_000)
+        );
+        assert_eq!(
+            within_caps(m.as_bytes()),
+            (Cow::Borrowed(m.as_bytes()), false)
+        );
     }
 
     #[test]
