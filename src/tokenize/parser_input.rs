@@ -19,6 +19,13 @@
 //! in the message's header and its MIME parts' together) is left out of what is parsed (the
 //! tokens of the rest are kept; the tokenizer reads at most 8 KiB of a field's text anyway;
 //! and the result says it was truncated).
+//!
+//! Header fields are where mail-parser reads them: the message's, a part's after a line of a
+//! declared boundary, and an attached message's after a part typed `message/` (or a digest's
+//! part without a type); a body's other `--` lines (a signature, a rule, a patch) are body
+//! text, handed on whole. An attached message encoded in base64 or quoted-printable (which
+//! RFC 2046 does not allow) mail-parser would decode and parse apart, where these caps do not
+//! reach: its type is made `messagx/` in the copy, so it stays an attachment.
 
 use crate::corpus::header_block::{self, HeaderBlock};
 use std::borrow::Cow;
