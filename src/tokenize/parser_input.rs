@@ -679,6 +679,30 @@ mod tests {
         );
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2048))]
+        /// Mail within the caps (however its fields, boundaries, attached messages, bodies
+        /// and `--` lines are mixed) is handed on as it is, uncopied and uncut.
+        #[test]
+        fn mail_within_the_caps_is_handed_on_as_it_is(
+            text in crate::tokenize::text_of_pieces(
+                &[
+                    "X: a\n", " folded\n", "\n", "\r\n", "--b\n", "--b--\n", "-- \n",
+                    "--c\n", "body text\n", "Subject: hi\r\n",
+                    "Content-Type: multipart/mixed; boundary=b\n",
+                    "Content-Type: multipart/digest; boundary=\"c\"\n",
+                    "Content-Type: message/rfc822\n", "Content-Type: text/plain\n",
+                    "Content-Transfer-Encoding: 7bit\n", "no newline",
+                ],
+                200,
+            )
+        ) {
+            let (kept, cut) = within_caps(text.as_bytes());
+            proptest::prop_assert!(matches!(kept, Cow::Borrowed(_)) && !cut);
+            proptest::prop_assert_eq!(&*kept, text.as_bytes());
+        }
+    }
+
     #[test]
     fn the_caps_count_lines_of_the_plain_copy() {
         // CR-only lines are counted as lines once they are LFs: a CR-only message past the
