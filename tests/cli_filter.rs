@@ -585,3 +585,40 @@ fn a_message_on_non_blocking_pipes_is_read_and_written_whole() {
         expected.len()
     );
 }
+
+#[test]
+fn a_closed_standard_output_fails_the_filter_before_it_reads_the_message() {
+    // The runtime opened /dev/null in its place: the message went there, with exit 0.
+    let message = std::fs::read(&sample_files()[0]).unwrap();
+    for args in [&["--model"][..], &["--no-such-flag", "--model"]] {
+        let out = Command::new("sh")
+            .arg("-c")
+            .arg(r#"bin=$1; shift; exec "$bin" filter "$@" >&-"#)
+            .arg("sh")
+            .arg(spamsort_bin())
+            .args(args)
+            .arg(trained_model())
+            .stdin(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .and_then(|mut child| {
+                // The filter may exit before reading: a closed pipe is no failure here.
+                let _ = child.stdin.take().unwrap().write_all(&message);
+                child.wait_with_output()
+            })
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{args:?}: {stderr}");
+        assert!(stderr.contains("standard output is closed"), "{stderr}");
+    }
+    // Written to /dev/null on purpose, it is delivered there.
+    let null = std::fs::File::create("/dev/null").unwrap();
+    let status = Command::new(spamsort_bin())
+        .args(["filter", "--model"])
+        .arg(trained_model())
+        .stdin(std::fs::File::open(&sample_files()[0]).unwrap())
+        .stdout(null)
+        .status()
+        .unwrap();
+    assert!(status.success());
+}

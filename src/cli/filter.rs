@@ -35,6 +35,7 @@ pub struct FilterArgs {
 }
 
 pub fn run(args: FilterArgs) -> anyhow::Result<ExitStatus> {
+    stdout_open()?;
     let (mut stdin, mut stdout) = standard_streams();
     let opened = open(&args);
     let scorer = match &opened {
@@ -99,6 +100,9 @@ pub(super) fn refused(
     if !is_filter || !error.use_stderr() || std::io::stdin().is_terminal() {
         return None;
     }
+    if let Err(e) = stdout_open() {
+        return Some(Err(e));
+    }
     let exit_code = argv[2..].iter().any(|a| a == "--exit-code");
     let reason = format!("the command line was refused: {}", error.render());
     let (mut stdin, mut stdout) = standard_streams();
@@ -109,6 +113,37 @@ pub(super) fn refused(
         reason.trim_end(),
         exit_code,
     ))
+}
+
+/// Fails if standard output was closed when the process started (see
+/// [`stdout_was_closed`]): nothing is read, and the caller (procmail, an MTA) keeps the
+/// message it sees the filter fail on.
+fn stdout_open() -> anyhow::Result<()> {
+    if stdout_was_closed() {
+        anyhow::bail!(
+            "standard output is closed (the message would be written to /dev/null in its \
+             place): nothing read, nothing delivered"
+        );
+    }
+    Ok(())
+}
+
+/// True if standard output was closed when the process started: the Rust runtime then opens
+/// `/dev/null` in its place, for reading and writing, and the filter would write the message
+/// into nothing and exit 0. (A caller's `> /dev/null` opens it for writing only.)
+fn stdout_was_closed() -> bool {
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let stdout = std::io::stdout();
+    let fd = stdout.as_fd();
+    let read_write = rustix::fs::fcntl_getfl(fd)
+        .is_ok_and(|f| f & rustix::fs::OFlags::RWMODE == rustix::fs::OFlags::RDWR);
+    let device = |m: std::fs::Metadata| m.file_type().is_char_device().then(|| m.rdev());
+    let null = std::fs::metadata("/dev/null").ok().and_then(device);
+    let out = (fd.try_clone_to_owned().ok())
+        .and_then(|fd| std::fs::File::from(fd).metadata().ok())
+        .and_then(device);
+    read_write && null.is_some() && out == null
 }
 
 /// Standard input and output, each waited for where it would block (see [`Waiting`]): a
