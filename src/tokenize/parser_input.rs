@@ -132,9 +132,12 @@ fn within_caps(raw: &[u8]) -> (Cow<'_, [u8]>, bool) {
         let mut continuation = false;
         match &mut block {
             // A line that is no field in what may be an attached message's header (a part's
-            // type was only taken to be a message): its body.
+            // type was only taken to be a message): its body, or the next part's boundary.
             Block::Fields(fields) if fields.nested && !fields.continues(line) => {
-                block = Block::Body;
+                block = match declared.boundary_line(line) {
+                    Some(Boundary::Opens) => Block::Fields(Fields::in_a_part()),
+                    Some(Boundary::Closes) | None => Block::Body,
+                };
             }
             Block::Fields(fields) if !matches!(line, b"\n" | b"\r\n") => {
                 continuation = header_block::is_continuation(line);
@@ -172,10 +175,11 @@ fn within_caps(raw: &[u8]) -> (Cow<'_, [u8]>, bool) {
                 };
             }
             Block::Fields(_) => block = Block::Body,
-            Block::Body => match declared.boundary_line(line) {
-                Some(Boundary::Opens) => block = Block::Fields(Fields::in_a_part()),
-                Some(Boundary::Closes) | None => {}
-            },
+            Block::Body => {
+                if let Some(Boundary::Opens) = declared.boundary_line(line) {
+                    block = Block::Fields(Fields::in_a_part());
+                }
+            }
         }
         let kept = &line[..room];
         boundaries += declared.read(kept);
@@ -648,6 +652,18 @@ mod tests {
             .replace("Content-Transfer-Encoding", "content-transfer-encodinx")
             .replace(&folded, &capped);
         assert!(cut && *kept == *expected.as_bytes(), "{}", kept.len());
+        // An attached message that is only a boundary line away from the next part: that
+        // part's header is capped as any.
+        let m = format!(
+            "Content-Type: multipart/mixed; boundary=b\n\n--b\nContent-Type: message/rfc822\n\n\
+             --b\n{folded}\nbody\n--b--\n"
+        );
+        let (kept, cut) = within_caps(m.as_bytes());
+        assert!(
+            cut && *kept == *m.replace(&folded, &capped).as_bytes(),
+            "{}",
+            kept.len()
+        );
         // Unencoded, a part whose type only mentions a message has its body kept whole.
         let m = format!(
             "Content-Type: multipart/mixed; boundary=b\n\n--b\n\
