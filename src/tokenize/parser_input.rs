@@ -153,6 +153,8 @@ fn within_caps(raw: &[u8]) -> (Cow<'_, [u8]>, bool) {
                 field += line.len();
                 field_lines += 1;
                 fields.read(&line[..room], continuation, out.len());
+                declared.digest |= fields.reading == Reading::Type
+                    && contains_ignoring_case(&line[..room], b"multipart/digest");
             }
             // An attached message's header (or a digest's part without a type) ends. An
             // encoded message mail-parser would decode and parse apart, past these caps: it is
@@ -282,10 +284,7 @@ impl Fields {
         // Every spelling counts (the way mail-parser reads a folded or commented value does
         // not have to be followed): at worst a part is read as a message here and its body's
         // first lines are capped as header fields, or an attachment is not parsed.
-        let has = |word: &[u8]| {
-            line.windows(word.len())
-                .any(|w| w.eq_ignore_ascii_case(word))
-        };
+        let has = |word: &[u8]| contains_ignoring_case(line, word);
         match self.reading {
             Reading::Type => {
                 self.message |= has(b"message/");
@@ -308,7 +307,7 @@ impl Fields {
 }
 
 /// The multipart boundaries declared so far (at most [`MAX_BOUNDARIES`] are handed on), and
-/// whether a digest was.
+/// whether a digest was (in a `Content-Type` field).
 #[derive(Default)]
 struct Declared {
     boundaries: Vec<Vec<u8>>,
@@ -324,13 +323,8 @@ enum Boundary {
 }
 
 impl Declared {
-    /// Takes note of the boundaries `line` declares (and whether it declares a digest);
-    /// returns how many it declares.
+    /// Takes note of the boundaries `line` declares; returns how many it declares.
     fn read(&mut self, line: &[u8]) -> usize {
-        const DIGEST: &[u8] = b"multipart/digest";
-        self.digest |= line
-            .windows(DIGEST.len())
-            .any(|w| w.eq_ignore_ascii_case(DIGEST));
         let values = boundary_values(line);
         let n = values.len();
         for value in values {
@@ -361,6 +355,12 @@ impl Declared {
                 })
         })
     }
+}
+
+/// True if `line` holds `word`, in any case.
+fn contains_ignoring_case(line: &[u8], word: &[u8]) -> bool {
+    line.windows(word.len())
+        .any(|w| w.eq_ignore_ascii_case(word))
 }
 
 /// The values of the `boundary` parameters `line` declares (`boundary`, optional blanks,
