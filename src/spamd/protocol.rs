@@ -237,6 +237,13 @@ pub fn read_request(r: &mut impl BufRead) -> Result<Request, ProtocolError> {
                 let n = value
                     .parse::<u64>()
                     .map_err(|_| ProtocolError::protocol(format!("bad Content-length: {value}")))?;
+                // Two lengths would leave the message's end to whichever a reader believes
+                // (a proxy in between one, spamsort the other): refused, not guessed.
+                if request.content_length.is_some_and(|first| first != n) {
+                    return Err(ProtocolError::protocol(
+                        "two different Content-length lines",
+                    ));
+                }
                 request.content_length = Some(n);
             }
             "message-class" => {
@@ -381,6 +388,7 @@ mod tests {
             b"TELL SPAMC/1.5\r\nMessage-class: eggs\r\n\r\n",
             b"CHECK SPAMC/1.5\r\nContent-length: 5\r\n",
             b"CHECK SPAMC/1.5\r\n\xff\xfe: 1\r\n\r\n",
+            b"CHECK SPAMC/1.5\r\nContent-length: 5\r\ncontent-length: 50\r\n\r\n",
         ];
         for case in cases {
             let err = parse(case).unwrap_err();
