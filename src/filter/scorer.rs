@@ -71,7 +71,7 @@ pub struct ScorerFile {
     /// refreshed), once a scorer of many messages needed it.
     replayed: OnceLock<SpamFilter>,
     /// The models fusion stacks in `replayed`, paired where they pair (see
-    /// [`SpamFilter::paired_models`]), set with it when fusion answers.
+    /// [`SpamFilter::paired_models`]), once a classification needed them.
     paired: OnceLock<Option<PairedModels>>,
     /// Held while loading it, so that threads scoring at once load it once.
     loading: Mutex<()>,
@@ -149,17 +149,19 @@ impl ScorerFile {
         }
         let mut filter = self.load()?;
         filter.refresh();
-        let paired = (self.kind == ModelKind::Fusion)
-            .then(|| filter.paired_models())
-            .flatten();
-        self.paired.get_or_init(|| paired);
         Ok(self.replayed.get_or_init(|| filter))
     }
 
-    /// [`ScorerFile::whole`] with the models its fusion stacks paired, if any pair.
+    /// [`ScorerFile::whole`] with the models its fusion stacks paired, if any pair: paired at
+    /// the first call (classifying reads them; `explain` does not ask).
     fn whole_paired(&self) -> Result<(&SpamFilter, Option<&PairedModels>), ModelFileError> {
         let filter = self.whole()?;
-        Ok((filter, self.paired.get().and_then(Option::as_ref)))
+        let paired = self.paired.get_or_init(|| {
+            (self.kind == ModelKind::Fusion)
+                .then(|| filter.paired_models())
+                .flatten()
+        });
+        Ok((filter, paired.as_ref()))
     }
 
     /// The scorer over the file: the models' settings from the score table's index, and for
@@ -442,6 +444,7 @@ impl Scorer<'_> {
     pub fn classify(&self, raw: &[u8]) -> Result<Classification, ModelFileError> {
         self.answer(
             raw,
+            true,
             |filter, x, tokens, paired| {
                 let c = filter.classify_vector_paired(self.kind, x, tokens, paired)?;
                 Some(self.with_thresholds(c, filter))
@@ -459,7 +462,9 @@ impl Scorer<'_> {
     }
 
     /// `replayed` of the file's filter with its journal applied, the message's count vector
-    /// over its vocabulary and its number of tokens, or `scored` of the table's answer, the
+    /// over its vocabulary, its number of tokens and, if `pairs` and the filter is the file's
+    /// loaded whole, the models fusion stacks paired (see [`ScorerFile::whole_paired`]); or
+    /// `scored` of the table's answer, the
     /// message's count vector, its rows, the hashed weights of each model that answers (see
     /// [`ModelView::hashed_weights`]) and its number of tokens. The hashed byte 4-grams are
     /// counted straight from the bytes, never made into `b4:` strings (see
@@ -467,6 +472,7 @@ impl Scorer<'_> {
     fn answer<T>(
         &self,
         raw: &[u8],
+        pairs: bool,
         replayed: impl FnOnce(&SpamFilter, &SparseVector, usize, Option<&PairedModels>) -> Option<T>,
         scored: impl FnOnce(&Answer<'_>, &SparseVector, &Rows<'_>, &[Option<HashedWeights>], usize) -> T,
     ) -> Result<T, ModelFileError> {
@@ -478,7 +484,8 @@ impl Scorer<'_> {
             Source::Replayed(replay) => {
                 let sparse;
                 let (filter, paired) = match replay {
-                    Replay::Whole => file.whole_paired()?,
+                    Replay::Whole if pairs => file.whole_paired()?,
+                    Replay::Whole => (file.whole()?, None),
                     Replay::Sparse => {
                         sparse = self.sparse(&words, &hashed)?;
                         (&sparse, None)
@@ -511,6 +518,7 @@ impl Scorer<'_> {
     pub fn explain(&self, raw: &[u8]) -> Result<Explanation, ModelFileError> {
         self.answer(
             raw,
+            false,
             |filter, x, tokens, _paired| {
                 let mut explanation = filter.explain_vector(self.kind, x, tokens)?;
                 explanation.classification =
