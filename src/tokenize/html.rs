@@ -3,6 +3,7 @@
 //! ...) vanish without a trace, so `V<b></b>iagra` and `via<!-- x -->gra` read as one word;
 //! block tags become a space. One linear pass, no DOM: cost is bounded by the input length.
 
+use super::find_ascii_ci;
 use std::collections::BTreeSet;
 
 /// What the tokenizer needs from an HTML part.
@@ -74,7 +75,8 @@ pub(crate) fn html_to_text(html: &str) -> HtmlText {
             collect_urls(tag, &mut out.urls);
             if name == "script" || name == "style" {
                 let close = format!("</{name}");
-                let skipped = find_ascii_ci(&html[i..], &close).unwrap_or(html.len() - i);
+                let skipped = find_ascii_ci(&html.as_bytes()[i..], close.as_bytes())
+                    .unwrap_or(html.len() - i);
                 i += skipped;
             }
         }
@@ -107,12 +109,6 @@ fn tag_end(s: &str) -> usize {
         }
     }
     s.len()
-}
-
-/// Case-insensitive ASCII substring search.
-fn find_ascii_ci(haystack: &str, needle: &str) -> Option<usize> {
-    let (h, n) = (haystack.as_bytes(), needle.as_bytes());
-    h.windows(n.len()).position(|w| w.eq_ignore_ascii_case(n))
 }
 
 /// Where `needle` (not empty) first occurs in `haystack`. A tag is short, so a scan for the

@@ -262,6 +262,13 @@ fn text_of_pieces(
         .prop_map(|parts| parts.concat())
 }
 
+/// Where `needle` (not empty) first occurs in `haystack`, ASCII letters matched in any case.
+fn find_ascii_ci(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack
+        .windows(needle.len())
+        .position(|w| w.eq_ignore_ascii_case(needle))
+}
+
 /// Skips an mbox `From ` envelope line at the very start: it is not a header field.
 fn skip_envelope_line(raw: &[u8]) -> &[u8] {
     &raw[crate::corpus::header_block::envelope_len(raw)..]

@@ -27,6 +27,7 @@
 //! RFC 2046 does not allow) mail-parser would decode and parse apart, where these caps do not
 //! reach: its type is made `messagx/` in the copy, so it stays an attachment.
 
+use super::find_ascii_ci;
 use crate::corpus::header_block::{self, HeaderBlock};
 use std::borrow::Cow;
 
@@ -117,7 +118,7 @@ const MAX_HEADER_BYTES: usize = 256 * 1024;
 /// lines and bytes past its caps, header fields past theirs: a copy is made only then); and
 /// whether anything was left out.
 fn within_caps(raw: &[u8]) -> (Cow<'_, [u8]>, bool) {
-    let mut out = Output::Kept(0);
+    let mut out = Output::default();
     let (mut boundaries, mut structure) = (0, 0);
     let mut declared = Declared::default();
     let mut block = Block::Fields(Fields::default());
@@ -154,7 +155,7 @@ fn within_caps(raw: &[u8]) -> (Cow<'_, [u8]>, bool) {
                 field_lines += 1;
                 fields.read(&line[..room], continuation, out.len());
                 declared.digest |= fields.reading == Reading::Type
-                    && contains_ignoring_case(&line[..room], b"multipart/digest");
+                    && find_ascii_ci(&line[..room], b"multipart/digest").is_some();
             }
             // An attached message's header (or a digest's part without a type) ends. An
             // encoded message mail-parser would decode and parse apart, past these caps: it is
@@ -284,7 +285,7 @@ impl Fields {
         // Every spelling counts (the way mail-parser reads a folded or commented value does
         // not have to be followed): at worst a part is read as a message here and its body's
         // first lines are capped as header fields, or an attachment is not parsed.
-        let has = |word: &[u8]| contains_ignoring_case(line, word);
+        let has = |word: &[u8]| find_ascii_ci(line, word).is_some();
         match self.reading {
             Reading::Type => {
                 self.message |= has(b"message/");
@@ -357,12 +358,6 @@ impl Declared {
     }
 }
 
-/// True if `line` holds `word`, in any case.
-fn contains_ignoring_case(line: &[u8], word: &[u8]) -> bool {
-    line.windows(word.len())
-        .any(|w| w.eq_ignore_ascii_case(word))
-}
-
 /// The values of the `boundary` parameters `line` declares (`boundary`, optional blanks,
 /// `=`, optional blanks, then a quoted string or a token), in any case.
 fn boundary_values(line: &[u8]) -> Vec<&[u8]> {
@@ -389,21 +384,18 @@ fn boundary_values(line: &[u8]) -> Vec<&[u8]> {
         .collect()
 }
 
-/// What [`within_caps`] hands on so far.
-enum Output {
-    /// The input's first this many bytes, as they are.
-    Kept(usize),
-    /// A copy, with what the field caps left out.
-    Copied(Vec<u8>),
+/// What [`within_caps`] hands on so far: the input's first `kept` bytes as they are, until
+/// the field caps leave something out; from then on a copy.
+#[derive(Default)]
+struct Output {
+    kept: usize,
+    copy: Option<Vec<u8>>,
 }
 
 impl Output {
     /// How many bytes were handed on.
     fn len(&self) -> usize {
-        match self {
-            Output::Kept(len) => *len,
-            Output::Copied(bytes) => bytes.len(),
-        }
+        self.copy.as_ref().map_or(self.kept, Vec::len)
     }
 
     /// In what was handed on at `spans` (of the input `raw`), every `word` (in any case)
@@ -413,58 +405,54 @@ impl Output {
         if spans.is_empty() {
             return;
         }
-        if let Output::Kept(len) = *self {
-            *self = Output::Copied(raw[..len].to_vec());
-        }
-        let Output::Copied(bytes) = self else {
-            return;
-        };
+        let bytes = self.copied(raw);
         for &(at, len) in spans {
             let Some(line) = bytes.get_mut(at..at + len) else {
                 continue;
             };
             let mut from = 0;
-            while let Some(found) =
-                (line[from..].windows(word.len())).position(|w| w.eq_ignore_ascii_case(word))
-            {
+            while let Some(found) = find_ascii_ci(&line[from..], word) {
                 line[from + found..from + found + word.len()].copy_from_slice(instead);
                 from += found + word.len();
             }
         }
     }
 
+    /// The copy of what was handed on, made now from the input `raw` if there is none yet.
+    fn copied(&mut self, raw: &[u8]) -> &mut Vec<u8> {
+        let kept = self.kept;
+        self.copy.get_or_insert_with(|| raw[..kept].to_vec())
+    }
+
     /// Hands on `line`, the input's next line.
     fn keep(&mut self, line: &[u8]) {
-        match self {
-            Output::Kept(len) => *len += line.len(),
-            Output::Copied(bytes) => bytes.extend_from_slice(line),
+        match &mut self.copy {
+            Some(bytes) => bytes.extend_from_slice(line),
+            None => self.kept += line.len(),
         }
     }
 
     /// Hands on only `part` of the line at `start` of `raw` (ended by a line feed if it is
     /// not empty), from a copy made now if there is none yet.
     fn leave_out(&mut self, raw: &[u8], start: usize, part: &[u8]) {
-        if let Output::Kept(len) = *self {
-            debug_assert_eq!(len, start);
-            *self = Output::Copied(raw[..len].to_vec());
-        }
-        if let Output::Copied(bytes) = self
-            && !part.is_empty()
-        {
+        debug_assert!(self.copy.is_some() || self.kept == start);
+        let bytes = self.copied(raw);
+        if !part.is_empty() {
             bytes.extend_from_slice(part);
             bytes.push(b'\n');
         }
     }
 
     /// What was handed on, once the input was read up to `end` (the rest dropped), and
-    /// whether anything was left out (`cut`, or a line by [`Output::leave_out`]).
+    /// whether anything was left out (`cut`, or a line by [`Output::leave_out`] or
+    /// [`Output::patch`]).
     fn finish(self, raw: &[u8], end: usize, cut: bool) -> (Cow<'_, [u8]>, bool) {
-        match self {
-            Output::Kept(len) => {
-                debug_assert_eq!(len, end);
-                (Cow::Borrowed(&raw[..len]), cut)
+        match self.copy {
+            None => {
+                debug_assert_eq!(self.kept, end);
+                (Cow::Borrowed(&raw[..self.kept]), cut)
             }
-            Output::Copied(bytes) => (Cow::Owned(bytes), true),
+            Some(bytes) => (Cow::Owned(bytes), true),
         }
     }
 }
@@ -477,6 +465,20 @@ fn is_structure(line: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Asserts that `m` is handed on as it is, uncopied and uncut.
+    fn assert_whole(m: &str) {
+        assert_eq!(
+            within_caps(m.as_bytes()),
+            (Cow::Borrowed(m.as_bytes()), false)
+        );
+    }
+
+    /// A `Subject` folded over `lines` more lines, and what the field caps keep of it.
+    fn folded_subject(lines: usize) -> (String, String) {
+        let subject = |lines| format!("Subject: x\n{}", " y\n".repeat(lines));
+        (subject(lines), subject(MAX_FIELD_LINES - 1))
+    }
 
     #[test]
     fn ordinary_mail_is_not_copied() {
@@ -527,18 +529,15 @@ mod tests {
         assert_eq!(&*kept, &m.as_bytes()[..MAX_STRUCTURE_LINES / 2 * 9]);
         // Body text is not structure, however long, indented or not.
         let text = "\nplain words, no colon\n  indented\n".repeat(100_000);
-        assert_eq!(
-            within_caps(text.as_bytes()),
-            (Cow::Borrowed(text.as_bytes()), false)
-        );
+        assert_whole(&text);
     }
 
     #[test]
     fn a_field_past_its_caps_is_cut_and_the_rest_kept() {
         // Folded over 600,000 lines (88 MB in mail-parser): its first lines are kept.
-        let folded = format!("Subject: x\n{}To: b@c\n\nbody\n", " y\n".repeat(600_000));
-        let (kept, cut) = within_caps(folded.as_bytes());
-        let first = format!("Subject: x\n{}", " y\n".repeat(MAX_FIELD_LINES - 1));
+        let (folded, first) = folded_subject(600_000);
+        let m = format!("{folded}To: b@c\n\nbody\n");
+        let (kept, cut) = within_caps(m.as_bytes());
         assert!(cut);
         assert!(
             *kept == *format!("{first}To: b@c\n\nbody\n").as_bytes(),
@@ -589,26 +588,19 @@ mod tests {
                 " \n".repeat(1_200)
             ),
         ] {
-            assert_eq!(
-                within_caps(m.as_bytes()),
-                (Cow::Borrowed(m.as_bytes()), false)
-            );
+            assert_whole(&m);
         }
         // A line of a boundary that was not declared is no part's either.
         let m = format!(
             "Content-Type: multipart/mixed; boundary=\"b\"\n\n--c\n{}--b\nX: 1\n\nend\n--b--\n",
             " indented\n".repeat(2_000)
         );
-        assert_eq!(
-            within_caps(m.as_bytes()),
-            (Cow::Borrowed(m.as_bytes()), false)
-        );
+        assert_whole(&m);
     }
 
     #[test]
     fn an_attached_messages_header_is_capped_as_any_header() {
-        let folded = format!("Subject: x\n{}", " y\n".repeat(600_000));
-        let capped = format!("Subject: x\n{}", " y\n".repeat(MAX_FIELD_LINES - 1));
+        let (folded, capped) = folded_subject(600_000);
         let forms = [
             // The message's body is a message.
             "Content-Type: message/rfc822\n\n{}\nbody\n",
@@ -641,13 +633,12 @@ mod tests {
         assert_eq!(&*kept, m.replace("Message/", "messagx/").as_bytes());
         // A digest's part without a type is a message: its encoding is hidden instead, and it
         // is read as it comes, as a message whose header is capped.
-        let folded = format!("Subject: x\n{}", " y\n".repeat(5_000));
+        let (folded, capped) = folded_subject(5_000);
         let m = format!(
             "Content-Type: multipart/digest; boundary=b\n\n--b\n\
              Content-Transfer-Encoding: quoted-printable\n\n{folded}\nbody\n--b--\n"
         );
         let (kept, cut) = within_caps(m.as_bytes());
-        let capped = format!("Subject: x\n{}", " y\n".repeat(MAX_FIELD_LINES - 1));
         let expected = m
             .replace("Content-Transfer-Encoding", "content-transfer-encodinx")
             .replace(&folded, &capped);
@@ -670,10 +661,7 @@ mod tests {
              Content-Type: text/plain; name=\"message/x\"\n\nline one\n{}--b--\n",
             " indented\n".repeat(3_000)
         );
-        assert_eq!(
-            within_caps(m.as_bytes()),
-            (Cow::Borrowed(m.as_bytes()), false)
-        );
+        assert_whole(&m);
     }
 
     #[test]
@@ -689,10 +677,7 @@ mod tests {
         assert!(*kept == *expected.as_bytes(), "{}", kept.len());
         // Fields within both caps are handed on as they are.
         let m = format!("{}\nbody\n", field.repeat(fields));
-        assert_eq!(
-            within_caps(m.as_bytes()),
-            (Cow::Borrowed(m.as_bytes()), false)
-        );
+        assert_whole(&m);
     }
 
     proptest::proptest! {
