@@ -132,18 +132,19 @@ fn stdout_open() -> anyhow::Result<()> {
 /// `/dev/null` in its place, for reading and writing, and the filter would write the message
 /// into nothing and exit 0. (A caller's `> /dev/null` opens it for writing only.)
 fn stdout_was_closed() -> bool {
+    use rustix::fs::{FileType, OFlags, fcntl_getfl, fstat, stat};
     use std::os::fd::AsFd;
-    use std::os::unix::fs::{FileTypeExt, MetadataExt};
     let stdout = std::io::stdout();
     let fd = stdout.as_fd();
-    let read_write = rustix::fs::fcntl_getfl(fd)
-        .is_ok_and(|f| f & rustix::fs::OFlags::RWMODE == rustix::fs::OFlags::RDWR);
-    let device = |m: std::fs::Metadata| m.file_type().is_char_device().then(|| m.rdev());
-    let null = std::fs::metadata("/dev/null").ok().and_then(device);
-    let out = (fd.try_clone_to_owned().ok())
-        .and_then(|fd| std::fs::File::from(fd).metadata().ok())
-        .and_then(device);
-    read_write && null.is_some() && out == null
+    // A pipe or a file the caller opened for the message is write-only: nothing more to ask.
+    if !fcntl_getfl(fd).is_ok_and(|f| f & OFlags::RWMODE == OFlags::RDWR) {
+        return false;
+    }
+    let device = |s: rustix::fs::Stat| {
+        (FileType::from_raw_mode(s.st_mode) == FileType::CharacterDevice).then_some(s.st_rdev)
+    };
+    let null = stat("/dev/null").ok().and_then(device);
+    null.is_some() && fstat(fd).ok().and_then(device) == null
 }
 
 /// Standard input and output, each waited for where it would block (see [`Waiting`]): a
