@@ -423,6 +423,49 @@ fn a_message_the_kernel_will_not_let_it_link_is_filed_as_a_copy_or_left_in_the_i
     assert!(!held.exists() || files_in(&held).is_empty(), "{text}");
 }
 
+#[test]
+fn a_message_it_cannot_open_for_want_of_file_descriptors_waits_and_is_never_filed_unclassified() {
+    // Regression: "Too many open files" when reading a message was taken for a message that
+    // cannot be read, filed as ham unclassified: with 10 descriptors and 8 threads reading at
+    // once, a fifth of the spam went to the ham folder.
+    let (t, dirs, model, _) = maildirs_model_and_spam();
+    let filter = spamsort::SpamFilter::load(&model).unwrap();
+    let spams: Vec<Vec<u8>> = sample_class_files("spam")
+        .iter()
+        .map(|f| std::fs::read(f).unwrap())
+        .filter(|m| filter.classify(m).verdict == spamsort::Verdict::Spam)
+        .take(60)
+        .collect();
+    assert_eq!(spams.len(), 60);
+    for (i, m) in spams.iter().enumerate() {
+        deliver(&dirs.inbox, &format!("{i}.fds.test"), m);
+    }
+    let log = t.path().join("log");
+    // Enough descriptors to start (9) and about one to spare.
+    let daemon = daemon_command(&model, &dirs, &["--rescan", "1"]);
+    let mut cmd = std::process::Command::new("sh");
+    cmd.arg("-c").arg("ulimit -n 10 && exec \"$0\" \"$@\"");
+    cmd.arg(daemon.get_program()).args(daemon.get_args());
+    cmd.env("RAYON_NUM_THREADS", "8");
+    let mut daemon = Running(start_command(cmd, &log));
+    let inbox_new = dirs.inbox.join("new");
+    wait_until("every message to be filed", || {
+        files_in(&inbox_new).is_empty()
+    });
+    sigterm_and_wait_for_exit(&mut daemon);
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(said(&log, "unclassified"), 0, "{text}");
+    assert!(files_in(&dirs.ham.join("new")).is_empty(), "{text}");
+    let mut filed: Vec<Vec<u8>> = files_in(&dirs.spam.join("new"))
+        .iter()
+        .map(|f| std::fs::read(f).unwrap())
+        .collect();
+    let mut sent = spams;
+    filed.sort();
+    sent.sort();
+    assert!(filed == sent, "{text}");
+}
+
 /// The path of program `name` on `PATH`, if there is one.
 fn which(name: &str) -> Option<std::path::PathBuf> {
     let path = std::env::var_os("PATH")?;

@@ -53,6 +53,11 @@ pub fn run(args: DaemonArgs) -> anyhow::Result<ExitStatus> {
     let config = args.model.config()?;
     let policy = args.verdict.policy(&config, Some(&args.headers))?;
     let path = args.model.path(&config)?;
+    // Each message read or filed at once holds a file descriptor or two: as serve, take what
+    // the hard limit allows (a message that cannot be opened for want of one waits anyway).
+    if let Err(e) = spamsort::spamd::raise_open_file_limit() {
+        tracing::warn!("cannot raise the open-file limit: {e}");
+    }
     let filter = Arc::new(SharedFilter::load(&path, policy)?);
     let daemon = Daemon::new(
         DaemonConfig {

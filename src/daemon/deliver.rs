@@ -124,16 +124,18 @@ pub struct Move {
     pub read: Option<Source>,
 }
 
-/// How long after its last write a message is copied: one written less than this ago may be
-/// written still (by a writer that paused), and is left for a later pass ([`not_yet`]).
+/// How long after its last write a message is copied where the kernel will not say whether
+/// it is still open for writing (see [`Source::may_be_written`]): one written less than this
+/// ago may be written still (by a writer that paused), and is left for a later pass.
 pub const SETTLE: std::time::Duration = std::time::Duration::from_secs(1);
 
-/// The error of a move left for a later pass because its message was written too recently to
-/// be copied ([`SETTLE`]); [`is_not_yet`] tells it.
+/// The error of a move left for a later pass because its message may still be written (see
+/// [`Source::may_be_written`]); [`is_not_yet`] tells it.
 fn not_yet() -> std::io::Error {
     std::io::Error::new(
         std::io::ErrorKind::WouldBlock,
-        "written less than a second ago: left for the next pass",
+        "still being written (open for writing by another process, or written less than a \
+         second ago): left for the next pass",
     )
 }
 
@@ -143,10 +145,11 @@ pub fn is_not_yet(e: &std::io::Error) -> bool {
 }
 
 /// What a message file in the inbox was when it was read: its length (the bytes read) and
-/// modification time. A copy is filed only if the taken message is still so when it is about
-/// to be removed: a message written straight into `new/` (a `cp` or a `mv` from another file
-/// system, instead of through `tmp/`) may have been read half written, and removing it would
-/// lose the rest, which its writer goes on writing into the unlinked file.
+/// modification time. A copy is made only of a message no process may still be writing
+/// ([`Source::may_be_written`]), and filed only if the taken message is still as read when it
+/// is about to be removed: a message written straight into `new/` (a `cp` or a `mv` from
+/// another file system, instead of through `tmp/`) may have been read half written, and
+/// removing it would lose the rest, which its writer goes on writing into the unlinked file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Source {
     len: u64,
@@ -168,6 +171,13 @@ impl Source {
         std::time::SystemTime::now()
             .duration_since(self.modified)
             .is_ok_and(|age| age < SETTLE)
+    }
+
+    /// True if the file at `path` (the source as read, [`Source::unchanged`]) may still be
+    /// written: another process has it open for writing, or where the kernel will not say
+    /// (see `writers.rs`), it was written less than [`SETTLE`] ago.
+    fn may_be_written(&self, path: &Path) -> bool {
+        super::writers::open_for_writing(path).unwrap_or_else(|| self.fresh())
     }
 
     /// True if the file at `path` is still as read.
@@ -285,15 +295,22 @@ fn file_batch_with(
         .zip(filed)
         .map(|(m, r)| {
             let f = r?;
-            if let Some(read) = f.placed.copied
-                && !read.unchanged(&f.taken)
-            {
-                // Changed since it was read (still being written): the copy goes, the message
-                // goes back for the next pass.
-                let why = std::io::Error::other(
-                    "it changed while it was filed (still being written?): left for the next pass",
-                );
-                return Err(give_back(m, &f.taken, Some(&f.placed.path), why));
+            if let Some(read) = f.placed.copied {
+                if !read.unchanged(&f.taken) {
+                    // Changed since it was read (still being written): the copy goes, the
+                    // message goes back for the next pass.
+                    let why = std::io::Error::other(
+                        "it changed while it was filed (still being written?): left for the \
+                         next pass",
+                    );
+                    return Err(give_back(m, &f.taken, Some(&f.placed.path), why));
+                }
+                if super::writers::open_for_writing(&f.taken) == Some(true) {
+                    // Unchanged, but a writer opened it since it was checked before the copy
+                    // (see `place`): removing it now would lose what that writer writes next.
+                    let why = not_yet();
+                    return Err(give_back(m, &f.taken, Some(&f.placed.path), why));
+                }
             }
             if let Err(e) = std::fs::remove_file(&f.taken) {
                 // Filed; the held name goes at the next start (recovery finds the copy).
@@ -333,7 +350,7 @@ fn make_taken_dir(held: &Path) -> std::io::Result<()> {
 /// docs). Fails with a [`TakenByReader`] cause if another program had it first; never
 /// replaces a message held already (one a failure could not put back).
 fn take(m: &Move, held: &Path) -> std::io::Result<PathBuf> {
-    if m.content.is_some() && m.read.is_some_and(|r| r.fresh()) {
+    if m.content.is_some() && m.read.is_some_and(|r| r.may_be_written(&m.source)) {
         return Err(not_yet());
     }
     let taken = held.join(&m.name);
@@ -507,7 +524,11 @@ fn place(m: &Move, taken: &Path, crash: Option<&CrashPoint>) -> std::io::Result<
                 // inbox's readers read (bounded).
                 let before = std::fs::metadata(taken)?;
                 let bytes = crate::corpus::read_regular(taken, crate::corpus::MAX_MESSAGE_BYTES)?;
-                let read = Some(Source::of(&before, &bytes)?);
+                let read = Source::of(&before, &bytes)?;
+                if read.may_be_written(taken) {
+                    return Err(not_yet());
+                }
+                let read = Some(read);
                 let copy = Move {
                     source: m.source.clone(),
                     name: m.name.clone(),
@@ -692,7 +713,9 @@ pub(super) mod tests {
             let f = std::fs::File::options().append(true).open(&source).unwrap();
             f.set_modified(then).unwrap();
         };
-        // Just written: not copied yet, whatever it holds.
+        // Just written and still open for writing: not copied yet, whatever it holds (the
+        // kernel says it is open; where it will not say, it was written too recently).
+        let writer = std::fs::File::options().append(true).open(&source).unwrap();
         let before = std::fs::metadata(&source).unwrap();
         let bytes = std::fs::read(&source).unwrap();
         let fresh = Move {
@@ -704,6 +727,7 @@ pub(super) mod tests {
         };
         let placed = file_batch(&[fresh], &inbox.join("new"), None);
         assert!(placed[0].as_ref().is_err_and(is_not_yet), "{placed:?}");
+        drop(writer);
         age(10);
         let before = std::fs::metadata(&source).unwrap();
         let bytes = std::fs::read(&source).unwrap();
@@ -715,12 +739,15 @@ pub(super) mod tests {
             content: Some([b"X-Added: 1\n", bytes].concat()),
             read,
         };
-        // Its writer goes on (a `cp` straight into new/): the half copy must not replace it.
+        // Its writer went on after it was read (a `cp` straight into new/), and is done now:
+        // the half copy must not replace it.
         let mut f = std::fs::OpenOptions::new()
             .append(true)
             .open(&source)
             .unwrap();
         f.write_all(b"second half\n").unwrap();
+        drop(f);
+        age(10);
         let placed = file_batch(&[copy(read, &bytes)], &inbox.join("new"), None);
         assert!(
             placed[0].as_ref().is_err_and(|e| !is_not_yet(e)),
@@ -732,8 +759,7 @@ pub(super) mod tests {
         );
         assert_eq!(std::fs::read_dir(target.join("new")).unwrap().count(), 0);
         assert_eq!(std::fs::read_dir(target.join("tmp")).unwrap().count(), 0);
-        // Read again once written, it is filed.
-        age(10);
+        // Read again, it is filed.
         let before = std::fs::metadata(&source).unwrap();
         let bytes = std::fs::read(&source).unwrap();
         let read = Some(Source::of(&before, &bytes).unwrap());
@@ -745,6 +771,108 @@ pub(super) mod tests {
                 .unwrap()
                 .ends_with(b"second half\n")
         );
+    }
+
+    /// A message written straight into `inbox`'s `new/` by a writer that paused for longer
+    /// than [`SETTLE`] with the file still open, read as it is then, and the writer. `None`
+    /// where the kernel will not say who writes a file (no leases here): the test is skipped.
+    fn paused_writer(inbox: &Path) -> Option<(PathBuf, Vec<u8>, Source, File)> {
+        let source = inbox.join("new/1.paused.host");
+        let mut writer = File::create(&source).unwrap();
+        writer.write_all(b"Subject: 1\n\nfirst half\n").unwrap();
+        let then = std::time::SystemTime::now() - std::time::Duration::from_secs(10);
+        writer.set_modified(then).unwrap();
+        if super::super::writers::open_for_writing(&source).is_none() {
+            eprintln!("skipped: this file system or user cannot take leases");
+            return None;
+        }
+        let before = std::fs::metadata(&source).unwrap();
+        let bytes = std::fs::read(&source).unwrap();
+        let read = Source::of(&before, &bytes).unwrap();
+        Some((source, bytes, read, writer))
+    }
+
+    /// Ends `paused_writer`'s message and closes it; returns its bytes, read anew, and how.
+    fn finish(source: &Path, mut writer: File) -> (Vec<u8>, Source) {
+        writer.write_all(b"second half\n").unwrap();
+        drop(writer);
+        let then = std::time::SystemTime::now() - std::time::Duration::from_secs(10);
+        let f = File::options().append(true).open(source).unwrap();
+        f.set_modified(then).unwrap();
+        let before = std::fs::metadata(source).unwrap();
+        let bytes = std::fs::read(source).unwrap();
+        (bytes.clone(), Source::of(&before, &bytes).unwrap())
+    }
+
+    #[test]
+    fn a_marked_copy_waits_while_its_message_is_open_for_writing_however_long_it_paused() {
+        // Regression: a message last written over a second ago was copied with its headers
+        // and removed, though its writer (paused, file still open) went on writing the rest
+        // into the unlinked file: the rest was lost.
+        let (_dir, inbox, target) = maildirs("inbox", "spam");
+        let Some((source, bytes, read, writer)) = paused_writer(&inbox) else {
+            return;
+        };
+        let copy = |bytes: &[u8], read| Move {
+            source: source.clone(),
+            name: "1.paused.host".into(),
+            target: target.clone(),
+            content: Some([b"X-Added: 1\n", bytes].concat()),
+            read: Some(read),
+        };
+        let placed = file_batch(&[copy(&bytes, read)], &inbox.join("new"), None);
+        assert!(placed[0].as_ref().is_err_and(is_not_yet), "{placed:?}");
+        assert_eq!(std::fs::read(&source).unwrap(), bytes);
+        assert_eq!(std::fs::read_dir(target.join("new")).unwrap().count(), 0);
+        let (bytes, read) = finish(&source, writer);
+        let placed = file_batch(&[copy(&bytes, read)], &inbox.join("new"), None);
+        let filed = std::fs::read(placed[0].as_ref().unwrap()).unwrap();
+        assert_eq!(
+            filed,
+            b"X-Added: 1\nSubject: 1\n\nfirst half\nsecond half\n"
+        );
+        assert!(!source.exists());
+    }
+
+    #[test]
+    fn a_message_open_for_writing_is_not_copied_to_another_file_system() {
+        // Regression: where the target is on another file system the link fails and the
+        // message is copied, with no check at all that its writer was done: a pause of 0.3 s
+        // lost the rest of the message.
+        let shm = Path::new("/dev/shm");
+        let (dir, inbox, _) = maildirs("inbox", "unused");
+        let other = match tempfile::tempdir_in(shm) {
+            Ok(other)
+                if file_id(other.path()).map(|(dev, _)| dev)
+                    != file_id(dir.path()).map(|(dev, _)| dev) =>
+            {
+                other
+            }
+            _ => {
+                eprintln!("skipped: no other file system at /dev/shm");
+                return;
+            }
+        };
+        let target = other.path().join("spam");
+        create_maildir(&target).unwrap();
+        let Some((source, _, _, writer)) = paused_writer(&inbox) else {
+            return;
+        };
+        let link = || Move {
+            source: source.clone(),
+            name: "1.paused.host".into(),
+            target: target.clone(),
+            content: None,
+            read: None,
+        };
+        let placed = file_batch(&[link()], &inbox.join("new"), None);
+        assert!(placed[0].as_ref().is_err_and(is_not_yet), "{placed:?}");
+        assert!(source.exists());
+        assert_eq!(std::fs::read_dir(target.join("new")).unwrap().count(), 0);
+        let (bytes, _) = finish(&source, writer);
+        let placed = file_batch(&[link()], &inbox.join("new"), None);
+        assert_eq!(std::fs::read(placed[0].as_ref().unwrap()).unwrap(), bytes);
+        assert!(!source.exists());
     }
 
     #[test]

@@ -24,6 +24,7 @@ mod moves;
 mod notices;
 mod recover;
 mod watch;
+mod writers;
 
 pub use deliver::{CRASH_POINT_VAR, CrashPoint, create_maildir};
 pub use kept::{MAX_RECORD_BYTES, RECORD_NAME};
@@ -135,6 +136,9 @@ pub struct Daemon {
     /// Learning from moves waits for another writer of the model file (said once, when it
     /// began to).
     learning_deferred: bool,
+    /// Messages the user moved could not be read for a cause that may pass (said once, when
+    /// it began).
+    reading_deferred: bool,
     /// What was said about the files left in the inbox's `new/`.
     notices: Notices,
     /// Why the inbox's `new/` could not be read at the last pass, as said (once).
@@ -212,6 +216,7 @@ impl Daemon {
             _inbox_lock: inbox_lock,
             again_soon: false,
             learning_deferred: false,
+            reading_deferred: false,
             notices: Notices::default(),
             inbox_trouble: None,
         })
@@ -380,7 +385,19 @@ impl Daemon {
                 Planning::Gone => {}
                 Planning::Later(name, why) => {
                     self.again_soon = true;
-                    tracing::debug!("{} {why}", Shown(&name));
+                    // Not yet settled is routine; a cause that may pass is said once.
+                    if !deliver::is_not_yet(&why)
+                        && self
+                            .notices
+                            .is_news(&name, Topic::Reading, &why.to_string())
+                    {
+                        tracing::warn!(
+                            "{} left in the inbox for a later pass: cannot be read now: {why}",
+                            Shown(&name)
+                        );
+                    } else {
+                        tracing::debug!("{} {why}", Shown(&name));
+                    }
                 }
             }
         }
@@ -518,7 +535,19 @@ impl Daemon {
         let Some(tracker) = &mut self.tracker else {
             return;
         };
-        tracker.scan();
+        match tracker.scan() {
+            Some(e) => {
+                self.again_soon = true;
+                if !self.reading_deferred {
+                    tracing::warn!(
+                        "messages moved by the user cannot be read now ({e}): trying again \
+                         every second"
+                    );
+                    self.reading_deferred = true;
+                }
+            }
+            None => self.reading_deferred = false,
+        }
         while let Some(c) = tracker.next_correction() {
             if self.stop.load(Ordering::SeqCst) {
                 return;
@@ -531,6 +560,11 @@ impl Daemon {
                 Ok(bytes) => bytes,
                 // Renamed since the scan: the next one finds it again.
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    self.again_soon = true;
+                    return;
+                }
+                Err(e) if may_pass(&e) => {
+                    tracing::debug!("{}: not read now, tried again soon: {e}", c.path.display());
                     self.again_soon = true;
                     return;
                 }
@@ -633,13 +667,26 @@ fn read_within(source: &Path, bound: u64) -> std::io::Result<(Source, Vec<u8>)> 
     }
 }
 
+/// True for an error reading a message that says nothing of the message and may pass: too
+/// many open files (in the process or the system), memory or buffers short, an interrupted
+/// call. Such a message is looked at again later, never filed unclassified for it (nor taken
+/// for one that is no message to learn from).
+fn may_pass(e: &std::io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::EMFILE | libc::ENFILE | libc::ENOMEM | libc::ENOBUFS | libc::EINTR)
+    )
+}
+
 /// Reads (see [`read_within`]) and classifies one inbox message.
 fn plan(name: &OsStr, inbox_new: &Path, filter: &crate::SpamFilter, bound: u64) -> Planning {
     let source = inbox_new.join(name);
     let start = Instant::now();
     let (read, bytes, verdict) = match read_within(&source, bound) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Planning::Gone,
-        Err(e) if deliver::is_not_yet(&e) => return Planning::Later(name.to_os_string(), e),
+        Err(e) if deliver::is_not_yet(&e) || may_pass(&e) => {
+            return Planning::Later(name.to_os_string(), e);
+        }
         Err(e) => (None, None, Err(format!("unreadable: {e}"))),
         Ok((read, bytes)) => {
             let verdict = std::panic::catch_unwind(|| filter.classify(&bytes))

@@ -136,7 +136,11 @@ impl MoveTracker {
     /// queued correction. A directory that cannot be read now (renamed away for a while by a
     /// backup tool) keeps what was known of it: when it is back, its messages are where they
     /// were, not moved there.
-    pub fn scan(&mut self) {
+    ///
+    /// Returns the error of a file that could not be read now for a cause that may pass (too
+    /// many open files): it is read at a later scan, which should come soon.
+    pub fn scan(&mut self) -> Option<std::io::Error> {
+        let mut again = None;
         let mut present = std::collections::HashSet::new();
         let mut unread: Vec<PathBuf> = Vec::new();
         for (dir, place) in &self.dirs {
@@ -157,6 +161,10 @@ impl MoveTracker {
                     Err(e) if e.kind() == std::io::ErrorKind::FileTooLarge => {
                         match self.huge_fingerprint(&path) {
                             Ok(fp) => fp,
+                            Err(e) if super::may_pass(&e) => {
+                                again.get_or_insert(e);
+                                continue;
+                            }
                             Err(e) => {
                                 tracing::warn!(
                                     "{}: not a message to learn from: {e}",
@@ -166,6 +174,11 @@ impl MoveTracker {
                                 continue;
                             }
                         }
+                    }
+                    Err(e) if super::may_pass(&e) => {
+                        tracing::debug!("{}: not read now, read again soon: {e}", path.display());
+                        again.get_or_insert(e);
+                        continue;
                     }
                     Err(e) => {
                         if e.kind() != std::io::ErrorKind::NotFound {
@@ -198,6 +211,7 @@ impl MoveTracker {
         let live: std::collections::HashSet<u64> = self.known.values().copied().collect();
         self.place_of.retain(|fp, _| live.contains(fp));
         self.pending.retain(|c| live.contains(&c.fingerprint));
+        again
     }
 
     /// The oldest correction not yet learned, with the path its message had at the last scan

@@ -41,12 +41,20 @@ use crate::label::{Label, Thresholds};
 use crate::models::{Fusion, ModelKind, TrainedModel};
 use crate::tokenize::TokenizerConfig;
 use serde::{Deserialize, Serialize};
-use std::io::{BufRead, Write};
+use std::io::{BufRead, Read, Write};
 
 /// The first line of every dump this version writes. Version 2: byte 4-grams hash into 2^17
 /// buckets. Version 1 dumps (2^18 buckets) are refused, all of them: their hashed weights
 /// would be read as other buckets.
 pub const HEADER: &str = "spamsort-dump 2";
+
+/// The longest line a dump may have before any `token` line: a `settings` line, or a `model`
+/// line of a vocabulary still empty (hashed weights alone, 2^17 of them, about 3 MB as text).
+const LINE_BASE: u64 = 64 << 20;
+
+/// How much longer a dump's line may be for each `token` line before it: a `model` line holds a
+/// few numbers per token (weights, counts, idf), each at most about 25 bytes of JSON.
+const LINE_PER_TOKEN: u64 = 1024;
 
 /// Why a dump could not be written or read.
 #[derive(Debug, thiserror::Error)]
@@ -162,8 +170,23 @@ pub fn read_dump(input: &mut impl BufRead) -> Result<SpamFilter, DumpError> {
         buf.clear();
         n += 1;
         let err = |reason: String| DumpError::Line { line: n, reason };
-        if input.read_line(&mut buf).map_err(|e| err(e.to_string()))? == 0 {
+        // Bounded, so that what is no dump (a binary file, /dev/zero) is refused after a few
+        // bytes, and a long line after at most the longest a dump of its tokens may hold.
+        let most = match at {
+            None => HEADER.len() as u64 + 1,
+            Some(_) => LINE_BASE + LINE_PER_TOKEN * tokens.len() as u64,
+        };
+        let read = (&mut *input)
+            .take(most)
+            .read_line(&mut buf)
+            .map_err(|e| err(e.to_string()))?;
+        if read == 0 {
             break;
+        }
+        if read as u64 == most && !buf.ends_with('\n') {
+            return Err(err(format!(
+                "longer than the {most} bytes a dump's line may be here"
+            )));
         }
         if at == Some(Section::End) {
             return Err(err("text after the end line".into()));
@@ -403,6 +426,30 @@ mod tests {
             f.vocabulary.id("new\nline")
         );
         assert_eq!(dump_of(&mut back.clone()), text);
+    }
+
+    #[test]
+    fn endless_input_without_line_feeds_is_refused_after_a_bounded_read() {
+        // Regression: a line was read whole, however long: `restore /dev/zero` (or a binary
+        // file given by mistake) held all it read until memory ran out.
+        let zeros = std::io::repeat(0);
+        match read_dump(&mut std::io::BufReader::new(zeros)) {
+            Err(DumpError::Line { line: 1, reason }) => {
+                assert!(reason.contains("longer"), "{reason}")
+            }
+            other => panic!("{other:?}"),
+        }
+        let endless = format!("{HEADER}\nsettings ").into_bytes();
+        let endless = std::io::Read::chain(&endless[..], std::io::repeat(b'a'));
+        match read_dump(&mut std::io::BufReader::new(endless)) {
+            Err(DumpError::Line { line: 2, reason }) => {
+                assert!(
+                    reason.contains(&format!("the {LINE_BASE} bytes")),
+                    "{reason}"
+                )
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
