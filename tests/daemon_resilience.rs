@@ -441,10 +441,16 @@ fn a_message_it_cannot_open_for_want_of_file_descriptors_waits_and_is_never_file
         deliver(&dirs.inbox, &format!("{i}.fds.test"), m);
     }
     let log = t.path().join("log");
-    // Enough descriptors to start (9) and about one to spare.
+    // Enough descriptors to start (9) and about one to spare, none of them taken by what the
+    // test itself inherited.
     let daemon = daemon_command(&model, &dirs, &["--rescan", "1"]);
     let mut cmd = std::process::Command::new("sh");
-    cmd.arg("-c").arg("ulimit -n 10 && exec \"$0\" \"$@\"");
+    let close = (3..10)
+        .map(|fd| format!("{fd}>&-"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    cmd.arg("-c")
+        .arg(format!("exec {close}; ulimit -n 10 && exec \"$0\" \"$@\""));
     cmd.arg(daemon.get_program()).args(daemon.get_args());
     cmd.env("RAYON_NUM_THREADS", "8");
     let mut daemon = Running(start_command(cmd, &log));
@@ -464,6 +470,31 @@ fn a_message_it_cannot_open_for_want_of_file_descriptors_waits_and_is_never_file
     filed.sort();
     sent.sort();
     assert!(filed == sent, "{text}");
+}
+
+#[test]
+fn a_low_soft_open_file_limit_is_raised_so_moves_are_learned() {
+    // Regression: under a soft limit of 10 descriptors the daemon could not read a message
+    // the user moved, and took it for one that was no message at all: never learned.
+    let (t, dirs, model, _) = maildirs_model_and_spam();
+    let ham = hams(1).remove(0);
+    let log = t.path().join("log");
+    let daemon = daemon_command(&model, &dirs, &["--learn-from-moves", "--rescan", "1"]);
+    let mut cmd = std::process::Command::new("sh");
+    let close = (3..10)
+        .map(|fd| format!("{fd}>&-"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    cmd.arg("-c")
+        .arg(format!("exec {close}; ulimit -Sn 10 && exec \"$0\" \"$@\""));
+    cmd.arg(daemon.get_program()).args(daemon.get_args());
+    let mut daemon = Running(start_command(cmd, &log));
+    // The user moves a message into spam.
+    std::fs::write(dirs.spam.join("cur/1.moved.test:2,S"), &ham).unwrap();
+    wait_until("the move to be learned", || {
+        said(&log, "as spam (moved by the user)") == 1
+    });
+    sigterm_and_wait_for_exit(&mut daemon);
 }
 
 /// The path of program `name` on `PATH`, if there is one.

@@ -124,9 +124,9 @@ pub struct Move {
     pub read: Option<Source>,
 }
 
-/// How long after its last write a message is copied where the kernel will not say whether
-/// it is still open for writing (see [`Source::may_be_written`]): one written less than this
-/// ago may be written still (by a writer that paused), and is left for a later pass.
+/// How long after its last write a message is copied (and then only if no process has it
+/// open for writing, see [`Source::may_be_written`]): one written less than this ago may be
+/// written still, and is left for a later pass.
 pub const SETTLE: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The error of a move left for a later pass because its message may still be written (see
@@ -174,10 +174,11 @@ impl Source {
     }
 
     /// True if the file at `path` (the source as read, [`Source::unchanged`]) may still be
-    /// written: another process has it open for writing, or where the kernel will not say
-    /// (see `writers.rs`), it was written less than [`SETTLE`] ago.
+    /// written: another process has it open for writing (where the kernel says, see
+    /// `writers.rs`), or it was written less than [`SETTLE`] ago (a writer that opens it anew
+    /// for each part, `cat a > f; cat b >> f`, holds nothing open in between).
     fn may_be_written(&self, path: &Path) -> bool {
-        super::writers::open_for_writing(path).unwrap_or_else(|| self.fresh())
+        self.fresh() || super::writers::open_for_writing(path) == Some(true)
     }
 
     /// True if the file at `path` is still as read.
@@ -350,7 +351,10 @@ fn make_taken_dir(held: &Path) -> std::io::Result<()> {
 /// docs). Fails with a [`TakenByReader`] cause if another program had it first; never
 /// replaces a message held already (one a failure could not put back).
 fn take(m: &Move, held: &Path) -> std::io::Result<PathBuf> {
-    if m.content.is_some() && m.read.is_some_and(|r| r.may_be_written(&m.source)) {
+    // A copy is checked here, before the message leaves `new/`, where that is known to be
+    // one: taken only to be put back, its link and unlink would wake the next pass at once.
+    let copied = m.content.is_some() || crosses_file_systems(m);
+    if copied && m.read.is_some_and(|r| r.may_be_written(&m.source)) {
         return Err(not_yet());
     }
     let taken = held.join(&m.name);
@@ -379,6 +383,16 @@ fn take(m: &Move, held: &Path) -> std::io::Result<PathBuf> {
             e.kind(),
             format!("cannot take it from the inbox's new/: {e}"),
         )),
+    }
+}
+
+/// True if `m`'s target is on another file system than its message (so the message is filed
+/// as a copy); false where that cannot be told (the link, tried, tells).
+fn crosses_file_systems(m: &Move) -> bool {
+    let device = |path: &Path| file_id(path).map(|(device, _)| device);
+    match (device(&m.source), device(&m.target.join("new"))) {
+        (Some(from), Some(to)) => from != to,
+        _ => false,
     }
 }
 
@@ -728,6 +742,7 @@ pub(super) mod tests {
         let placed = file_batch(&[fresh], &inbox.join("new"), None);
         assert!(placed[0].as_ref().is_err_and(is_not_yet), "{placed:?}");
         drop(writer);
+        let _ = super::super::writers::tests::no_writer_soon(&source);
         age(10);
         let before = std::fs::metadata(&source).unwrap();
         let bytes = std::fs::read(&source).unwrap();
@@ -747,6 +762,7 @@ pub(super) mod tests {
             .unwrap();
         f.write_all(b"second half\n").unwrap();
         drop(f);
+        let _ = super::super::writers::tests::no_writer_soon(&source);
         age(10);
         let placed = file_batch(&[copy(read, &bytes)], &inbox.join("new"), None);
         assert!(
@@ -796,6 +812,10 @@ pub(super) mod tests {
     fn finish(source: &Path, mut writer: File) -> (Vec<u8>, Source) {
         writer.write_all(b"second half\n").unwrap();
         drop(writer);
+        assert_eq!(
+            super::super::writers::tests::no_writer_soon(source),
+            Some(false)
+        );
         let then = std::time::SystemTime::now() - std::time::Duration::from_secs(10);
         let f = File::options().append(true).open(source).unwrap();
         f.set_modified(then).unwrap();

@@ -53,6 +53,9 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 use watch::Watches;
 
+/// How long a message may wait for its writer ([`deliver::is_not_yet`]) before that is said.
+const WAITED_LONG: Duration = Duration::from_secs(300);
+
 /// Messages classified and filed together: their directory fsyncs are shared.
 const BATCH: usize = 256;
 /// A batch holds at most this many bytes of messages (besides one message, whatever its
@@ -139,6 +142,14 @@ pub struct Daemon {
     /// Messages the user moved could not be read for a cause that may pass (said once, when
     /// it began).
     reading_deferred: bool,
+    /// Inbox messages could not be read for a cause that may pass (said once, when it began).
+    reading_inbox_deferred: bool,
+    /// This pass's inbox messages that could not be read for a cause that may pass: how many,
+    /// and the first cause.
+    unread: Option<(usize, String)>,
+    /// The messages whose filing waits for their writer (see [`deliver::is_not_yet`]): since
+    /// when, and when last tried.
+    waiting: std::collections::HashMap<OsString, (Instant, Instant)>,
     /// What was said about the files left in the inbox's `new/`.
     notices: Notices,
     /// Why the inbox's `new/` could not be read at the last pass, as said (once).
@@ -217,6 +228,9 @@ impl Daemon {
             again_soon: false,
             learning_deferred: false,
             reading_deferred: false,
+            reading_inbox_deferred: false,
+            unread: None,
+            waiting: std::collections::HashMap::new(),
             notices: Notices::default(),
             inbox_trouble: None,
         })
@@ -335,6 +349,8 @@ impl Daemon {
             .chain(others.iter().map(|(n, _)| n.as_os_str()))
             .collect();
         self.notices.retain_present(&present);
+        self.waiting
+            .retain(|name, _| present.contains(name.as_os_str()));
         for (name, kind) in &others {
             let what = if kind.is_symlink() {
                 "a symbolic link, not a delivered message"
@@ -353,8 +369,16 @@ impl Daemon {
             kept.retain_present(&names.iter().map(OsString::as_os_str).collect());
             names.retain(|n| !kept.contains(n));
         }
+        // A message left for its writer a moment ago waits out SETTLE before it is tried again,
+        // whatever woke this pass (putting it back into new/ wakes the next one).
+        names.retain(|n| {
+            self.waiting
+                .get(n)
+                .is_none_or(|(_, tried)| tried.elapsed() >= deliver::SETTLE)
+        });
         names.sort();
-        self.again_soon = false;
+        self.again_soon = !self.waiting.is_empty();
+        self.unread = None;
         let mut filed = 0;
         let mut rest = &names[..];
         while !rest.is_empty() {
@@ -365,6 +389,18 @@ impl Daemon {
             let (chunk, after) = rest.split_at(bounds.len());
             filed += self.sort_batch(chunk, &bounds, &inbox_new);
             rest = after;
+        }
+        // Said once while it lasts, not for every message of every pass.
+        match &self.unread {
+            Some((n, why)) if !self.reading_inbox_deferred => {
+                tracing::warn!(
+                    "{n} message(s) cannot be read now ({why}): left in the inbox, tried again \
+                     every second"
+                );
+                self.reading_inbox_deferred = true;
+            }
+            Some(_) => {}
+            None => self.reading_inbox_deferred = false,
         }
         Ok(filed)
     }
@@ -385,18 +421,11 @@ impl Daemon {
                 Planning::Gone => {}
                 Planning::Later(name, why) => {
                     self.again_soon = true;
-                    // Not yet settled is routine; a cause that may pass is said once.
-                    if !deliver::is_not_yet(&why)
-                        && self
-                            .notices
-                            .is_news(&name, Topic::Reading, &why.to_string())
-                    {
-                        tracing::warn!(
-                            "{} left in the inbox for a later pass: cannot be read now: {why}",
-                            Shown(&name)
-                        );
-                    } else {
-                        tracing::debug!("{} {why}", Shown(&name));
+                    tracing::debug!("{} {why}", Shown(&name));
+                    // Not yet settled is routine; a cause that may pass is counted, to be said.
+                    if !deliver::is_not_yet(&why) {
+                        let unread = self.unread.get_or_insert((0, why.to_string()));
+                        unread.0 += 1;
                     }
                 }
             }
@@ -490,6 +519,7 @@ impl Daemon {
             }
             if result.is_ok() {
                 self.notices.forget(&p.name);
+                self.waiting.remove(&p.name);
             }
             match (&p.verdict, result) {
                 (Ok(c), Ok(_)) => {
@@ -507,7 +537,16 @@ impl Daemon {
                 }
                 (_, Err(e)) if deliver::is_not_yet(&e) => {
                     self.again_soon = true;
-                    tracing::debug!("{name} {e}");
+                    let now = Instant::now();
+                    let (since, tried) = self.waiting.entry(p.name.clone()).or_insert((now, now));
+                    *tried = now;
+                    // Said once if it waits long: a writer that never lets go of it.
+                    let long = since.elapsed() >= WAITED_LONG;
+                    if long && self.notices.is_news(&p.name, Topic::Filing, &e.to_string()) {
+                        tracing::warn!("{name} not filed for {} s: {e}", WAITED_LONG.as_secs());
+                    } else {
+                        tracing::debug!("{name} {e}");
+                    }
                 }
                 // Gone from new/: said once.
                 (_, Err(e)) if deliver::is_taken_by_reader(&e) => tracing::info!("{name} {e}"),
@@ -601,6 +640,13 @@ impl Daemon {
                         _ => tracing::info!("learned {path} as {label} (moved by the user)"),
                     }
                 }
+                // The model file could not be opened for want of descriptors, say: the
+                // correction stays queued for the next pass.
+                Err(e) if caused_by_what_may_pass(&e) => {
+                    tracing::debug!("{path}: not learned now, tried again soon: {e}");
+                    self.again_soon = true;
+                    return;
+                }
                 Err(e) => tracing::error!("learning {path} as {label} failed: {}", ErrorChain(&e)),
             }
             tracker.done();
@@ -676,6 +722,18 @@ fn may_pass(e: &std::io::Error) -> bool {
         e.raw_os_error(),
         Some(libc::EMFILE | libc::ENFILE | libc::ENOMEM | libc::ENOBUFS | libc::EINTR)
     )
+}
+
+/// True if `e` or one of its causes is an I/O error that [`may_pass`].
+fn caused_by_what_may_pass(e: &crate::Error) -> bool {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(c) = cause {
+        if c.downcast_ref::<std::io::Error>().is_some_and(may_pass) {
+            return true;
+        }
+        cause = c.source();
+    }
+    false
 }
 
 /// Reads (see [`read_within`]) and classifies one inbox message.

@@ -50,6 +50,10 @@ pub struct MoveTracker {
     pending: VecDeque<Correction>,
     /// The header style of the copies the daemon files, set aside in fingerprints.
     style: HeaderStyle,
+    /// Files there before the daemon watched that the first scan could not read for a cause
+    /// that may pass: a later scan records where they are, as the first would have, without
+    /// taking them for moves.
+    unread_at_start: std::collections::HashSet<PathBuf>,
 }
 
 /// A correction: learn the message at `path` as `label`.
@@ -81,9 +85,12 @@ impl MoveTracker {
             known: HashMap::new(),
             pending: VecDeque::new(),
             style,
+            unread_at_start: std::collections::HashSet::new(),
         };
-        // What is already there was put there before we watched: nothing to learn.
-        tracker.scan();
+        // What is already there was put there before we watched: nothing to learn. What
+        // could not be read yet is learned from nothing either when it is (see
+        // `unread_at_start`).
+        tracker.scan_as(true);
         tracker.pending.clear();
         tracker
     }
@@ -140,15 +147,23 @@ impl MoveTracker {
     /// Returns the error of a file that could not be read now for a cause that may pass (too
     /// many open files): it is read at a later scan, which should come soon.
     pub fn scan(&mut self) -> Option<std::io::Error> {
+        self.scan_as(false)
+    }
+
+    /// [`MoveTracker::scan`]; `at_start` for the first, which learns nothing.
+    fn scan_as(&mut self, at_start: bool) -> Option<std::io::Error> {
         let mut again = None;
         let mut present = std::collections::HashSet::new();
         let mut unread: Vec<PathBuf> = Vec::new();
         for (dir, place) in &self.dirs {
-            let Ok(entries) = std::fs::read_dir(dir) else {
+            // Listed first, so the directory is closed before its files are read (one
+            // descriptor at a time, where few are left).
+            let Ok(entries) = std::fs::read_dir(dir).and_then(|d| d.collect::<Result<Vec<_>, _>>())
+            else {
                 unread.push(dir.clone());
                 continue;
             };
-            for entry in entries.flatten() {
+            for entry in entries {
                 let path = entry.path();
                 present.insert(path.clone());
                 if self.known.contains_key(&path) {
@@ -162,6 +177,9 @@ impl MoveTracker {
                         match self.huge_fingerprint(&path) {
                             Ok(fp) => fp,
                             Err(e) if super::may_pass(&e) => {
+                                if at_start {
+                                    self.unread_at_start.insert(path);
+                                }
                                 again.get_or_insert(e);
                                 continue;
                             }
@@ -177,6 +195,9 @@ impl MoveTracker {
                     }
                     Err(e) if super::may_pass(&e) => {
                         tracing::debug!("{}: not read now, read again soon: {e}", path.display());
+                        if at_start {
+                            self.unread_at_start.insert(path);
+                        }
                         again.get_or_insert(e);
                         continue;
                     }
@@ -190,6 +211,9 @@ impl MoveTracker {
                 };
                 self.known.insert(path.clone(), fp);
                 let before = self.place_of.insert(fp, *place);
+                if self.unread_at_start.remove(&path) {
+                    continue;
+                }
                 let label = match (before, place) {
                     (before, Place::Spam) if before != Some(Place::Spam) => Some(Label::Spam),
                     (Some(Place::Spam), Place::Ham | Place::Inbox) => Some(Label::Ham),
@@ -208,6 +232,7 @@ impl MoveTracker {
         self.known.retain(|p, _| {
             present.contains(p) || p.parent().is_some_and(|d| unread.iter().any(|u| u == d))
         });
+        self.unread_at_start.retain(|p| present.contains(p));
         let live: std::collections::HashSet<u64> = self.known.values().copied().collect();
         self.place_of.retain(|fp, _| live.contains(fp));
         self.pending.retain(|c| live.contains(&c.fingerprint));

@@ -18,8 +18,6 @@ pub(super) enum Topic {
     Marking,
     /// Why the message could not be filed.
     Filing,
-    /// Why the message could not be read this pass (a cause that may pass).
-    Reading,
 }
 
 /// What was said last about each file in the inbox's `new/`, by file name and topic.

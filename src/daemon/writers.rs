@@ -8,9 +8,13 @@
 //! it is refused with `EAGAIN` while any process has the file open for writing (or mapped
 //! writable), and granted otherwise; it is released at once. No safe crate offers leases
 //! (rustix and nix do not), hence the one `unsafe` call of the crate, below. A process may
-//! take a lease only on a file it owns (or with `CAP_LEASE`, as root), on a file system that
-//! has leases (not NFS); elsewhere the answer is "cannot tell", and the caller falls back on
-//! the file's age.
+//! take a lease only on a file it owns (or with `CAP_LEASE`, as root), and the answer means
+//! that only on a local file system, where the kernel sees every open: an NFS v4 or SMB
+//! client refuses a lease with the same `EAGAIN` whenever the server gave it no delegation or
+//! oplock, whoever writes. So leases are asked only on the local file systems listed in
+//! [`LOCAL_FILE_SYSTEMS`]; elsewhere (and for another user's file) the answer is "cannot
+//! tell", and the caller goes by the file's age alone (which it asks in any case: a writer
+//! that opens the file anew for each part holds nothing open in between).
 //!
 //! While a lease is held, a process opening the file for writing makes the kernel signal the
 //! holder (`SIGIO`, whose default action ends the process) and waits for it to let go. So a
@@ -21,6 +25,34 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::sync::OnceLock;
+
+/// The `statfs` magic numbers of the file systems whose leases answer for every writer: local
+/// ones, where the kernel itself sees each open (`<linux/magic.h>`): ext2/3/4, XFS, Btrfs,
+/// tmpfs, ramfs, overlayfs, F2FS, ZFS, bcachefs, JFS, ReiserFS, NILFS.
+const LOCAL_FILE_SYSTEMS: [u32; 12] = [
+    0xEF53,
+    0x5846_5342,
+    0x9123_683E,
+    0x0102_1994,
+    0x8584_58F6,
+    0x794C_7630,
+    0xF2F5_2010,
+    0x2FC1_2FC1,
+    0xCA45_1A4E,
+    0x3153_464A,
+    0x5265_4973,
+    0x3434,
+];
+
+/// True if `file` lies on one of the [`LOCAL_FILE_SYSTEMS`].
+fn on_local_file_system(file: &std::fs::File) -> bool {
+    rustix::fs::fstatfs(file).is_ok_and(|fs| {
+        // The magic numbers are 32 bits wide; `f_type` is a signed word on some targets.
+        #[allow(clippy::unnecessary_cast)]
+        let magic = fs.f_type as u64 as u32;
+        LOCAL_FILE_SYSTEMS.contains(&magic)
+    })
+}
 
 /// True once a handler that does nothing is installed for `SIGIO` (installed at the first
 /// call), so that a broken lease cannot end the process; false if it could not be.
@@ -40,7 +72,8 @@ fn lease_breaks_handled() -> bool {
 
 /// `Some(true)` if a process has the regular file at `path` open for writing now,
 /// `Some(false)` if none has, `None` if the kernel will not say (see the module docs: another
-/// user's file, a file system without leases, no `SIGIO` handler) or the file cannot be opened.
+/// user's file, a file system not known to be local, no `SIGIO` handler) or the file cannot be
+/// opened.
 pub(super) fn open_for_writing(path: &Path) -> Option<bool> {
     if !lease_breaks_handled() {
         return None;
@@ -51,7 +84,7 @@ pub(super) fn open_for_writing(path: &Path) -> Option<bool> {
         .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
         .open(path)
         .ok()?;
-    if !file.metadata().ok()?.is_file() {
+    if !file.metadata().ok()?.is_file() || !on_local_file_system(&file) {
         return None;
     }
     match set_lease(&file, libc::F_RDLCK) {
@@ -78,8 +111,21 @@ fn set_lease(file: &std::fs::File, lease: libc::c_int) -> std::io::Result<()> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
+
+    /// [`open_for_writing`] of a file whose writer just closed it, asked again for a moment
+    /// while it says `Some(true)`: a process another test thread spawns shares the writer's
+    /// descriptor between its fork and its exec.
+    pub(in crate::daemon) fn no_writer_soon(path: &Path) -> Option<bool> {
+        for _ in 0..500 {
+            match open_for_writing(path) {
+                Some(true) => std::thread::sleep(std::time::Duration::from_millis(2)),
+                other => return other,
+            }
+        }
+        Some(true)
+    }
 
     #[test]
     fn a_file_open_for_writing_is_told_from_one_that_is_not() {
@@ -99,7 +145,7 @@ mod tests {
         // A reader is no writer.
         let _reader = std::fs::File::open(&path).unwrap();
         drop(writer);
-        assert_eq!(open_for_writing(&path), Some(false));
+        assert_eq!(no_writer_soon(&path), Some(false));
         // Asked twice, the lease let go in between.
         assert_eq!(open_for_writing(&path), Some(false));
         assert_eq!(open_for_writing(&dir.path().join("absent")), None);

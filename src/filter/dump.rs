@@ -48,6 +48,10 @@ use std::io::{BufRead, Read, Write};
 /// would be read as other buckets.
 pub const HEADER: &str = "spamsort-dump 2";
 
+/// The most bytes read of a dump's first line: its header, or something near it to name as
+/// not a version 2 dump (another version, CRLF line endings).
+const FIRST_LINE_MOST: u64 = 64;
+
 /// The longest line a dump may have before any `token` line: a `settings` line, or a `model`
 /// line of a vocabulary still empty (hashed weights alone, 2^17 of them, about 3 MB as text).
 const LINE_BASE: u64 = 64 << 20;
@@ -173,7 +177,7 @@ pub fn read_dump(input: &mut impl BufRead) -> Result<SpamFilter, DumpError> {
         // Bounded, so that what is no dump (a binary file, /dev/zero) is refused after a few
         // bytes, and a long line after at most the longest a dump of its tokens may hold.
         let most = match at {
-            None => HEADER.len() as u64 + 1,
+            None => FIRST_LINE_MOST,
             Some(_) => LINE_BASE + LINE_PER_TOKEN * tokens.len() as u64,
         };
         let read = (&mut *input)

@@ -357,13 +357,9 @@ impl HeaderStyle {
     /// The message as it would be before this style marked it, for telling whether two files
     /// hold the same message and for learning what was marked: this style's fields removed and
     /// the subject tag this style put before a subject's text taken off, which gives that
-    /// subject line back byte for byte; a subject without the tag is kept as it is. A style
-    /// without a tag takes off [`DEFAULT_SUBJECT_TAG`]: a message may have been tagged by a
-    /// `filter --subject-tag` whose setting `learn` was not given (or by an upstream
-    /// SpamAssassin), and the tag is a filter's mark, never the sender's text.
+    /// subject line back byte for byte; a subject without the tag is kept as it is.
     pub fn unmarked(&self, message: &[u8]) -> Vec<u8> {
-        let tag = self.subject_tag().unwrap_or(DEFAULT_SUBJECT_TAG);
-        stamp::unmarked(message, &self.owned_fields(), Some(tag))
+        stamp::unmarked(message, &self.owned_fields(), self.subject_tag())
     }
 
     fn stamp(&self, c: &Classification, thresholds: Thresholds) -> stamp::Stamp {
