@@ -411,6 +411,39 @@ fn folded_first_line_is_passed_through_unmarked() {
 }
 
 #[test]
+fn a_message_too_large_for_the_memory_left_passes_through_with_every_byte() {
+    // Regression: with `--max-size` above what the memory limit lets the filter hold, the
+    // buffer of the message's head could not grow after its next 8 KiB had been read; those
+    // bytes were dropped, and the rest passed "through unchanged" with exit 0, 8 KiB short.
+    let mut message = b"From: a@example.org\nSubject: big\n\n".to_vec();
+    for i in 0..1_500_000 {
+        message.extend_from_slice(format!("line {i:08} of a long body that goes on\n").as_bytes());
+    }
+    let mut child = Command::new("prlimit")
+        .arg(format!("--data={}", 40 << 20))
+        .arg("--")
+        .arg(spamsort_bin())
+        .args(["filter", "--max-size", "1000000000", "--model"])
+        .arg(trained_model())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("prlimit (util-linux) runs spamsort");
+    let mut stdin = child.stdin.take().unwrap();
+    let sent = message.clone();
+    let writer = std::thread::spawn(move || stdin.write_all(&sent));
+    let mut out = Vec::new();
+    child.stdout.take().unwrap().read_to_end(&mut out).unwrap();
+    writer.join().unwrap().unwrap();
+    let stderr = stderr_of(&mut child);
+    assert!(child.wait().unwrap().success(), "{stderr}");
+    assert!(stderr.contains("passed through unchanged"), "{stderr}");
+    assert_eq!(out.len(), message.len(), "{stderr}");
+    assert!(out == message, "{stderr}");
+}
+
+#[test]
 fn hundred_megabyte_message_streams_through_marked_within_64_mb_of_data() {
     // 64-byte lines, 1 MiB chunks, 100 chunks: the body is generated, never held whole.
     const LINE: &[u8; 64] = b"a line of a very large message that filter must stream 01234567\n";

@@ -46,6 +46,7 @@ pub fn run(args: FilterArgs) -> anyhow::Result<ExitStatus> {
         Err(reason) => Err(reason.clone()),
     };
     let mut head = Vec::new();
+    let mut failed_read = None;
     let outcome = match scorer {
         Err(reason) => Err(reason),
         Ok((scorer, style)) => {
@@ -55,10 +56,16 @@ pub fn run(args: FilterArgs) -> anyhow::Result<ExitStatus> {
                     .unwrap_or(usize::MAX);
             head = input::stdin_buffer(limit.saturating_add(1));
             match input::read_head(&mut stdin, limit, &mut head) {
-                Err(e) => Err(format!(
-                    "reading standard input failed after {} bytes: {e}",
-                    head.len()
-                )),
+                Err(e) => {
+                    let reason = format!(
+                        "reading standard input failed after {} bytes: {}",
+                        head.len() + e.unheld().len(),
+                        e.error
+                    );
+                    // Bytes read that the buffer could not take: they follow it out.
+                    failed_read = Some(e);
+                    Err(reason)
+                }
                 Ok(_) if args.max_size.is_some_and(|max| head.len() as u64 > max) => Err(format!(
                     "message larger than {} bytes",
                     args.max_size.unwrap_or(0)
@@ -77,7 +84,11 @@ pub fn run(args: FilterArgs) -> anyhow::Result<ExitStatus> {
             }
         }
         Err(reason) => {
-            return pass_through(&mut stdin, &mut stdout, &head, &reason, args.exit_code);
+            let unheld = failed_read
+                .as_ref()
+                .map_or(&[][..], input::HeadError::unheld);
+            let read = [&head[..], unheld];
+            return pass_through(&mut stdin, &mut stdout, &read, &reason, args.exit_code);
         }
     };
     copy_rest(&mut stdin, &mut stdout)?;
@@ -159,16 +170,18 @@ fn standard_streams() -> (
     )
 }
 
-/// Writes `head` (what was read of the message) and the rest of standard input unchanged,
+/// Writes `read` (what was read of the message, in order) and the rest of standard input unchanged,
 /// says why on standard error, and answers exit 0, or 3 with `exit_code`.
 fn pass_through(
     stdin: &mut impl std::io::Read,
     stdout: &mut impl Write,
-    head: &[u8],
+    read: &[&[u8]],
     reason: &str,
     exit_code: bool,
 ) -> anyhow::Result<ExitStatus> {
-    deliver(stdout, head)?;
+    for bytes in read {
+        deliver(stdout, bytes)?;
+    }
     eprintln!("spamsort: message passed through unchanged: {reason}");
     copy_rest(stdin, stdout)?;
     Ok(if exit_code {

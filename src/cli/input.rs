@@ -42,7 +42,9 @@ pub fn read_stdin_head(head: u64) -> anyhow::Result<Vec<u8>> {
     let head = usize::try_from(head).unwrap_or(usize::MAX);
     let mut buf = stdin_buffer(head);
     if let Some(limit) = head.checked_sub(1) {
-        read_head(&mut stdin, limit, &mut buf).context("reading standard input")?;
+        read_head(&mut stdin, limit, &mut buf)
+            .map_err(|e| e.error)
+            .context("reading standard input")?;
     }
     drain(&mut stdin)?;
     Ok(buf)
@@ -95,20 +97,28 @@ const SMALL_INPUT: usize = 1 << 20;
 /// of, so growing step by step to 64 MiB would hold half as much again (learn - of 64 MiB and
 /// a byte: 158 MB resident, against 71 MB); where that room cannot be had (a memory limit),
 /// by doubling. A buffer that cannot grow is an error
-/// ([`std::io::ErrorKind::OutOfMemory`]), not an abort.
-pub fn read_head(reader: &mut impl Read, limit: usize, buf: &mut Vec<u8>) -> std::io::Result<bool> {
+/// ([`std::io::ErrorKind::OutOfMemory`]), not an abort, which holds the bytes read last that
+/// the buffer could not take ([`HeadError::unheld`]): `buf` and they are all that was read.
+// The error holds the bytes read last by value: boxing them would allocate, and it is made
+// where memory ran short.
+#[allow(clippy::result_large_err)]
+pub fn read_head(
+    reader: &mut impl Read,
+    limit: usize,
+    buf: &mut Vec<u8>,
+) -> Result<bool, HeadError> {
     let most = limit.saturating_add(1);
     while buf.len() < most {
         let want = most - buf.len();
         if buf.len() == buf.capacity() {
             // Full: a few bytes first, so a buffer that holds its whole input is not grown to
             // find its end.
-            let mut probe = [0; 8192];
-            let n = match reader.read(&mut probe[..want.min(8192)]) {
+            let mut probe = [0; PROBE_BYTES];
+            let n = match reader.read(&mut probe[..want.min(PROBE_BYTES)]) {
                 Ok(0) => return Ok(true),
                 Ok(n) => n,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
+                Err(error) => return Err(HeadError::of(error)),
             };
             // Past a small input, the limit at once if there is room for it; else (a memory
             // limit) doubling, as far as there is room.
@@ -118,8 +128,14 @@ pub fn read_head(reader: &mut impl Read, limit: usize, buf: &mut Vec<u8>) -> std
             let at_once = large && buf.try_reserve_exact(want).is_ok();
             if !at_once {
                 let room = step.min(buf.len().saturating_add(want)) - buf.len();
-                buf.try_reserve_exact(room)
-                    .map_err(|_| std::io::Error::from(std::io::ErrorKind::OutOfMemory))?;
+                if buf.try_reserve_exact(room).is_err() {
+                    // Read already: handed back, so the caller loses none of the input.
+                    return Err(HeadError {
+                        error: std::io::ErrorKind::OutOfMemory.into(),
+                        probe,
+                        len: n,
+                    });
+                }
             }
             buf.extend_from_slice(&probe[..n]);
             continue;
@@ -127,11 +143,40 @@ pub fn read_head(reader: &mut impl Read, limit: usize, buf: &mut Vec<u8>) -> std
         // Read into the room there is, and no further: `read_to_end` grows a full buffer by
         // doubling.
         let room = (buf.capacity() - buf.len()).min(want);
-        if (&mut *reader).take(room as u64).read_to_end(buf)? < room {
-            return Ok(true);
+        match (&mut *reader).take(room as u64).read_to_end(buf) {
+            Ok(n) if n < room => return Ok(true),
+            Ok(_) => {}
+            Err(error) => return Err(HeadError::of(error)),
         }
     }
     Ok(false)
+}
+
+/// How much [`read_head`] reads of a full buffer's input before growing the buffer.
+const PROBE_BYTES: usize = 8192;
+
+/// Why [`read_head`] failed, with the bytes it had read and the buffer could not take.
+#[derive(Debug)]
+pub struct HeadError {
+    /// What failed: reading, or growing the buffer ([`std::io::ErrorKind::OutOfMemory`]).
+    pub error: std::io::Error,
+    probe: [u8; PROBE_BYTES],
+    len: usize,
+}
+
+impl HeadError {
+    fn of(error: std::io::Error) -> HeadError {
+        HeadError {
+            error,
+            probe: [0; PROBE_BYTES],
+            len: 0,
+        }
+    }
+
+    /// The bytes read after those in the buffer, which it could not take: they come next.
+    pub fn unheld(&self) -> &[u8] {
+        &self.probe[..self.len]
+    }
 }
 
 /// The message of a reading result; an unreadable one is reported on stderr, `failed` is set,
