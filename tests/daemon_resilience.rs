@@ -473,6 +473,57 @@ fn a_message_it_cannot_open_for_want_of_file_descriptors_waits_and_is_never_file
 }
 
 #[test]
+fn a_message_it_cannot_file_is_tried_again_at_the_rescan_not_in_a_busy_loop() {
+    // Regression: a message taken from new/ and put back after its filing failed woke the next
+    // pass at once (its link back into new/ is a change there): the daemon tried it hundreds
+    // of times a second, and mail readers saw it come and go.
+    let (t, dirs, model, spam) = maildirs_model_and_spam();
+    let log = t.path().join("log");
+    let mut daemon = start_debug(&model, &dirs, &["--rescan", "30"], &log);
+    // The spam folder's new/ becomes a file: every link into it fails.
+    let target_new = dirs.spam.join("new");
+    std::fs::remove_dir_all(&target_new).unwrap();
+    std::fs::write(&target_new, b"").unwrap();
+    deliver(&dirs.inbox, "1.stuck.test", &spam);
+    wait_until("the failure to be said", || {
+        said(&log, "1.stuck.test left in the inbox") == 1
+    });
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    sigterm_and_wait_for_exit(&mut daemon);
+    let text = std::fs::read_to_string(&log).unwrap();
+    // Tried once, not again before the rescan 30 s later (debug lines say each try).
+    assert_eq!(said(&log, "1.stuck.test not filed: "), 0, "{text}");
+    assert!(dirs.inbox.join("new/1.stuck.test").exists(), "{text}");
+}
+
+#[test]
+fn a_move_learning_failed_on_is_learned_once_the_model_file_is_whole_again() {
+    // Regression: a correction whose learning failed (the model file damaged, its file system
+    // full, no descriptor left) was dropped for good.
+    let (t, dirs, model, _) = maildirs_model_and_spam();
+    let ham = hams(1).remove(0);
+    let whole = std::fs::read(&model).unwrap();
+    let log = t.path().join("log");
+    let mut daemon = start_debug(
+        &model,
+        &dirs,
+        &["--learn-from-moves", "--rescan", "1"],
+        &log,
+    );
+    std::fs::write(&model, &whole[..100]).unwrap();
+    std::fs::write(dirs.spam.join("cur/1.moved.test:2,S"), &ham).unwrap();
+    wait_until("learning to fail", || {
+        said(&log, "the corrections wait") == 1
+    });
+    std::fs::write(&model, &whole).unwrap();
+    wait_until("the move to be learned", || {
+        said(&log, "as spam (moved by the user)") == 1
+    });
+    sigterm_and_wait_for_exit(&mut daemon);
+    assert_eq!(said(&log, "the corrections wait"), 1, "said once");
+}
+
+#[test]
 fn a_low_soft_open_file_limit_is_raised_so_moves_are_learned() {
     // Regression: under a soft limit of 10 descriptors the daemon could not read a message
     // the user moved, and took it for one that was no message at all: never learned.

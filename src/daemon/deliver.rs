@@ -390,7 +390,9 @@ fn take(m: &Move, held: &Path) -> std::io::Result<PathBuf> {
 /// as a copy); false where that cannot be told (the link, tried, tells).
 fn crosses_file_systems(m: &Move) -> bool {
     let device = |path: &Path| file_id(path).map(|(device, _)| device);
-    match (device(&m.source), device(&m.target.join("new"))) {
+    // Directory to directory: on overlayfs a file and a directory may tell other devices.
+    let inbox_new = m.source.parent().unwrap_or(Path::new("."));
+    match (device(inbox_new), device(&m.target.join("new"))) {
         (Some(from), Some(to)) => from != to,
         _ => false,
     }
@@ -724,7 +726,7 @@ pub(super) mod tests {
         std::fs::write(&source, "Subject: 1\n\nfirst half\n").unwrap();
         let age = |secs| {
             let then = std::time::SystemTime::now() - std::time::Duration::from_secs(secs);
-            let f = std::fs::File::options().append(true).open(&source).unwrap();
+            let f = std::fs::File::open(&source).unwrap();
             f.set_modified(then).unwrap();
         };
         // Just written and still open for writing: not copied yet, whatever it holds (the
@@ -817,7 +819,7 @@ pub(super) mod tests {
             Some(false)
         );
         let then = std::time::SystemTime::now() - std::time::Duration::from_secs(10);
-        let f = File::options().append(true).open(source).unwrap();
+        let f = File::open(source).unwrap();
         f.set_modified(then).unwrap();
         let before = std::fs::metadata(source).unwrap();
         let bytes = std::fs::read(source).unwrap();

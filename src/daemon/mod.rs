@@ -53,6 +53,18 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 use watch::Watches;
 
+/// A message of the inbox's `new/` that could not be filed when last tried.
+#[derive(Debug, Clone, Copy)]
+struct Waiting {
+    /// When it first could not be.
+    since: Instant,
+    /// When to try it again, whatever wakes a pass before.
+    retry_at: Instant,
+    /// It waits for its writer ([`deliver::is_not_yet`]): tried again a moment later, not
+    /// at the next rescan.
+    soon: bool,
+}
+
 /// How long a message may wait for its writer ([`deliver::is_not_yet`]) before that is said.
 const WAITED_LONG: Duration = Duration::from_secs(300);
 
@@ -142,14 +154,16 @@ pub struct Daemon {
     /// Messages the user moved could not be read for a cause that may pass (said once, when
     /// it began).
     reading_deferred: bool,
+    /// Why learning from moves failed last (said once while it lasts); `None` once it learns.
+    learning_failed: Option<String>,
     /// Inbox messages could not be read for a cause that may pass (said once, when it began).
     reading_inbox_deferred: bool,
     /// This pass's inbox messages that could not be read for a cause that may pass: how many,
     /// and the first cause.
     unread: Option<(usize, String)>,
-    /// The messages whose filing waits for their writer (see [`deliver::is_not_yet`]): since
-    /// when, and when last tried.
-    waiting: std::collections::HashMap<OsString, (Instant, Instant)>,
+    /// The messages of the inbox's `new/` that could not be filed the last time they were
+    /// tried (see [`Waiting`]), by name.
+    waiting: std::collections::HashMap<OsString, Waiting>,
     /// What was said about the files left in the inbox's `new/`.
     notices: Notices,
     /// Why the inbox's `new/` could not be read at the last pass, as said (once).
@@ -229,6 +243,7 @@ impl Daemon {
             learning_deferred: false,
             reading_deferred: false,
             reading_inbox_deferred: false,
+            learning_failed: None,
             unread: None,
             waiting: std::collections::HashMap::new(),
             notices: Notices::default(),
@@ -371,13 +386,10 @@ impl Daemon {
         }
         // A message left for its writer a moment ago waits out SETTLE before it is tried again,
         // whatever woke this pass (putting it back into new/ wakes the next one).
-        names.retain(|n| {
-            self.waiting
-                .get(n)
-                .is_none_or(|(_, tried)| tried.elapsed() >= deliver::SETTLE)
-        });
+        let now = Instant::now();
+        names.retain(|n| self.waiting.get(n).is_none_or(|w| now >= w.retry_at));
         names.sort();
-        self.again_soon = !self.waiting.is_empty();
+        self.again_soon = self.waiting.values().any(|w| w.soon);
         self.unread = None;
         let mut filed = 0;
         let mut rest = &names[..];
@@ -517,9 +529,31 @@ impl Daemon {
                 let fp = t.fingerprint(bytes);
                 t.filed(dest.clone(), fp, place);
             }
-            if result.is_ok() {
-                self.notices.forget(&p.name);
-                self.waiting.remove(&p.name);
+            match &result {
+                Ok(_) => {
+                    self.notices.forget(&p.name);
+                    self.waiting.remove(&p.name);
+                }
+                Err(e) if deliver::is_taken_by_reader(e) => {
+                    self.waiting.remove(&p.name);
+                }
+                // Putting the message back into new/ wakes the next pass at once: it waits its
+                // turn instead (the writer's, or the next rescan).
+                Err(e) => {
+                    let soon = deliver::is_not_yet(e);
+                    let after = if soon {
+                        deliver::SETTLE
+                    } else {
+                        self.config.rescan
+                    };
+                    let now = Instant::now();
+                    let w = self.waiting.entry(p.name.clone()).or_insert(Waiting {
+                        since: now,
+                        retry_at: now,
+                        soon,
+                    });
+                    (w.retry_at, w.soon) = (now + after, soon);
+                }
             }
             match (&p.verdict, result) {
                 (Ok(c), Ok(_)) => {
@@ -537,11 +571,11 @@ impl Daemon {
                 }
                 (_, Err(e)) if deliver::is_not_yet(&e) => {
                     self.again_soon = true;
-                    let now = Instant::now();
-                    let (since, tried) = self.waiting.entry(p.name.clone()).or_insert((now, now));
-                    *tried = now;
                     // Said once if it waits long: a writer that never lets go of it.
-                    let long = since.elapsed() >= WAITED_LONG;
+                    let long = self
+                        .waiting
+                        .get(&p.name)
+                        .is_some_and(|w| w.since.elapsed() >= WAITED_LONG);
                     if long && self.notices.is_news(&p.name, Topic::Filing, &e.to_string()) {
                         tracing::warn!("{name} not filed for {} s: {e}", WAITED_LONG.as_secs());
                     } else {
@@ -551,7 +585,7 @@ impl Daemon {
                 // Gone from new/: said once.
                 (_, Err(e)) if deliver::is_taken_by_reader(&e) => tracing::info!("{name} {e}"),
                 // Said once, and again when the error changes or after it was filed: a message
-                // that cannot be filed (its target not writable) is tried on every pass.
+                // that cannot be filed (its target not writable) is tried at every rescan.
                 (_, Err(e)) if self.notices.is_news(&p.name, Topic::Filing, &e.to_string()) => {
                     let left = if deliver::is_held(&e) {
                         "not filed"
@@ -640,15 +674,22 @@ impl Daemon {
                         _ => tracing::info!("learned {path} as {label} (moved by the user)"),
                     }
                 }
-                // The model file could not be opened for want of descriptors, say: the
-                // correction stays queued for the next pass.
-                Err(e) if caused_by_what_may_pass(&e) => {
-                    tracing::debug!("{path}: not learned now, tried again soon: {e}");
-                    self.again_soon = true;
+                // The model file could not be written (damaged, its file system full, no
+                // descriptor left): the correction stays queued, tried again at the next pass,
+                // and that is said once while it lasts.
+                Err(e) => {
+                    let why = ErrorChain(&e).to_string();
+                    if self.learning_failed.as_ref() != Some(&why) {
+                        tracing::error!(
+                            "learning {path} as {label} failed: {why}; the corrections wait, \
+                             tried again at every rescan"
+                        );
+                        self.learning_failed = Some(why);
+                    }
                     return;
                 }
-                Err(e) => tracing::error!("learning {path} as {label} failed: {}", ErrorChain(&e)),
             }
+            self.learning_failed = None;
             tracker.done();
         }
         // Nothing waits any more (the messages left the folders): a lock met later is news.
@@ -722,18 +763,6 @@ fn may_pass(e: &std::io::Error) -> bool {
         e.raw_os_error(),
         Some(libc::EMFILE | libc::ENFILE | libc::ENOMEM | libc::ENOBUFS | libc::EINTR)
     )
-}
-
-/// True if `e` or one of its causes is an I/O error that [`may_pass`].
-fn caused_by_what_may_pass(e: &crate::Error) -> bool {
-    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(e);
-    while let Some(c) = cause {
-        if c.downcast_ref::<std::io::Error>().is_some_and(may_pass) {
-            return true;
-        }
-        cause = c.source();
-    }
-    false
 }
 
 /// Reads (see [`read_within`]) and classifies one inbox message.

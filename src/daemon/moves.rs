@@ -54,6 +54,9 @@ pub struct MoveTracker {
     /// that may pass: a later scan records where they are, as the first would have, without
     /// taking them for moves.
     unread_at_start: std::collections::HashSet<PathBuf>,
+    /// Directories the first scan could not list: every file of their first listing is
+    /// recorded as [`MoveTracker::unread_at_start`] files are.
+    unlisted_at_start: std::collections::HashSet<PathBuf>,
 }
 
 /// A correction: learn the message at `path` as `label`.
@@ -86,6 +89,7 @@ impl MoveTracker {
             pending: VecDeque::new(),
             style,
             unread_at_start: std::collections::HashSet::new(),
+            unlisted_at_start: std::collections::HashSet::new(),
         };
         // What is already there was put there before we watched: nothing to learn. What
         // could not be read yet is learned from nothing either when it is (see
@@ -158,11 +162,21 @@ impl MoveTracker {
         for (dir, place) in &self.dirs {
             // Listed first, so the directory is closed before its files are read (one
             // descriptor at a time, where few are left).
-            let Ok(entries) = std::fs::read_dir(dir).and_then(|d| d.collect::<Result<Vec<_>, _>>())
-            else {
-                unread.push(dir.clone());
-                continue;
-            };
+            let entries =
+                match std::fs::read_dir(dir).and_then(|d| d.collect::<Result<Vec<_>, _>>()) {
+                    Ok(entries) => entries,
+                    Err(e) => {
+                        if at_start {
+                            self.unlisted_at_start.insert(dir.clone());
+                        }
+                        if super::may_pass(&e) {
+                            again.get_or_insert(e);
+                        }
+                        unread.push(dir.clone());
+                        continue;
+                    }
+                };
+            let first_listing = self.unlisted_at_start.remove(dir);
             for entry in entries {
                 let path = entry.path();
                 present.insert(path.clone());
@@ -177,7 +191,7 @@ impl MoveTracker {
                         match self.huge_fingerprint(&path) {
                             Ok(fp) => fp,
                             Err(e) if super::may_pass(&e) => {
-                                if at_start {
+                                if at_start || first_listing {
                                     self.unread_at_start.insert(path);
                                 }
                                 again.get_or_insert(e);
@@ -195,7 +209,7 @@ impl MoveTracker {
                     }
                     Err(e) if super::may_pass(&e) => {
                         tracing::debug!("{}: not read now, read again soon: {e}", path.display());
-                        if at_start {
+                        if at_start || first_listing {
                             self.unread_at_start.insert(path);
                         }
                         again.get_or_insert(e);
@@ -211,7 +225,7 @@ impl MoveTracker {
                 };
                 self.known.insert(path.clone(), fp);
                 let before = self.place_of.insert(fp, *place);
-                if self.unread_at_start.remove(&path) {
+                if self.unread_at_start.remove(&path) || first_listing {
                     continue;
                 }
                 let label = match (before, place) {
