@@ -170,8 +170,8 @@ fn standard_streams() -> (
     )
 }
 
-/// Writes `read` (what was read of the message, in order) and the rest of standard input unchanged,
-/// says why on standard error, and answers exit 0, or 3 with `exit_code`.
+/// Writes `read` (what was read of the message, in order) and the rest of standard input
+/// unchanged, says why on standard error, and answers exit 0, or 3 with `exit_code`.
 fn pass_through(
     stdin: &mut impl std::io::Read,
     stdout: &mut impl Write,

@@ -384,7 +384,7 @@ impl Daemon {
             kept.retain_present(&names.iter().map(OsString::as_os_str).collect());
             names.retain(|n| !kept.contains(n));
         }
-        // A message left for its writer a moment ago waits out SETTLE before it is tried again,
+        // A message whose filing failed waits its turn (see `Waiting`) before it is tried again,
         // whatever woke this pass (putting it back into new/ wakes the next one).
         let now = Instant::now();
         names.retain(|n| self.waiting.get(n).is_none_or(|w| now >= w.retry_at));
@@ -682,7 +682,7 @@ impl Daemon {
                     if self.learning_failed.as_ref() != Some(&why) {
                         tracing::error!(
                             "learning {path} as {label} failed: {why}; the corrections wait, \
-                             tried again at every rescan"
+                             tried again at each pass"
                         );
                         self.learning_failed = Some(why);
                     }

@@ -246,7 +246,9 @@ impl MoveTracker {
         self.known.retain(|p, _| {
             present.contains(p) || p.parent().is_some_and(|d| unread.iter().any(|u| u == d))
         });
-        self.unread_at_start.retain(|p| present.contains(p));
+        self.unread_at_start.retain(|p| {
+            present.contains(p) || p.parent().is_some_and(|d| unread.iter().any(|u| u == d))
+        });
         let live: std::collections::HashSet<u64> = self.known.values().copied().collect();
         self.place_of.retain(|fp, _| live.contains(fp));
         self.pending.retain(|c| live.contains(&c.fingerprint));
