@@ -441,17 +441,9 @@ fn a_message_it_cannot_open_for_want_of_file_descriptors_waits_and_is_never_file
         deliver(&dirs.inbox, &format!("{i}.fds.test"), m);
     }
     let log = t.path().join("log");
-    // Enough descriptors to start (9) and about one to spare, none of them taken by what the
-    // test itself inherited.
+    // Enough descriptors to start (9) and about one to spare.
     let daemon = daemon_command(&model, &dirs, &["--rescan", "1"]);
-    let mut cmd = std::process::Command::new("sh");
-    let close = (3..10)
-        .map(|fd| format!("{fd}>&-"))
-        .collect::<Vec<_>>()
-        .join(" ");
-    cmd.arg("-c")
-        .arg(format!("exec {close}; ulimit -n 10 && exec \"$0\" \"$@\""));
-    cmd.arg(daemon.get_program()).args(daemon.get_args());
+    let mut cmd = with_open_file_limit(&daemon, "-n 10");
     cmd.env("RAYON_NUM_THREADS", "8");
     let mut daemon = Running(start_command(cmd, &log));
     let inbox_new = dirs.inbox.join("new");
@@ -473,7 +465,7 @@ fn a_message_it_cannot_open_for_want_of_file_descriptors_waits_and_is_never_file
 }
 
 #[test]
-fn a_message_it_cannot_file_is_tried_again_at_the_rescan_not_in_a_busy_loop() {
+fn a_message_it_cannot_file_is_tried_again_later_and_later_not_in_a_busy_loop() {
     // Regression: a message taken from new/ and put back after its filing failed woke the next
     // pass at once (its link back into new/ is a change there): the daemon tried it hundreds
     // of times a second, and mail readers saw it come and go.
@@ -491,8 +483,8 @@ fn a_message_it_cannot_file_is_tried_again_at_the_rescan_not_in_a_busy_loop() {
     std::thread::sleep(std::time::Duration::from_secs(2));
     sigterm_and_wait_for_exit(&mut daemon);
     let text = std::fs::read_to_string(&log).unwrap();
-    // Tried once, not again before the rescan 30 s later (debug lines say each try).
-    assert_eq!(said(&log, "1.stuck.test not filed: "), 0, "{text}");
+    // Tried again after 1 s, then 2 s, ... (debug lines say each try after the first).
+    assert!(said(&log, "1.stuck.test not filed: ") <= 2, "{text}");
     assert!(dirs.inbox.join("new/1.stuck.test").exists(), "{text}");
 }
 
@@ -531,21 +523,26 @@ fn a_low_soft_open_file_limit_is_raised_so_moves_are_learned() {
     let ham = hams(1).remove(0);
     let log = t.path().join("log");
     let daemon = daemon_command(&model, &dirs, &["--learn-from-moves", "--rescan", "1"]);
-    let mut cmd = std::process::Command::new("sh");
-    let close = (3..10)
-        .map(|fd| format!("{fd}>&-"))
-        .collect::<Vec<_>>()
-        .join(" ");
-    cmd.arg("-c")
-        .arg(format!("exec {close}; ulimit -Sn 10 && exec \"$0\" \"$@\""));
-    cmd.arg(daemon.get_program()).args(daemon.get_args());
-    let mut daemon = Running(start_command(cmd, &log));
+    let mut daemon = Running(start_command(with_open_file_limit(&daemon, "-Sn 10"), &log));
     // The user moves a message into spam.
     std::fs::write(dirs.spam.join("cur/1.moved.test:2,S"), &ham).unwrap();
     wait_until("the move to be learned", || {
         said(&log, "as spam (moved by the user)") == 1
     });
     sigterm_and_wait_for_exit(&mut daemon);
+}
+
+/// `daemon` run by `sh` under `ulimit LIMIT` (`-n 10`: soft and hard, `-Sn 10`: soft), with
+/// descriptors 3 to 9 closed first, so none of its few is taken by what the test inherited.
+fn with_open_file_limit(daemon: &std::process::Command, limit: &str) -> std::process::Command {
+    let close: Vec<String> = (3..10).map(|fd| format!("{fd}>&-")).collect();
+    let mut cmd = std::process::Command::new("sh");
+    cmd.arg("-c").arg(format!(
+        "exec {}; ulimit {limit} && exec \"$0\" \"$@\"",
+        close.join(" ")
+    ));
+    cmd.arg(daemon.get_program()).args(daemon.get_args());
+    cmd
 }
 
 /// The path of program `name` on `PATH`, if there is one.

@@ -58,11 +58,11 @@ use watch::Watches;
 struct Waiting {
     /// When it first could not be.
     since: Instant,
-    /// When to try it again, whatever wakes a pass before.
+    /// When to try it again, whatever wakes a pass before (the loop wakes then too).
     retry_at: Instant,
-    /// It waits for its writer ([`deliver::is_not_yet`]): tried again a moment later, not
-    /// at the next rescan.
-    soon: bool,
+    /// How many times in a row it failed for another cause than its writer: each doubles the
+    /// wait, from [`deliver::SETTLE`] up to the rescan interval.
+    failures: u32,
 }
 
 /// How long a message may wait for its writer ([`deliver::is_not_yet`]) before that is said.
@@ -284,6 +284,13 @@ impl Daemon {
             } else {
                 self.config.rescan
             };
+            // Awake when a message that could not be filed is due again.
+            let now = Instant::now();
+            let due = self
+                .waiting
+                .values()
+                .map(|w| w.retry_at.saturating_duration_since(now));
+            let wait = due.fold(wait, Duration::min);
             let event = match self.rx.recv_timeout(wait) {
                 Ok(e) => e,
                 Err(mpsc::RecvTimeoutError::Timeout) => Event::Changed,
@@ -324,6 +331,8 @@ impl Daemon {
                 }
             }
             Err(e) => {
+                // Nothing is tried while the inbox cannot be read: nothing is due either.
+                self.waiting.clear();
                 let why = ErrorChain(&e).to_string();
                 if self.inbox_trouble.as_ref() != Some(&why) {
                     tracing::error!(
@@ -389,7 +398,7 @@ impl Daemon {
         let now = Instant::now();
         names.retain(|n| self.waiting.get(n).is_none_or(|w| now >= w.retry_at));
         names.sort();
-        self.again_soon = self.waiting.values().any(|w| w.soon);
+        self.again_soon = false;
         self.unread = None;
         let mut filed = 0;
         let mut rest = &names[..];
@@ -432,6 +441,8 @@ impl Daemon {
                 Planning::Ready(p) => planned.push(p),
                 Planning::Gone => {}
                 Planning::Later(name, why) => {
+                    // Tried a second from now (`again_soon`), not when its last filing said.
+                    self.waiting.remove(&name);
                     self.again_soon = true;
                     tracing::debug!("{} {why}", Shown(&name));
                     // Not yet settled is routine; a cause that may pass is counted, to be said.
@@ -540,19 +551,21 @@ impl Daemon {
                 // Putting the message back into new/ wakes the next pass at once: it waits its
                 // turn instead (the writer's, or the next rescan).
                 Err(e) => {
-                    let soon = deliver::is_not_yet(e);
-                    let after = if soon {
-                        deliver::SETTLE
-                    } else {
-                        self.config.rescan
-                    };
                     let now = Instant::now();
                     let w = self.waiting.entry(p.name.clone()).or_insert(Waiting {
                         since: now,
                         retry_at: now,
-                        soon,
+                        failures: 0,
                     });
-                    (w.retry_at, w.soon) = (now + after, soon);
+                    let after = if deliver::is_not_yet(e) {
+                        w.failures = 0;
+                        deliver::SETTLE
+                    } else {
+                        w.failures = w.failures.saturating_add(1);
+                        let doubled = deliver::SETTLE.saturating_mul(1 << w.failures.min(16));
+                        doubled.min(self.config.rescan)
+                    };
+                    w.retry_at = now + after;
                 }
             }
             match (&p.verdict, result) {
@@ -585,7 +598,8 @@ impl Daemon {
                 // Gone from new/: said once.
                 (_, Err(e)) if deliver::is_taken_by_reader(&e) => tracing::info!("{name} {e}"),
                 // Said once, and again when the error changes or after it was filed: a message
-                // that cannot be filed (its target not writable) is tried at every rescan.
+                // that cannot be filed (its target not writable) is tried again after a second,
+                // then after twice as long each time, up to the rescan interval.
                 (_, Err(e)) if self.notices.is_news(&p.name, Topic::Filing, &e.to_string()) => {
                     let left = if deliver::is_held(&e) {
                         "not filed"
