@@ -373,8 +373,10 @@ impl Daemon {
             .chain(others.iter().map(|(n, _)| n.as_os_str()))
             .collect();
         self.notices.retain_present(&present);
+        // Only regular files are tried: an entry for anything else would be due forever.
+        let regular: HashSet<&OsStr> = names.iter().map(OsString::as_os_str).collect();
         self.waiting
-            .retain(|name, _| present.contains(name.as_os_str()));
+            .retain(|name, _| regular.contains(name.as_os_str()));
         for (name, kind) in &others {
             let what = if kind.is_symlink() {
                 "a symbolic link, not a delivered message"
@@ -562,7 +564,8 @@ impl Daemon {
                         deliver::SETTLE
                     } else {
                         w.failures = w.failures.saturating_add(1);
-                        let doubled = deliver::SETTLE.saturating_mul(1 << w.failures.min(16));
+                        let doublings = (w.failures - 1).min(16);
+                        let doubled = deliver::SETTLE.saturating_mul(1 << doublings);
                         doubled.min(self.config.rescan)
                     };
                     w.retry_at = now + after;
