@@ -373,10 +373,6 @@ impl Daemon {
             .chain(others.iter().map(|(n, _)| n.as_os_str()))
             .collect();
         self.notices.retain_present(&present);
-        // Only regular files are tried: an entry for anything else would be due forever.
-        let regular: HashSet<&OsStr> = names.iter().map(OsString::as_os_str).collect();
-        self.waiting
-            .retain(|name, _| regular.contains(name.as_os_str()));
         for (name, kind) in &others {
             let what = if kind.is_symlink() {
                 "a symbolic link, not a delivered message"
@@ -395,6 +391,12 @@ impl Daemon {
             kept.retain_present(&names.iter().map(OsString::as_os_str).collect());
             names.retain(|n| !kept.contains(n));
         }
+        // Only the messages a pass tries keep a wait: one for anything else (a name that became
+        // a link, ham kept in the inbox) would be due forever.
+        let tried: HashSet<&OsStr> = names.iter().map(OsString::as_os_str).collect();
+        self.waiting
+            .retain(|name, _| tried.contains(name.as_os_str()));
+        drop(tried);
         // A message whose filing failed waits its turn (see `Waiting`) before it is tried again,
         // whatever woke this pass (putting it back into new/ wakes the next one).
         let now = Instant::now();
@@ -431,6 +433,12 @@ impl Daemon {
     /// Files the messages `names` (in `inbox_new`), each read no further than its bound in
     /// `bounds` (see [`next_batch`]). Returns how many were filed or kept.
     fn sort_batch(&mut self, names: &[OsString], bounds: &[u64], inbox_new: &Path) -> usize {
+        // Their waits come out: only a message that fails again gets one back (so one gone
+        // meanwhile leaves none due), with its count of failures and since when.
+        let mut waited: std::collections::HashMap<OsString, Waiting> = names
+            .iter()
+            .filter_map(|n| self.waiting.remove_entry(n))
+            .collect();
         let filter = self.filter.current();
         let planning: Vec<Planning> = names
             .par_iter()
@@ -443,8 +451,11 @@ impl Daemon {
                 Planning::Ready(p) => planned.push(p),
                 Planning::Gone => {}
                 Planning::Later(name, why) => {
-                    // Tried a second from now (`again_soon`), not when its last filing said.
-                    self.waiting.remove(&name);
+                    // Tried again a second from now (`again_soon`), its wait kept.
+                    if let Some(mut w) = waited.remove(&name) {
+                        w.retry_at = Instant::now() + deliver::SETTLE;
+                        self.waiting.insert(name.clone(), w);
+                    }
                     self.again_soon = true;
                     tracing::debug!("{} {why}", Shown(&name));
                     // Not yet settled is routine; a cause that may pass is counted, to be said.
@@ -543,22 +554,19 @@ impl Daemon {
                 t.filed(dest.clone(), fp, place);
             }
             match &result {
-                Ok(_) => {
-                    self.notices.forget(&p.name);
-                    self.waiting.remove(&p.name);
-                }
-                Err(e) if deliver::is_taken_by_reader(e) => {
-                    self.waiting.remove(&p.name);
-                }
+                Ok(_) => self.notices.forget(&p.name),
+                Err(e) if deliver::is_taken_by_reader(e) => {}
                 // Putting the message back into new/ wakes the next pass at once: it waits its
-                // turn instead (the writer's, or the next rescan).
+                // turn instead (a second for its writer, or twice as long as the last time).
                 Err(e) => {
                     let now = Instant::now();
-                    let w = self.waiting.entry(p.name.clone()).or_insert(Waiting {
-                        since: now,
-                        retry_at: now,
-                        failures: 0,
-                    });
+                    let w = self.waiting.entry(p.name.clone()).or_insert(
+                        waited.remove(&p.name).unwrap_or(Waiting {
+                            since: now,
+                            retry_at: now,
+                            failures: 0,
+                        }),
+                    );
                     let after = if deliver::is_not_yet(e) {
                         w.failures = 0;
                         deliver::SETTLE
