@@ -410,6 +410,25 @@ fn folded_first_line_is_passed_through_unmarked() {
     assert!(String::from_utf8_lossy(&assert.get_output().stderr).contains("folded line"));
 }
 
+/// `spamsort filter` with the trained model and `extra` flags, its heap (and every private
+/// writable mapping) capped at `bytes` by RLIMIT_DATA (util-linux `prlimit`), its standard
+/// streams piped.
+fn filter_under_data_limit(bytes: u64, extra: &[&str]) -> std::process::Child {
+    Command::new("prlimit")
+        .arg(format!("--data={bytes}"))
+        .arg("--")
+        .arg(spamsort_bin())
+        .arg("filter")
+        .args(extra)
+        .arg("--model")
+        .arg(trained_model())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("prlimit (util-linux) runs spamsort")
+}
+
 #[test]
 fn a_message_too_large_for_the_memory_left_passes_through_with_every_byte() {
     // Regression: with `--max-size` above what the memory limit lets the filter hold, the
@@ -419,17 +438,7 @@ fn a_message_too_large_for_the_memory_left_passes_through_with_every_byte() {
     for i in 0..1_500_000 {
         message.extend_from_slice(format!("line {i:08} of a long body that goes on\n").as_bytes());
     }
-    let mut child = Command::new("prlimit")
-        .arg(format!("--data={}", 40 << 20))
-        .arg("--")
-        .arg(spamsort_bin())
-        .args(["filter", "--max-size", "1000000000", "--model"])
-        .arg(trained_model())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("prlimit (util-linux) runs spamsort");
+    let mut child = filter_under_data_limit(40 << 20, &["--max-size", "1000000000"]);
     let mut stdin = child.stdin.take().unwrap();
     let sent = message.clone();
     let writer = std::thread::spawn(move || stdin.write_all(&sent));
@@ -452,18 +461,7 @@ fn hundred_megabyte_message_streams_through_marked_within_64_mb_of_data() {
     let chunk = LINE.repeat(16 * 1024);
     let limit = 64 * 1024 * 1024;
     let started = Instant::now();
-    // The heap (and every private writable mapping) of the child is capped by RLIMIT_DATA.
-    let mut child = Command::new("prlimit")
-        .arg(format!("--data={limit}"))
-        .arg("--")
-        .arg(assert_cmd::cargo::cargo_bin!("spamsort"))
-        .args(["filter", "--model"])
-        .arg(trained_model())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("prlimit (util-linux) runs spamsort");
+    let mut child = filter_under_data_limit(limit, &[]);
     let mut stdin = child.stdin.take().unwrap();
     let body = chunk.clone();
     let writer = std::thread::spawn(move || -> std::io::Result<()> {

@@ -257,10 +257,24 @@ fn file_batch_with(
             |e: &std::io::Error| std::io::Error::new(e.kind(), format!("{}: {e}", held.display()));
         return moves.iter().map(|_| Err(why(&e))).collect();
     }
+    // Which targets lie on another file system than the inbox (their messages are copied):
+    // looked up once per target, not per message.
+    let device = |path: &Path| file_id(path).map(|(device, _)| device);
+    let inbox_device = device(inbox_new);
+    let mut elsewhere: std::collections::HashMap<&Path, bool> = std::collections::HashMap::new();
     let mut filed: Vec<std::io::Result<Filed>> = moves
         .iter()
         .map(|m| {
-            let taken = take(m, &held)?;
+            let copied = m.content.is_some()
+                || *elsewhere.entry(m.target.as_path()).or_insert_with(|| {
+                    // Directory to directory: on overlayfs a file and a directory may tell
+                    // other devices. Unknown: not known to be a copy (the link, tried, tells).
+                    match (inbox_device, device(&m.target.join("new"))) {
+                        (Some(from), Some(to)) => from != to,
+                        _ => false,
+                    }
+                });
+            let taken = take(m, &held, copied)?;
             match place(m, &taken, crash) {
                 Ok(placed) => {
                     meanwhile(m);
@@ -349,11 +363,11 @@ fn make_taken_dir(held: &Path) -> std::io::Result<()> {
 
 /// Takes `m`'s message from the inbox's `new/` into `held` under its own name (see the module
 /// docs). Fails with a [`TakenByReader`] cause if another program had it first; never
-/// replaces a message held already (one a failure could not put back).
-fn take(m: &Move, held: &Path) -> std::io::Result<PathBuf> {
+/// replaces a message held already (one a failure could not put back). `copied`: the message
+/// is known to be filed as a copy, so one that may still be written is not taken.
+fn take(m: &Move, held: &Path, copied: bool) -> std::io::Result<PathBuf> {
     // A copy is checked here, before the message leaves `new/`, where that is known to be
     // one: taken only to be put back, its link and unlink would wake the next pass at once.
-    let copied = m.content.is_some() || crosses_file_systems(m);
     if copied && m.read.is_some_and(|r| r.may_be_written(&m.source)) {
         return Err(not_yet());
     }
@@ -383,18 +397,6 @@ fn take(m: &Move, held: &Path) -> std::io::Result<PathBuf> {
             e.kind(),
             format!("cannot take it from the inbox's new/: {e}"),
         )),
-    }
-}
-
-/// True if `m`'s target is on another file system than its message (so the message is filed
-/// as a copy); false where that cannot be told (the link, tried, tells).
-fn crosses_file_systems(m: &Move) -> bool {
-    let device = |path: &Path| file_id(path).map(|(device, _)| device);
-    // Directory to directory: on overlayfs a file and a directory may tell other devices.
-    let inbox_new = m.source.parent().unwrap_or(Path::new("."));
-    match (device(inbox_new), device(&m.target.join("new"))) {
-        (Some(from), Some(to)) => from != to,
-        _ => false,
     }
 }
 
