@@ -2,7 +2,8 @@
 //! fetched (`corpus/fetch-spamassassin.sh`), else over the committed sample: with the default
 //! settings, with byte 4-grams of fewer bytes (`batch`, as `train` and batch `classify` tokenize;
 //! those two count the 4-grams from the bytes, without the `b4:` strings timed here), and with
-//! word bigrams and character 4-grams.
+//! word bigrams and character 4-grams. Also mail-parser's parse alone (`mail-parser`), the
+//! floor under all of them: every front end hands each message to it first.
 //!
 //! Run: `cargo bench --bench tokenize`
 
@@ -51,6 +52,15 @@ fn tokenize(c: &mut Criterion) {
             })
         });
     }
+    group.bench_function(format!("{name}/mail-parser"), |b| {
+        b.iter(|| {
+            messages
+                .iter()
+                .filter_map(|m| mail_parser::MessageParser::default().parse(m))
+                .map(|m| m.parts.len())
+                .sum::<usize>()
+        })
+    });
     group.finish();
 }
 
