@@ -7,9 +7,10 @@ mod cli;
 // allocator, and under an address-space limit (`ulimit -v`) glibc's per-thread arenas cannot
 // be reserved while mimalloc's segments can (tests/bounded_cost.rs runs `serve` under one).
 // Transparent huge pages are turned off first thing (see `cli::pages`), and SIGXFSZ is caught
-// (see `cli::signals`).
+// (see `cli::signals`). Wrapped so that `filter` passes its message through when memory runs
+// out (see `cli::out_of_memory`).
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: cli::out_of_memory::Allocator = cli::out_of_memory::Allocator;
 
 use std::process::ExitCode;
 

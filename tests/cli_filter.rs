@@ -438,18 +438,71 @@ fn a_message_too_large_for_the_memory_left_passes_through_with_every_byte() {
     for i in 0..1_500_000 {
         message.extend_from_slice(format!("line {i:08} of a long body that goes on\n").as_bytes());
     }
-    let mut child = filter_under_data_limit(40 << 20, &["--max-size", "1000000000"]);
-    let mut stdin = child.stdin.take().unwrap();
-    let sent = message.clone();
-    let writer = std::thread::spawn(move || stdin.write_all(&sent));
-    let mut out = Vec::new();
-    child.stdout.take().unwrap().read_to_end(&mut out).unwrap();
-    writer.join().unwrap().unwrap();
-    let stderr = stderr_of(&mut child);
-    assert!(child.wait().unwrap().success(), "{stderr}");
+    let (status, out, stderr) =
+        filter_message_under_data_limit(40 << 20, &["--max-size", "1000000000"], &message);
+    assert!(status.success(), "{stderr}");
     assert!(stderr.contains("passed through unchanged"), "{stderr}");
     assert_eq!(out.len(), message.len(), "{stderr}");
     assert!(out == message, "{stderr}");
+}
+
+/// Runs `spamsort filter` with `extra` flags under a data limit of `bytes` on `message`
+/// (written from another thread, so a filter that stops reading cannot block the test):
+/// its exit status, standard output and standard error.
+fn filter_message_under_data_limit(
+    bytes: u64,
+    extra: &[&str],
+    message: &[u8],
+) -> (std::process::ExitStatus, Vec<u8>, String) {
+    let mut child = filter_under_data_limit(bytes, extra);
+    let mut stdin = child.stdin.take().unwrap();
+    let sent = message.to_vec();
+    let writer = std::thread::spawn(move || stdin.write_all(&sent));
+    let mut out = Vec::new();
+    child.stdout.take().unwrap().read_to_end(&mut out).unwrap();
+    // A filter that ended early leaves the writer a closed pipe: not the test's concern.
+    let _ = writer.join().unwrap();
+    let stderr = stderr_of(&mut child);
+    (child.wait().unwrap(), out, stderr)
+}
+
+#[test]
+fn memory_running_out_while_classifying_passes_the_message_through_unchanged() {
+    // Regression: Rust aborts a process whose allocation fails, so under a data limit that
+    // let it start and read the message but not tokenize it, the filter died by SIGABRT
+    // without writing a byte. The 2 MB message fails under 16 MiB, whose room is enough for a
+    // small one: the limit is not one under which nothing can run.
+    let mut big = b"From: a@example.org\nSubject: big\n\n".to_vec();
+    for i in 0..45_000 {
+        big.extend_from_slice(format!("word{i} other{} of the words\n", i % 977).as_bytes());
+    }
+    // And one past the head the filter holds (2 MiB and 64 KiB): its rest is still to read
+    // from standard input, so no byte of it may wait in a buffer the pass-through skips.
+    let mut larger = big.clone();
+    for i in 0..40_000 {
+        larger.extend_from_slice(format!("more{i} of the words\n").as_bytes());
+    }
+    assert!(larger.len() > (2 << 20) + (64 << 10));
+    let small = b"From: a@example.org\nSubject: lunch\n\nsee you at noon\n";
+    let limit = 16 << 20;
+    let (status, out, stderr) = filter_message_under_data_limit(limit, &[], small);
+    assert!(status.success(), "{stderr}");
+    assert!(out.starts_with(b"X-Spam-Flag: "), "{stderr}");
+    let runs = [
+        (&[][..], 0, &big),
+        (&["--exit-code"][..], 3, &big),
+        (&[][..], 0, &larger),
+    ];
+    for (extra, code, big) in runs {
+        let (status, out, stderr) = filter_message_under_data_limit(limit, extra, big);
+        assert_eq!(status.code(), Some(code), "{extra:?} {stderr}");
+        assert!(
+            stderr.contains("passed through unchanged: out of memory"),
+            "{stderr}"
+        );
+        assert_eq!(out.len(), big.len(), "{stderr}");
+        assert!(out == *big, "{stderr}");
+    }
 }
 
 #[test]

@@ -8,6 +8,7 @@
 //! copied through in small chunks, so a message of any size costs the same time and memory.
 
 use super::args::{HeaderArgs, ModelArgs, VerdictArgs, open_model};
+use super::out_of_memory::Held;
 use super::waiting::Waiting;
 use super::{ExitStatus, input};
 use spamsort::Verdict;
@@ -37,6 +38,10 @@ pub struct FilterArgs {
 pub fn run(args: FilterArgs) -> anyhow::Result<ExitStatus> {
     stdout_open()?;
     let (mut stdin, mut stdout) = standard_streams();
+    // Memory running out from here to the first byte written passes the message through
+    // (see `out_of_memory`): nothing read yet while the model loads.
+    let passed = passed_status(args.exit_code) as i32;
+    let held = Held::new(&[], passed);
     let opened = open(&args);
     let scorer = match &opened {
         Ok((file, policy)) => policy
@@ -45,6 +50,7 @@ pub fn run(args: FilterArgs) -> anyhow::Result<ExitStatus> {
             .map_err(|e| format!("{e:#}")),
         Err(reason) => Err(reason.clone()),
     };
+    drop(held);
     let mut head = Vec::new();
     let mut failed_read = None;
     let outcome = match scorer {
@@ -70,7 +76,10 @@ pub fn run(args: FilterArgs) -> anyhow::Result<ExitStatus> {
                     "message larger than {} bytes",
                     args.max_size.unwrap_or(0)
                 )),
-                Ok(whole) => classify_and_mark(&scorer, style, &head, whole),
+                Ok(whole) => {
+                    let _held = Held::new(&head, passed);
+                    classify_and_mark(&scorer, style, &head, whole)
+                }
             }
         }
     };
@@ -158,16 +167,32 @@ fn stdout_was_closed() -> bool {
     null.is_some() && fstat(fd).ok().and_then(device) == null
 }
 
-/// Standard input and output, each waited for where it would block (see [`Waiting`]): a
-/// message on a pipe handed over non-blocking is read and written whole.
-fn standard_streams() -> (
-    Waiting<std::io::StdinLock<'static>>,
-    Waiting<std::io::StdoutLock<'static>>,
-) {
+/// Standard input, read unbuffered (see [`Unbuffered`]), and output, each waited for where it
+/// would block (see [`Waiting`]): a message on a pipe handed over non-blocking is read and
+/// written whole.
+fn standard_streams() -> (Waiting<Unbuffered>, Waiting<std::io::StdoutLock<'static>>) {
     (
-        Waiting(std::io::stdin().lock()),
+        Waiting(Unbuffered(std::io::stdin())),
         Waiting(std::io::stdout().lock()),
     )
+}
+
+/// Standard input read straight from its descriptor, not through the buffer of
+/// [`std::io::Stdin`]: every byte read is the filter's, held or passed on, and none waits in a
+/// buffer that a pass-through when memory ran out (which reads the descriptor, see
+/// `out_of_memory`) would skip.
+struct Unbuffered(std::io::Stdin);
+
+impl std::io::Read for Unbuffered {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        Ok(rustix::io::read(&self.0, buf)?)
+    }
+}
+
+impl std::os::fd::AsFd for Unbuffered {
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.0.as_fd()
+    }
 }
 
 /// Writes `read` (what was read of the message, in order) and the rest of standard input
@@ -184,11 +209,16 @@ fn pass_through(
     }
     eprintln!("spamsort: message passed through unchanged: {reason}");
     copy_rest(stdin, stdout)?;
-    Ok(if exit_code {
+    Ok(passed_status(exit_code))
+}
+
+/// The exit status of a message passed through: 0, or 3 with `--exit-code`.
+fn passed_status(exit_code: bool) -> ExitStatus {
+    if exit_code {
         ExitStatus::Error
     } else {
         ExitStatus::Success
-    })
+    }
 }
 
 /// Copies the rest of the message, whatever its size, in bounded chunks, and flushes.

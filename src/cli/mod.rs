@@ -16,6 +16,7 @@ mod input;
 mod learn;
 mod logging;
 mod man;
+pub mod out_of_memory;
 mod output;
 pub mod pages;
 mod prune;
