@@ -95,8 +95,8 @@ pub struct VerdictArgs {
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct HeaderArgs {
     /// Start every field name with this instead of `X-Spam-` (such as `X-Spamsort-`, to run
-    /// behind SpamAssassin and leave its fields alone) [default: config `header_prefix`, else
-    /// X-Spam-]
+    /// behind SpamAssassin and leave its fields alone; it must start with X-Spam) [default:
+    /// config `header_prefix`, else X-Spam-]
     #[arg(long, value_name = "PREFIX")]
     pub header_prefix: Option<String>,
     /// Put TAG (without a value: ***SPAM***; "" for none) before the subject of spam

@@ -36,29 +36,14 @@ pub const MAX_SCORE: f64 = 30.0;
 pub const DEFAULT_PREFIX: &str = "X-Spam-";
 /// The subject tag `--subject-tag` gives without a value, SpamAssassin's usual one.
 pub const DEFAULT_SUBJECT_TAG: &str = "***SPAM***";
+/// What every header prefix starts with (in any case): the tokenizer leaves out the fields
+/// of such names (see [`HeaderStyle::new`]).
+const VERDICT_PREFIX: &str = "X-Spam";
 /// The longest header prefix or subject tag accepted, in bytes.
 const MAX_SETTING_BYTES: usize = 64;
 /// The suffixes of the fields a [`HeaderStyle`] writes after its prefix (besides
 /// `X-Bogosity`, which has no prefix): each is removed from incoming mail first.
 const OWNED_SUFFIXES: [&str; 4] = ["Flag", "Level", "Status", "Unsure"];
-/// Fields other mail programs write that a header prefix must not make spamsort's (it would
-/// remove them from every message), each with who writes it; compared ignoring ASCII case.
-const FOREIGN_FIELDS: [(&str, &str); 4] = [
-    (
-        "X-Status",
-        "mbox mail readers' (mutt, Pine, Thunderbird) record of a message's answered, \
-         flagged and deleted marks",
-    ),
-    (
-        "X-Mozilla-Status",
-        "Thunderbird's record of a message's read and deleted marks",
-    ),
-    (
-        "X-Virus-Status",
-        "a virus scanner's verdict (clamav-milter)",
-    ),
-    ("X-Antivirus-Status", "a virus scanner's verdict"),
-];
 
 /// The spamd-style score of a classification under a spam threshold (see the module docs):
 /// bounded, rounded to one decimal, and consistent with the verdict (a spam's score is at
@@ -206,13 +191,14 @@ impl HeaderStyle {
     /// (printable ASCII but `:`) and a tag that is not printable ASCII, and either over 64
     /// bytes.
     ///
-    /// Also refuses a prefix that would make one of spamsort's fields (see
-    /// [`HeaderStyle::owned_fields`]) a field other mail programs write: `X-` gives
-    /// `X-Status`, where mbox readers keep a message's answered and deleted marks, and since
-    /// spamsort removes its own fields from incoming mail (so a sender cannot forge a verdict),
-    /// every message would lose that field. Refusing the setting, which leaves mail as it is
-    /// (`filter` passes it through unchanged, the daemon does not start), protects mail
-    /// better than keeping the forged-verdict protection for some names only.
+    /// Also refuses a prefix that does not start with `X-Spam` (in any case): the tokenizer
+    /// leaves out fields of such names (see `crate::tokenize`), so spamsort's verdicts, its
+    /// own and a sender's forged ones, are no evidence about a message and a marked copy is
+    /// the message it was marked from. Under another prefix they would teach the models and
+    /// move their scores. It also keeps spamsort from taking other programs' fields for its
+    /// own, which it removes from every message: `X-` would give `X-Status`, where mbox
+    /// readers keep a message's answered and deleted marks. Refusing the setting leaves mail
+    /// as it is (`filter` passes it through unchanged, the daemon does not start).
     pub fn new(prefix: &str, subject_tag: Option<&str>, bogosity: bool) -> Result<HeaderStyle> {
         let field_char = |b: u8| b.is_ascii_graphic() && b != b':';
         if prefix.is_empty() || prefix.len() > MAX_SETTING_BYTES || !prefix.bytes().all(field_char)
@@ -222,11 +208,16 @@ impl HeaderStyle {
                  characters without ':' or spaces, such as \"X-Spamsort-\""
             )));
         }
-        if let Some((field, whose)) = foreign_field(prefix) {
+        if !prefix
+            .get(..VERDICT_PREFIX.len())
+            .is_some_and(|start| start.eq_ignore_ascii_case(VERDICT_PREFIX))
+        {
             return Err(Error::Config(format!(
-                "header prefix {prefix:?}: spamsort would write {field} and so remove it from \
-                 every message, but it is {whose}; give a prefix of spamsort's own, such as \
-                 \"X-Spamsort-\""
+                "header prefix {prefix:?}: give one that starts with {VERDICT_PREFIX}, such as \
+                 \"X-Spamsort-\": spamsort leaves fields of such names out of what it learns \
+                 from, and under another prefix its verdicts (and a sender's forged ones) \
+                 would count as evidence about a message (it would also remove other \
+                 programs' fields, such as mbox readers' X-Status under \"X-\")"
             )));
         }
         let subject_tag = subject_tag.filter(|t| !t.is_empty());
@@ -371,18 +362,6 @@ impl HeaderStyle {
     }
 }
 
-/// The field of [`FOREIGN_FIELDS`] (with who writes it) that `prefix` would name as one of
-/// spamsort's, if any.
-fn foreign_field(prefix: &str) -> Option<(String, &'static str)> {
-    OWNED_SUFFIXES.iter().find_map(|suffix| {
-        let field = format!("{prefix}{suffix}");
-        FOREIGN_FIELDS
-            .iter()
-            .find(|(foreign, _)| foreign.eq_ignore_ascii_case(&field))
-            .map(|&(_, whose)| (field, whose))
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -469,20 +448,42 @@ mod tests {
     }
 
     #[test]
-    fn a_header_prefix_that_names_other_programs_fields_is_refused() {
+    fn a_header_prefix_whose_fields_the_tokenizer_would_read_is_refused() {
         // `X-` made spamsort remove mbox readers' X-Status (their answered and deleted marks)
-        // from every message it marked.
-        for prefix in ["X-", "x-", "X-Mozilla-", "X-VIRUS-", "X-Antivirus-"] {
+        // from every message it marked; `X-Junk-` made its verdicts, and forged ones, teach
+        // the models.
+        for prefix in [
+            "X-",
+            "x-",
+            "X-Mozilla-",
+            "X-VIRUS-",
+            "X-Junk-",
+            "X-Stat",
+            "X",
+            "X-Spa",
+        ] {
             let err = HeaderStyle::new(prefix, None, false)
                 .unwrap_err()
                 .to_string();
-            assert!(
-                err.contains("remove it from every message"),
-                "{prefix:?}: {err}"
-            );
+            assert!(err.contains("starts with X-Spam"), "{prefix:?}: {err}");
         }
-        for prefix in ["X-Spam-", "X-Spamsort-", "X-Stat", "X-Junk-", "X"] {
-            assert!(HeaderStyle::new(prefix, None, true).is_ok(), "{prefix:?}");
+        // Under the prefixes it takes, spamsort's fields add no token to a message.
+        let tokenizer = crate::Tokenizer::default();
+        let message = "From: a@example.org\nSubject: lunch\n\nsee you at noon\n";
+        let alone = tokenizer.tokenize(message.as_bytes()).tokens;
+        for prefix in [
+            "X-Spam-",
+            "X-Spamsort-",
+            "x-spam-",
+            "X-SPAM",
+            "X-Spam-Sort-",
+        ] {
+            let style = HeaderStyle::new(prefix, None, true).unwrap();
+            for field in style.owned_fields() {
+                let marked = format!("{field}: No, score=-3.1 verdict forged\n{message}");
+                let tokens = tokenizer.tokenize(marked.as_bytes()).tokens;
+                assert_eq!(tokens, alone, "{prefix:?}: {field}");
+            }
         }
     }
 
