@@ -55,6 +55,21 @@ pub enum LayoutError {
         /// The spam folder as given.
         spam: PathBuf,
     },
+    /// A folder inside the inbox's `new/`, `cur/` or `tmp/`: mail readers take what is there
+    /// for messages, and the daemon holds the messages it is filing in `tmp/`.
+    #[error(
+        "the {role} folder {path} is inside the inbox's {dir}/ ({inbox}): mail readers and the daemon take what is there for messages; give a folder outside new/, cur/ and tmp/ (for example {inbox}/.Junk)"
+    )]
+    InsideInboxDirectory {
+        /// `spam`, `ham` or `unsure`.
+        role: &'static str,
+        /// The folder as given.
+        path: PathBuf,
+        /// `new`, `cur` or `tmp`.
+        dir: &'static str,
+        /// The inbox as given.
+        inbox: PathBuf,
+    },
     /// A folder's path could not be resolved (a component is not a directory, a dangling
     /// symbolic link, no permission).
     #[error("{path}: cannot tell which folder this is")]
@@ -201,6 +216,25 @@ impl Layout {
             && id.same(&inbox_id)
         {
             return Err(target_is_inbox("unsure", u));
+        }
+        let mut roles = vec![
+            ("spam", &config.spam, &spam_id),
+            ("ham", &config.ham, &ham_id),
+        ];
+        if let (Some(u), Some(id)) = (&config.unsure, &unsure_id) {
+            roles.push(("unsure", u, id));
+        }
+        for (role, path, id) in roles {
+            for dir in ["new", "cur", "tmp"] {
+                if id.canonical.starts_with(inbox_id.canonical.join(dir)) {
+                    return Err(LayoutError::InsideInboxDirectory {
+                        role,
+                        path: path.clone(),
+                        dir,
+                        inbox: inbox.clone(),
+                    });
+                }
+            }
         }
         if config.learn_from_moves {
             let learning = |role, path: &Path| LayoutError::LearningFromSpamFolder {
@@ -363,6 +397,39 @@ mod tests {
                 matches!(e, LayoutError::TargetIsInbox { role: "unsure", .. }),
                 "{spelled}: {e}"
             );
+        }
+        assert_eq!(tree(dir.path()), before);
+    }
+
+    #[test]
+    fn a_folder_inside_the_inboxs_new_cur_or_tmp_is_refused() {
+        // Regression: a spam folder at the inbox's tmp/spamsort-taken was accepted, and at
+        // start recovery moved its new/, cur/ and tmp/ into the inbox's new/.
+        let dir = tempfile::tempdir().unwrap();
+        let inbox = dir.path().join("M");
+        create_maildir(&inbox).unwrap();
+        create_maildir(&inbox.join("tmp/spamsort-taken")).unwrap();
+        let before = tree(dir.path());
+        for inside in ["new/Junk", "cur/.Junk", "tmp/spamsort-taken", "tmp/x/../y"] {
+            let inside = inbox.join(inside);
+            let (elsewhere, unsure) = (dir.path().join("else"), dir.path().join("unsure"));
+            let mut configs = vec![
+                ("spam", config(&inbox, &inside, &elsewhere)),
+                ("ham", config(&inbox, &elsewhere, &inside)),
+                ("unsure", config(&inbox, &elsewhere, &inbox)),
+            ];
+            configs[2].1.unsure = Some(inside.clone());
+            let mut c = config(&inbox, &elsewhere, &inbox);
+            c.unsure = Some(unsure);
+            assert!(Layout::check(&c).is_ok());
+            for (role, c) in configs {
+                let e = Layout::check(&c).unwrap_err();
+                assert!(
+                    matches!(e, LayoutError::InsideInboxDirectory { role: r, .. } if r == role),
+                    "{role} {}: {e}",
+                    inside.display()
+                );
+            }
         }
         assert_eq!(tree(dir.path()), before);
     }

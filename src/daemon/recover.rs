@@ -80,6 +80,16 @@ pub fn recover(
     for entry in entries.into_iter().flatten() {
         let entry = entry?;
         let (path, name) = (entry.path(), entry.file_name());
+        // The daemon holds only the regular files it took from `new/`: anything else there
+        // is not its to move.
+        if !entry.file_type()?.is_file() {
+            tracing::warn!(
+                "{} in {} is not a message the daemon took (not a regular file): left there",
+                Shown(&name),
+                held.display()
+            );
+            continue;
+        }
         if has_copy(&path, name.as_bytes()) {
             done.finished += usize::from(remove_inbox_copy(&path, &name));
             continue;
@@ -243,6 +253,31 @@ mod tests {
         assert_eq!(read(inbox.join("new/2.x")), "Subject: b\n\n2\n");
         assert_eq!(read(inbox.join("new/3.x")), "Subject: other\n\n3\n");
         assert_eq!(read(inbox.join("new/3.x.dup1")), "Subject: c\n\n3\n");
+    }
+
+    #[test]
+    fn what_is_held_but_not_a_regular_file_is_left_where_it_is() {
+        // Regression: a directory there (a maildir someone made at the inbox's
+        // tmp/spamsort-taken) was "put back": moved into the inbox's new/.
+        let (_dir, inbox, spam) = maildirs("in", "spam");
+        let held = taken_dir(&inbox.join("new"));
+        std::fs::create_dir_all(held.join("cur")).unwrap();
+        std::fs::write(held.join("cur/old:2,S"), "Subject: old\n\n").unwrap();
+        std::fs::write(held.join("1.x"), "Subject: a\n\n1\n").unwrap();
+        let r = recover(&inbox, std::slice::from_ref(&spam), &HeaderStyle::default()).unwrap();
+        assert_eq!(
+            r,
+            Recovery {
+                finished: 0,
+                rolled_back: 1
+            }
+        );
+        assert!(held.join("cur/old:2,S").is_file());
+        let new: Vec<_> = std::fs::read_dir(inbox.join("new"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(new, ["1.x"]);
     }
 
     #[test]
