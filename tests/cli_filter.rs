@@ -448,7 +448,8 @@ fn a_message_too_large_for_the_memory_left_passes_through_with_every_byte() {
 
 /// Runs `spamsort filter` with `extra` flags under a data limit of `bytes` on `message`
 /// (written from another thread, so a filter that stops reading cannot block the test):
-/// its exit status, standard output and standard error.
+/// its exit status, standard output and standard error. Asserts that it read the whole
+/// message.
 fn filter_message_under_data_limit(
     bytes: u64,
     extra: &[&str],
@@ -460,9 +461,12 @@ fn filter_message_under_data_limit(
     let writer = std::thread::spawn(move || stdin.write_all(&sent));
     let mut out = Vec::new();
     child.stdout.take().unwrap().read_to_end(&mut out).unwrap();
-    // A filter that ended early leaves the writer a closed pipe: not the test's concern.
-    let _ = writer.join().unwrap();
+    let wrote = writer.join().unwrap();
     let stderr = stderr_of(&mut child);
+    assert!(
+        wrote.is_ok(),
+        "the filter stopped reading: {wrote:?} {stderr}"
+    );
     (child.wait().unwrap(), out, stderr)
 }
 

@@ -8,7 +8,7 @@
 //! copied through in small chunks, so a message of any size costs the same time and memory.
 
 use super::args::{HeaderArgs, ModelArgs, VerdictArgs, open_model};
-use super::out_of_memory::Held;
+use super::out_of_memory::{Doing, holding};
 use super::waiting::Waiting;
 use super::{ExitStatus, input};
 use spamsort::Verdict;
@@ -38,19 +38,17 @@ pub struct FilterArgs {
 pub fn run(args: FilterArgs) -> anyhow::Result<ExitStatus> {
     stdout_open()?;
     let (mut stdin, mut stdout) = standard_streams();
-    // Memory running out from here to the first byte written passes the message through
-    // (see `out_of_memory`): nothing read yet while the model loads.
+    // Memory running out while the model loads (nothing read yet), and later while the message
+    // is classified, passes the message through (see `out_of_memory`).
     let passed = passed_status(args.exit_code) as i32;
-    let held = Held::new(&[], passed);
-    let opened = open(&args);
-    let scorer = match &opened {
+    let opened = holding(&[], passed, Doing::LoadingTheModel, || open(&args));
+    let scorer = holding(&[], passed, Doing::LoadingTheModel, || match &opened {
         Ok((file, policy)) => policy
             .scorer(file)
             .map(|s| (s, &policy.headers))
             .map_err(|e| format!("{e:#}")),
         Err(reason) => Err(reason.clone()),
-    };
-    drop(held);
+    });
     let mut head = Vec::new();
     let mut failed_read = None;
     let outcome = match scorer {
@@ -76,10 +74,9 @@ pub fn run(args: FilterArgs) -> anyhow::Result<ExitStatus> {
                     "message larger than {} bytes",
                     args.max_size.unwrap_or(0)
                 )),
-                Ok(whole) => {
-                    let _held = Held::new(&head, passed);
+                Ok(whole) => holding(&head, passed, Doing::Classifying, || {
                     classify_and_mark(&scorer, style, &head, whole)
-                }
+                }),
             }
         }
     };

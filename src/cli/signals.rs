@@ -9,8 +9,9 @@ use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM, SIGXFSZ};
 /// Makes a write past the file-size limit (`ulimit -f`, `RLIMIT_FSIZE`) fail with `EFBIG`
 /// ("File too large"), reported as any failed write is (the save or dump it belonged to
 /// abandoned, its temporary file removed, the cause said once), instead of SIGXFSZ killing the
-/// process in the middle of it without a word. Caught by a handler that does nothing, since
-/// `unsafe` (which ignoring a signal takes) is forbidden. `main` calls it first thing; a failure
+/// process in the middle of it without a word. Caught by a handler that does nothing (through
+/// signal-hook, safe code), not ignored: ignoring a signal takes an `unsafe` call, which the
+/// crates keep to the few places that have no other way. `main` calls it first thing; a failure
 /// to install it leaves the default, which loses nothing either (saves are atomic, a torn
 /// journal record is cut off by the next learn).
 pub fn survive_file_size_limit() {

@@ -7,7 +7,7 @@
 //! The kernel knows, and says so through a read lease (`fcntl(F_SETLEASE, F_RDLCK)`, Linux):
 //! it is refused with `EAGAIN` while any process has the file open for writing (or mapped
 //! writable), and granted otherwise; it is released at once. No safe crate offers leases
-//! (rustix and nix do not), hence the one `unsafe` call of the crate, below. A process may
+//! (rustix and nix do not), hence the one `unsafe` call of the library, below. A process may
 //! take a lease only on a file it owns (or with `CAP_LEASE`, as root), and the answer means
 //! that only on a local file system, where the kernel sees every open: an NFS v4 or SMB
 //! client refuses a lease with the same `EAGAIN` whenever the server gave it no delegation or
