@@ -108,7 +108,7 @@ impl fmt::Display for Verdict {
 }
 
 /// Cut-offs on P(spam): `p >= spam` is spam, `p < ham` is ham, anything between is unsure.
-/// Invariant: `0 <= ham <= spam <= 1`; `ham == spam` means there is no unsure band. Checked
+/// Invariant: `0 <= ham <= spam < 1`; `ham == spam` means there is no unsure band. Checked
 /// when read back too (a model file, a dump's `settings` line), as [`Thresholds::new`] checks.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(try_from = "ThresholdFields")]
@@ -146,14 +146,17 @@ impl Default for Thresholds {
 }
 
 impl Thresholds {
-    /// Builds thresholds, refusing values outside [0, 1] or `ham > spam`.
+    /// Builds thresholds, refusing values outside [0, 1], `ham > spam`, and a spam cut-off of
+    /// 1: it is no cut-off (a P(spam) rounds to 1 as readily as to 0.99999), and the spamd
+    /// score, the distance from the cut-off in log-odds, would put every message at the bottom
+    /// of its scale, an unsure one among the surest ham.
     pub fn new(spam: f64, ham: f64) -> crate::Result<Self> {
-        let ok = (0.0..=1.0).contains(&spam) && (0.0..=1.0).contains(&ham) && ham <= spam;
+        let ok = (0.0..1.0).contains(&spam) && (0.0..=1.0).contains(&ham) && ham <= spam;
         if ok {
             Ok(Thresholds { spam, ham })
         } else {
             Err(crate::Error::Config(format!(
-                "thresholds need 0 <= ham <= spam <= 1, got ham={ham} spam={spam}"
+                "thresholds need 0 <= ham <= spam < 1, got ham={ham} spam={spam}"
             )))
         }
     }
@@ -194,6 +197,9 @@ mod tests {
         assert_eq!(t.verdict(SpamScore::new(0.49)), Verdict::Ham);
         assert!(Thresholds::new(0.4, 0.5).is_err());
         assert!(Thresholds::new(1.5, 0.5).is_err());
+        // Regression: a spam cut-off of 1 gave every message the score -20.0.
+        assert!(Thresholds::new(1.0, 0.5).is_err());
+        assert!(Thresholds::new(0.999_999, 0.5).is_ok());
     }
 
     /// Regression: thresholds were read back unchecked (a hand-edited dump, a crafted model

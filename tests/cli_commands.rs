@@ -25,7 +25,7 @@ fn classify_one_message_exit_codes() {
         .args([
             "classify",
             "--spam-threshold",
-            "1",
+            "0.9999999",
             "--ham-threshold",
             "0",
             "--model",
@@ -218,7 +218,7 @@ fn info_config_file_and_completions() {
     let config = t.write(
         "config.toml",
         format!(
-            "model = {:?}\nspam_threshold = 1.0\nham_threshold = 0.0\n",
+            "model = {:?}\nspam_threshold = 0.9999999\nham_threshold = 0.0\n",
             trained_model()
         )
         .as_bytes(),

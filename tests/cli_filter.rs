@@ -364,7 +364,7 @@ fn exit_code_follows_bogofilter() {
             "filter",
             "--exit-code",
             "--spam-threshold",
-            "1",
+            "0.9999999",
             "--ham-threshold",
             "0",
             "--model",

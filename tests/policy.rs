@@ -576,12 +576,12 @@ fn spamc_check_scores_equal_process_headers_and_classify_json_for_20_samples() {
 fn learn_if_wrong_judges_by_the_config_file_thresholds() {
     let t = TestDir::new();
     let model = copy_of_trained_model(&t);
-    // The fixture spam is spam at a spam threshold of 0.9; nothing is spam at 1, so there the
+    // The fixture spam is spam at a spam threshold of 0.9, not at 0.9999999 (P 0.99999), so there the
     // spam the model got right is wrong.
     let lenient = t.write("lenient.toml", b"spam_threshold = 0.9\n");
     let config = t.write(
         "config.toml",
-        b"spam_threshold = 1.0\nham_threshold = 0.0\n",
+        b"spam_threshold = 0.9999999\nham_threshold = 0.0\n",
     );
     let learn = |extra: &[&str]| {
         let out = isolated(&mut Command::new(crate::util::spamsort_bin()))
