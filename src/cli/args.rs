@@ -37,15 +37,11 @@ impl ModelArgs {
         if let Some(p) = self.model.as_ref().or(config.model.as_ref()) {
             return Ok(p.clone());
         }
-        let data = match std::env::var_os("XDG_DATA_HOME").filter(|v| !v.is_empty()) {
-            Some(d) => PathBuf::from(d),
-            None => {
-                let home = std::env::var_os("HOME").ok_or_else(|| {
-                    anyhow::anyhow!("no --model given and neither XDG_DATA_HOME nor HOME is set")
-                })?;
-                PathBuf::from(home).join(".local/share")
-            }
-        };
+        let data = super::config::xdg_base("XDG_DATA_HOME", ".local/share").ok_or_else(|| {
+            anyhow::anyhow!(
+                "no --model given and neither XDG_DATA_HOME nor HOME is set to an absolute path"
+            )
+        })?;
         Ok(data.join("spamsort").join("model.spamsort"))
     }
 }

@@ -44,11 +44,27 @@ pub fn config_path() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("SPAMSORT_CONFIG").filter(|v| !v.is_empty()) {
         return Some(PathBuf::from(p));
     }
-    let base = match std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()) {
-        Some(d) => PathBuf::from(d),
-        None => PathBuf::from(std::env::var_os("HOME")?).join(".config"),
-    };
+    let base = xdg_base("XDG_CONFIG_HOME", ".config")?;
     Some(base.join("spamsort").join("config.toml"))
+}
+
+/// An XDG base directory: the variable `xdg` if it holds an absolute path, else `$HOME/rel`
+/// if `HOME` does; `None` if neither does. A relative or empty value is ignored, as the XDG
+/// specification says: it would name a folder under whatever directory a command runs in
+/// (procmail's, an MTA's), so `learn` would write a model there that `filter` never reads.
+pub(super) fn xdg_base(xdg: &str, rel: &str) -> Option<PathBuf> {
+    base_of(std::env::var_os(xdg), std::env::var_os("HOME"), rel)
+}
+
+/// [`xdg_base`] of the two variables' values.
+fn base_of(
+    xdg: Option<std::ffi::OsString>,
+    home: Option<std::ffi::OsString>,
+    rel: &str,
+) -> Option<PathBuf> {
+    let absolute = |v: std::ffi::OsString| Some(PathBuf::from(v)).filter(|p| p.is_absolute());
+    xdg.and_then(absolute)
+        .or_else(|| home.and_then(absolute).map(|h| h.join(rel)))
 }
 
 /// Where the system's config file lives: `SPAMSORT_SYSTEM_CONFIG` (for tests and unusual
@@ -101,5 +117,25 @@ impl Config {
             subject_tag: self.subject_tag.or(lower.subject_tag),
             bogosity: self.bogosity.or(lower.bogosity),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn xdg_bases_are_absolute_or_none() {
+        let os = |v: &str| Some(std::ffi::OsString::from(v));
+        let base = |xdg, home| base_of(xdg, home, ".config");
+        assert_eq!(base(os("/x"), os("/h")), Some(PathBuf::from("/x")));
+        assert_eq!(base(None, os("/h")), Some(PathBuf::from("/h/.config")));
+        // Regression: an empty HOME or a relative XDG variable named a folder under the
+        // directory the command ran in.
+        assert_eq!(base(os(""), os("/h")), Some(PathBuf::from("/h/.config")));
+        assert_eq!(base(os("rel"), os("/h")), Some(PathBuf::from("/h/.config")));
+        assert_eq!(base(None, os("")), None);
+        assert_eq!(base(os("rel"), os("home")), None);
+        assert_eq!(base(None, None), None);
     }
 }
