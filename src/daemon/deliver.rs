@@ -157,11 +157,11 @@ pub struct Source {
 }
 
 impl Source {
-    /// The source as `bytes` were read from it, with `before` its metadata taken before the
-    /// read (a write in between changes the modification time, so the copy is not filed).
-    pub fn of(before: &std::fs::Metadata, bytes: &[u8]) -> std::io::Result<Source> {
+    /// The source as `len` bytes were read from it, with `before` its metadata taken before
+    /// the read (a write in between changes the modification time, so the copy is not filed).
+    pub fn of(before: &std::fs::Metadata, len: u64) -> std::io::Result<Source> {
         Ok(Source {
-            len: bytes.len() as u64,
+            len,
             modified: before.modified()?,
         })
     }
@@ -509,67 +509,117 @@ struct Placed {
 }
 
 /// Puts `m`'s message, taken to `taken`, into its target's `new/` under its own name (or a
-/// clash-free variant).
+/// clash-free variant): a link, or `m`'s content written there. Where the link cannot be made
+/// (another file system, a link the kernel refuses), a copy of the file, streamed: a message
+/// of any size is copied in bounded memory.
 fn place(m: &Move, taken: &Path, crash: Option<&CrashPoint>) -> std::io::Result<Placed> {
+    let made = match &m.content {
+        None => Made::Link,
+        Some(bytes) => Made::Bytes(bytes),
+    };
+    let copied = m.content.as_ref().and(m.read);
+    match place_as(m, taken, made, crash) {
+        Err(e)
+            if (e.kind() == std::io::ErrorKind::CrossesDevices || link_refused(&e))
+                && m.content.is_none() =>
+        {
+            let before = std::fs::metadata(taken)?;
+            let read = Source::of(&before, before.len())?;
+            if read.may_be_written(taken) {
+                return Err(not_yet());
+            }
+            let path = place_as(m, taken, Made::Copy, crash)?;
+            Ok(Placed {
+                path,
+                copied: Some(read),
+            })
+        }
+        placed => placed.map(|path| Placed { path, copied }),
+    }
+}
+
+/// What a target's file of a message is made as.
+#[derive(Debug, Clone, Copy)]
+enum Made<'a> {
+    /// A hard link to the taken file.
+    Link,
+    /// These bytes, written through the target's `tmp/`.
+    Bytes(&'a [u8]),
+    /// A copy of the taken file's bytes, streamed through the target's `tmp/`.
+    Copy,
+}
+
+/// [`place`] made as `made`: where it was put.
+fn place_as(
+    m: &Move,
+    taken: &Path,
+    made: Made<'_>,
+    crash: Option<&CrashPoint>,
+) -> std::io::Result<PathBuf> {
     let new = m.target.join("new");
     for attempt in 0u32.. {
         let dest = new.join(variant(&m.name, attempt));
-        let linked = match &m.content {
-            None => std::fs::hard_link(taken, &dest),
-            Some(bytes) => write_via_tmp(m, taken, bytes, &dest, crash),
+        let put = match made {
+            Made::Link => std::fs::hard_link(taken, &dest),
+            Made::Bytes(bytes) => write_via_tmp(m, taken, &dest, crash, |f| f.write_all(bytes)),
+            Made::Copy => write_via_tmp(m, taken, &dest, crash, |f| {
+                std::io::copy(&mut crate::corpus::open_regular(taken)?, f).map(drop)
+            }),
         };
-        match linked {
-            Ok(()) => {
-                return Ok(Placed {
-                    path: dest,
-                    copied: m.content.as_ref().and(m.read),
-                });
-            }
+        match put {
+            Ok(()) => return Ok(dest),
             // Placed by an earlier move that a crash interrupted: that copy serves, instead of
             // one more under another name.
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && holds(&dest, m, taken) => {
-                return Ok(Placed {
-                    path: dest,
-                    copied: m.content.as_ref().and(m.read),
-                });
+            Err(e)
+                if e.kind() == std::io::ErrorKind::AlreadyExists && holds(&dest, made, taken) =>
+            {
+                return Ok(dest);
             }
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 1000 => {}
-            Err(e)
-                if (e.kind() == std::io::ErrorKind::CrossesDevices || link_refused(&e))
-                    && m.content.is_none() =>
-            {
-                // Another file system, or a link the kernel refuses: a copy, read as the
-                // inbox's readers read (bounded).
-                let before = std::fs::metadata(taken)?;
-                let bytes = crate::corpus::read_regular(taken, crate::corpus::MAX_MESSAGE_BYTES)?;
-                let read = Source::of(&before, &bytes)?;
-                if read.may_be_written(taken) {
-                    return Err(not_yet());
-                }
-                let read = Some(read);
-                let copy = Move {
-                    source: m.source.clone(),
-                    name: m.name.clone(),
-                    target: m.target.clone(),
-                    content: Some(bytes),
-                    read,
-                };
-                return place(&copy, taken, crash);
-            }
             Err(e) => return Err(e),
         }
     }
     unreachable!("the loop returns")
 }
 
-/// True if `dest` already is what [`place`] would make of `m`, taken to `taken`: that file
-/// itself (a link), or a file of the same bytes (a copy).
-fn holds(dest: &Path, m: &Move, taken: &Path) -> bool {
-    match &m.content {
-        None => file_id(dest).is_some_and(|id| file_id(taken) == Some(id)),
-        Some(bytes) => {
+/// True if `dest` already is what [`place_as`] would make of the message taken to `taken`:
+/// that file itself (a link), or a file of the same bytes (a copy).
+fn holds(dest: &Path, made: Made<'_>, taken: &Path) -> bool {
+    match made {
+        Made::Link => file_id(dest).is_some_and(|id| file_id(taken) == Some(id)),
+        Made::Bytes(bytes) => {
             let limit = bytes.len() as u64;
             crate::corpus::read_regular(dest, limit).is_ok_and(|held| held == *bytes)
+        }
+        Made::Copy => same_bytes(dest, taken).unwrap_or(false),
+    }
+}
+
+/// True if the regular files `a` and `b` hold the same bytes, read in bounded chunks.
+fn same_bytes(a: &Path, b: &Path) -> std::io::Result<bool> {
+    use std::io::Read;
+    let (mut a, mut b) = (
+        crate::corpus::open_regular(a)?,
+        crate::corpus::open_regular(b)?,
+    );
+    if a.metadata()?.len() != b.metadata()?.len() {
+        return Ok(false);
+    }
+    let (mut x, mut y) = ([0u8; 8192], [0u8; 8192]);
+    loop {
+        let n = a.read(&mut x)?;
+        if n == 0 {
+            return Ok(b.read(&mut y)? == 0);
+        }
+        let mut got = 0;
+        while got < n {
+            match b.read(&mut y[got..n])? {
+                0 => return Ok(false),
+                k => got += k,
+            }
+        }
+        if x[..n] != y[..n] {
+            return Ok(false);
         }
     }
 }
@@ -593,15 +643,16 @@ fn variant(name: &OsStr, attempt: u32) -> OsString {
     OsString::from_vec([unique, mark.as_bytes(), info].concat())
 }
 
-/// Writes `bytes` to `m`'s target's `tmp/` with the permission bits of `taken` (the message
-/// taken from the inbox), fsyncs, and links the result to `dest` (failing if `dest` exists;
-/// where the file system refuses links, renames it there, failing as well).
+/// Makes a file in `m`'s target's `tmp/` with the permission bits of `taken` (the message
+/// taken from the inbox), has `write` fill it, fsyncs, and links the result to `dest`
+/// (failing if `dest` exists; where the file system refuses links, renames it there, failing
+/// as well).
 fn write_via_tmp(
     m: &Move,
     taken: &Path,
-    bytes: &[u8],
     dest: &Path,
     crash: Option<&CrashPoint>,
+    write: impl FnOnce(&mut File) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
     let mode = std::fs::metadata(taken)?.permissions().mode() & 0o777;
     let tmp = m.target.join("tmp").join(tmp_name(&m.name));
@@ -612,7 +663,7 @@ fn write_via_tmp(
             .create_new(true)
             .mode(mode)
             .open(&tmp)?;
-        file.write_all(bytes)?;
+        write(&mut file)?;
         file.sync_all()?;
         CrashPoint::reached(crash, CrashStage::Written, &m.name);
         match std::fs::hard_link(&tmp, dest) {
@@ -741,7 +792,7 @@ pub(super) mod tests {
             name: "1.a.host".into(),
             target: target.clone(),
             content: Some(bytes.clone()),
-            read: Some(Source::of(&before, &bytes).unwrap()),
+            read: Some(Source::of(&before, bytes.len() as u64).unwrap()),
         };
         let placed = file_batch(&[fresh], &inbox.join("new"), None);
         assert!(placed[0].as_ref().is_err_and(is_not_yet), "{placed:?}");
@@ -750,7 +801,7 @@ pub(super) mod tests {
         age(10);
         let before = std::fs::metadata(&source).unwrap();
         let bytes = std::fs::read(&source).unwrap();
-        let read = Some(Source::of(&before, &bytes).unwrap());
+        let read = Some(Source::of(&before, bytes.len() as u64).unwrap());
         let copy = |read, bytes: &[u8]| Move {
             source: source.clone(),
             name: "1.a.host".into(),
@@ -782,7 +833,7 @@ pub(super) mod tests {
         // Read again, it is filed.
         let before = std::fs::metadata(&source).unwrap();
         let bytes = std::fs::read(&source).unwrap();
-        let read = Some(Source::of(&before, &bytes).unwrap());
+        let read = Some(Source::of(&before, bytes.len() as u64).unwrap());
         let placed = file_batch(&[copy(read, &bytes)], &inbox.join("new"), None);
         assert!(placed[0].is_ok(), "{placed:?}");
         assert!(!source.exists());
@@ -808,7 +859,7 @@ pub(super) mod tests {
         }
         let before = std::fs::metadata(&source).unwrap();
         let bytes = std::fs::read(&source).unwrap();
-        let read = Source::of(&before, &bytes).unwrap();
+        let read = Source::of(&before, bytes.len() as u64).unwrap();
         Some((source, bytes, read, writer))
     }
 
@@ -825,7 +876,10 @@ pub(super) mod tests {
         f.set_modified(then).unwrap();
         let before = std::fs::metadata(source).unwrap();
         let bytes = std::fs::read(source).unwrap();
-        (bytes.clone(), Source::of(&before, &bytes).unwrap())
+        (
+            bytes.clone(),
+            Source::of(&before, bytes.len() as u64).unwrap(),
+        )
     }
 
     #[test]
@@ -863,19 +917,9 @@ pub(super) mod tests {
         // Regression: where the target is on another file system the link fails and the
         // message is copied, with no check at all that its writer was done: a pause of 0.3 s
         // lost the rest of the message.
-        let shm = Path::new("/dev/shm");
         let (dir, inbox, _) = maildirs("inbox", "unused");
-        let other = match tempfile::tempdir_in(shm) {
-            Ok(other)
-                if file_id(other.path()).map(|(dev, _)| dev)
-                    != file_id(dir.path()).map(|(dev, _)| dev) =>
-            {
-                other
-            }
-            _ => {
-                eprintln!("skipped: no other file system at /dev/shm");
-                return;
-            }
+        let Some(other) = elsewhere_than(dir.path()) else {
+            return;
         };
         let target = other.path().join("spam");
         create_maildir(&target).unwrap();
@@ -897,6 +941,65 @@ pub(super) mod tests {
         let placed = file_batch(&[link()], &inbox.join("new"), None);
         assert_eq!(std::fs::read(placed[0].as_ref().unwrap()).unwrap(), bytes);
         assert!(!source.exists());
+    }
+
+    /// A tempdir on a file system other than `dir`'s (`/dev/shm`), or `None` (said) where there
+    /// is none.
+    fn elsewhere_than(dir: &Path) -> Option<tempfile::TempDir> {
+        let device = |p: &Path| file_id(p).map(|(dev, _)| dev);
+        match tempfile::tempdir_in("/dev/shm") {
+            Ok(other) if device(other.path()) != device(dir) => Some(other),
+            _ => {
+                eprintln!("skipped: no other file system at /dev/shm");
+                None
+            }
+        }
+    }
+
+    #[test]
+    fn a_message_of_any_size_is_copied_whole_to_another_file_system_once() {
+        // Regression: the copy read the message whole, bounded by the 64 MiB a message may
+        // have to be classified, so a larger one was never filed there ("larger than ...").
+        let (dir, inbox, _) = maildirs("inbox", "unused");
+        let Some(other) = elsewhere_than(dir.path()) else {
+            return;
+        };
+        let target = other.path().join("spam");
+        create_maildir(&target).unwrap();
+        let line = b"a line of a message larger than any the daemon reads whole 0123456\n";
+        let lines = (crate::corpus::MAX_MESSAGE_BYTES as usize) / line.len() + 1000;
+        let big = [&b"Subject: big\n\n"[..], &line.repeat(lines)].concat();
+        let then = std::time::SystemTime::now() - std::time::Duration::from_secs(10);
+        let put = |name: &str| {
+            let source = inbox.join("new").join(name);
+            std::fs::write(&source, &big).unwrap();
+            File::options()
+                .write(true)
+                .open(&source)
+                .unwrap()
+                .set_modified(then)
+                .unwrap();
+            Move {
+                source,
+                name: name.into(),
+                target: target.clone(),
+                content: None,
+                read: None,
+            }
+        };
+        let first = put("1.big.host");
+        // And one an earlier pass copied but could not take out of the inbox: that copy
+        // serves, no second one is made.
+        let second = put("2.big.host");
+        std::fs::copy(&second.source, target.join("new/2.big.host")).unwrap();
+        let placed = file_batch(&[first, second], &inbox.join("new"), None);
+        for (p, name) in placed.iter().zip(["1.big.host", "2.big.host"]) {
+            let p = p.as_ref().unwrap();
+            assert_eq!(p, &target.join("new").join(name));
+            assert!(std::fs::read(p).unwrap() == big, "{name}");
+        }
+        assert_eq!(std::fs::read_dir(target.join("new")).unwrap().count(), 2);
+        assert_eq!(std::fs::read_dir(inbox.join("new")).unwrap().count(), 0);
     }
 
     #[test]

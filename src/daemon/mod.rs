@@ -774,7 +774,7 @@ fn read_within(source: &Path, bound: u64) -> std::io::Result<(Source, Vec<u8>)> 
         }
         read => {
             let bytes = read?;
-            Ok((Source::of(&before, &bytes)?, bytes))
+            Ok((Source::of(&before, bytes.len() as u64)?, bytes))
         }
     }
 }
