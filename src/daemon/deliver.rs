@@ -917,12 +917,9 @@ pub(super) mod tests {
         // Regression: where the target is on another file system the link fails and the
         // message is copied, with no check at all that its writer was done: a pause of 0.3 s
         // lost the rest of the message.
-        let (dir, inbox, _) = maildirs("inbox", "unused");
-        let Some(other) = elsewhere_than(dir.path()) else {
+        let Some((_dirs, inbox, target)) = inbox_and_target_elsewhere() else {
             return;
         };
-        let target = other.path().join("spam");
-        create_maildir(&target).unwrap();
         let Some((source, _, _, writer)) = paused_writer(&inbox) else {
             return;
         };
@@ -943,29 +940,30 @@ pub(super) mod tests {
         assert!(!source.exists());
     }
 
-    /// A tempdir on a file system other than `dir`'s (`/dev/shm`), or `None` (said) where there
-    /// is none.
-    fn elsewhere_than(dir: &Path) -> Option<tempfile::TempDir> {
+    /// An inbox maildir, and a spam maildir on another file system (under `/dev/shm`), with the
+    /// directories that hold them; `None` (said) where there is no other file system.
+    fn inbox_and_target_elsewhere() -> Option<([tempfile::TempDir; 2], PathBuf, PathBuf)> {
+        let (dir, inbox, _) = maildirs("inbox", "unused");
         let device = |p: &Path| file_id(p).map(|(dev, _)| dev);
-        match tempfile::tempdir_in("/dev/shm") {
-            Ok(other) if device(other.path()) != device(dir) => Some(other),
+        let other = match tempfile::tempdir_in("/dev/shm") {
+            Ok(other) if device(other.path()) != device(dir.path()) => other,
             _ => {
                 eprintln!("skipped: no other file system at /dev/shm");
-                None
+                return None;
             }
-        }
+        };
+        let target = other.path().join("spam");
+        create_maildir(&target).unwrap();
+        Some(([dir, other], inbox, target))
     }
 
     #[test]
     fn a_message_of_any_size_is_copied_whole_to_another_file_system_once() {
         // Regression: the copy read the message whole, bounded by the 64 MiB a message may
         // have to be classified, so a larger one was never filed there ("larger than ...").
-        let (dir, inbox, _) = maildirs("inbox", "unused");
-        let Some(other) = elsewhere_than(dir.path()) else {
+        let Some((_dirs, inbox, target)) = inbox_and_target_elsewhere() else {
             return;
         };
-        let target = other.path().join("spam");
-        create_maildir(&target).unwrap();
         let line = b"a line of a message larger than any the daemon reads whole 0123456\n";
         let lines = (crate::corpus::MAX_MESSAGE_BYTES as usize) / line.len() + 1000;
         let big = [&b"Subject: big\n\n"[..], &line.repeat(lines)].concat();
