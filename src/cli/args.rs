@@ -110,24 +110,27 @@ pub struct HeaderArgs {
 
 impl VerdictArgs {
     /// The scoring policy: these flags over the config file's keys, with `headers` (the
-    /// header flags of commands that write headers) likewise; checked before any I/O.
+    /// header flags of commands that write or take off spamsort's marks) likewise; checked
+    /// before any I/O. Without `headers` (a command that neither writes nor reads marks) the
+    /// config file's header settings are not read, so one that a release refuses stops only
+    /// the commands it matters to.
     pub fn policy(&self, config: &Config, headers: Option<&HeaderArgs>) -> anyhow::Result<Policy> {
         let classifier = match self.classifier {
             Some(kind) => Some(kind),
             None => config.classifier.as_deref().map(str::parse).transpose()?,
         };
-        let prefix = headers.and_then(|h| h.header_prefix.as_ref());
-        let tag = headers.and_then(|h| h.subject_tag.as_ref());
-        let style = HeaderStyle::new(
-            prefix
-                .or(config.header_prefix.as_ref())
-                .map_or(policy::DEFAULT_PREFIX, String::as_str),
-            tag.or(config.subject_tag.as_ref()).map(String::as_str),
-            headers
-                .and_then(|h| h.bogosity)
-                .or(config.bogosity)
-                .unwrap_or(false),
-        )?;
+        let style = match headers {
+            None => HeaderStyle::default(),
+            Some(h) => HeaderStyle::new(
+                (h.header_prefix.as_ref())
+                    .or(config.header_prefix.as_ref())
+                    .map_or(policy::DEFAULT_PREFIX, String::as_str),
+                (h.subject_tag.as_ref())
+                    .or(config.subject_tag.as_ref())
+                    .map(String::as_str),
+                h.bogosity.or(config.bogosity).unwrap_or(false),
+            )?,
+        };
         Ok(Policy::new(
             classifier,
             self.spam_threshold.or(config.spam_threshold),

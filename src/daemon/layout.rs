@@ -121,6 +121,27 @@ impl FolderId {
     }
 }
 
+impl FolderId {
+    /// Which of `maildir`'s `new/`, `cur/` and `tmp/` this folder lies inside (or is), if any:
+    /// by path, and by what each existing directory on its way is (so a `tmp/` that is a
+    /// symbolic link to elsewhere is seen through).
+    fn inside_maildir_dir_of(&self, maildir: &FolderId) -> Option<&'static str> {
+        let dirs = ["new", "cur", "tmp"];
+        let by_path = dirs
+            .into_iter()
+            .find(|d| self.canonical.starts_with(maildir.canonical.join(d)));
+        by_path.or_else(|| {
+            self.canonical.ancestors().find_map(|a| {
+                let id = crate::corpus::file_id(a)?;
+                dirs.into_iter()
+                    .zip(&maildir.inodes[1..])
+                    .find(|(_, inode)| **inode == Some(id))
+                    .map(|(d, _)| d)
+            })
+        })
+    }
+}
+
 /// `path` absolute, with symbolic links and `.`/`..` resolved. The part that does not exist yet
 /// cannot hold symbolic links, so it is resolved lexically; a dangling symbolic link is an
 /// error, since what it would create is elsewhere.
@@ -225,15 +246,13 @@ impl Layout {
             roles.push(("unsure", u, id));
         }
         for (role, path, id) in roles {
-            for dir in ["new", "cur", "tmp"] {
-                if id.canonical.starts_with(inbox_id.canonical.join(dir)) {
-                    return Err(LayoutError::InsideInboxDirectory {
-                        role,
-                        path: path.clone(),
-                        dir,
-                        inbox: inbox.clone(),
-                    });
-                }
+            if let Some(dir) = id.inside_maildir_dir_of(&inbox_id) {
+                return Err(LayoutError::InsideInboxDirectory {
+                    role,
+                    path: path.clone(),
+                    dir,
+                    inbox: inbox.clone(),
+                });
             }
         }
         if config.learn_from_moves {
@@ -432,6 +451,26 @@ mod tests {
             }
         }
         assert_eq!(tree(dir.path()), before);
+        // Also where the inbox's tmp/ is a symbolic link to elsewhere, however the folder is
+        // spelled: a review found the link let it through.
+        let linked = dir.path().join("L");
+        std::fs::create_dir_all(linked.join("new")).unwrap();
+        std::fs::create_dir_all(linked.join("cur")).unwrap();
+        let real_tmp = dir.path().join("real-tmp");
+        create_maildir(&real_tmp.join("spamsort-taken")).unwrap();
+        std::os::unix::fs::symlink(&real_tmp, linked.join("tmp")).unwrap();
+        for spelled in [
+            linked.join("tmp/spamsort-taken"),
+            real_tmp.join("spamsort-taken"),
+        ] {
+            let c = config(&linked, &spelled, &dir.path().join("ham"));
+            let e = Layout::check(&c).unwrap_err();
+            assert!(
+                matches!(e, LayoutError::InsideInboxDirectory { dir: "tmp", .. }),
+                "{}: {e}",
+                spelled.display()
+            );
+        }
     }
 
     #[test]

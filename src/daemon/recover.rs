@@ -11,7 +11,7 @@
 //! message "has a copy", itself. A message that cannot be removed or put back is left where
 //! it is, and said, and recovery goes on with the others.
 
-use super::deliver::{CLASH_MARK, TMP_PREFIX, put_back, taken_dir, unique_part};
+use super::deliver::{CLASH_MARK, TMP_PREFIX, put_back, same_bytes, taken_dir, unique_part};
 use super::layout::same_folder;
 use super::notices::Shown;
 use crate::filter::policy::HeaderStyle;
@@ -147,13 +147,18 @@ fn unique_of(name: &[u8]) -> &[u8] {
     }
 }
 
-/// True if `filed` is `inbox`'s message: the same file, or the same bytes once spamsort's own
-/// marks (its fields, its subject tag) are set aside on both sides.
+/// True if `filed` is `inbox`'s message: the same file, the same bytes (compared in chunks: a
+/// copy on another file system of a message of any size), or the same bytes once spamsort's
+/// own marks (its fields, its subject tag) are set aside on both sides (a marked copy, made
+/// only of a message read whole, so of at most `MAX_MESSAGE_BYTES`).
 fn same_message(inbox: &Path, filed: &Path, style: &HeaderStyle) -> bool {
     let (Ok(a), Ok(b)) = (std::fs::metadata(inbox), std::fs::metadata(filed)) else {
         return false;
     };
     if a.dev() == b.dev() && a.ino() == b.ino() {
+        return true;
+    }
+    if a.len() == b.len() && same_bytes(inbox, filed).unwrap_or(false) {
         return true;
     }
     let read = |path| crate::corpus::read_regular(path, crate::corpus::MAX_MESSAGE_BYTES);
@@ -253,6 +258,31 @@ mod tests {
         assert_eq!(read(inbox.join("new/2.x")), "Subject: b\n\n2\n");
         assert_eq!(read(inbox.join("new/3.x")), "Subject: other\n\n3\n");
         assert_eq!(read(inbox.join("new/3.x.dup1")), "Subject: c\n\n3\n");
+    }
+
+    #[test]
+    fn a_held_message_of_any_size_whose_copy_was_filed_is_finished() {
+        // Regression: recovery compared a held message with the copies filed (on another file
+        // system) by reading both whole, bounded by the 64 MiB a message may have, so a larger
+        // one whose copy was complete was put back and filed a second time.
+        let (_dir, inbox, spam) = maildirs("in", "spam");
+        let held = taken_dir(&inbox.join("new"));
+        std::fs::create_dir(&held).unwrap();
+        let line = b"a line of a message larger than any the daemon reads whole 0123456\n";
+        let lines = (crate::corpus::MAX_MESSAGE_BYTES as usize) / line.len() + 1000;
+        let big = [&b"Subject: big\n\n"[..], &line.repeat(lines)].concat();
+        std::fs::write(held.join("1.big"), &big).unwrap();
+        std::fs::write(spam.join("new/1.big"), &big).unwrap();
+        let r = recover(&inbox, std::slice::from_ref(&spam), &HeaderStyle::default()).unwrap();
+        assert_eq!(
+            r,
+            Recovery {
+                finished: 1,
+                rolled_back: 0
+            }
+        );
+        assert!(!held.exists());
+        assert_eq!(std::fs::read_dir(inbox.join("new")).unwrap().count(), 0);
     }
 
     #[test]
