@@ -97,13 +97,28 @@ impl Config {
             Ok(bytes) => {
                 let context = || format!("config file {}", path.display());
                 let text = String::from_utf8(bytes).with_context(context)?;
-                toml::from_str(&text).with_context(context)
+                let config: Config = toml::from_str(&text).with_context(context)?;
+                Ok(config.relative_to(path))
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => {
                 Ok(Config::default())
             }
             Err(e) => Err(e).with_context(|| format!("reading config file {}", path.display())),
         }
+    }
+
+    /// This layer, read from the file at `path`, with a relative `model` path taken as under
+    /// that file's directory: otherwise it would name a file under whatever directory a command
+    /// runs in (procmail's, an MTA's), so `learn` would write a model that `filter` never reads.
+    fn relative_to(mut self, path: &Path) -> Config {
+        if let Some(model) = self.model.as_mut().filter(|m| m.is_relative())
+            && let Some(dir) = std::path::absolute(path)
+                .ok()
+                .and_then(|p| p.parent().map(Path::to_path_buf))
+        {
+            *model = dir.join(&*model);
+        }
+        self
     }
 
     /// This layer over `lower`: each key from here if set, else from there.
@@ -123,6 +138,26 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_relative_model_in_a_config_file_is_under_the_files_directory() {
+        // Regression: it was taken as under the directory the command ran in.
+        let config = |model: &str| Config {
+            model: Some(PathBuf::from(model)),
+            ..Config::default()
+        };
+        let read = |model, path| config(model).relative_to(Path::new(path)).model.unwrap();
+        assert_eq!(
+            read("m.spamsort", "/etc/spamsort/config.toml"),
+            Path::new("/etc/spamsort/m.spamsort")
+        );
+        assert_eq!(
+            read("/abs/m", "/etc/spamsort/config.toml"),
+            Path::new("/abs/m")
+        );
+        let here = std::env::current_dir().unwrap();
+        assert_eq!(read("d/m", "c.toml"), here.join("d/m"));
+    }
 
     #[test]
     fn xdg_bases_are_absolute_or_none() {

@@ -144,8 +144,8 @@ pub fn is_not_yet(e: &std::io::Error) -> bool {
     e.kind() == std::io::ErrorKind::WouldBlock
 }
 
-/// What a message file in the inbox was when it was read: its length (the bytes read) and
-/// modification time. A copy is made only of a message no process may still be writing
+/// What a message file in the inbox was when it was read: its length (the bytes read, or its
+/// length then, for a copy streamed from it) and modification time. A copy is made only of a message no process may still be writing
 /// ([`Source::may_be_written`]), and filed only if the taken message is still as read when it
 /// is about to be removed: a message written straight into `new/` (a `cp` or a `mv` from
 /// another file system, instead of through `tmp/`) may have been read half written, and
@@ -157,8 +157,9 @@ pub struct Source {
 }
 
 impl Source {
-    /// The source as `len` bytes were read from it, with `before` its metadata taken before
-    /// the read (a write in between changes the modification time, so the copy is not filed).
+    /// The source as it was when `len` bytes were read (or, for a streamed copy, are to be
+    /// read) from it, with `before` its metadata taken before the read (a write in between
+    /// changes the modification time, so the copy is not filed).
     pub fn of(before: &std::fs::Metadata, len: u64) -> std::io::Result<Source> {
         Ok(Source {
             len,
