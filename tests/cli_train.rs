@@ -213,3 +213,46 @@ fn train_says_skipped_once_for_a_message_over_the_size_limit() {
         assert!(line.matches("skipped").count() <= 1, "{line}");
     }
 }
+
+#[test]
+fn train_keeps_a_model_with_corrections_learned_into_it_unless_forced() {
+    // Regression: `train` replaced the model file without a word, and every message `learn`
+    // had put into it (a user's corrections) was gone.
+    let t = TestDir::new();
+    let model = t.path().join("model.spamsort");
+    let train = |extra: &[&str]| {
+        let mut cmd = spamsort();
+        with_sample(cmd.arg("train"))
+            .arg("--model")
+            .arg(&model)
+            .args(extra)
+            .assert()
+    };
+    train(&[]).success();
+    // A model of nothing but training mail is replaced: retraining is what `train` is for.
+    train(&[]).success();
+    let correction = t.write("c.eml", b"Subject: a correction\n\nnot in the folders\n");
+    spamsort()
+        .args(["learn", "--spam", "--model"])
+        .arg(&model)
+        .arg(&correction)
+        .assert()
+        .success();
+    let before = std::fs::read(&model).unwrap();
+    train(&[])
+        .code(3)
+        .stderr(predicates::str::contains("1 message(s) learned by `learn`"));
+    assert!(
+        std::fs::read(&model).unwrap() == before,
+        "the model is kept"
+    );
+    train(&["--force"]).success();
+    let out = spamsort()
+        .arg("info")
+        .arg("--model")
+        .arg(&model)
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(text.contains("by learn:        0 spam, 0 ham"), "{text}");
+}

@@ -22,10 +22,17 @@ pub struct TrainArgs {
     /// cross-validation on the training mail].
     #[arg(long, value_name = "NAME", value_parser = super::args::model_kind())]
     active: Option<ModelKind>,
+    /// Replace a model file that holds messages learned by `learn` (corrections), which the
+    /// new model would not have
+    #[arg(long)]
+    force: bool,
 }
 
 pub fn run(args: TrainArgs) -> anyhow::Result<ExitStatus> {
     let model_path = args.model.path(&args.model.config()?)?;
+    if !args.force {
+        keeps_no_corrections(&model_path)?;
+    }
     let models = args.mail.kinds()?;
     let active = args.active;
     if let Some(kind) = active.filter(|k| !models.contains(k)) {
@@ -101,4 +108,28 @@ pub fn run(args: TrainArgs) -> anyhow::Result<ExitStatus> {
         model_path.display()
     );
     Ok(ExitStatus::Success)
+}
+
+/// Fails if the model file at `path` holds messages learned by `learn` (a user's corrections,
+/// and mail the training folders may not hold): `train` makes a new model of the training mail
+/// alone, so replacing the file would drop them without a word. A missing file, and one that
+/// cannot be read as a model (damaged, another format), hold none that could be kept.
+fn keeps_no_corrections(path: &std::path::Path) -> anyhow::Result<()> {
+    let Ok(filter) = SpamFilter::load(path) else {
+        return Ok(());
+    };
+    let learned = filter
+        .learned()
+        .iter()
+        .filter(|(_, l)| !l.in_training)
+        .count();
+    if learned > 0 {
+        anyhow::bail!(
+            "{} holds {learned} message(s) learned by `learn` (corrections), which a model trained \
+             anew would not have: give --force to replace it anyway, or keep them by learning \
+             into it instead (`spamsort learn`), or save it first (`spamsort dump`)",
+            path.display()
+        );
+    }
+    Ok(())
 }
