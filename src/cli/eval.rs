@@ -76,8 +76,16 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitStatus> {
             // messages' bytes are never held whole.
             let messages = args.mail.stream(|| ())?;
             let messages = messages.map(|item| item.map(|(m, label)| (m.bytes, label)));
-            let mail =
+            let mut mail =
                 TokenizedMail::read(messages, &tokenizer).context("reading the labeled mail")?;
+            // As `train` counts them: a copy in a training fold and one in the test fold
+            // would flatter every measure.
+            let copies = mail
+                .count_copies_once()
+                .context("reading the labeled mail")?;
+            if copies > 0 {
+                eprintln!("{copies} copies counted once (as `train` counts them)");
+            }
             let results = cv.run(&mail)?;
             let report =
                 EvalReport::new(&results, Protocol::CrossValidation, args.folds, args.seed);

@@ -76,6 +76,38 @@ impl TokenizedMail {
         Arc::new(Row::from_parts(words, buckets))
     }
 
+    /// Keeps each message once, with the label it was first found with, as `train` counts
+    /// it (the same tokens: a copy in another folder, a re-delivery); returns how many copies
+    /// it dropped. Cross-validation needs it: a copy in a training fold and another in the
+    /// test fold would be scored by a model that learned it, which flatters every measure.
+    /// Fails with [`CorpusError::OneClassOnly`] if a class was copies alone.
+    pub fn count_copies_once(&mut self) -> Result<usize> {
+        let mut seen = std::collections::HashSet::new();
+        let keep: Vec<bool> = (self.tokens.iter())
+            .map(|t| seen.insert(crate::filter::learned::digest(t)))
+            .collect();
+        fn keep_marked<T>(items: &mut Vec<T>, keep: &[bool]) {
+            let mut marks = keep.iter();
+            items.retain(|_| *marks.next().unwrap_or(&true));
+        }
+        keep_marked(&mut self.tokens, &keep);
+        keep_marked(&mut self.hashed, &keep);
+        keep_marked(&mut self.labels, &keep);
+        keep_marked(&mut self.tokenize_seconds, &keep);
+        self.both_classes()?;
+        Ok(keep.iter().filter(|&&k| !k).count())
+    }
+
+    /// Fails with [`CorpusError::OneClassOnly`] unless there is spam and ham.
+    fn both_classes(&self) -> Result<()> {
+        let [ham, spam] = Label::ALL.map(|l| self.labels.iter().filter(|&&x| x == l).count());
+        if ham == 0 || spam == 0 {
+            let (spam, ham) = (spam as u64, ham as u64);
+            return Err(CorpusError::OneClassOnly { spam, ham }.into());
+        }
+        Ok(())
+    }
+
     fn push(&mut self, mut tokens: Tokens, hashed: Vec<FeatureId>, label: Label, seconds: f64) {
         // Kept for the whole run: without the room its string grew into.
         tokens.shrink_to_fit();
@@ -112,11 +144,7 @@ impl TokenizedMail {
                 Ok(())
             },
         )?;
-        let [ham, spam] = Label::ALL.map(|l| mail.labels.iter().filter(|&&x| x == l).count());
-        if ham == 0 || spam == 0 {
-            let (spam, ham) = (spam as u64, ham as u64);
-            return Err(CorpusError::OneClassOnly { spam, ham }.into());
-        }
+        mail.both_classes()?;
         Ok(mail)
     }
 }
@@ -475,6 +503,36 @@ mod tests {
         let ham_only = messages.iter().filter(|(_, l)| *l == Label::Ham).cloned();
         let err = TokenizedMail::read(ham_only.map(Ok), &config).unwrap_err();
         assert!(err.to_string().contains("0 spam"), "{err}");
+    }
+
+    #[test]
+    fn copies_count_once_with_the_label_first_found() {
+        // Regression: cross-validation kept every copy, so a copy in a training fold and one
+        // in the test fold made every model look perfect.
+        let message =
+            |text: &str, label| (format!("Subject: {text}\n\n{text}\n").into_bytes(), label);
+        let messages = [
+            message("cheap pills", Label::Spam),
+            message("lunch at noon", Label::Ham),
+            message("cheap pills", Label::Ham),
+            message("lunch at noon", Label::Ham),
+            message("meeting notes", Label::Ham),
+        ];
+        let config = TokenizerConfig::default();
+        let mut mail = TokenizedMail::read(messages.iter().cloned().map(Ok), &config).unwrap();
+        assert_eq!(mail.count_copies_once().unwrap(), 2);
+        assert_eq!(mail.labels, [Label::Spam, Label::Ham, Label::Ham]);
+        let (tokens, hashed, seconds) = (&mail.tokens, &mail.hashed, &mail.tokenize_seconds);
+        assert_eq!((tokens.len(), hashed.len(), seconds.len()), (3, 3, 3));
+        assert!(tokens[2].iter().any(|t| t.contains("meeting")));
+        // Ham that is all copies of spam leaves one class.
+        let copies = [
+            message("cheap pills", Label::Spam),
+            message("cheap pills", Label::Ham),
+        ];
+        let mut mail = TokenizedMail::read(copies.iter().cloned().map(Ok), &config).unwrap();
+        let err = mail.count_copies_once().unwrap_err();
+        assert!(err.to_string().contains("0 ham"), "{err}");
     }
 
     #[test]
