@@ -227,3 +227,43 @@ fn eval_with_more_folds_than_messages_of_a_class_is_refused() {
         String::from_utf8_lossy(&out.stdout)
     );
 }
+
+#[test]
+fn a_roc_chart_never_replaces_mail_read_or_waits_on_a_fifo() {
+    // Regression: `--roc` named a message of the mail being read (the chart replaced it), and
+    // a FIFO blocked the command for good.
+    let t = crate::util::TestDir::new();
+    for class in ["spam", "ham"] {
+        for f in crate::util::sample_class_files(class).iter().take(4) {
+            let name = f.file_name().unwrap().to_string_lossy();
+            t.write(&format!("{class}/{name}"), &std::fs::read(f).unwrap());
+        }
+    }
+    let message = crate::util::sample_class_files("ham")[0].clone();
+    let copy = t.path().join("ham").join(message.file_name().unwrap());
+    let fifo = t.path().join("chart.svg");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    for (roc, says) in [(&copy, "the mail read"), (&fifo, "not a regular file")] {
+        spamsort()
+            .args(["eval", "--folds", "2", "--spam"])
+            .arg(t.path().join("spam"))
+            .arg("--ham")
+            .arg(t.path().join("ham"))
+            .arg("--roc")
+            .arg(roc)
+            .timeout(std::time::Duration::from_secs(60))
+            .assert()
+            .code(3)
+            .stderr(predicates::str::contains(says));
+    }
+    assert_eq!(
+        std::fs::read(&copy).unwrap(),
+        std::fs::read(&message).unwrap()
+    );
+}

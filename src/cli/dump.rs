@@ -32,26 +32,9 @@ pub fn run(args: DumpArgs) -> anyhow::Result<ExitStatus> {
         );
     }
     match args.output.filter(|o| o.as_os_str() != "-") {
-        Some(out) => {
-            let writing = || format!("writing {}", out.display());
-            // Written beside the target and renamed, so a failed dump never leaves a partial
-            // backup under the name of a good one. The rename replaces what it lands on: so a
-            // link is followed to the file it leads to (the link stays), and anything but a
-            // regular file there (a FIFO, a device such as /dev/stdout) is refused, untouched.
-            let target = spamsort::model_file::followed(&out).with_context(writing)?;
-            spamsort::corpus::regular_file::refuse_irregular_at(&target).with_context(writing)?;
-            let dir = target.parent().filter(|d| !d.as_os_str().is_empty());
-            let mut tmp = tempfile::NamedTempFile::new_in(dir.unwrap_or(".".as_ref()))
-                .with_context(|| format!("creating a file beside {}", target.display()))?;
-            let mut w = std::io::BufWriter::new(tmp.as_file_mut());
-            spamsort::filter::dump::write_dump(&mut filter, &mut w).with_context(writing)?;
-            drop(w);
-            tmp.as_file().sync_all().with_context(writing)?;
-            // The error alone: a PersistError's message repeats its cause.
-            tmp.persist(&target)
-                .map_err(|e| e.error)
-                .with_context(writing)?;
-        }
+        Some(out) => super::output::write_whole(&out, |mut w| {
+            Ok(spamsort::filter::dump::write_dump(&mut filter, &mut w)?)
+        })?,
         None => {
             let mut w = std::io::BufWriter::new(std::io::stdout().lock());
             spamsort::filter::dump::write_dump(&mut filter, &mut w).context("writing the dump")?;

@@ -8,7 +8,6 @@ use anyhow::Context;
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use spamsort::eval::report::{EvalReport, Protocol, pooled_roc_curves};
-use spamsort::eval::roc::write_svg;
 use spamsort::eval::{CrossValidation, TokenizedMail, online};
 use spamsort::models::ModelParams;
 use spamsort::{Label, LabeledCorpus, TokenizerConfig, VocabularyParams};
@@ -56,6 +55,21 @@ enum Format {
 
 pub fn run(args: EvalArgs) -> anyhow::Result<ExitStatus> {
     let kinds = args.mail.kinds()?;
+    if let Some(roc) = &args.roc {
+        let inputs = args.mail.spam.iter().chain(&args.mail.ham);
+        let index = args.online.iter().flatten();
+        if let Some(input) = inputs.chain(index).find(|i| within(roc, i)) {
+            anyhow::bail!(
+                "--roc {}: that is (in) the mail read, {}: give a file elsewhere for the chart",
+                roc.display(),
+                input.display()
+            );
+        }
+        // Refused now rather than after the whole run (`write_whole` refuses it again).
+        let target = spamsort::model_file::followed(roc)?;
+        spamsort::corpus::regular_file::refuse_irregular_at(&target)
+            .with_context(|| format!("--roc {}", roc.display()))?;
+    }
     let models: Vec<ModelParams> = kinds.iter().map(|&k| ModelParams::default_for(k)).collect();
     let tokenizer = TokenizerConfig::default();
     let (results, report) = match &args.online {
@@ -100,8 +114,9 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitStatus> {
         }
     };
     if let Some(path) = &args.roc {
-        write_svg(&pooled_roc_curves(&results), path, args.roc_log)
-            .map_err(|e| anyhow::anyhow!("writing ROC chart {}: {e}", path.display()))?;
+        let chart = spamsort::eval::roc::svg(&pooled_roc_curves(&results), args.roc_log)
+            .map_err(|e| anyhow::anyhow!("drawing the ROC chart: {e}"))?;
+        super::output::write_whole(path, |w| Ok(w.write_all(chart.as_bytes())?))?;
     }
     let mut out = std::io::BufWriter::new(super::output::stdout());
     match args.format {
@@ -141,4 +156,19 @@ fn online_corpus(
         "the index needs at least one spam and one ham message"
     );
     Ok(corpus)
+}
+
+/// True if the file `path` would be `input` or lie inside it (a folder), however spelled: the
+/// chart written there would replace a message (or an index) being read.
+fn within(path: &std::path::Path, input: &std::path::Path) -> bool {
+    let Ok(input) = std::fs::canonicalize(input) else {
+        return false;
+    };
+    // The file itself if it exists, else its folder's, with its name.
+    let path = std::fs::canonicalize(path).or_else(|_| {
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+        let name = path.file_name().ok_or(std::io::ErrorKind::InvalidInput)?;
+        std::fs::canonicalize(dir.unwrap_or(".".as_ref())).map(|d| d.join(name))
+    });
+    path.is_ok_and(|p| p.starts_with(&input))
 }

@@ -1,7 +1,9 @@
 //! Standard output of the commands that print their results (`classify`, `explain`, `info`,
 //! `eval`, `tokens`, `man`, `completions`), whose write errors say what was being written.
 
+use anyhow::Context;
 use std::io::{self, Write};
+use std::path::Path;
 
 /// Standard output, locked. A failed write's error names it ("writing to standard output: No
 /// space left on device (os error 28)", not the bare cause) and keeps its kind, so a closed
@@ -30,4 +32,31 @@ struct WriteFailed(#[source] io::Error);
 
 fn named(e: io::Error) -> io::Error {
     io::Error::new(e.kind(), WriteFailed(e))
+}
+
+/// Writes the file `out` whole or not at all: `write` fills a file beside it, which is synced
+/// and renamed over it, so a failure never leaves a partial file under its name. The rename
+/// replaces what it lands on: so a symbolic link is followed to the file it leads to (the link
+/// stays), and anything but a regular file there (a FIFO, a device such as /dev/stdout) is
+/// refused, untouched.
+pub fn write_whole(
+    out: &Path,
+    write: impl FnOnce(&mut dyn Write) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let writing = || format!("writing {}", out.display());
+    let target = spamsort::model_file::followed(out).with_context(writing)?;
+    spamsort::corpus::regular_file::refuse_irregular_at(&target).with_context(writing)?;
+    let dir = target.parent().filter(|d| !d.as_os_str().is_empty());
+    let mut tmp = tempfile::NamedTempFile::new_in(dir.unwrap_or(".".as_ref()))
+        .with_context(|| format!("creating a file beside {}", target.display()))?;
+    let mut w = io::BufWriter::new(tmp.as_file_mut());
+    write(&mut w).with_context(writing)?;
+    w.flush().with_context(writing)?;
+    drop(w);
+    tmp.as_file().sync_all().with_context(writing)?;
+    // The error alone: a PersistError's message repeats its cause.
+    tmp.persist(&target)
+        .map_err(|e| e.error)
+        .with_context(writing)?;
+    Ok(())
 }

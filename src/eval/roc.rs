@@ -5,7 +5,6 @@
 
 use crate::label::Label;
 use plotters::prelude::*;
-use std::path::Path;
 
 /// Points (false positive rate, true positive rate), from (0, 0) to (1, 1), one per distinct
 /// score (ties form one diagonal step).
@@ -46,10 +45,18 @@ impl RocCurve {
     }
 }
 
-/// Writes the curves as an SVG chart. With `log_fpr` the false-positive axis is logarithmic,
-/// from 0.01% (zero rates are drawn at that edge).
-pub fn write_svg(curves: &[RocCurve], path: &Path, log_fpr: bool) -> Result<(), String> {
-    let root = SVGBackend::new(path, (900, 640)).into_drawing_area();
+/// The curves as an SVG chart (its text: the caller writes it where it belongs). With
+/// `log_fpr` the false-positive axis is logarithmic, from 0.01% (zero rates are drawn at that
+/// edge).
+pub fn svg(curves: &[RocCurve], log_fpr: bool) -> Result<String, String> {
+    let mut text = String::new();
+    draw_svg(curves, log_fpr, &mut text)?;
+    Ok(text)
+}
+
+/// [`svg`], drawn into `text`.
+fn draw_svg(curves: &[RocCurve], log_fpr: bool, text: &mut String) -> Result<(), String> {
+    let root = SVGBackend::with_string(text, (900, 640)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| e.to_string())?;
     let title = "ROC: spam caught against ham misfiled";
     let mut builder = ChartBuilder::on(&root);
