@@ -436,13 +436,17 @@ impl Vocabulary {
         };
         for &id in known_ids {
             let d = &mut df[id as usize];
-            *d = if unlearn { d.saturating_sub(1) } else { *d + 1 };
+            *d = if unlearn {
+                d.saturating_sub(1)
+            } else {
+                d.saturating_add(1)
+            };
         }
         let docs = &mut self.docs[label.index()];
         *docs = if unlearn {
             docs.saturating_sub(1)
         } else {
-            *docs + 1
+            docs.saturating_add(1)
         };
         x
     }

@@ -302,6 +302,7 @@ pub fn read_dump(input: &mut impl BufRead) -> Result<SpamFilter, DumpError> {
             return Err(DumpError::Invalid(format!("{} is listed twice", kinds[i])));
         }
         check_widths(m, vocabulary.len()).map_err(DumpError::Invalid)?;
+        m.model.check_values().map_err(DumpError::Invalid)?;
     }
     if let Some(f) = &settings.fusion {
         f.validate(&kinds).map_err(DumpError::Invalid)?;
@@ -509,5 +510,39 @@ mod tests {
         assert!(hint.to_string().contains(HEADER), "{hint}");
         let twice = edit(token + 1, lines[token]);
         assert!(matches!(read(&twice), Err(DumpError::Invalid(r)) if r.contains("twice")));
+    }
+
+    #[test]
+    fn model_values_no_learning_makes_are_refused() {
+        // Regression: a negative count or alpha was restored, and every decision was NaN.
+        let text = dump_of(&mut filter());
+        let nb = text
+            .lines()
+            .find(|l| l.starts_with("model ") && l.contains("MultinomialNb"))
+            .unwrap();
+        let at = nb.find("\"class_counts\":[").unwrap() + "\"class_counts\":[".len();
+        let ham = &nb[at..at + nb[at..].find(',').unwrap()];
+        let (class_counts, negative) = (format!("[{ham},"), "[-3.0,".to_string());
+        for (from, to, says) in [
+            (
+                "\"alpha\":0.01".to_string(),
+                "\"alpha\":-0.01".to_string(),
+                "alpha",
+            ),
+            (
+                "\"alpha\":0.01".to_string(),
+                "\"alpha\":0.0".to_string(),
+                "alpha",
+            ),
+            (class_counts, negative, "count of -3"),
+        ] {
+            let (from, to) = (from.as_str(), to.as_str());
+            assert!(nb.contains(from), "{from} in {nb}");
+            let bad = text.replacen(nb, &nb.replacen(from, to, 1), 1);
+            match read(&bad) {
+                Err(DumpError::Invalid(r)) => assert!(r.contains(says), "{r}"),
+                other => panic!("{to}: expected it refused, got {other:?}"),
+            }
+        }
     }
 }

@@ -333,6 +333,17 @@ impl BernoulliNb {
         self.scoring
     }
 
+    /// Refuses values no learning makes (see [`super::check::nb_values`]).
+    pub(crate) fn check_values(&self) -> std::result::Result<(), String> {
+        let counts = [&self.df_ham[..], &self.df_spam[..]];
+        super::check::nb_values(
+            ModelKind::BernoulliNb,
+            self.alpha,
+            self.class_counts,
+            counts,
+        )
+    }
+
     /// The decision value in O(|x|): the log-odds ln P(spam, x) - ln P(ham, x) under
     /// [`NbScoring::TEXTBOOK`], else the model's [`NbScoring`] of it. By the cached function
     /// while it is fresh, else from the counts, which give the refreshed function's value bit

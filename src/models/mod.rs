@@ -430,6 +430,21 @@ impl AnyModel {
         }
     }
 
+    /// Refuses values no fit or learning makes (read from a dump edited by hand, a crafted
+    /// file): weights or a constant term that are not finite, and a Naive Bayes model's
+    /// values [`check::nb_values`] refuses. Its decisions would be NaN.
+    pub(crate) fn check_values(&self) -> std::result::Result<(), String> {
+        let f = self.function();
+        if let Some(w) = f.weights.iter().chain([&f.bias]).find(|w| !w.is_finite()) {
+            return Err(format!("the {} model holds a weight of {w}", self.kind()));
+        }
+        match self {
+            AnyModel::BernoulliNb(m) => m.check_values(),
+            AnyModel::MultinomialNb(m) => m.check_values(),
+            AnyModel::LinearSvm(_) | AnyModel::LogisticRegression(_) => Ok(()),
+        }
+    }
+
     /// A Naive Bayes model's per-feature counts (ham, spam); `None` for the linear models,
     /// which hold none.
     pub(crate) fn count_arrays(&self) -> Option<[&[f64]; 2]> {

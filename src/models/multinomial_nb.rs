@@ -307,6 +307,17 @@ impl MultinomialNb {
         self.scoring
     }
 
+    /// Refuses values no learning makes (see [`super::check::nb_values`]).
+    pub(crate) fn check_values(&self) -> std::result::Result<(), String> {
+        let counts = [&self.counts_ham[..], &self.counts_spam[..]];
+        super::check::nb_values(
+            ModelKind::MultinomialNb,
+            self.alpha,
+            self.class_counts,
+            counts,
+        )
+    }
+
     /// The decision value in O(|x|) (the log-odds for the multinomial variant under
     /// [`NbScoring::TEXTBOOK`], else the model's [`NbScoring`] of it): by the cached function
     /// while it is fresh, else from the counts, which give the refreshed function's value bit
