@@ -89,7 +89,7 @@ pub fn run(args: InfoArgs) -> anyhow::Result<ExitStatus> {
     writeln!(out, "file modified:   {}", utc(modified))?;
     writeln!(
         out,
-        "tokens seen:     {} ({} parser fallbacks, {} truncated)",
+        "tokens seen:     {} by train ({} parser fallbacks, {} truncated)",
         s.tokens, s.fallbacks, s.truncated
     )?;
     writeln!(out, "vocabulary:      {} tokens", filter.vocabulary().len())?;

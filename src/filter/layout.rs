@@ -27,8 +27,8 @@ use crate::tokenize::TokenizerConfig;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
-/// A save that finds the file over its limit prunes to this share of the tokens the limit
-/// allows, so that it does not prune again at the next few messages learned.
+/// A save that finds the file over its limit prunes it to this share of the limit, so that
+/// it does not prune again at the next few messages learned.
 const PRUNE_HEADROOM: f64 = 0.9;
 
 /// Most rounds of pruning one save does: each shrinks the tokens in proportion to the
@@ -220,15 +220,27 @@ impl SpamFilter {
         // Every way in keeps the limit at the floor or above; this keeps a save from emptying
         // the vocabulary whatever the field holds.
         let limit = self.max_model_bytes.max(super::MIN_MAX_MODEL_BYTES);
+        // Once over the limit, pruned to the headroom's share of it. The bytes a token takes
+        // are measured as the rounds go (the file's fixed part does not shrink with the
+        // tokens); the first round guesses them as if it all did.
+        let target = (limit as f64 * PRUNE_HEADROOM) as u64;
+        let mut size = model_file::file_len(&sections) as u64;
+        let mut before: Option<(usize, u64)> = None;
         for _ in 0..MAX_PRUNE_ROUNDS {
-            let size = model_file::file_len(&sections) as u64;
-            if size <= limit || self.vocabulary.is_empty() {
+            let over = if before.is_none() { limit } else { target };
+            if size <= over || self.vocabulary.is_empty() {
                 break;
             }
             let tokens = self.vocabulary.len();
-            let allowed = tokens as f64 * limit as f64 / size as f64;
-            self.prune_to(((allowed * PRUNE_HEADROOM) as usize).min(tokens - 1));
+            let per_token = match before {
+                Some((t, s)) if t > tokens && s > size => (s - size) as f64 / (t - tokens) as f64,
+                _ => size as f64 / tokens as f64,
+            };
+            let excess = ((size - target) as f64 / per_token).ceil() as usize;
+            before = Some((tokens, size));
+            self.prune_to(tokens.saturating_sub(excess.max(1)));
             sections = self.encode();
+            size = model_file::file_len(&sections) as u64;
         }
         model_file::save_sections(&sections, lock)
     }

@@ -218,11 +218,11 @@ pub enum LearnOutcome {
 pub struct TrainingSummary {
     /// Messages per class, ham first: trained, plus learned, minus unlearned.
     pub messages: [u64; 2],
-    /// Tokens produced, all messages together.
+    /// Tokens produced, all training messages together (`train`'s; learning adds none).
     pub tokens: u64,
-    /// Messages the MIME parser could not read (tokenized as text instead).
+    /// Training messages the MIME parser could not read (tokenized as text instead).
     pub fallbacks: u64,
-    /// Messages cut short by the tokenizer's caps.
+    /// Training messages cut short by the tokenizer's caps.
     pub truncated: u64,
     /// When `train` built the filter, in seconds since 1970-01-01 UTC (`None`: it started
     /// empty).
