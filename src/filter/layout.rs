@@ -323,4 +323,28 @@ mod tests {
         assert_eq!(SpamFilter::load(&path).unwrap().vocabulary.len(), 3);
         assert!(filter.set_max_model_bytes(0).is_err());
     }
+
+    /// Regression: the prune guessed the bytes per token as if the whole file shrank with the
+    /// vocabulary, so the file was left just under its limit and pruned again soon after.
+    #[test]
+    fn a_save_over_the_limit_leaves_the_file_at_its_headroom() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.spamsort");
+        let mut filter = SpamFilter::empty(&TrainParams::default()).unwrap();
+        for i in 0..40 {
+            let tokens: crate::Tokens = (0..1500).map(|w| format!("w{i}x{w}")).collect();
+            let label = [crate::Label::Spam, crate::Label::Ham][i % 2];
+            filter.learn_tokens(&tokens, label).unwrap();
+        }
+        let limit = crate::MIN_MAX_MODEL_BYTES;
+        filter.set_max_model_bytes(limit).unwrap();
+        let lock = model_file::lock_for_update(&path).unwrap();
+        filter.save(&lock).unwrap();
+        let size = std::fs::metadata(&path).unwrap().len() as f64;
+        let target = limit as f64 * PRUNE_HEADROOM;
+        assert!(
+            size <= target && size > 0.95 * target,
+            "{size} bytes, {target} wanted"
+        );
+    }
 }
