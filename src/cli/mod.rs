@@ -72,7 +72,7 @@ enum Command {
     Dump(dump::DumpArgs),
     /// Rebuild a model file from the text of `dump`.
     Restore(restore::RestoreArgs),
-    /// Print the tokens the filter sees in a message, one per line.
+    /// Print the tokens of a message, one per line (with a model's settings: --model)
     Tokens(tokens::TokensArgs),
     /// Print a shell completion script.
     Completions {

@@ -1,4 +1,5 @@
-//! `spamsort tokens FILE|-`: what the filter sees in a message.
+//! `spamsort tokens FILE|-`: what the tokenizer makes of a message, with the default settings
+//! or a model file's.
 
 use super::terminal::escape_for_terminal;
 use super::{ExitStatus, input};
@@ -19,13 +20,23 @@ pub struct TokensArgs {
     /// Also emit hashed character 4-grams (c4:...).
     #[arg(long)]
     char_ngrams: bool,
+    /// Tokenize with this model file's settings (as `filter`, `classify` and `explain` do)
+    /// instead of the defaults (a model `train` builds reads fewer bytes for its 4-grams).
+    #[arg(long, short = 'm', value_name = "FILE", conflicts_with_all = ["word_bigrams", "char_ngrams"])]
+    model: Option<PathBuf>,
 }
 
 pub fn run(args: TokensArgs) -> anyhow::Result<ExitStatus> {
-    let config = TokenizerConfig {
-        word_bigrams: args.word_bigrams,
-        char_ngrams: args.char_ngrams,
-        ..TokenizerConfig::default()
+    let config = match &args.model {
+        Some(path) => spamsort::filter::scorer::ScorerFile::open(path, None)?
+            .scorer()?
+            .tokenizer_config()
+            .clone(),
+        None => TokenizerConfig {
+            word_bigrams: args.word_bigrams,
+            char_ngrams: args.char_ngrams,
+            ..TokenizerConfig::default()
+        },
     };
     // Only what the tokenizer reads is held, however large the message.
     let head = config.head_bytes();
