@@ -239,9 +239,9 @@ fn train_keeps_a_model_with_corrections_learned_into_it_unless_forced() {
         .assert()
         .success();
     let before = std::fs::read(&model).unwrap();
-    train(&[])
-        .code(3)
-        .stderr(predicates::str::contains("1 message(s) learned by `learn`"));
+    train(&[]).code(3).stderr(predicates::str::contains(
+        "1 message(s) learned by `learn` (corrections) that the training mail does not hold",
+    ));
     assert!(
         std::fs::read(&model).unwrap() == before,
         "the model is kept"
@@ -255,4 +255,20 @@ fn train_keeps_a_model_with_corrections_learned_into_it_unless_forced() {
         .success();
     let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
     assert!(text.contains("by learn:        0 spam, 0 ham"), "{text}");
+    // Corrections the training mail holds with the same label are kept by the new model: no
+    // --force needed to retrain from the folders they were learned from.
+    let spam = crate::util::sample_class_files("spam")[0].clone();
+    let learned = t.path().join("learned.spamsort");
+    spamsort()
+        .args(["learn", "--spam", "--model"])
+        .arg(&learned)
+        .arg(&spam)
+        .assert()
+        .success();
+    let mut cmd = spamsort();
+    with_sample(cmd.arg("train"))
+        .arg("--model")
+        .arg(&learned)
+        .assert()
+        .success();
 }

@@ -22,17 +22,14 @@ pub struct TrainArgs {
     /// cross-validation on the training mail].
     #[arg(long, value_name = "NAME", value_parser = super::args::model_kind())]
     active: Option<ModelKind>,
-    /// Replace a model file that holds messages learned by `learn` (corrections), which the
-    /// new model would not have
+    /// Replace a model file even if it holds messages learned by `learn` (corrections) that the
+    /// training mail does not hold with the same label, which the new model would drop
     #[arg(long)]
     force: bool,
 }
 
 pub fn run(args: TrainArgs) -> anyhow::Result<ExitStatus> {
     let model_path = args.model.path(&args.model.config()?)?;
-    if !args.force {
-        keeps_no_corrections(&model_path)?;
-    }
     let models = args.mail.kinds()?;
     let active = args.active;
     if let Some(kind) = active.filter(|k| !models.contains(k)) {
@@ -83,8 +80,12 @@ pub fn run(args: TrainArgs) -> anyhow::Result<ExitStatus> {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
     // Taken only now, so a `learn` waits for the save of the retrained model, never for the
-    // training: one that started before saves first, and the retrained model replaces its save.
-    filter.save(&lock_model(&model_path)?)?;
+    // training: one that started before saves first, and is checked for below.
+    let lock = lock_model(&model_path)?;
+    if !args.force {
+        keeps_every_correction(&model_path, &filter)?;
+    }
+    filter.save(&lock)?;
     let s = filter.summary();
     // A message found again (another copy of it) counts once.
     let copies = read.into_inner() as u64 - s.messages.iter().sum::<u64>();
@@ -110,24 +111,31 @@ pub fn run(args: TrainArgs) -> anyhow::Result<ExitStatus> {
     Ok(ExitStatus::Success)
 }
 
-/// Fails if the model file at `path` holds messages learned by `learn` (a user's corrections,
-/// and mail the training folders may not hold): `train` makes a new model of the training mail
-/// alone, so replacing the file would drop them without a word. A missing file, and one that
+/// Fails if the model file at `path` holds messages learned by `learn` (a user's corrections:
+/// `learn`, spamd TELL, the daemon's moves) that `trained`, the model about to replace it,
+/// does not hold with the same label (the training mail lacks them, or has them as the other
+/// class): replacing the file would drop them without a word. Called under the file's update
+/// lock, so a correction learned while `train` ran counts too. A missing file, and one that
 /// cannot be read as a model (damaged, another format), hold none that could be kept.
-fn keeps_no_corrections(path: &std::path::Path) -> anyhow::Result<()> {
-    let Ok(filter) = SpamFilter::load(path) else {
+fn keeps_every_correction(path: &std::path::Path, trained: &SpamFilter) -> anyhow::Result<()> {
+    let Ok(old) = SpamFilter::load(path) else {
         return Ok(());
     };
-    let learned = filter
-        .learned()
-        .iter()
-        .filter(|(_, l)| !l.in_training)
+    let kept = |digest, label| {
+        trained
+            .learned()
+            .get(digest)
+            .is_some_and(|l| l.label == label)
+    };
+    let dropped = (old.learned().iter())
+        .filter(|(digest, l)| !l.in_training && !kept(*digest, l.label))
         .count();
-    if learned > 0 {
+    if dropped > 0 {
         anyhow::bail!(
-            "{} holds {learned} message(s) learned by `learn` (corrections), which a model trained \
-             anew would not have: give --force to replace it anyway, or keep them by learning \
-             into it instead (`spamsort learn`), or save it first (`spamsort dump`)",
+            "{} holds {dropped} message(s) learned by `learn` (corrections) that the training \
+             mail does not hold with the same label: the new model would drop them, so it was \
+             not saved. Put them in the training folders, give --force to replace it anyway, or \
+             save it first (`spamsort dump`)",
             path.display()
         );
     }
