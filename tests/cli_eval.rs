@@ -90,13 +90,18 @@ fn eval_is_deterministic_and_takes_a_model_subset() {
 
 #[test]
 fn roc_chart_is_written_with_every_model() {
+    use std::os::unix::fs::PermissionsExt;
     let t = crate::util::TestDir::new();
-    let svg = t.path().join("roc.svg");
+    let svg = t.write("roc.svg", b"an older chart");
+    // The chart replaces the file whole, keeping its mode (review: it came out 0600).
+    std::fs::set_permissions(&svg, std::fs::Permissions::from_mode(0o640)).unwrap();
     with_sample(spamsort().arg("eval"))
         .args(["--folds", "3", "--roc-log", "--roc"])
         .arg(&svg)
         .assert()
         .success();
+    let mode = std::fs::metadata(&svg).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o640);
     let text = std::fs::read_to_string(&svg).unwrap();
     assert!(text.starts_with("<svg"), "an SVG document");
     for name in [
@@ -266,4 +271,32 @@ fn a_roc_chart_never_replaces_mail_read_or_waits_on_a_fifo() {
         std::fs::read(&copy).unwrap(),
         std::fs::read(&message).unwrap()
     );
+}
+
+#[test]
+fn a_roc_chart_never_replaces_a_message_an_online_index_lists() {
+    // Review: only --spam, --ham and the index itself were checked, so `--online INDEX --roc`
+    // naming a message the index listed replaced it with the chart.
+    let t = crate::util::TestDir::new();
+    let index = trec_index(&t);
+    let listed = std::fs::read_to_string(&index).unwrap();
+    let rel = listed
+        .lines()
+        .next()
+        .unwrap()
+        .split_once(' ')
+        .unwrap()
+        .1
+        .to_owned();
+    let message = t.path().join(&rel);
+    let before = std::fs::read(&message).unwrap();
+    spamsort()
+        .args(["eval", "--online"])
+        .arg(&index)
+        .arg("--roc")
+        .arg(&message)
+        .assert()
+        .code(3)
+        .stderr(predicates::str::contains("the mail read"));
+    assert_eq!(std::fs::read(&message).unwrap(), before);
 }

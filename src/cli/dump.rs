@@ -32,7 +32,7 @@ pub fn run(args: DumpArgs) -> anyhow::Result<ExitStatus> {
         );
     }
     match args.output.filter(|o| o.as_os_str() != "-") {
-        Some(out) => super::output::write_whole(&out, |mut w| {
+        Some(out) => super::output::write_whole(&out, super::output::Readers::Owner, |mut w| {
             Ok(spamsort::filter::dump::write_dump(&mut filter, &mut w)?)
         })?,
         None => {

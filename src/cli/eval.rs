@@ -57,18 +57,11 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitStatus> {
     let kinds = args.mail.kinds()?;
     if let Some(roc) = &args.roc {
         let inputs = args.mail.spam.iter().chain(&args.mail.ham);
-        let index = args.online.iter().flatten();
-        if let Some(input) = inputs.chain(index).find(|i| within(roc, i)) {
-            anyhow::bail!(
-                "--roc {}: that is (in) the mail read, {}: give a file elsewhere for the chart",
-                roc.display(),
-                input.display()
-            );
-        }
+        refuse_roc_in(roc, inputs.chain(args.online.iter().flatten()))?;
         // Refused now rather than after the whole run (`write_whole` refuses it again).
-        let target = spamsort::model_file::followed(roc)?;
-        spamsort::corpus::regular_file::refuse_irregular_at(&target)
-            .with_context(|| format!("--roc {}", roc.display()))?;
+        let on_roc = || format!("--roc {}", roc.display());
+        let target = spamsort::model_file::followed(roc).with_context(on_roc)?;
+        spamsort::corpus::regular_file::refuse_irregular_at(&target).with_context(on_roc)?;
     }
     let models: Vec<ModelParams> = kinds.iter().map(|&k| ModelParams::default_for(k)).collect();
     let tokenizer = TokenizerConfig::default();
@@ -107,6 +100,11 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitStatus> {
         }
         Some(index) => {
             let corpus = online_corpus(&args, index.as_deref())?;
+            // An index names its messages' files: the chart must not replace one of them.
+            if let Some(roc) = &args.roc {
+                let sources = corpus.messages.iter().map(|(m, _)| &m.source.path);
+                refuse_roc_in(roc, sources)?;
+            }
             let mail = TokenizedMail::of(&corpus, &tokenizer);
             let results = online::run(&models, &tokenizer, &mail)?;
             let report = EvalReport::new(&results, Protocol::Online, 1, args.seed);
@@ -116,7 +114,9 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitStatus> {
     if let Some(path) = &args.roc {
         let chart = spamsort::eval::roc::svg(&pooled_roc_curves(&results), args.roc_log)
             .map_err(|e| anyhow::anyhow!("drawing the ROC chart: {e}"))?;
-        super::output::write_whole(path, |w| Ok(w.write_all(chart.as_bytes())?))?;
+        super::output::write_whole(path, super::output::Readers::AsUsual, |w| {
+            Ok(w.write_all(chart.as_bytes())?)
+        })?;
     }
     let mut out = std::io::BufWriter::new(super::output::stdout());
     match args.format {
@@ -156,6 +156,22 @@ fn online_corpus(
         "the index needs at least one spam and one ham message"
     );
     Ok(corpus)
+}
+
+/// Fails if the chart file `roc` would be one of `inputs` (files or folders of the mail read,
+/// an index) or lie inside one.
+fn refuse_roc_in<'a>(
+    roc: &std::path::Path,
+    mut inputs: impl Iterator<Item = &'a std::path::PathBuf>,
+) -> anyhow::Result<()> {
+    if let Some(input) = inputs.find(|i| within(roc, i)) {
+        anyhow::bail!(
+            "--roc {}: that is (in) the mail read, {}: give a file elsewhere for the chart",
+            roc.display(),
+            input.display()
+        );
+    }
+    Ok(())
 }
 
 /// True if the file `path` would be `input` or lie inside it (a folder), however spelled: the

@@ -34,13 +34,23 @@ fn named(e: io::Error) -> io::Error {
     io::Error::new(e.kind(), WriteFailed(e))
 }
 
+/// Who may read a file [`write_whole`] writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Readers {
+    /// The owner alone (mode 0600): a dump holds what the user's mail taught the model.
+    Owner,
+    /// As the file it replaces had it, or for a new file as the umask lets anyone (a chart).
+    AsUsual,
+}
+
 /// Writes the file `out` whole or not at all: `write` fills a file beside it, which is synced
 /// and renamed over it, so a failure never leaves a partial file under its name. The rename
 /// replaces what it lands on: so a symbolic link is followed to the file it leads to (the link
 /// stays), and anything but a regular file there (a FIFO, a device such as /dev/stdout) is
-/// refused, untouched.
+/// refused, untouched. `readers` says who may read it.
 pub fn write_whole(
     out: &Path,
+    readers: Readers,
     write: impl FnOnce(&mut dyn Write) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
     let writing = || format!("writing {}", out.display());
@@ -49,6 +59,22 @@ pub fn write_whole(
     let dir = target.parent().filter(|d| !d.as_os_str().is_empty());
     let mut tmp = tempfile::NamedTempFile::new_in(dir.unwrap_or(".".as_ref()))
         .with_context(|| format!("creating a file beside {}", target.display()))?;
+    if readers == Readers::AsUsual {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = match std::fs::metadata(&target) {
+            Ok(m) => m.permissions().mode() & 0o7777,
+            Err(_) => {
+                // Read by setting it: there is no other way to ask.
+                let umask = rustix::process::umask(rustix::fs::Mode::empty());
+                rustix::process::umask(umask);
+                0o666 & !umask.bits()
+            }
+        };
+        let permissions = std::fs::Permissions::from_mode(mode);
+        tmp.as_file()
+            .set_permissions(permissions)
+            .with_context(writing)?;
+    }
     let mut w = io::BufWriter::new(tmp.as_file_mut());
     write(&mut w).with_context(writing)?;
     w.flush().with_context(writing)?;

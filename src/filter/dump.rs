@@ -520,9 +520,16 @@ mod tests {
             .lines()
             .find(|l| l.starts_with("model ") && l.contains("MultinomialNb"))
             .unwrap();
-        let at = nb.find("\"class_counts\":[").unwrap() + "\"class_counts\":[".len();
-        let ham = &nb[at..at + nb[at..].find(',').unwrap()];
-        let (class_counts, negative) = (format!("[{ham},"), "[-3.0,".to_string());
+        // A numeric array field's opening and first value, and the same made `value`.
+        let first = |field: &str, value: &str| {
+            let open = format!("\"{field}\":[");
+            let at = nb.find(&open).unwrap() + open.len();
+            let first = &nb[at..at + nb[at..].find(',').unwrap()];
+            (format!("{open}{first},"), format!("{open}{value},"))
+        };
+        let (class_counts, negative) = first("class_counts", "-3.0");
+        // Review: the multinomial model's totals were not checked.
+        let (totals, minus_infinite) = first("totals", "-1e300");
         for (from, to, says) in [
             (
                 "\"alpha\":0.01".to_string(),
@@ -535,6 +542,7 @@ mod tests {
                 "alpha",
             ),
             (class_counts, negative, "count of -3"),
+            (totals, minus_infinite, "count of -1"),
         ] {
             let (from, to) = (from.as_str(), to.as_str());
             assert!(nb.contains(from), "{from} in {nb}");

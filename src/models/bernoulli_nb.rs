@@ -335,13 +335,12 @@ impl BernoulliNb {
 
     /// Refuses values no learning makes (see [`super::check::nb_values`]).
     pub(crate) fn check_values(&self) -> std::result::Result<(), String> {
-        let counts = [&self.df_ham[..], &self.df_spam[..]];
-        super::check::nb_values(
-            ModelKind::BernoulliNb,
-            self.alpha,
-            self.class_counts,
-            counts,
-        )
+        let counts = [&self.class_counts[..], &self.df_ham, &self.df_spam];
+        super::check::nb_values(ModelKind::BernoulliNb, self.alpha, &counts)?;
+        match self.absent.iter().find(|a| !a.is_finite()) {
+            Some(a) => Err(format!("the bernoulli-nb model's absent-word term is {a}")),
+            None => Ok(()),
+        }
     }
 
     /// The decision value in O(|x|): the log-odds ln P(spam, x) - ln P(ham, x) under

@@ -19,22 +19,20 @@ pub(crate) fn require_positive(model: ModelKind, name: &str, value: f64) -> Resu
 }
 
 /// Refuses a Naive Bayes model's values that no learning makes (read from a dump edited by
-/// hand, a crafted file): a smoothing `alpha` that is not positive and finite, class or
-/// feature counts that are negative or not finite. Its decisions would be NaN.
+/// hand, a crafted file): a smoothing `alpha` that is not positive and finite, `counts` (of
+/// classes, features, totals) that are negative or not finite. Its decisions would be NaN.
 pub(crate) fn nb_values(
     model: ModelKind,
     alpha: f64,
-    class_counts: [f64; 2],
-    counts: [&[f64]; 2],
+    counts: &[&[f64]],
 ) -> std::result::Result<(), String> {
     if !(alpha > 0.0 && alpha.is_finite()) {
         return Err(format!(
             "the {model} model's alpha is {alpha}: it must be above 0"
         ));
     }
-    let count = |c: &f64| *c >= 0.0 && c.is_finite();
-    let all = class_counts.iter().chain(counts[0]).chain(counts[1]);
-    if let Some(c) = all.clone().find(|c| !count(c)) {
+    let count = |c: &&f64| **c >= 0.0 && c.is_finite();
+    if let Some(c) = counts.iter().copied().flatten().find(|c| !count(c)) {
         return Err(format!(
             "the {model} model holds a count of {c}: counts are at least 0"
         ));

@@ -431,11 +431,12 @@ impl AnyModel {
     }
 
     /// Refuses values no fit or learning makes (read from a dump edited by hand, a crafted
-    /// file): weights or a constant term that are not finite, and a Naive Bayes model's
-    /// values [`check::nb_values`] refuses. Its decisions would be NaN.
+    /// file): weights, a constant term or idf values that are not finite, and a Naive Bayes
+    /// model's values [`check::nb_values`] refuses. Its decisions would be NaN.
     pub(crate) fn check_values(&self) -> std::result::Result<(), String> {
         let f = self.function();
-        if let Some(w) = f.weights.iter().chain([&f.bias]).find(|w| !w.is_finite()) {
+        let values = f.weights.iter().chain([&f.bias]).chain(f.transform.idf());
+        if let Some(w) = values.into_iter().find(|w| !w.is_finite()) {
             return Err(format!("the {} model holds a weight of {w}", self.kind()));
         }
         match self {
