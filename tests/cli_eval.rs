@@ -247,13 +247,7 @@ fn a_roc_chart_never_replaces_mail_read_or_waits_on_a_fifo() {
     let message = crate::util::sample_class_files("ham")[0].clone();
     let copy = t.path().join("ham").join(message.file_name().unwrap());
     let fifo = t.path().join("chart.svg");
-    assert!(
-        std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
+    crate::util::mkfifo(&fifo);
     for (roc, says) in [(&copy, "the mail read"), (&fifo, "not a regular file")] {
         spamsort()
             .args(["eval", "--folds", "2", "--spam"])

@@ -231,13 +231,16 @@ fn train_keeps_a_model_with_corrections_learned_into_it_unless_forced() {
     train(&[]).success();
     // A model of nothing but training mail is replaced: retraining is what `train` is for.
     train(&[]).success();
+    let learn_spam = |model: &std::path::Path, message: &std::path::Path| {
+        spamsort()
+            .args(["learn", "--spam", "--model"])
+            .arg(model)
+            .arg(message)
+            .assert()
+            .success();
+    };
     let correction = t.write("c.eml", b"Subject: a correction\n\nnot in the folders\n");
-    spamsort()
-        .args(["learn", "--spam", "--model"])
-        .arg(&model)
-        .arg(&correction)
-        .assert()
-        .success();
+    learn_spam(&model, &correction);
     let before = std::fs::read(&model).unwrap();
     train(&[]).code(3).stderr(predicates::str::contains(
         "1 message(s) learned by `learn` (corrections) that the training mail does not hold",
@@ -259,12 +262,7 @@ fn train_keeps_a_model_with_corrections_learned_into_it_unless_forced() {
     // --force needed to retrain from the folders they were learned from.
     let spam = crate::util::sample_class_files("spam")[0].clone();
     let learned = t.path().join("learned.spamsort");
-    spamsort()
-        .args(["learn", "--spam", "--model"])
-        .arg(&learned)
-        .arg(&spam)
-        .assert()
-        .success();
+    learn_spam(&learned, &spam);
     let mut cmd = spamsort();
     with_sample(cmd.arg("train"))
         .arg("--model")
