@@ -294,3 +294,31 @@ fn a_roc_chart_never_replaces_a_message_an_online_index_lists() {
         .stderr(predicates::str::contains("the mail read"));
     assert_eq!(std::fs::read(&message).unwrap(), before);
 }
+
+#[test]
+fn cross_validation_counts_a_copy_once_as_train_does() {
+    // Review: without this the copies of a message could sit in a training fold and a test
+    // fold, and every measure flattered; the library's test alone did not hold the command.
+    let t = crate::util::TestDir::new();
+    for class in ["spam", "ham"] {
+        for f in crate::util::sample_class_files(class).iter().take(6) {
+            let name = f.file_name().unwrap().to_string_lossy();
+            let bytes = std::fs::read(f).unwrap();
+            t.write(&format!("{class}/{name}"), &bytes);
+            t.write(&format!("{class}/copy-{name}"), &bytes);
+        }
+    }
+    let out = spamsort()
+        .args(["eval", "--folds", "2", "--format", "json", "--spam"])
+        .arg(t.path().join("spam"))
+        .arg("--ham")
+        .arg(t.path().join("ham"))
+        .assert()
+        .success()
+        .stderr(predicates::str::contains("12 copies counted once"));
+    let report: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(
+        (report["spam"].as_u64(), report["ham"].as_u64()),
+        (Some(6), Some(6))
+    );
+}
