@@ -233,17 +233,26 @@ fn eval_with_more_folds_than_messages_of_a_class_is_refused() {
     );
 }
 
+/// The first `n` sample messages of each class written into `t`'s `spam/` and `ham/`, once
+/// under each name prefix of `prefixes` (`""`: the file's own name).
+fn small_sample(t: &crate::util::TestDir, n: usize, prefixes: &[&str]) {
+    for class in ["spam", "ham"] {
+        for f in crate::util::sample_class_files(class).iter().take(n) {
+            let name = f.file_name().unwrap().to_string_lossy();
+            let bytes = std::fs::read(f).unwrap();
+            for prefix in prefixes {
+                t.write(&format!("{class}/{prefix}{name}"), &bytes);
+            }
+        }
+    }
+}
+
 #[test]
 fn a_roc_chart_never_replaces_mail_read_or_waits_on_a_fifo() {
     // Regression: `--roc` named a message of the mail being read (the chart replaced it), and
     // a FIFO blocked the command for good.
     let t = crate::util::TestDir::new();
-    for class in ["spam", "ham"] {
-        for f in crate::util::sample_class_files(class).iter().take(4) {
-            let name = f.file_name().unwrap().to_string_lossy();
-            t.write(&format!("{class}/{name}"), &std::fs::read(f).unwrap());
-        }
-    }
+    small_sample(&t, 4, &[""]);
     let message = crate::util::sample_class_files("ham")[0].clone();
     let copy = t.path().join("ham").join(message.file_name().unwrap());
     let fifo = t.path().join("chart.svg");
@@ -300,14 +309,7 @@ fn cross_validation_counts_a_copy_once_as_train_does() {
     // Review: without this the copies of a message could sit in a training fold and a test
     // fold, and every measure flattered; the library's test alone did not hold the command.
     let t = crate::util::TestDir::new();
-    for class in ["spam", "ham"] {
-        for f in crate::util::sample_class_files(class).iter().take(6) {
-            let name = f.file_name().unwrap().to_string_lossy();
-            let bytes = std::fs::read(f).unwrap();
-            t.write(&format!("{class}/{name}"), &bytes);
-            t.write(&format!("{class}/copy-{name}"), &bytes);
-        }
-    }
+    small_sample(&t, 6, &["", "copy-"]);
     let out = spamsort()
         .args(["eval", "--folds", "2", "--format", "json", "--spam"])
         .arg(t.path().join("spam"))

@@ -59,9 +59,7 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitStatus> {
         let inputs = args.mail.spam.iter().chain(&args.mail.ham);
         refuse_roc_in(roc, inputs.chain(args.online.iter().flatten()))?;
         // Refused now rather than after the whole run (`write_whole` refuses it again).
-        let on_roc = || format!("--roc {}", roc.display());
-        let target = spamsort::model_file::followed(roc).with_context(on_roc)?;
-        spamsort::corpus::regular_file::refuse_irregular_at(&target).with_context(on_roc)?;
+        super::output::replaceable(roc).with_context(|| format!("--roc {}", roc.display()))?;
     }
     let models: Vec<ModelParams> = kinds.iter().map(|&k| ModelParams::default_for(k)).collect();
     let tokenizer = TokenizerConfig::default();
@@ -159,12 +157,25 @@ fn online_corpus(
 }
 
 /// Fails if the chart file `roc` would be one of `inputs` (files or folders of the mail read,
-/// an index) or lie inside one.
+/// an index) or lie inside one, however spelled: the chart written there would replace a
+/// message (or an index) being read.
 fn refuse_roc_in<'a>(
     roc: &std::path::Path,
     mut inputs: impl Iterator<Item = &'a std::path::PathBuf>,
 ) -> anyhow::Result<()> {
-    if let Some(input) = inputs.find(|i| within(roc, i)) {
+    // The file itself if it exists, else its folder's, with its name.
+    let resolved = std::fs::canonicalize(roc).or_else(|_| {
+        let dir = roc.parent().filter(|d| !d.as_os_str().is_empty());
+        let name = roc.file_name().ok_or(std::io::ErrorKind::InvalidInput)?;
+        std::fs::canonicalize(dir.unwrap_or(".".as_ref())).map(|d| d.join(name))
+    });
+    let Ok(resolved) = resolved else {
+        return Ok(());
+    };
+    let within = |input: &std::path::Path| {
+        std::fs::canonicalize(input).is_ok_and(|input| resolved.starts_with(input))
+    };
+    if let Some(input) = inputs.find(|i| within(i)) {
         anyhow::bail!(
             "--roc {}: that is (in) the mail read, {}: give a file elsewhere for the chart",
             roc.display(),
@@ -172,19 +183,4 @@ fn refuse_roc_in<'a>(
         );
     }
     Ok(())
-}
-
-/// True if the file `path` would be `input` or lie inside it (a folder), however spelled: the
-/// chart written there would replace a message (or an index) being read.
-fn within(path: &std::path::Path, input: &std::path::Path) -> bool {
-    let Ok(input) = std::fs::canonicalize(input) else {
-        return false;
-    };
-    // The file itself if it exists, else its folder's, with its name.
-    let path = std::fs::canonicalize(path).or_else(|_| {
-        let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
-        let name = path.file_name().ok_or(std::io::ErrorKind::InvalidInput)?;
-        std::fs::canonicalize(dir.unwrap_or(".".as_ref())).map(|d| d.join(name))
-    });
-    path.is_ok_and(|p| p.starts_with(&input))
 }

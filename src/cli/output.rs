@@ -1,5 +1,6 @@
 //! Standard output of the commands that print their results (`classify`, `explain`, `info`,
-//! `eval`, `tokens`, `man`, `completions`), whose write errors say what was being written.
+//! `eval`, `tokens`, `man`, `completions`), whose write errors say what was being written; and
+//! the files they write whole (`dump`'s, `eval`'s chart).
 
 use anyhow::Context;
 use std::io::{self, Write};
@@ -34,6 +35,15 @@ fn named(e: io::Error) -> io::Error {
     io::Error::new(e.kind(), WriteFailed(e))
 }
 
+/// The file [`write_whole`] would replace for `out`: the file a symbolic link leads to, the
+/// link followed; an error for anything there but a regular file (a FIFO, a device such as
+/// /dev/stdout), which it refuses. For a caller that checks before it has the file's bytes.
+pub fn replaceable(out: &Path) -> io::Result<std::path::PathBuf> {
+    let target = spamsort::model_file::followed(out)?;
+    spamsort::corpus::regular_file::refuse_irregular_at(&target)?;
+    Ok(target)
+}
+
 /// Who may read a file [`write_whole`] writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Readers {
@@ -45,17 +55,16 @@ pub enum Readers {
 
 /// Writes the file `out` whole or not at all: `write` fills a file beside it, which is synced
 /// and renamed over it, so a failure never leaves a partial file under its name. The rename
-/// replaces what it lands on: so a symbolic link is followed to the file it leads to (the link
-/// stays), and anything but a regular file there (a FIFO, a device such as /dev/stdout) is
-/// refused, untouched. `readers` says who may read it.
+/// replaces what it lands on: so it lands on [`replaceable`]'s file (a symbolic link stays,
+/// what it leads to is replaced; anything but a regular file is refused, untouched).
+/// `readers` says who may read it.
 pub fn write_whole(
     out: &Path,
     readers: Readers,
     write: impl FnOnce(&mut dyn Write) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
     let writing = || format!("writing {}", out.display());
-    let target = spamsort::model_file::followed(out).with_context(writing)?;
-    spamsort::corpus::regular_file::refuse_irregular_at(&target).with_context(writing)?;
+    let target = replaceable(out).with_context(writing)?;
     let dir = target.parent().filter(|d| !d.as_os_str().is_empty());
     let mut tmp = tempfile::NamedTempFile::new_in(dir.unwrap_or(".".as_ref()))
         .with_context(|| format!("creating a file beside {}", target.display()))?;

@@ -145,9 +145,9 @@ pub fn is_not_yet(e: &std::io::Error) -> bool {
 }
 
 /// What a message file in the inbox was when it was read: its length (the bytes read, or its
-/// length then, for a copy streamed from it) and modification time. A copy is made only of a message no process may still be writing
-/// ([`Source::may_be_written`]), and filed only if the taken message is still as read when it
-/// is about to be removed: a message written straight into `new/` (a `cp` or a `mv` from
+/// length then, for a copy streamed from it) and modification time. A copy is made only of a
+/// message no process may still be writing ([`Source::may_be_written`]), and filed only if the
+/// taken message is still as read when it is about to be removed: a message written straight into `new/` (a `cp` or a `mv` from
 /// another file system, instead of through `tmp/`) may have been read half written, and
 /// removing it would lose the rest, which its writer goes on writing into the unlinked file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -24,6 +24,7 @@ use super::{Classification, SpamFilter};
 use crate::error::{Error, Result};
 use crate::label::{Thresholds, Verdict};
 use crate::models::ModelKind;
+use crate::tokenize::VERDICT_PREFIX;
 
 /// The score at and above which a message is spam: spamd's `required`.
 pub const REQUIRED_SCORE: f64 = 5.0;
@@ -36,9 +37,6 @@ pub const MAX_SCORE: f64 = 30.0;
 pub const DEFAULT_PREFIX: &str = "X-Spam-";
 /// The subject tag `--subject-tag` gives without a value, SpamAssassin's usual one.
 pub const DEFAULT_SUBJECT_TAG: &str = "***SPAM***";
-/// What every header prefix starts with (in any case): the tokenizer leaves out the fields
-/// of such names (see [`HeaderStyle::new`]).
-const VERDICT_PREFIX: &str = "X-Spam";
 /// The longest header prefix or subject tag accepted, in bytes.
 const MAX_SETTING_BYTES: usize = 64;
 /// The suffixes of the fields a [`HeaderStyle`] writes after its prefix (besides

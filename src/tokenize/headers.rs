@@ -191,12 +191,17 @@ fn header_texts<'a>(value: &'a HeaderValue<'_>) -> Vec<&'a str> {
     }
 }
 
-/// True for a field that holds a filter's verdict, ours or another's (`X-Spam-*`,
+/// How the names of the fields [`is_verdict_field`] leaves out start (in any case), besides
+/// `X-Bogosity`: the prefix every header style of spamsort's must start with.
+pub(crate) const VERDICT_PREFIX: &str = "X-Spam";
+
+/// True for a field that holds a filter's verdict, ours or another's (`X-Spam*`,
 /// `X-Bogosity`, in any case): a sender can forge it and `spamsort filter` adds it, so it is
 /// no evidence and a filtered copy must tokenize as its original.
 pub(crate) fn is_verdict_field(name: &[u8]) -> bool {
-    let starts = |prefix: &[u8]| {
-        name.len() >= prefix.len() && name[..prefix.len()].eq_ignore_ascii_case(prefix)
-    };
-    starts(b"x-spam") || name.eq_ignore_ascii_case(b"x-bogosity")
+    let prefix = VERDICT_PREFIX.as_bytes();
+    let starts = name
+        .get(..prefix.len())
+        .is_some_and(|s| s.eq_ignore_ascii_case(prefix));
+    starts || name.eq_ignore_ascii_case(b"x-bogosity")
 }

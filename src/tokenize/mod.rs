@@ -34,6 +34,7 @@ mod word_split;
 mod words;
 
 pub use guard::own_panics;
+pub(crate) use headers::VERDICT_PREFIX;
 pub use sink::{TOKEN_BYTES_BASE, TOKEN_BYTES_PER_INPUT_BYTE};
 pub use tokens::{Tokens, TokensIter};
 
