@@ -48,7 +48,8 @@ fn info_names_the_format_version_of_a_file_of_another_version() {
         .assert()
         .code(3)
         .stdout(predicates::str::contains(format!(
-            "format version:  2 (this spamsort reads {})",
+            "format version:  2 (this spamsort reads {} to {})",
+            spamsort::model_file::OLDEST_READ,
             spamsort::model_file::FORMAT_VERSION
         )))
         .stderr(predicates::str::contains("retrain"));

@@ -293,3 +293,62 @@ fn a_size_limit_that_would_empty_the_vocabulary_at_every_save_is_refused() {
         "the sample model fits"
     );
 }
+
+/// Regression: unlearning (or relabelling) a message learned before a prune took its counts
+/// from a token the prune had dropped and a newer message had brought back, so the newer
+/// message's counts were lost. Each remembered message now knows which tokens can hold its
+/// counts, through later prunes too.
+#[test]
+fn unlearning_a_message_learned_before_a_prune_leaves_the_counts_of_newer_messages() {
+    let mut f = SpamFilter::empty(&TrainParams::default()).unwrap();
+    let a = message("first note", "zqxjkvword alphaunique");
+    let b = message("second note", "zqxjkvword betaunique");
+    let b2 = message("third note", "zqxjkvword gammaunique");
+    let late = message("fourth note", "lateunique");
+    let spam_count = |f: &SpamFilter| {
+        let v = f.vocabulary();
+        let id = v.id("zqxjkvword")?;
+        let Some(spamsort::models::AnyModel::BernoulliNb(nb)) =
+            f.model(ModelKind::BernoulliNb).map(|m| &m.model)
+        else {
+            panic!("no Bernoulli model");
+        };
+        let (_, _, df_spam) = nb.counts();
+        Some((v.df(id, Label::Spam), df_spam[id as usize]))
+    };
+    let once_seen = PruneRule {
+        min_count: 2,
+        unseen_for: 0,
+    };
+    f.learn(&a, Label::Spam).unwrap();
+    f.prune(once_seen);
+    assert_eq!(
+        spam_count(&f),
+        None,
+        "the prune dropped the token of one message"
+    );
+    f.learn(&b, Label::Spam).unwrap();
+    f.learn(&b2, Label::Spam).unwrap();
+    f.learn(&late, Label::Ham).unwrap();
+    // A second prune drops the tokens seen once since (renumbering the rest) and keeps the
+    // token the two newer messages share.
+    assert!(f.prune(once_seen).removed > 0);
+    assert_eq!(spam_count(&f), Some((2, 2.0)));
+    assert_eq!(f.unlearn(&a).unwrap(), Some(Label::Spam));
+    assert_eq!(
+        spam_count(&f),
+        Some((2, 2.0)),
+        "A's counts were pruned away"
+    );
+    // Relabelling a message learned after the first prune takes its counts from the token.
+    f.learn(&b, Label::Ham).unwrap();
+    assert_eq!(spam_count(&f), Some((1, 1.0)));
+    // The record's marks survive a save and load.
+    let t = TestDir::new();
+    let path = t.path().join("m.spamsort");
+    f.save(&spamsort::model_file::lock_for_update(&path).unwrap())
+        .unwrap();
+    let mut loaded = SpamFilter::load(&path).unwrap();
+    assert_eq!(loaded.unlearn(&b2).unwrap(), Some(Label::Spam));
+    assert_eq!(spam_count(&loaded), Some((0, 0.0)));
+}

@@ -47,10 +47,10 @@ pub fn run(args: InfoArgs) -> anyhow::Result<ExitStatus> {
         // A file of another version is still worth naming: say which version it is.
         Err(e @ ModelFileError::OtherVersion { found, .. }) => {
             writeln!(out, "model file:      {}", path.display())?;
+            use spamsort::model_file::{FORMAT_VERSION, OLDEST_READ};
             writeln!(
                 out,
-                "format version:  {found} (this spamsort reads {})",
-                spamsort::model_file::FORMAT_VERSION
+                "format version:  {found} (this spamsort reads {OLDEST_READ} to {FORMAT_VERSION})"
             )?;
             return Err(e.into());
         }
@@ -67,12 +67,9 @@ pub fn run(args: InfoArgs) -> anyhow::Result<ExitStatus> {
     let s = filter.summary();
     let t = filter.thresholds();
     writeln!(out, "model file:      {}", path.display())?;
-    // The loader reads only its own version, so this is the file's version as well.
-    writeln!(
-        out,
-        "format version:  {}",
-        spamsort::model_file::FORMAT_VERSION
-    )?;
+    // The file's own version (an older one the loader reads is rewritten at the next save).
+    let version = spamsort::model_file::ModelFileReader::open(&path)?.version();
+    writeln!(out, "format version:  {version}")?;
     writeln!(
         out,
         "file size:       {size} bytes (pruned past {} bytes)",

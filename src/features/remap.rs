@@ -8,45 +8,47 @@ use super::{FeatureId, SparseVector};
 /// `0..kept()`: old id `i` becomes the number of kept ids below `i`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FeatureRemap {
-    /// For each old id, its new id, or `None` if it is dropped.
-    new_ids: Vec<Option<FeatureId>>,
-    kept: usize,
+    /// For each old id `i`, and the end: the number of kept ids below it (so `i` is kept if
+    /// the next entry is larger, and this is its new id).
+    kept_before: Vec<FeatureId>,
 }
 
 impl FeatureRemap {
     /// The remap that keeps the features whose `keep` entry is true (one entry per old id).
     pub fn new(keep: &[bool]) -> FeatureRemap {
-        let mut kept = 0;
-        let new_ids = keep
-            .iter()
-            .map(|&k| {
-                k.then(|| {
-                    kept += 1;
-                    (kept - 1) as FeatureId
-                })
-            })
-            .collect();
-        FeatureRemap { new_ids, kept }
+        let mut kept: FeatureId = 0;
+        let mut kept_before = Vec::with_capacity(keep.len() + 1);
+        kept_before.push(0);
+        kept_before.extend(keep.iter().map(|&k| {
+            kept += FeatureId::from(k);
+            kept
+        }));
+        FeatureRemap { kept_before }
     }
 
     /// Number of features kept.
     pub fn kept(&self) -> usize {
-        self.kept
+        self.kept_below(usize::MAX)
     }
 
     /// Number of features dropped.
     pub fn dropped(&self) -> usize {
-        self.new_ids.len() - self.kept
+        self.kept_before.len() - 1 - self.kept()
     }
 
     /// The new id of old id `id`, or `None` if it is dropped (or beyond the remap).
     pub fn new_id(&self, id: FeatureId) -> Option<FeatureId> {
-        self.new_ids.get(id as usize).copied().flatten()
+        let i = id as usize;
+        match self.kept_before.get(i..i.saturating_add(2))? {
+            &[before, after] if after > before => Some(before),
+            _ => None,
+        }
     }
 
     /// How many of the old ids `0..n` are kept: the new length of an array that covered them.
     pub fn kept_below(&self, n: usize) -> usize {
-        self.new_ids.iter().take(n).filter(|i| i.is_some()).count()
+        let end = n.min(self.kept_before.len() - 1);
+        self.kept_before[end] as usize
     }
 
     /// Drops the entries of an array indexed by old id whose feature is dropped, so it is

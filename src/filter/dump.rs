@@ -11,7 +11,7 @@
 //! docs HAM SPAM CLOCK
 //! token DF_HAM DF_SPAM LAST_SEEN "TOKEN"
 //! model {"calibration":{..},"model":{..}}
-//! learned DIGEST LABEL HOW
+//! learned DIGEST LABEL HOW [KEPT_BELOW]
 //! end TOKENS MODELS LEARNED
 //! ```
 //! - `settings`: one JSON object, the tokenizer settings, active model, verdict thresholds,
@@ -29,7 +29,9 @@
 //!   lists indexed by token id. Numbers are written in shortest round-trip form, which parse
 //!   back to the same bits.
 //! - `learned`: the record of learned messages, oldest first: the digest (16 hex digits), the
-//!   label (`ham`/`spam`) and `trained` (learned by `train`) or `learned`.
+//!   label (`ham`/`spam`), `trained` (learned by `train`) or `learned`, and, once a prune has
+//!   dropped tokens since the message was learned, the number of tokens (from the first)
+//!   that can hold its counts (see `LearnedAs::kept_below`; a dump without it has none).
 //! - `end`: the number of `token`, `model` and `learned` lines, so a cut-off dump is refused.
 //!
 //! The sections come in this order. [`read_dump`] refuses anything else with the line number.
@@ -129,7 +131,11 @@ pub fn write_dump(filter: &mut SpamFilter, out: &mut impl Write) -> Result<(), D
         } else {
             "learned"
         };
-        writeln!(out, "learned {digest:016x} {} {source}", how.label)?;
+        write!(out, "learned {digest:016x} {} {source}", how.label)?;
+        match how.kept_below {
+            Some(k) => writeln!(out, " {k}")?,
+            None => writeln!(out)?,
+        }
     }
     writeln!(
         out,
@@ -252,9 +258,16 @@ pub fn read_dump(input: &mut impl BufRead) -> Result<SpamFilter, DumpError> {
                 models.push(serde_json::from_str(rest).map_err(|e| err(e.to_string()))?);
             }
             Section::Learned => {
-                let [digest, label, source] = fields[..] else {
-                    return Err(err("expected: learned DIGEST LABEL trained|learned".into()));
+                let (digest, label, source, kept_below) = match fields[..] {
+                    [digest, label, source] => (digest, label, source, None),
+                    [digest, label, source, k] => (digest, label, source, Some(count(k))),
+                    _ => {
+                        return Err(err(
+                            "expected: learned DIGEST LABEL trained|learned [KEPT_BELOW]".into(),
+                        ));
+                    }
                 };
+                let kept_below = kept_below.transpose().map_err(err)?;
                 let digest = u64::from_str_radix(digest, 16)
                     .ok()
                     .filter(|_| digest.len() == 16)
@@ -270,7 +283,11 @@ pub fn read_dump(input: &mut impl BufRead) -> Result<SpamFilter, DumpError> {
                 if learned.get(digest).is_some() {
                     return Err(err(format!("digest {digest:016x} is listed twice")));
                 }
-                learned.insert(digest, LearnedAs { label, in_training });
+                let how = LearnedAs {
+                    kept_below,
+                    ..LearnedAs::new(label, in_training)
+                };
+                learned.insert(digest, how);
             }
             Section::End => {
                 let expected = [tokens.len(), models.len(), learned.len()];
@@ -296,6 +313,9 @@ pub fn read_dump(input: &mut impl BufRead) -> Result<SpamFilter, DumpError> {
     settings.tokenizer.check().map_err(DumpError::Invalid)?;
     super::check_max_model_bytes(settings.max_model_bytes).map_err(DumpError::Invalid)?;
     let vocabulary = Vocabulary::from_tokens(tokens, docs, clock).map_err(DumpError::Invalid)?;
+    learned
+        .check(vocabulary.len())
+        .map_err(DumpError::Invalid)?;
     let kinds: Vec<ModelKind> = models.iter().map(|m| m.model.kind()).collect();
     for (i, m) in models.iter().enumerate() {
         if kinds[..i].contains(&kinds[i]) {
@@ -375,12 +395,16 @@ mod tests {
     use super::*;
     use crate::filter::TrainParams;
 
-    /// An empty filter that learned two messages, with tokens that need escaping put in its
-    /// vocabulary.
+    /// An empty filter that learned two messages, a prune between them (which drops the
+    /// first one's tokens), with tokens that need escaping put in its vocabulary.
     fn filter() -> SpamFilter {
         let mut f = SpamFilter::empty(&TrainParams::default()).unwrap();
         f.learn(b"Subject: cheap pills\n\nbuy now\n", Label::Spam)
             .unwrap();
+        f.prune(crate::PruneRule {
+            min_count: 2,
+            unseen_for: 0,
+        });
         f.learn(b"Subject: lunch\n\nsee you at noon\n", Label::Ham)
             .unwrap();
         let odd = [
@@ -483,6 +507,11 @@ mod tests {
             ),
             (edit(learned, lines[1]), learned + 1, "out of place"),
             (
+                edit(learned, &lines[learned].replace("learned 0", "learned x")),
+                learned + 1,
+                "expected a count",
+            ),
+            (
                 edit(lines.len() - 1, "end 1 2 3"),
                 lines.len(),
                 "does not match",
@@ -510,6 +539,15 @@ mod tests {
         assert!(hint.to_string().contains(HEADER), "{hint}");
         let twice = edit(token + 1, lines[token]);
         assert!(matches!(read(&twice), Err(DumpError::Invalid(r)) if r.contains("twice")));
+        // The first message's mark (no token holds its counts) is written; one past the
+        // tokens there are is refused.
+        assert!(
+            lines[learned].ends_with(" spam learned 0"),
+            "{}",
+            lines[learned]
+        );
+        let past = edit(learned, &lines[learned].replace("learned 0", "learned 99"));
+        assert!(matches!(read(&past), Err(DumpError::Invalid(r)) if r.contains("in 99 tokens")),);
     }
 
     #[test]

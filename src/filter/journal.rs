@@ -343,7 +343,7 @@ impl<'r> JournalStore<'r> {
         let head = layout::Head::read(reader)?;
         // Read as a list, not indexed: a learn looks up a message or a few (see
         // `LearnedLookup`), and indexing a record of many thousands would cost more.
-        let mut learned = LearnedLookup::new(reader.read(layout::LEARNED_SECTION)?);
+        let mut learned = LearnedLookup::new(layout::read_learned(reader)?);
         // Only the record of learned messages matters here: neither the patches nor the
         // counts are decoded.
         let records: Vec<RecordEntries> = decode_each(reader, |record, path| {

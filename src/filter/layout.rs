@@ -17,7 +17,7 @@
 //! [`FIRST_MODEL_SECTION`] on), so "model `i` is section `FIRST_MODEL_SECTION + i`" stays one
 //! constant.
 
-use super::learned::LearnedMessages;
+use super::learned::{self, Digest, LearnedAs, LearnedMessages};
 use super::score_table::{self, Contents, ScoreIndex};
 use super::{SpamFilter, TrainingSummary};
 use crate::label::Thresholds;
@@ -108,6 +108,18 @@ impl Head {
     }
 }
 
+/// The entries of the record of learned messages (section [`LEARNED_SECTION`]), oldest
+/// first, as a file of its version holds them (version 9's entries have no
+/// [`LearnedAs::kept_below`]: `None`, as they were learned without one).
+pub(crate) fn read_learned(
+    reader: &ModelFileReader,
+) -> std::result::Result<Vec<(Digest, LearnedAs)>, ModelFileError> {
+    if reader.version() == 9 {
+        return reader.read_owned(LEARNED_SECTION);
+    }
+    Ok(learned::from_saved(reader.read_owned(LEARNED_SECTION)?))
+}
+
 pub(crate) fn wrong_model(path: &Path) -> ModelFileError {
     ModelFileError::invalid(path, "a model section holds the wrong model")
 }
@@ -152,10 +164,11 @@ impl SpamFilter {
         vocabulary.validate().map_err(|r| invalid(r.to_string()))?;
         // Scoring never reads the record of learned messages (the journal's record entries then
         // go into an empty one).
-        let learned: LearnedMessages = match only {
+        let learned = match only {
             Some(_) => LearnedMessages::default(),
-            None => reader.read_owned(LEARNED_SECTION)?,
+            None => LearnedMessages::from_list(&read_learned(reader)?),
         };
+        learned.check(vocabulary.len()).map_err(invalid)?;
         let fusion = match only {
             Some(kind) if kind != ModelKind::Fusion => None,
             _ => head.fusion,
@@ -322,6 +335,43 @@ mod tests {
         loaded.save(&lock).unwrap();
         assert_eq!(SpamFilter::load(&path).unwrap().vocabulary.len(), 3);
         assert!(filter.set_max_model_bytes(0).is_err());
+    }
+
+    /// A file of format 9 (the record of learned messages without which tokens hold each
+    /// message's counts) loads, its entries as learned with no prune since, and its next save
+    /// writes this build's format.
+    #[test]
+    fn a_file_of_the_previous_format_loads_and_saves_as_this_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.spamsort");
+        let mut filter = SpamFilter::empty(&TrainParams::default()).unwrap();
+        for (i, text) in ["cheap pills now", "lunch at noon", "pills again"]
+            .iter()
+            .enumerate()
+        {
+            let tokens: crate::Tokens = text.split(' ').collect();
+            let label = [crate::Label::Spam, crate::Label::Ham][i % 2];
+            filter.learn_tokens(&tokens, label).unwrap();
+        }
+        let mut sections = filter.encode();
+        let entries: Vec<(learned::Digest, LearnedAs)> = filter.learned.iter().collect();
+        sections[LEARNED_SECTION] = model_file::encode_section(&entries);
+        let mut bytes = model_file::encode_sections(&sections);
+        bytes[8..12].copy_from_slice(&9u32.to_le_bytes());
+        let crc_at = model_file::header_len(sections.len()) - 4;
+        let crc = crc32fast::hash(&bytes[..crc_at]);
+        bytes[crc_at..crc_at + 4].copy_from_slice(&crc.to_le_bytes());
+        std::fs::write(&path, &bytes).unwrap();
+        assert_eq!(ModelFileReader::open(&path).unwrap().version(), 9);
+        let mut loaded = SpamFilter::load(&path).unwrap();
+        assert_eq!(loaded.learned, filter.learned);
+        assert_eq!(loaded.vocabulary, filter.vocabulary);
+        loaded
+            .save(&model_file::lock_for_update(&path).unwrap())
+            .unwrap();
+        let reader = ModelFileReader::open(&path).unwrap();
+        assert_eq!(reader.version(), model_file::FORMAT_VERSION);
+        assert_eq!(SpamFilter::load(&path).unwrap().learned, filter.learned);
     }
 
     /// Regression: the prune guessed the bytes per token as if the whole file shrank with the

@@ -7,6 +7,7 @@
 //! messages and drops the oldest first. A message that fell out of it is a new message again.
 //! It lives in the model file, in its own section (only learners read it).
 
+use crate::features::FeatureRemap;
 use crate::features::hashed::hashed_id;
 use crate::label::Label;
 use crate::tokenize::Tokens;
@@ -56,12 +57,34 @@ pub struct LearnedAs {
     /// Learned by `train`, so counted only in the tokens of the trained vocabulary (rarer ones
     /// were left out), not by `learn`, which counts all of them.
     pub in_training: bool,
+    /// Once a prune has dropped tokens since the message was learned: the number of tokens
+    /// that prune kept, renumbered by every later prune as the tokens are (see
+    /// [`LearnedMessages::remap`]). The message's counts are only in tokens with ids below it:
+    /// one from there on was pruned and seen again since, so its counts are newer messages'.
+    /// `None` until such a prune. Not written where the entry is (the journal's entries are all
+    /// learned after the last prune, so `None`); the model file's record writes it beside
+    /// the entry.
+    #[serde(skip)]
+    pub kept_below: Option<u32>,
 }
 
-/// The learned messages, oldest first, with an index by digest. Serialized as the list alone.
+impl LearnedAs {
+    /// Learned now with `label`, by `train` (`in_training`) or not.
+    pub const fn new(label: Label, in_training: bool) -> Self {
+        LearnedAs {
+            label,
+            in_training,
+            kept_below: None,
+        }
+    }
+}
+
+/// The learned messages, oldest first, with an index by digest. Serialized as the list alone,
+/// each entry (digest, label, in training, [`LearnedAs::kept_below`]).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct LearnedMessages {
-    order: VecDeque<(Digest, LearnedAs)>,
+    /// The digests, oldest first.
+    order: VecDeque<Digest>,
     index: HashMap<Digest, LearnedAs>,
 }
 
@@ -73,7 +96,7 @@ impl LearnedMessages {
     /// The record of a saved list, oldest first (as a model file holds it). Through
     /// [`LearnedMessages::insert`], so a malformed list (repeats, too long) still gives a
     /// valid record.
-    fn from_list(list: &[(Digest, LearnedAs)]) -> Self {
+    pub(crate) fn from_list(list: &[(Digest, LearnedAs)]) -> Self {
         // Sized once: a full load reads records of many thousands.
         let n = list.len().min(Self::CAPACITY);
         let mut learned = LearnedMessages {
@@ -105,11 +128,11 @@ impl LearnedMessages {
     /// moves to the end), dropping the oldest past [`LearnedMessages::CAPACITY`].
     pub fn insert(&mut self, digest: Digest, label: LearnedAs) {
         if self.index.insert(digest, label).is_some() {
-            self.order.retain(|&(d, _)| d != digest);
+            self.order.retain(|&d| d != digest);
         }
-        self.order.push_back((digest, label));
+        self.order.push_back(digest);
         while self.order.len() > Self::CAPACITY {
-            if let Some((d, _)) = self.order.pop_front() {
+            if let Some(d) = self.order.pop_front() {
                 self.index.remove(&d);
             }
         }
@@ -117,7 +140,32 @@ impl LearnedMessages {
 
     /// The remembered messages, oldest first (the order [`LearnedMessages::insert`] keeps).
     pub fn iter(&self) -> impl Iterator<Item = (Digest, LearnedAs)> + '_ {
-        self.order.iter().copied()
+        self.order.iter().map(|d| (*d, self.index[d]))
+    }
+
+    /// Renumbers each entry's [`LearnedAs::kept_below`] after a prune that kept the tokens
+    /// `remap` says and renumbered them in order: an entry without one gets the number of
+    /// tokens kept (every token from there on is new since), one with one the number of kept
+    /// tokens below it.
+    pub fn remap(&mut self, remap: &FeatureRemap) {
+        let id = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        for how in self.index.values_mut() {
+            how.kept_below = Some(id(match how.kept_below {
+                None => remap.kept(),
+                Some(k) => remap.kept_below(k as usize),
+            }));
+        }
+    }
+
+    /// Why the record does not fit a vocabulary of `tokens` tokens, if it does not: an entry
+    /// whose counts it says are in tokens the vocabulary does not have (no prune leaves one).
+    pub fn check(&self, tokens: usize) -> Result<(), String> {
+        match self.index.values().filter_map(|how| how.kept_below).max() {
+            Some(k) if k as usize > tokens => Err(format!(
+                "a learned message's counts are said to be in {k} tokens, of {tokens}"
+            )),
+            _ => Ok(()),
+        }
     }
 
     /// Remembers `digest` as learned (`Some`, see [`LearnedMessages::insert`]) or forgets it
@@ -134,7 +182,7 @@ impl LearnedMessages {
     /// Forgets `digest`; returns how it was learned.
     pub fn remove(&mut self, digest: Digest) -> Option<LearnedAs> {
         let label = self.index.remove(&digest)?;
-        self.order.retain(|&(d, _)| d != digest);
+        self.order.retain(|&d| d != digest);
         Some(label)
     }
 }
@@ -206,17 +254,20 @@ impl LearnedLookup {
     }
 }
 
+/// An entry as the model file's record holds it (see [`LearnedMessages`]'s serialization).
+pub(crate) type SavedEntry = (Digest, LearnedAs, Option<u32>);
+
 impl Serialize for LearnedMessages {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_seq(&self.order)
+        serializer.collect_seq(self.iter().map(|(d, how)| (d, how, how.kept_below)))
     }
 }
 
-impl<'de> Deserialize<'de> for LearnedMessages {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let list: Vec<(Digest, LearnedAs)> = Vec::deserialize(deserializer)?;
-        Ok(LearnedMessages::from_list(&list))
-    }
+/// The entries of a saved record (see [`LearnedMessages`]'s serialization), each with its
+/// [`LearnedAs::kept_below`] in place.
+pub(crate) fn from_saved(saved: Vec<SavedEntry>) -> Vec<(Digest, LearnedAs)> {
+    let entry = |(digest, how, kept_below): SavedEntry| (digest, LearnedAs { kept_below, ..how });
+    saved.into_iter().map(entry).collect()
 }
 
 #[cfg(test)]
@@ -251,14 +302,8 @@ mod tests {
         }
     }
 
-    const SPAM: LearnedAs = LearnedAs {
-        label: Label::Spam,
-        in_training: false,
-    };
-    const HAM: LearnedAs = LearnedAs {
-        label: Label::Ham,
-        in_training: false,
-    };
+    const SPAM: LearnedAs = LearnedAs::new(Label::Spam, false);
+    const HAM: LearnedAs = LearnedAs::new(Label::Ham, false);
 
     /// Applies `changes` to the lookup of `saved` and to the record read from it, checking
     /// after each that both answer alike for every digest in play.
@@ -266,8 +311,7 @@ mod tests {
         saved: Vec<(Digest, LearnedAs)>,
         changes: &[(Digest, Option<LearnedAs>)],
     ) {
-        let bytes = postcard::to_stdvec(&saved).unwrap();
-        let mut record: LearnedMessages = postcard::from_bytes(&bytes).unwrap();
+        let mut record = LearnedMessages::from_list(&saved);
         let mut lookup = LearnedLookup::new(saved.clone());
         let digests: Vec<Digest> = (saved.iter().map(|e| e.0).take(8))
             .chain(changes.iter().map(|c| c.0))
@@ -314,7 +358,7 @@ mod tests {
         r.insert(1, SPAM);
         r.insert(2, HAM);
         r.insert(1, HAM);
-        assert_eq!(r.order, [(2, HAM), (1, HAM)]);
+        assert_eq!(r.iter().collect::<Vec<_>>(), [(2, HAM), (1, HAM)]);
         assert_eq!(r.remove(2), Some(HAM));
         assert_eq!((r.get(2), r.len()), (None, 1));
         for d in 10..10 + LearnedMessages::CAPACITY as u64 {
@@ -325,5 +369,27 @@ mod tests {
         assert_eq!(r.get(10), Some(SPAM));
         let tokens = |s: &str| s.split(' ').collect::<Tokens>();
         assert_ne!(digest(&tokens("ab c")), digest(&tokens("a bc")));
+    }
+
+    /// A prune marks every entry without a mark with the tokens it kept, and renumbers the
+    /// marks it finds as it renumbers the tokens; the marks are saved with the entries.
+    #[test]
+    fn a_prune_marks_the_entries_and_renumbers_their_marks() {
+        let mut r = LearnedMessages::default();
+        r.insert(1, SPAM);
+        // Of tokens 0..6, the first prune keeps 0, 2, 3 and 5.
+        r.remap(&FeatureRemap::new(&[true, false, true, true, false, true]));
+        r.insert(2, HAM);
+        assert_eq!(r.get(1).unwrap().kept_below, Some(4));
+        assert_eq!(r.get(2).unwrap().kept_below, None);
+        // Of the 6 tokens then, the second keeps 0, 3 and 4: one of the first 4, and 2 after.
+        r.remap(&FeatureRemap::new(&[true, false, false, true, true, false]));
+        let marks: Vec<_> = r.iter().map(|(d, how)| (d, how.kept_below)).collect();
+        assert_eq!(marks, [(1, Some(2)), (2, Some(3))]);
+        assert!(r.check(3).is_ok());
+        assert!(r.check(2).unwrap_err().contains("3 tokens, of 2"));
+        let bytes = postcard::to_stdvec(&r).unwrap();
+        let saved: Vec<SavedEntry> = postcard::from_bytes(&bytes).unwrap();
+        assert_eq!(LearnedMessages::from_list(&from_saved(saved)), r);
     }
 }

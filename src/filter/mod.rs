@@ -652,9 +652,12 @@ impl SpamFilter {
     /// Drops and renumbers tokens by `remap` in everything indexed by token id: the
     /// vocabulary, every model (see [`AnyModel::remap`]: a message whose tokens were all kept
     /// scores as before in the SVM and logistic regression, and as the kept counts say in the
-    /// Naive Bayes models), and the count of trained features. Message counts and the record
-    /// of learned messages are unchanged; unlearning a message later forgets it from the
-    /// tokens that remain.
+    /// Naive Bayes models), the count of trained features, and which tokens each remembered
+    /// message's counts are in (see [`LearnedAs::kept_below`]). Message counts are unchanged;
+    /// unlearning a message later forgets it from the tokens that remain, not from one pruned
+    /// and brought back by a newer message.
+    ///
+    /// [`LearnedAs::kept_below`]: learned::LearnedAs::kept_below
     ///
     /// [`AnyModel::remap`]: crate::models::AnyModel::remap
     pub fn remap(&mut self, remap: &FeatureRemap) -> PruneOutcome {
@@ -671,6 +674,7 @@ impl SpamFilter {
         }
         let trained = usize::try_from(self.trained_features).unwrap_or(usize::MAX);
         self.trained_features = remap.kept_below(trained) as u64;
+        self.learned.remap(remap);
         outcome
     }
 

@@ -46,7 +46,8 @@ use std::borrow::Cow;
 pub enum StoreOp<'a> {
     /// Adds one message's counts to class `label` in the vocabulary and every model
     /// (`unlearn`: takes them away; `in_training`: the message was learned by `train`, so it
-    /// counted only in the trained vocabulary's tokens). `at` is when, in seconds since
+    /// counted only in the trained vocabulary's tokens; `kept_below`: a prune since dropped
+    /// some of its tokens). `at` is when, in seconds since
     /// 1970-01-01 UTC (for `info`'s last-learned time).
     AddMessage {
         /// The message's tokens, as the tokenizer gave them.
@@ -57,6 +58,10 @@ pub enum StoreOp<'a> {
         unlearn: bool,
         /// See above.
         in_training: bool,
+        /// When unlearning: the message's [`LearnedAs::kept_below`] (its counts are only in
+        /// tokens below it). Not in the journal, which holds no unlearning (`None` when read).
+        #[serde(skip)]
+        kept_below: Option<u32>,
         /// See above.
         at: u64,
     },
@@ -94,15 +99,13 @@ pub trait LearnedStore {
             }
             None => LearnOutcome::Learned,
         };
-        let how = LearnedAs {
-            label,
-            in_training: false,
-        };
+        let how = LearnedAs::new(label, false);
         self.apply(StoreOp::AddMessage {
             tokens: Cow::Borrowed(tokens),
             label,
             unlearn: false,
             in_training: false,
+            kept_below: None,
             at,
         })?;
         self.apply(StoreOp::SetLearned {
@@ -148,6 +151,7 @@ fn forget(tokens: &Tokens, how: LearnedAs, at: u64) -> StoreOp<'_> {
         label: how.label,
         unlearn: true,
         in_training: how.in_training,
+        kept_below: how.kept_below,
         at,
     }
 }
@@ -160,6 +164,7 @@ impl StoreOp<'_> {
                 label,
                 unlearn,
                 in_training,
+                kept_below,
                 at,
                 ..
             } => StoreOp::AddMessage {
@@ -167,6 +172,7 @@ impl StoreOp<'_> {
                 label,
                 unlearn,
                 in_training,
+                kept_below,
                 at,
             },
             StoreOp::SetLearned { digest, how } => StoreOp::SetLearned { digest, how },
@@ -208,14 +214,14 @@ impl LearnedStore for SpamFilter {
                 label,
                 unlearn,
                 in_training,
+                kept_below,
                 at,
             } => {
-                // A training message counted only in the features the batch fit saw.
-                let known = if in_training {
-                    usize::try_from(self.trained_features).unwrap_or(usize::MAX)
-                } else {
-                    usize::MAX
-                };
+                // A training message counted only in the features the batch fit saw, and a
+                // message learned before a prune only in the tokens it kept.
+                let bound = |n: Option<u64>| n.map_or(usize::MAX, |n| n as usize);
+                let trained = bound(in_training.then_some(self.trained_features));
+                let known = trained.min(bound(kept_below.map(u64::from)));
                 self.add_message(&tokens, label, unlearn, known, at)
             }
             StoreOp::SetLearned { digest, how } => {

@@ -106,11 +106,7 @@ impl Gathered {
         self.summary.fallbacks += u64::from(c.fallback);
         self.summary.truncated += u64::from(c.truncated);
         // Training messages count as learned: learning one of them again is a no-op.
-        let how = LearnedAs {
-            label,
-            in_training: true,
-        };
-        self.learned.insert(c.digest, how);
+        self.learned.insert(c.digest, LearnedAs::new(label, true));
         self.frequencies
             .add(c.words().map(|(w, _)| w), label, &mut self.ids);
         let words = self.ids.iter().zip(c.words()).map(|(&id, (_, n))| (id, n));
@@ -336,11 +332,7 @@ mod tests {
             summary.tokens += t.tokens.len() as u64;
             summary.fallbacks += u64::from(t.fallback);
             summary.truncated += u64::from(t.truncated);
-            let how = LearnedAs {
-                label: *label,
-                in_training: true,
-            };
-            learned.insert(digest(&t.tokens), how);
+            learned.insert(digest(&t.tokens), LearnedAs::new(*label, true));
         }
         let vocabulary = params
             .vocabulary

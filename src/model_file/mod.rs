@@ -52,7 +52,9 @@
 //!   spam), the message count per class (`[u32; 2]`), the packed `u32` last-seen message per
 //!   token and the message clock (`u32`).
 //! - 2, the record of learned messages (`LearnedMessages`, see `crate::filter::learned`): a
-//!   sequence of (digest `u64`, label, learned-by-training `bool`), oldest first.
+//!   sequence of (digest `u64`, label, learned-by-training `bool`, `Option<u32>`: once a
+//!   prune has dropped tokens since the message was learned, the ids its counts can still be
+//!   under), oldest first. (Version 9 had no `Option<u32>`: read as `None`.)
 //! - 3, the score table's index (`crate::filter::score_table::ScoreIndex`): per model its
 //!   kind, calibration, `FeatureConfig`, bias, Naive Bayes scoring (`Option<NbScoring>`), the
 //!   columns of its weights and idf, and the lengths of its weight and idf arrays; the number
@@ -83,8 +85,10 @@
 //! changes (`crate::filter::store::StoreOp`: the message's tokens, label, learn or unlearn,
 //! time), which a full load applies in order after the sections.
 //!
-//! A file of another format version is refused with [`ModelFileError::OtherVersion`], whose
-//! message says to retrain: version 2 files (bincode 2 sections, same container) are not read.
+//! A file of version [`OLDEST_READ`] to [`FORMAT_VERSION`] is read (its next save writes
+//! [`FORMAT_VERSION`]); one of another version is refused with
+//! [`ModelFileError::OtherVersion`], whose message says to retrain: version 2 files (bincode 2
+//! sections, same container) are not read.
 //!
 //! A reader checks magic, version, the directory's checksum and that every section lies inside
 //! the file, then reads and checks (CRC) only the sections it asks for, and decodes them (no
@@ -122,8 +126,12 @@ pub const MAGIC: [u8; 8] = *b"SPAMSORT";
 /// weights are stored as `f32` where that loses nothing (its hashed features' weights, kept at
 /// `f32` precision: half the bytes a pipe filter reads for them), else `f64`, their element
 /// size first. 9: byte 4-grams hash into 2^17 buckets (2^18 before), so the same
-/// message's hashed ids differ.
-pub const FORMAT_VERSION: u32 = 9;
+/// message's hashed ids differ. 10: each entry of the record of learned messages says which
+/// tokens can hold its counts once a prune dropped some since it was learned (section 2 alone
+/// differs from 9, which is read too).
+pub const FORMAT_VERSION: u32 = 10;
+/// Oldest version this build reads (see [`FORMAT_VERSION`] for what differs).
+pub const OLDEST_READ: u32 = 9;
 /// Most sections a file may declare.
 pub const MAX_SECTIONS: usize = 64;
 /// Largest section accepted, a guard against absurd length fields.
@@ -163,7 +171,8 @@ pub enum ModelFileError {
     },
     /// The file was written by another spamsort release with a different layout.
     #[error(
-        "model file {path} has format version {found}; this spamsort reads version {supported}: retrain with `spamsort train`, or use the spamsort that wrote it"
+        "model file {path} has format version {found}; this spamsort reads versions {oldest} to {supported}: retrain with `spamsort train`, or use the spamsort that wrote it",
+        oldest = OLDEST_READ
     )]
     OtherVersion {
         /// The file.
@@ -284,8 +293,8 @@ fn u64_at(b: &[u8], i: usize) -> u64 {
 }
 
 /// Checks the fixed header (`prefix` holds at least its first 16 bytes) and returns the
-/// section count.
-fn parse_prefix(prefix: &[u8], path: &Path) -> Result<usize, ModelFileError> {
+/// format version and the section count.
+fn parse_prefix(prefix: &[u8], path: &Path) -> Result<(u32, usize), ModelFileError> {
     if prefix.len() < MAGIC.len() || prefix[..MAGIC.len()] != MAGIC {
         return Err(ModelFileError::NotAModel {
             path: path.to_path_buf(),
@@ -300,7 +309,7 @@ fn parse_prefix(prefix: &[u8], path: &Path) -> Result<usize, ModelFileError> {
         });
     }
     let version = u32_at(prefix, 8);
-    if version != FORMAT_VERSION {
+    if !(OLDEST_READ..=FORMAT_VERSION).contains(&version) {
         let (found, supported) = (version, FORMAT_VERSION);
         return Err(ModelFileError::OtherVersion {
             path: path.to_path_buf(),
@@ -312,7 +321,7 @@ fn parse_prefix(prefix: &[u8], path: &Path) -> Result<usize, ModelFileError> {
     if n == 0 || n > MAX_SECTIONS {
         return Err(ModelFileError::invalid(path, format!("{n} sections")));
     }
-    Ok(n)
+    Ok((version, n))
 }
 
 /// Checks the complete header and directory against the file length.
@@ -415,9 +424,14 @@ pub fn decode_head<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> Option<(T, usize)
 }
 
 /// Checks the header and directory of a file of `file_len` bytes that starts with `head`
-/// (its whole header, or the whole file if shorter).
-fn parse_header(head: &[u8], file_len: u64, path: &Path) -> Result<Vec<Entry>, ModelFileError> {
-    let n = parse_prefix(&head[..head.len().min(16)], path)?;
+/// (its whole header, or the whole file if shorter); returns its format version and
+/// directory.
+fn parse_header(
+    head: &[u8],
+    file_len: u64,
+    path: &Path,
+) -> Result<(u32, Vec<Entry>), ModelFileError> {
+    let (version, n) = parse_prefix(&head[..head.len().min(16)], path)?;
     if head.len() < header_len(n) {
         let (expected, got) = (header_len(n) as u64, head.len() as u64);
         return Err(ModelFileError::Truncated {
@@ -426,12 +440,15 @@ fn parse_header(head: &[u8], file_len: u64, path: &Path) -> Result<Vec<Entry>, M
             got,
         });
     }
-    parse_directory(&head[..header_len(n)], n, file_len, path)
+    Ok((
+        version,
+        parse_directory(&head[..header_len(n)], n, file_len, path)?,
+    ))
 }
 
 /// Checks and decodes section 0 of in-memory file bytes. `path` is only used in errors.
 pub fn decode<T: DeserializeOwned>(bytes: &[u8], path: &Path) -> Result<T, ModelFileError> {
-    let e = parse_header(bytes, bytes.len() as u64, path)?[0];
+    let e = parse_header(bytes, bytes.len() as u64, path)?.1[0];
     decode_section(
         &bytes[e.offset as usize..(e.offset + e.len) as usize],
         e.crc,
@@ -468,6 +485,8 @@ pub struct ModelFileReader {
     /// Guards the file position: sections are read by seeking (see [`read_at`]).
     file: std::sync::Mutex<std::fs::File>,
     path: PathBuf,
+    /// The file's format version ([`OLDEST_READ`] to [`FORMAT_VERSION`]).
+    version: u32,
     entries: Vec<Entry>,
     /// The file's length when opened: the journal is read up to it.
     len: u64,
@@ -520,11 +539,12 @@ impl ModelFileReader {
             .take(MAX_HEADER as u64)
             .read_to_end(&mut head)
             .map_err(io)?;
-        let entries = parse_header(&head, len, path)?;
+        let (version, entries) = parse_header(&head, len, path)?;
         let crc_at = header_len(entries.len()) - 4;
         Ok(ModelFileReader {
             file: std::sync::Mutex::new(file),
             path: path.to_path_buf(),
+            version,
             len,
             header_crc: u32_at(&head, crc_at),
             sections: entries.iter().map(|_| std::sync::OnceLock::new()).collect(),
@@ -557,6 +577,11 @@ impl ModelFileReader {
                 },
                 _ => ModelFileError::io(&self.path, err),
             })
+    }
+
+    /// The file's format version ([`OLDEST_READ`] to [`FORMAT_VERSION`]).
+    pub fn version(&self) -> u32 {
+        self.version
     }
 
     /// Number of sections.
@@ -1048,9 +1073,13 @@ mod tests {
         assert!(
             matches!(err, ModelFileError::OtherVersion { found, .. } if found == FORMAT_VERSION + 1)
         );
-        bytes[8..12].copy_from_slice(&(FORMAT_VERSION - 1).to_le_bytes());
+        bytes[8..12].copy_from_slice(&(OLDEST_READ - 1).to_le_bytes());
         let err = decode::<u8>(&bytes, Path::new("m")).unwrap_err();
         assert!(err.to_string().contains("retrain"), "{err}");
+        bytes[8..12].copy_from_slice(&OLDEST_READ.to_le_bytes());
+        let fixed = crc32fast::hash(&bytes[..header_len(1) - 4]);
+        bytes[header_len(1) - 4..header_len(1)].copy_from_slice(&fixed.to_le_bytes());
+        assert_eq!(decode::<u8>(&bytes, Path::new("m")).unwrap(), 1);
     }
 
     #[test]
