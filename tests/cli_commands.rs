@@ -229,6 +229,19 @@ fn info_config_file_and_completions() {
         .arg(sample_files().last().unwrap())
         .assert()
         .code(2);
+    // `~/` in the config's model is the home directory (it was a folder named `~`).
+    std::fs::copy(trained_model(), t.path().join("home.spamsort")).unwrap();
+    let tilde = t.write(
+        "tilde.toml",
+        b"model = \"~/home.spamsort\"\nspam_threshold = 0.9999999\nham_threshold = 0.0\n",
+    );
+    spamsort()
+        .arg("classify")
+        .env("SPAMSORT_CONFIG", &tilde)
+        .env("HOME", t.path())
+        .arg(sample_files().last().unwrap())
+        .assert()
+        .code(2);
     let bad = t.write("bad.toml", b"spam_treshold = 0.5\n");
     spamsort()
         .arg("classify")

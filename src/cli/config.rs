@@ -6,7 +6,7 @@
 //! optional):
 //!
 //! ```toml
-//! model = "/home/me/.local/share/spamsort/model.spamsort"
+//! model = "~/.local/share/spamsort/model.spamsort"  # ~/: $HOME; relative: beside this file
 //! classifier = "linear-svm"     # which trained model gives verdicts
 //! spam_threshold = 0.98          # P(spam) at or above: spam
 //! ham_threshold = 0.5            # P(spam) below: ham; between: unsure
@@ -98,7 +98,7 @@ impl Config {
                 let context = || format!("config file {}", path.display());
                 let text = String::from_utf8(bytes).with_context(context)?;
                 let config: Config = toml::from_str(&text).with_context(context)?;
-                Ok(config.relative_to(path))
+                config.relative_to(path)
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => {
                 Ok(Config::default())
@@ -107,18 +107,45 @@ impl Config {
         }
     }
 
-    /// This layer, read from the file at `path`, with a relative `model` path taken as under
-    /// that file's directory: otherwise it would name a file under whatever directory a command
-    /// runs in (procmail's, an MTA's), so `learn` would write a model that `filter` never reads.
-    fn relative_to(mut self, path: &Path) -> Config {
-        if let Some(model) = self.model.as_mut().filter(|m| m.is_relative())
+    /// This layer, read from the file at `path`, with its `model` path made absolute: `~/`
+    /// at its start is the home directory (`$HOME`, as a shell would read it; an error if
+    /// `HOME` is not an absolute path), and another relative path is taken as under that
+    /// file's directory: otherwise it would name a file under whatever directory a command
+    /// runs in (procmail's, an MTA's), so `learn` would write a model that `filter` never
+    /// reads. An empty `model` is an error (it names no file).
+    fn relative_to(self, path: &Path) -> anyhow::Result<Config> {
+        self.relative_to_with(path, std::env::var_os("HOME"))
+    }
+
+    /// [`Config::relative_to`] with `home` for `$HOME`.
+    fn relative_to_with(
+        mut self,
+        path: &Path,
+        home: Option<std::ffi::OsString>,
+    ) -> anyhow::Result<Config> {
+        let Some(model) = self.model.as_mut() else {
+            return Ok(self);
+        };
+        if model.as_os_str().is_empty() {
+            anyhow::bail!("config file {}: `model` is empty", path.display());
+        }
+        if let Ok(rest) = model.strip_prefix("~") {
+            let home = home.map(PathBuf::from).filter(|h| h.is_absolute());
+            let Some(home) = home else {
+                anyhow::bail!(
+                    "config file {}: `model` starts with ~ but HOME is not set to an absolute path",
+                    path.display()
+                );
+            };
+            *model = home.join(rest);
+        } else if model.is_relative()
             && let Some(dir) = std::path::absolute(path)
                 .ok()
                 .and_then(|p| p.parent().map(Path::to_path_buf))
         {
             *model = dir.join(&*model);
         }
-        self
+        Ok(self)
     }
 
     /// This layer over `lower`: each key from here if set, else from there.
@@ -146,7 +173,11 @@ mod tests {
             model: Some(PathBuf::from(model)),
             ..Config::default()
         };
-        let read = |model, path| config(model).relative_to(Path::new(path)).model.unwrap();
+        let home = || Some(std::ffi::OsString::from("/home/me"));
+        let read = |model, path| {
+            let config = config(model).relative_to_with(Path::new(path), home());
+            config.unwrap().model.unwrap()
+        };
         assert_eq!(
             read("m.spamsort", "/etc/spamsort/config.toml"),
             Path::new("/etc/spamsort/m.spamsort")
@@ -157,6 +188,19 @@ mod tests {
         );
         let here = std::env::current_dir().unwrap();
         assert_eq!(read("d/m", "c.toml"), here.join("d/m"));
+        // `~/` is the home directory, as a shell reads it (it was a folder named `~` under
+        // the file's directory); `~user` is not expanded; an empty path names no file.
+        assert_eq!(read("~/m", "/etc/c.toml"), Path::new("/home/me/m"));
+        assert_eq!(read("~", "/etc/c.toml"), Path::new("/home/me"));
+        assert_eq!(read("~me/m", "/etc/c.toml"), Path::new("/etc/~me/m"));
+        let error = |model, home: Option<&str>| {
+            let home = home.map(std::ffi::OsString::from);
+            let config = config(model).relative_to_with(Path::new("/etc/c.toml"), home);
+            config.unwrap_err().to_string()
+        };
+        assert!(error("", Some("/h")).contains("`model` is empty"));
+        assert!(error("~/m", None).contains("HOME is not set"));
+        assert!(error("~/m", Some("rel")).contains("HOME is not set"));
     }
 
     #[test]
