@@ -224,7 +224,7 @@ impl SpamFilter {
     /// [`Vocabulary::keep_most_useful`](crate::features::Vocabulary::keep_most_useful)) until it is under the limit with some room, or no
     /// token is left (the settings, the hashed weights and the record of learned messages are
     /// never pruned; the limit is never below [`MIN_MAX_MODEL_BYTES`](super::MIN_MAX_MODEL_BYTES),
-    /// twice what those can take, so tokens are always left).
+    /// well above what those can take, so tokens are always left).
     pub fn save(
         &mut self,
         lock: &model_file::UpdateLock,

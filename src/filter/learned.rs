@@ -89,8 +89,8 @@ pub struct LearnedMessages {
 }
 
 impl LearnedMessages {
-    /// At most this many messages are remembered (10 bytes each in the model file, so about
-    /// 1 MB); past it the oldest are dropped first.
+    /// At most this many messages are remembered (about 13 bytes each in the model file, 16
+    /// once a prune has marked them, so 1.3 to 1.6 MB); past it the oldest are dropped first.
     pub const CAPACITY: usize = 100_000;
 
     /// The record of a saved list, oldest first (as a model file holds it). Through
