@@ -18,7 +18,7 @@
 //! constant.
 
 use super::learned::{self, Digest, LearnedAs, LearnedMessages};
-use super::score_table::{self, Contents, ScoreIndex};
+use super::score_table::{self, Contents, IndexHead, ScoreIndex};
 use super::{SpamFilter, TrainingSummary};
 use crate::label::Thresholds;
 use crate::model_file::{self, ModelFileError, ModelFileReader};
@@ -109,13 +109,20 @@ impl Head {
 }
 
 /// The entries of the record of learned messages (section [`LEARNED_SECTION`]), oldest
-/// first, as a file of its version holds them (version 9's entries have no
-/// [`LearnedAs::kept_below`]: `None`, as they were learned without one).
+/// first, as a file of its version holds them. Format 9 kept no [`LearnedAs::kept_below`],
+/// and a prune it made may have dropped a message's tokens: all it says is that each message
+/// it remembers counts only in tokens it holds, so each entry is marked with their number
+/// (tokens learned from here on come after them).
 pub(crate) fn read_learned(
     reader: &ModelFileReader,
 ) -> std::result::Result<Vec<(Digest, LearnedAs)>, ModelFileError> {
     if reader.version() == 9 {
-        return reader.read_owned(LEARNED_SECTION);
+        let index = reader.section(SCORE_INDEX_SECTION)?;
+        let index: IndexHead = model_file::decode_prefix(index, reader.path())?;
+        let kept_below = Some(u32::try_from(index.tokens).unwrap_or(u32::MAX));
+        let saved: Vec<(Digest, LearnedAs)> = reader.read_owned(LEARNED_SECTION)?;
+        let marked = |(digest, how)| (digest, LearnedAs { kept_below, ..how });
+        return Ok(saved.into_iter().map(marked).collect());
     }
     Ok(learned::from_saved(reader.read_owned(LEARNED_SECTION)?))
 }
@@ -338,21 +345,27 @@ mod tests {
     }
 
     /// A file of format 9 (the record of learned messages without which tokens hold each
-    /// message's counts) loads, its entries as learned with no prune since, and its next save
-    /// writes this build's format.
+    /// message's counts) loads, each entry's counts in the tokens the file holds, and its next
+    /// save writes this build's format. Regression: its entries were read as if no prune had
+    /// been made since they were learned, so unlearning one after the upgrade took a newer
+    /// message's counts from a token format 9 had pruned.
     #[test]
-    fn a_file_of_the_previous_format_loads_and_saves_as_this_one() {
+    fn a_file_of_the_previous_format_loads_and_unlearns_as_its_prunes_left_it() {
+        use crate::filter::sparse::tests::journal_learn;
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("m.spamsort");
         let mut filter = SpamFilter::empty(&TrainParams::default()).unwrap();
-        for (i, text) in ["cheap pills now", "lunch at noon", "pills again"]
-            .iter()
-            .enumerate()
-        {
-            let tokens: crate::Tokens = text.split(' ').collect();
-            let label = [crate::Label::Spam, crate::Label::Ham][i % 2];
-            filter.learn_tokens(&tokens, label).unwrap();
-        }
+        let (a, b) = ("Subject: a\n\nzqxj alpha", "Subject: b\n\nzqxj beta");
+        filter.learn(a.as_bytes(), crate::Label::Spam).unwrap();
+        filter
+            .learn(b"Subject: c\n\nlunch", crate::Label::Ham)
+            .unwrap();
+        filter.prune(crate::PruneRule {
+            min_count: 2,
+            unseen_for: 0,
+        });
+        assert_eq!(filter.vocabulary.id("zqxj"), None);
+        // The file format 9 wrote: its entries without marks.
         let mut sections = filter.encode();
         let entries: Vec<(learned::Digest, LearnedAs)> = filter.learned.iter().collect();
         sections[LEARNED_SECTION] = model_file::encode_section(&entries);
@@ -363,15 +376,26 @@ mod tests {
         bytes[crc_at..crc_at + 4].copy_from_slice(&crc.to_le_bytes());
         std::fs::write(&path, &bytes).unwrap();
         assert_eq!(ModelFileReader::open(&path).unwrap().version(), 9);
-        let mut loaded = SpamFilter::load(&path).unwrap();
-        assert_eq!(loaded.learned, filter.learned);
+        let loaded = SpamFilter::load(&path).unwrap();
+        let tokens = filter.vocabulary.len() as u32;
+        let marked = |(d, how): (learned::Digest, LearnedAs)| (d, how.label, how.kept_below);
+        let expected = |(d, how): (learned::Digest, LearnedAs)| (d, how.label, Some(tokens));
+        assert_eq!(
+            loaded.learned.iter().map(marked).collect::<Vec<_>>(),
+            filter.learned.iter().map(expected).collect::<Vec<_>>()
+        );
         assert_eq!(loaded.vocabulary, filter.vocabulary);
-        loaded
-            .save(&model_file::lock_for_update(&path).unwrap())
-            .unwrap();
-        let reader = ModelFileReader::open(&path).unwrap();
-        assert_eq!(reader.version(), model_file::FORMAT_VERSION);
-        assert_eq!(SpamFilter::load(&path).unwrap().learned, filter.learned);
+        // B brings the pruned token back through the journal; unlearning A leaves B's count.
+        journal_learn(&path, b, Some(crate::Label::Spam));
+        assert_eq!(ModelFileReader::open(&path).unwrap().version(), 9);
+        journal_learn(&path, a, None);
+        let after = SpamFilter::load(&path).unwrap();
+        let id = after.vocabulary.id("zqxj").unwrap();
+        assert_eq!(after.vocabulary.df(id, crate::Label::Spam), 1);
+        assert_eq!(
+            ModelFileReader::open(&path).unwrap().version(),
+            model_file::FORMAT_VERSION
+        );
     }
 
     /// Regression: the prune guessed the bytes per token as if the whole file shrank with the
