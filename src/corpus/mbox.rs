@@ -1,5 +1,9 @@
 //! mbox: messages separated by `From ` lines. A `From ` line starts a new message when it opens
-//! the file or follows an empty line (LF or CRLF), as every common writer emits it. Body lines
+//! the file, or when it follows an empty line (LF or CRLF), as every common writer emits it,
+//! and looks like an envelope line: a sender, then a date with a time of day and a year
+//! (`From alice@example.org  Thu Aug 22 18:28:49 2002`), as mutt and Dovecot check it; a body
+//! line that merely starts with `From ` (`From the desk of ...`, left unescaped by a writer
+//! or in a one-message file) is text. Body lines
 //! that writers escaped as `>From ` are unescaped: mboxrd removes one `>` from `>+From `, mboxo
 //! removes it from `>From ` only. The empty line that separates messages is framing and is
 //! dropped; everything else, line endings included, is passed through as stored.
@@ -19,6 +23,10 @@
 use super::{CorpusError, MAX_MESSAGE_BYTES, Message, Source};
 use std::io::{BufRead, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
+
+/// The least of a line [`MboxReader`] reads at once, whatever its head: an envelope line is
+/// far shorter (a sender and a date), and one longer is text.
+const MIN_LINE_PIECE: u64 = 1024;
 
 /// How body lines beginning with `From ` were escaped by the writer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -96,10 +104,12 @@ impl<R: BufRead + Seek> MboxReader<R> {
         self.head.unwrap_or(MAX_MESSAGE_BYTES)
     }
 
-    /// Reads one line (at most the message cap, so a file with no newlines stays bounded).
+    /// Reads one line, or a piece of one: at most the message cap, so a file with no
+    /// newlines stays bounded, and at least [`MIN_LINE_PIECE`], so that an envelope line is
+    /// read whole to be told from text however small the head.
     fn read_line(&mut self) -> std::io::Result<bool> {
         self.line.clear();
-        let limit = self.limit();
+        let limit = self.limit().max(MIN_LINE_PIECE);
         let n = (&mut self.reader)
             .take(limit.saturating_add(1))
             .read_until(b'\n', &mut self.line)?;
@@ -217,6 +227,46 @@ pub(crate) fn leading_framing_len(head: &[u8]) -> usize {
     }
 }
 
+/// Whether `line` (a whole line) looks like an envelope line: `From `, a sender (a quoted
+/// part may hold spaces), then a date that has a time of day (`18:28` or `18:28:49`) and a
+/// four-digit year, however the rest is written (ctime's `Thu Aug 22 18:28:49 2002`, with a
+/// zone, or RFC 5322's `Thu, 22 Aug 2002 18:28:49 +0000`).
+fn is_envelope(line: &[u8]) -> bool {
+    let Some(rest) = line.strip_prefix(b"From ") else {
+        return false;
+    };
+    let rest = rest.trim_ascii_start();
+    let unquoted = match rest.strip_prefix(b"\"") {
+        Some(quoted) => match quoted.iter().position(|&b| b == b'"') {
+            Some(end) => &quoted[end + 1..],
+            None => return false,
+        },
+        None => rest,
+    };
+    let sender_end = (unquoted.iter().position(u8::is_ascii_whitespace)).unwrap_or(unquoted.len());
+    if sender_end == 0 && unquoted.len() == rest.len() {
+        return false;
+    }
+    let words = unquoted[sender_end..]
+        .split(u8::is_ascii_whitespace)
+        .map(|w| w.trim_ascii_end().strip_suffix(b",").unwrap_or(w));
+    let digits = |w: &[u8]| !w.is_empty() && w.iter().all(u8::is_ascii_digit);
+    let is_time = |w: &[u8]| {
+        let mut parts = w.split(|&b| b == b':');
+        let hour = parts.next().filter(|h| digits(h) && h.len() <= 2);
+        let rest: Vec<&[u8]> = parts.collect();
+        hour.is_some()
+            && matches!(rest.len(), 1 | 2)
+            && rest.iter().all(|p| digits(p) && p.len() == 2)
+    };
+    let (mut time, mut year) = (false, false);
+    for word in words {
+        time |= is_time(word);
+        year |= word.len() == 4 && digits(word);
+    }
+    time && year
+}
+
 fn is_blank(line: &[u8]) -> bool {
     line == b"\n" || line == b"\r\n"
 }
@@ -285,7 +335,13 @@ impl<R: BufRead + Seek> Iterator for MboxReader<R> {
                 prev_blank = true;
                 continue;
             }
-            if starts_line && prev_blank && self.line.starts_with(b"From ") {
+            // The file's first line is its envelope whatever its shape (a one-message file
+            // stored with one); a later one must look like one.
+            if starts_line
+                && prev_blank
+                && self.line.starts_with(b"From ")
+                && (!any_line || (!self.mid_line && is_envelope(&self.line)))
+            {
                 self.in_separator = self.mid_line;
                 if any_line {
                     // This separator opens the next message.
@@ -391,9 +447,40 @@ mod tests {
         assert_eq!(msgs[1], b"Subject: two\n\nx\n");
     }
 
+    /// Regression: any line starting with `From ` after an empty line split the message, so a
+    /// one-message file stored with its envelope line was learned as two messages (the real
+    /// one cut off, and its tail) and as a third through standard input.
+    #[test]
+    fn a_from_line_that_is_no_envelope_line_is_text() {
+        let body = "S: memo\n\nRead this.\n\nFrom the desk of the president: approved.\n\n";
+        let data = format!("From alice@example.org  Thu Aug 22 18:28:49 2002\n{body}");
+        assert_eq!(
+            read(data.as_bytes(), MboxVariant::Rd),
+            [body[..body.len() - 1].as_bytes()]
+        );
+        for envelope in [
+            "From alice@example.org  Thu Aug 22 18:28:49 2002",
+            "From MAILER-DAEMON Fri Jul  8 12:08:34 2011 +0000",
+            "From - Tue Sep 03 12:34 2002",
+            "From \"a b\"@example.org Thu, 22 Aug 2002 18:28:49 +0000\r\n",
+        ] {
+            assert!(is_envelope(envelope.as_bytes()), "{envelope}");
+        }
+        for text in [
+            "From the desk of the president: approved.",
+            "From here",
+            "From 2002 on",
+            "From 9:00 onwards",
+            "From  Thu Aug 22 18:28:49",
+            "From \"unclosed Thu Aug 22 18:28:49 2002",
+        ] {
+            assert!(!is_envelope(text.as_bytes()), "{text}");
+        }
+    }
+
     #[test]
     fn a_byte_order_mark_and_empty_lines_before_the_first_envelope_are_framing() {
-        let data = b"\xEF\xBB\xBF\n\r\nFrom a@b\nS: 1\n\none\n\nFrom c@d\nS: 2\n\ntwo\n";
+        let data = b"\xEF\xBB\xBF\n\r\nFrom a@b\nS: 1\n\none\n\nFrom c@d Mon Jan  1 00:00:00 2024\nS: 2\n\ntwo\n";
         assert_eq!(
             read(data, MboxVariant::Rd),
             vec![b"S: 1\n\none\n".to_vec(), b"S: 2\n\ntwo\n".to_vec()]
@@ -432,7 +519,7 @@ mod tests {
             assert_eq!(msgs[1], b"Subject: b\nContent-Length: 4\n\ntwo\n");
         }
         // CRLF, and an empty body.
-        let data = b"From a\r\nContent-Length: 0\r\n\r\n\r\nFrom b\r\nContent-Length: 16\r\n\r\nx\r\n\r\nFrom y\r\nz\r\n";
+        let data = b"From a\r\nContent-Length: 0\r\n\r\n\r\nFrom b Mon Jan  1 00:00:00 2024\r\nContent-Length: 16\r\n\r\nx\r\n\r\nFrom y\r\nz\r\n";
         assert_eq!(
             read(data, MboxVariant::Rd),
             vec![
@@ -514,7 +601,7 @@ mod tests {
 
     #[test]
     fn crlf_files_keep_crlf() {
-        let data = b"From a\r\nS: 1\r\n\r\nbody\r\n\r\nFrom b\r\nS: 2\r\n\r\nz\r\n";
+        let data = b"From a\r\nS: 1\r\n\r\nbody\r\n\r\nFrom b Mon Jan  1 00:00:00 2024\r\nS: 2\r\n\r\nz\r\n";
         let msgs = read(data, MboxVariant::Rd);
         assert_eq!(
             msgs,
@@ -533,7 +620,7 @@ mod tests {
 
     #[test]
     fn numbers_messages_from_one() {
-        let data = b"From a\nS: 1\n\nFrom b\nS: 2\n";
+        let data = b"From a\nS: 1\n\nFrom b Mon Jan  1 00:00:00 2024\nS: 2\n";
         let idx: Vec<_> = MboxReader::new(
             std::io::Cursor::new(&data[..]),
             Path::new("m"),
@@ -553,7 +640,7 @@ mod tests {
 
     #[test]
     fn heads_cut_long_messages_and_keep_the_next_ones() {
-        let data = b"From a\nS: 1\n\n0123456789\nabcdefghij\n\nFrom b\nS: 2\n\nz\n";
+        let data = b"From a\nS: 1\n\n0123456789\nabcdefghij\n\nFrom b Mon Jan  1 00:00:00 2024\nS: 2\n\nz\n";
         assert_eq!(
             heads(data, 12),
             vec![b"S: 1\n\n012345".to_vec(), b"S: 2\n\nz\n".to_vec()]
@@ -564,14 +651,17 @@ mod tests {
 
     #[test]
     fn pieces_of_a_line_longer_than_the_head_are_never_separators() {
-        // With a head of 4 a line is read in pieces of at most 5 bytes: "xxxxx", then "\n"
-        // alone, which is not a blank line, so the `From ` line after it is body text.
-        let data = b"From a\nS: 1\n\nxxxxx\nFrom here\n>From x\n\nFrom b\nS: 2\n";
-        let msgs = heads(data, 4);
+        // A line is read in pieces of at most 1025 bytes (4 is less than the least piece):
+        // 1025 `x`, then "\n" alone, which is not a blank line, so the `From ` line after it
+        // is body text.
+        let long = "x".repeat(1025);
+        let envelope = "From b Mon Jan  1 00:00:00 2024";
+        let data = format!("From a\nS: 1\n\n{long}\n{envelope}\n>From x\n\n{envelope}\nS: 2\n");
+        let msgs = heads(data.as_bytes(), 4);
         assert_eq!(msgs.len(), 2, "{msgs:?}");
         assert_eq!(msgs[1], b"S: 2".to_vec());
-        // A separator line longer than the head is skipped whole, not read as message text.
-        let data = b"From a-very-long-envelope-line\nS: 1\n";
-        assert_eq!(heads(data, 4), vec![b"S: 1".to_vec()]);
+        // A separator line longer than that is skipped whole, not read as message text.
+        let data = format!("From a-{}\nS: 1\n", "x".repeat(3000));
+        assert_eq!(heads(data.as_bytes(), 4), vec![b"S: 1".to_vec()]);
     }
 }
