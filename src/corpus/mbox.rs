@@ -456,7 +456,7 @@ mod tests {
         let data = format!("From alice@example.org  Thu Aug 22 18:28:49 2002\n{body}");
         assert_eq!(
             read(data.as_bytes(), MboxVariant::Rd),
-            [body[..body.len() - 1].as_bytes()]
+            [&body.as_bytes()[..body.len() - 1]]
         );
         for envelope in [
             "From alice@example.org  Thu Aug 22 18:28:49 2002",
