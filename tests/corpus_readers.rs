@@ -71,7 +71,8 @@ fn message_tree_skips_hidden_and_survives_symlink_loops() {
 /// Regression: a folder of mail folders (`~/Mail` holding `inbox/{cur,new,tmp}`) was read
 /// file by file, so a maildir's `tmp/` (mail half delivered) and the index files a mail server
 /// keeps beside `cur/` (Dovecot's `dovecot.index`, `dovecot-uidlist`) were read as messages:
-/// binary junk and half messages trained as mail. A maildir in the tree is read as one.
+/// binary junk and half messages trained as mail. A maildir in the tree is read as one, also
+/// one without `new/`, and the server's files beside the maildirs are skipped too.
 #[test]
 fn a_maildir_inside_a_folder_is_read_as_a_maildir() {
     let t = TestDir::new();
@@ -87,6 +88,20 @@ fn a_maildir_inside_a_folder_is_read_as_a_maildir() {
     t.write("Mail/inbox/dovecot.index", b"\x00\x01binary index");
     t.write("Mail/inbox/dovecot-uidlist", b"3 V1 N1\n");
     t.write("Mail/loose.eml", &message("loose", "d"));
+    // Dovecot's files beside the maildirs (`LAYOUT=fs`) are no mail either.
+    t.write("Mail/subscriptions", b"INBOX\nJunk\n");
+    t.write("Mail/dovecot.list.index.log", b"\x01\x02\x03\x04");
+    t.write("Mail/dovecot-uidvalidity", b"5fd0a1b2\n");
+    // A maildir copied by a tool that drops empty directories (no `new/`) is still one: its
+    // `tmp/` is not read.
+    t.write(
+        "Mail/copied/cur/1700000003.M4.host:2,S",
+        &message("kept", "e"),
+    );
+    t.write(
+        "Mail/copied/tmp/1700000004.M5.host",
+        &message("partial", "f"),
+    );
     let dir = t.path().join("Mail");
     assert_eq!(
         MailboxFormat::detect(&dir).unwrap(),
@@ -97,6 +112,7 @@ fn a_maildir_inside_a_folder_is_read_as_a_maildir() {
     assert_eq!(
         paths_under(&dir, &msgs),
         [
+            "copied/cur/1700000003.M4.host:2,S",
             "inbox/new/1700000001.M1.host",
             "inbox/cur/1700000000.M2.host:2,S",
             "loose.eml"

@@ -5,22 +5,33 @@
 use super::CorpusError;
 use std::path::{Path, PathBuf};
 
-/// True if `dir` has both `cur/` and `new/` subdirectories.
+/// True if `dir` has two of the subdirectories `cur/`, `new/` and `tmp/`: a maildir, also one
+/// that lost an empty one (copied by a tool that drops empty directories, such as git), whose
+/// `tmp/` must still never be read as mail.
 pub fn is_maildir(dir: &Path) -> bool {
-    dir.join("cur").is_dir() && dir.join("new").is_dir()
+    let has = |sub: &str| dir.join(sub).is_dir();
+    [has("cur"), has("new"), has("tmp")]
+        .iter()
+        .filter(|&&h| h)
+        .count()
+        >= 2
 }
 
 /// The message files of a maildir: `new/` then `cur/`, each sorted by name, dotfiles skipped.
 /// Whatever is not a directory is listed (a link to a message is read as the message; reading
 /// a FIFO or a device reports it with its path, see [`super::read_file`]). A file that cannot
-/// be listed comes back as an `Err` item; a missing `cur/` or `new/` is an error for the
-/// whole maildir.
+/// be listed comes back as an `Err` item; a missing `cur/` or `new/` holds no mail, and one
+/// that cannot be listed is an error for the whole maildir.
 pub fn message_paths(dir: &Path) -> Result<Vec<Result<PathBuf, CorpusError>>, CorpusError> {
     let mut out = Vec::new();
     for sub in ["new", "cur"] {
         let sub = dir.join(sub);
         let mut names = Vec::new();
-        for entry in std::fs::read_dir(&sub).map_err(|e| CorpusError::io(&sub, e))? {
+        let entries = match std::fs::read_dir(&sub) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            entries => entries.map_err(|e| CorpusError::io(&sub, e))?,
+        };
+        for entry in entries {
             match entry {
                 Ok(entry) => {
                     let hidden = entry.file_name().as_encoded_bytes().starts_with(b".");

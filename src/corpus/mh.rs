@@ -3,8 +3,9 @@
 //! messages (files named `,N` or `#N`); symlinks are followed and a symlink loop is reported
 //! once as an error item instead of looping. A maildir inside the tree (a folder of mail
 //! folders, such as `~/Mail` holding `inbox/{cur,new,tmp}`) is read as a maildir: its `new/`
-//! and `cur/` alone, never its `tmp/` (deliveries in progress) nor the index files a mail
-//! server keeps beside them (Dovecot's `dovecot.index*`, `dovecot-uidlist`).
+//! and `cur/` alone, never its `tmp/` (deliveries in progress). The files a mail server keeps
+//! among mail folders are never read as mail either (see [`server_file`]: Dovecot's index
+//! files, uid lists and subscriptions, Courier's).
 
 use super::CorpusError;
 use super::maildir::{self, is_maildir};
@@ -25,7 +26,11 @@ pub fn message_paths(dir: &Path) -> Vec<Result<PathBuf, CorpusError>> {
     let mut out = Vec::new();
     while let Some(entry) = walker.next() {
         match entry {
-            Ok(e) if !e.file_type().is_dir() && !deleted(e.file_name()) => {
+            Ok(e)
+                if !e.file_type().is_dir()
+                    && !deleted(e.file_name())
+                    && !server_file(e.file_name()) =>
+            {
                 out.push(Ok(e.into_path()))
             }
             Ok(e) if e.depth() > 0 && e.file_type().is_dir() && is_maildir(e.path()) => {
@@ -65,6 +70,17 @@ fn mh_order(name: &std::ffi::OsStr) -> (bool, usize, &[u8], &[u8]) {
     } else {
         (true, 0, bytes, bytes)
     }
+}
+
+/// Whether a file is one a mail server keeps beside mail folders, not a message: Dovecot's
+/// (`dovecot.index*`, `dovecot.list.index*`, `dovecot-uidlist`, `dovecot-uidvalidity*`,
+/// `dovecot-keywords`, `subscriptions`) and Courier's or a quota's (`courierimap*`,
+/// `maildirfolder`, `maildirsize`). Read as mail, they taught the filter binary junk.
+fn server_file(name: &std::ffi::OsStr) -> bool {
+    let name = name.as_encoded_bytes();
+    name.starts_with(b"dovecot")
+        || name.starts_with(b"courierimap")
+        || matches!(name, b"maildirfolder" | b"maildirsize" | b"subscriptions")
 }
 
 /// Whether a file is one MH keeps of a deleted message: `rmm` renames message `N` to `,N`

@@ -2,7 +2,7 @@
 //! plus where they came from. Unreadable messages come out as `Err` items naming the path, so
 //! a caller can report and skip them; only a mailbox that cannot be opened at all is fatal.
 //!
-//! Formats: [`maildir`] (`cur/` + `new/`), [`mh`] (a directory tree of one-message files),
+//! Formats: [`maildir`] (two of `cur/`, `new/`, `tmp/`), [`mh`] (a directory tree of one-message files),
 //! [`mbox`] (mboxo / mboxrd, LF or CRLF) and [`trec`] (TREC spam-track index files). The format
 //! is detected from the path by [`MailboxFormat::detect`]. [`header_block`] finds where a
 //! message's header fields end and its body starts, for every reader of header fields.
@@ -160,7 +160,7 @@ pub struct Message {
 /// The mailbox formats spamsort reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MailboxFormat {
-    /// A directory with `cur/` and `new/` subdirectories.
+    /// A directory with two of the subdirectories `cur/`, `new/` and `tmp/`.
     Maildir,
     /// Any other directory: every regular, non-hidden file below it is one message.
     MessageTree,
