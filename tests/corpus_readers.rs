@@ -369,3 +369,49 @@ fn sample_corpus_reads_completely() {
     assert_eq!(corpus.count(Label::Ham), 100);
     assert!(corpus.messages.iter().all(|(m, _)| !m.bytes.is_empty()));
 }
+
+/// Regression: an mbox was read without its lock, so a message a delivery agent was still
+/// appending (holding the file's `fcntl` lock, as Postfix's local and procmail do) was learned
+/// cut off, and learned again whole the next time: one message counted twice. A reader now
+/// waits for the writer and reads the message whole.
+#[test]
+fn an_mbox_being_written_is_read_once_its_writer_is_done() {
+    use rustix::fs::{FlockOperation, fcntl_lock};
+    let t = TestDir::new();
+    let mbox = t.path().join("inbox");
+    let first = "From alice@example.org  Thu Aug 22 18:28:49 2002\nSubject: one\n\nfirst\n\n";
+    std::fs::write(&mbox, first).unwrap();
+    let model = t.path().join("m.spamsort");
+    // The writer: the lock, then half a message.
+    let mut writer = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&mbox)
+        .unwrap();
+    fcntl_lock(&writer, FlockOperation::LockExclusive).unwrap();
+    use std::io::Write;
+    writer
+        .write_all(b"From bob@example.org  Thu Aug 22 18:30:00 2002\nSubject: two\n\nhalf\n")
+        .unwrap();
+    let learn = move || {
+        std::process::Command::new(crate::util::spamsort_bin())
+            .args(["learn", "--spam", "--model"])
+            .arg(&model)
+            .arg(&mbox)
+            .output()
+            .unwrap()
+    };
+    let reader = std::thread::spawn(learn.clone());
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    writer.write_all(b"and the rest of it\n\n").unwrap();
+    drop(writer);
+    let out = reader.join().unwrap();
+    let text = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("learned 2 message(s)"), "{text}");
+    let again = learn();
+    let text = String::from_utf8_lossy(&again.stderr).into_owned();
+    assert!(
+        text.contains("learned 0 message(s) as spam, 2 already"),
+        "{text}"
+    );
+}

@@ -63,9 +63,12 @@ pub struct MboxReader<R> {
 }
 
 impl MboxReader<std::io::BufReader<std::fs::File>> {
-    /// Opens an mbox file (as mboxrd); anything but a regular file is refused.
+    /// Opens an mbox file (as mboxrd); anything but a regular file is refused. Waits (a
+    /// bounded time) for a program writing to it, and holds a shared lock on it while it is
+    /// read, as mail readers do (see [`super::mbox_lock`]).
     pub fn open(path: &Path) -> Result<Self, CorpusError> {
         let file = super::open_regular(path).map_err(|e| CorpusError::io(path, e))?;
+        super::mbox_lock::wait_for_writers(&file, path, super::mbox_lock::WRITER_WAIT)?;
         Ok(MboxReader::new(
             std::io::BufReader::new(file),
             path,

@@ -13,6 +13,7 @@ pub mod header_block;
 mod labeled;
 pub mod maildir;
 pub mod mbox;
+mod mbox_lock;
 pub mod mh;
 pub mod regular_file;
 pub mod trec;

@@ -1,0 +1,102 @@
+//! Reading an mbox under the locks its writers take. A delivery agent appending a message
+//! (Postfix's local(8), procmail, mutt) holds an `fcntl` write lock on the file and a dot-lock
+//! file beside it (`NAME.lock`); a reader that went on meanwhile would read the message half
+//! written, learn it cut off, and learn it whole as another message the next time.
+//! [`wait_for_writers`] takes a shared `fcntl` lock, which the reader keeps while it reads (so
+//! no writer starts meanwhile), once no fresh dot-lock is there: waiting a bounded time, never
+//! hanging on a lock a program left behind.
+
+use super::CorpusError;
+use rustix::fs::{FlockOperation, fcntl_lock};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
+
+/// How long a reader waits for a mailbox's writer (a delivery takes milliseconds).
+pub(crate) const WRITER_WAIT: Duration = Duration::from_secs(10);
+
+/// A dot-lock older than this is one a crashed program left behind, and is ignored (as
+/// mutt and procmail take over a stale one).
+const STALE_DOT_LOCK: Duration = Duration::from_secs(300);
+
+/// How often a waiting reader looks again.
+const POLL: Duration = Duration::from_millis(20);
+
+/// Waits, at most `wait`, until no writer holds the mailbox `file` (at `path`), and takes a
+/// shared `fcntl` lock on it, released when `file` is closed. A file system that cannot lock
+/// (`ENOLCK`, some network mounts) is read unlocked, as before. An error names the file when
+/// a writer still holds it after `wait`.
+pub(crate) fn wait_for_writers(
+    file: &std::fs::File,
+    path: &Path,
+    wait: Duration,
+) -> Result<(), CorpusError> {
+    let deadline = Instant::now() + wait;
+    let dot_lock = dot_lock_of(path);
+    loop {
+        // While the dot-lock is there, the shared lock is not taken: a writer holding the
+        // dot-lock may be waiting for its `fcntl` lock.
+        if !fresh(&dot_lock) {
+            match fcntl_lock(file, FlockOperation::NonBlockingLockShared) {
+                Ok(()) => return Ok(()),
+                Err(e) if e == rustix::io::Errno::AGAIN || e == rustix::io::Errno::ACCESS => {}
+                // No locking here: read as before.
+                Err(_) => return Ok(()),
+            }
+        }
+        if Instant::now() >= deadline {
+            let reason = format!(
+                "another program has held the mailbox locked for {} s (a delivery in \
+                 progress?); try again",
+                wait.as_secs_f64()
+            );
+            return Err(CorpusError::io(path, std::io::Error::other(reason)));
+        }
+        std::thread::sleep(POLL);
+    }
+}
+
+/// The dot-lock of the mailbox at `path`: its name with `.lock` added.
+fn dot_lock_of(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".lock");
+    PathBuf::from(name)
+}
+
+/// Whether the dot-lock at `path` exists and is not stale.
+fn fresh(path: &Path) -> bool {
+    let Ok(modified) = std::fs::symlink_metadata(path).and_then(|m| m.modified()) else {
+        return false;
+    };
+    SystemTime::now()
+        .duration_since(modified)
+        .map_or(true, |age| age < STALE_DOT_LOCK)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fresh dot-lock makes the reader wait, and give up with an error after the wait; a
+    /// stale one is ignored; with none the shared lock is taken at once.
+    #[test]
+    fn a_fresh_dot_lock_holds_the_reader_a_bounded_time_and_a_stale_one_is_ignored() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("inbox");
+        std::fs::write(&path, b"From a Mon Jan  1 00:00:00 2024\n\nx\n").unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        assert!(wait_for_writers(&file, &path, Duration::ZERO).is_ok());
+        let lock = dir.path().join("inbox.lock");
+        std::fs::write(&lock, b"").unwrap();
+        let err = wait_for_writers(&file, &path, Duration::from_millis(50)).unwrap_err();
+        let reason = std::error::Error::source(&err).unwrap().to_string();
+        assert!(reason.contains("held the mailbox locked"), "{reason}");
+        let old = SystemTime::now() - STALE_DOT_LOCK - Duration::from_secs(1);
+        std::fs::File::options()
+            .write(true)
+            .open(&lock)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        assert!(wait_for_writers(&file, &path, Duration::ZERO).is_ok());
+    }
+}
