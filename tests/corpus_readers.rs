@@ -415,3 +415,20 @@ fn an_mbox_being_written_is_read_once_its_writer_is_done() {
         "{text}"
     );
 }
+
+/// Regression: an MMDF mailbox (each message between lines of four ^A bytes) was read as one
+/// message, so all its messages were learned merged into one. It is refused, saying why.
+#[test]
+fn an_mmdf_mailbox_is_refused_not_read_as_one_message() {
+    let t = TestDir::new();
+    let mut mmdf = Vec::new();
+    for i in 0..3 {
+        mmdf.extend_from_slice(b"\x01\x01\x01\x01\n");
+        mmdf.extend_from_slice(&message(&format!("offer {i}"), "body"));
+        mmdf.extend_from_slice(b"\x01\x01\x01\x01\n");
+    }
+    let path = t.write("box.mmdf", &mmdf);
+    let err = MailboxFormat::detect(&path).unwrap_err();
+    assert!(matches!(err, CorpusError::Mmdf { .. }), "{err}");
+    assert!(Mailbox::open(&path).is_err());
+}

@@ -110,6 +110,14 @@ pub enum CorpusError {
         /// The path given.
         path: PathBuf,
     },
+    /// The file is an MMDF mailbox, which is not read (rather than taken for one message).
+    #[error(
+        "{path}: an MMDF mailbox (messages between lines of four ^A bytes), which spamsort does not read: convert it to mbox or maildir first"
+    )]
+    Mmdf {
+        /// The file.
+        path: PathBuf,
+    },
 }
 
 impl CorpusError {
@@ -195,6 +203,16 @@ impl MailboxFormat {
         // endings) would be read as one envelope line and nothing else, so it is one message.
         // A byte order mark and empty lines before it are framing (see `mbox`).
         let envelope = &head[mbox::leading_framing_len(&head)..];
+        // All its messages would be read as one: an MMDF file opens with its first
+        // message's delimiter line.
+        if [&b"\x01\x01\x01\x01\n"[..], b"\x01\x01\x01\x01\r\n"]
+            .iter()
+            .any(|delimiter| envelope.starts_with(delimiter))
+        {
+            return Err(CorpusError::Mmdf {
+                path: path.to_path_buf(),
+            });
+        }
         Ok(
             if envelope.starts_with(b"From ") && envelope.contains(&b'\n') {
                 MailboxFormat::Mbox
