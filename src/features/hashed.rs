@@ -41,6 +41,32 @@ pub fn hashed_token(id: FeatureId) -> String {
     bucket_token(HASHED_PREFIX, id.wrapping_sub(HASHED_BASE))
 }
 
+/// The length of the token of every bucket below [`HASHED_BUCKETS`]: the prefix and five hex
+/// digits.
+pub(crate) const HASHED_TOKEN_BYTES: usize = HASHED_PREFIX.len() + 5;
+
+/// The token of `bucket` (below [`HASHED_BUCKETS`]), `hashed_token(HASHED_BASE + bucket)`,
+/// as ASCII bytes in a fixed-size array: the tokenizer writes a message's few thousand of them
+/// into one buffer (a bucket at or past 16^5 would lose its high digits here; none is).
+pub(crate) fn hashed_token_bytes(bucket: u32) -> [u8; HASHED_TOKEN_BYTES] {
+    const _: () = assert!(HASHED_TOKEN_BYTES == 8, "a token fills one u64");
+    debug_assert!(bucket < HASHED_BUCKETS, "bucket {bucket}");
+    // All five digits at once, in the five low bytes of a u64 (a loop over a table of digits
+    // cost three times as much): nibble i of the bucket goes to byte i, and each byte n to
+    // '0' + n, plus ('a' - '0' - 10) where n > 9, which no byte carries out of.
+    let b = u64::from(bucket);
+    let nibbles = (b & 0xf)
+        | (b >> 4 & 0xf) << 8
+        | (b >> 8 & 0xf) << 16
+        | (b >> 12 & 0xf) << 24
+        | (b >> 16 & 0xf) << 32;
+    let over_9 = (nibbles + 0x06_0606_0606) >> 4 & 0x01_0101_0101;
+    let digits = nibbles + 0x30_3030_3030 + over_9 * u64::from(b'a' - b'0' - 10);
+    let mut token = digits.to_be_bytes();
+    token[..HASHED_PREFIX.len()].copy_from_slice(HASHED_PREFIX.as_bytes());
+    token
+}
+
 /// Appends [`hashed_token`]`(id)` to `out`.
 pub(crate) fn write_hashed_token(out: &mut String, id: FeatureId) {
     write_bucket_token(out, HASHED_PREFIX, id.wrapping_sub(HASHED_BASE));
@@ -166,6 +192,14 @@ mod tests {
         for id in ids {
             let want = format!("{HASHED_PREFIX}{:05x}", id.wrapping_sub(HASHED_BASE));
             assert_eq!(hashed_token(id), want);
+        }
+    }
+
+    #[test]
+    fn hashed_token_bytes_are_the_hashed_token() {
+        for bucket in 0..HASHED_BUCKETS {
+            let token = hashed_token_bytes(bucket);
+            assert_eq!(token.as_slice(), hashed_token(HASHED_BASE + bucket).as_bytes());
         }
     }
 

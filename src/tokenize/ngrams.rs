@@ -37,11 +37,21 @@ pub(crate) fn push_char_ngrams(sink: &mut Sink<'_>, text: &str) {
 }
 
 /// `b4:XXXXX` tokens (see [`crate::features::hashed`]), one per bucket of
-/// [`byte_ngram_buckets`], outside the token caps (see `Sink::push_uncapped`).
+/// [`byte_ngram_buckets`], outside the token caps (see `Sink::push_uncapped_fixed_width`).
 pub(crate) fn push_byte_ngrams(sink: &mut Sink<'_>, raw: &[u8], max_bytes: usize) {
-    for bucket in byte_ngram_buckets(raw, max_bytes) {
-        sink.push_uncapped(|text| hashed::write_hashed_token(text, hashed::HASHED_BASE + bucket));
+    // A message's few thousand tokens of the same length, written into one buffer and appended
+    // at once: token by token, growing the token list and appending each character, cost as
+    // much as all the message's other tokens.
+    let buckets = byte_ngram_buckets(raw, max_bytes);
+    let mut text = vec![0; buckets.len() * hashed::HASHED_TOKEN_BYTES];
+    for (token, &bucket) in text
+        .chunks_exact_mut(hashed::HASHED_TOKEN_BYTES)
+        .zip(&buckets)
+    {
+        token.copy_from_slice(&hashed::hashed_token_bytes(bucket));
     }
+    let text = String::from_utf8(text).expect("hashed tokens are ASCII");
+    sink.push_uncapped_fixed_width(&text, hashed::HASHED_TOKEN_BYTES);
 }
 
 /// The hash buckets of the byte 4-grams: FNV-1a hashes of every 4-byte window of the first

@@ -7,6 +7,7 @@
 //! `TOKEN_BYTES_PER_INPUT_BYTE * N + TOKEN_BYTES_BASE` bytes of tokens.
 
 use super::{TokenizerConfig, Tokens, ngrams};
+use crate::features::hashed;
 
 /// Token bytes allowed per byte of (capped) input. Ordinary mail yields about 1 to 3 (header
 /// prefixes, Chinese and Japanese character bigrams); with `word_bigrams` on, short words yield
@@ -57,10 +58,12 @@ impl<'c> Sink<'c> {
         // Room for what most messages yield, so the token list is not grown a dozen times
         // from nothing, but bounded: a block as large as a big message's tokens, reserved up
         // front, made the server exceed its address-space bound (tests/bounded_cost.rs)
-        // where growing did not.
+        // where growing did not. The hashed byte 4-grams come on top, first: at most one
+        // token of `HASHED_TOKEN_BYTES` per byte of their input, bounded by `byte_ngrams`.
+        let byte_ngrams = config.byte_ngrams.min(input_len);
         let tokens = Tokens::with_capacity(
-            input_len.min(RESERVED_TOKEN_BYTES),
-            (input_len / INPUT_BYTES_PER_TOKEN).min(RESERVED_TOKENS),
+            input_len.min(RESERVED_TOKEN_BYTES) + byte_ngrams * hashed::HASHED_TOKEN_BYTES,
+            (input_len / INPUT_BYTES_PER_TOKEN).min(RESERVED_TOKENS) + byte_ngrams,
         );
         Sink {
             config,
@@ -84,14 +87,15 @@ impl<'c> Sink<'c> {
         self.tokens.len() - self.uncapped >= self.config.max_tokens || self.bytes_left == 0
     }
 
-    /// Keeps the token `write` appends to the string it is given (see [`Tokens::push_with`])
-    /// outside the caps: for the hashed byte 4-grams, bounded by their own byte count
-    /// (`byte_ngrams`). Left out of the caps, they leave the other tokens the same with or
-    /// without them, so `train` may count them straight from the bytes instead (see
-    /// [`super::Tokenizer::byte_ngram_ids`]).
-    pub(crate) fn push_uncapped(&mut self, write: impl FnOnce(&mut String)) {
-        self.uncapped += 1;
-        self.tokens.push_with(write);
+    /// Keeps the tokens of `text`, each `width` bytes long (see
+    /// [`Tokens::push_fixed_width`]), outside the caps: for the hashed byte 4-grams, bounded by
+    /// their own byte count (`byte_ngrams`). Left out of the caps, they leave the other tokens
+    /// the same with or without them, so `train` may count them straight from the bytes
+    /// instead (see [`super::Tokenizer::byte_ngram_ids`]).
+    pub(crate) fn push_uncapped_fixed_width(&mut self, text: &str, width: usize) {
+        let before = self.tokens.len();
+        self.tokens.push_fixed_width(text, width);
+        self.uncapped += self.tokens.len() - before;
     }
 
     /// Charges `text` against the decoded-text budget and returns the part that fits.

@@ -91,6 +91,17 @@ impl Tokens {
         self.ends.push(self.text.len());
     }
 
+    /// Appends the tokens `text` holds one after another, each `width` bytes long: `text`'s
+    /// length must be a multiple of `width` (not 0), and every `width`-th byte a char
+    /// boundary (say, ASCII text).
+    pub(crate) fn push_fixed_width(&mut self, text: &str, width: usize) {
+        debug_assert!(width > 0 && text.len() % width == 0, "{} by {width}", text.len());
+        let start = self.text.len();
+        self.text.push_str(text);
+        self.ends
+            .extend((1..=text.len() / width).map(|i| start + i * width));
+    }
+
     /// Frees the room held beyond the tokens, for a list kept long.
     pub fn shrink_to_fit(&mut self) {
         self.text.shrink_to_fit();
