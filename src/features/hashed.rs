@@ -199,7 +199,10 @@ mod tests {
     fn hashed_token_bytes_are_the_hashed_token() {
         for bucket in 0..HASHED_BUCKETS {
             let token = hashed_token_bytes(bucket);
-            assert_eq!(token.as_slice(), hashed_token(HASHED_BASE + bucket).as_bytes());
+            assert_eq!(
+                token.as_slice(),
+                hashed_token(HASHED_BASE + bucket).as_bytes()
+            );
         }
     }
 

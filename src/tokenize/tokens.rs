@@ -95,7 +95,11 @@ impl Tokens {
     /// length must be a multiple of `width` (not 0), and every `width`-th byte a char
     /// boundary (say, ASCII text).
     pub(crate) fn push_fixed_width(&mut self, text: &str, width: usize) {
-        debug_assert!(width > 0 && text.len() % width == 0, "{} by {width}", text.len());
+        debug_assert!(
+            width > 0 && text.len().is_multiple_of(width),
+            "{} by {width}",
+            text.len()
+        );
         let start = self.text.len();
         self.text.push_str(text);
         self.ends
