@@ -110,7 +110,7 @@ fn dump_restore_round_trip_is_exact_after_learning_new_tokens() {
         "dump(restore(dump)) differs from dump"
     );
     let text = std::fs::read_to_string(&first).unwrap();
-    assert!(text.starts_with("spamsort-dump 2\n"));
+    assert!(text.starts_with("spamsort-dump 3\n"));
     assert!(text.contains("\"zorblax\""), "a learned token is listed");
 
     let (a, b) = (

@@ -3,10 +3,10 @@
 //! trip is exact: [`read_dump`] of [`write_dump`]'s text gives a filter equal to the one dumped,
 //! which saves to the same model file bytes.
 //!
-//! # Format (version 2)
+//! # Format (version 3)
 //! UTF-8 text, one record per line (`\n`), each line a keyword, one space, then its fields:
 //! ```text
-//! spamsort-dump 2
+//! spamsort-dump 3
 //! settings {"tokenizer":{..},"active":"MultinomialNb","thresholds":{..},"summary":{..},"trained_features":N,"max_model_bytes":N,"fusion":{..}}
 //! docs HAM SPAM CLOCK
 //! token DF_HAM DF_SPAM LAST_SEEN "TOKEN"
@@ -31,7 +31,8 @@
 //! - `learned`: the record of learned messages, oldest first: the digest (16 hex digits), the
 //!   label (`ham`/`spam`), `trained` (learned by `train`) or `learned`, and, once a prune has
 //!   dropped tokens since the message was learned, the number of tokens (from the first)
-//!   that can hold its counts (see `LearnedAs::kept_below`; a dump without it has none).
+//!   that can hold its counts (see `LearnedAs::kept_below`). A version 2 dump has none: each
+//!   of its messages is marked with the number of its `token` lines when it is read.
 //! - `end`: the number of `token`, `model` and `learned` lines, so a cut-off dump is refused.
 //!
 //! The sections come in this order. [`read_dump`] refuses anything else with the line number.
@@ -46,12 +47,18 @@ use serde::{Deserialize, Serialize};
 use std::io::{BufRead, Read, Write};
 
 /// The first line of every dump this version writes. Version 2: byte 4-grams hash into 2^17
-/// buckets. Version 1 dumps (2^18 buckets) are refused, all of them: their hashed weights
-/// would be read as other buckets.
-pub const HEADER: &str = "spamsort-dump 2";
+/// buckets. Version 3: a `learned` line may end with its mark (see `LearnedAs::kept_below`).
+/// Version 2 dumps are read too ([`HEADER_2`]); version 1 dumps (2^18 buckets) are refused,
+/// all of them: their hashed weights would be read as other buckets.
+pub const HEADER: &str = "spamsort-dump 3";
+
+/// The first line of a version 2 dump, which has no marks: a prune may have dropped tokens of
+/// the messages it lists since they were learned, so each is marked with the dump's tokens, as
+/// a model file of format 9 is read.
+const HEADER_2: &str = "spamsort-dump 2";
 
 /// The most bytes read of a dump's first line: its header, or something near it to name as
-/// not a version 2 dump (another version, CRLF line endings).
+/// not a dump this version reads (another version, CRLF line endings).
 const FIRST_LINE_MOST: u64 = 64;
 
 /// The longest line a dump may have before any `token` line: a `settings` line, or a `model`
@@ -173,6 +180,8 @@ pub fn read_dump(input: &mut impl BufRead) -> Result<SpamFilter, DumpError> {
     let mut tokens: Vec<(String, [u32; 2], u32)> = Vec::new();
     let mut models: Vec<TrainedModel> = Vec::new();
     let mut learned = LearnedMessages::default();
+    // A version 2 dump: its `learned` lines have no marks.
+    let mut unmarked = false;
     let mut at = None;
     let mut buf = String::new();
     let mut n = 0;
@@ -226,8 +235,11 @@ pub fn read_dump(input: &mut impl BufRead) -> Result<SpamFilter, DumpError> {
         }
         let fields: Vec<&str> = rest.split(' ').collect();
         match section {
+            Section::Header if line == HEADER_2 => unmarked = true,
             Section::Header if line != HEADER => {
-                return Err(err(format!("not a version 2 dump (expected {HEADER:?})")));
+                return Err(err(format!(
+                    "not a dump this spamsort reads (expected {HEADER:?}, or {HEADER_2:?})"
+                )));
             }
             Section::Header => {}
             Section::Settings => {
@@ -259,8 +271,13 @@ pub fn read_dump(input: &mut impl BufRead) -> Result<SpamFilter, DumpError> {
             }
             Section::Learned => {
                 let (digest, label, source, kept_below) = match fields[..] {
+                    [digest, label, source] if unmarked => {
+                        (digest, label, source, Some(Ok(tokens.len() as u32)))
+                    }
                     [digest, label, source] => (digest, label, source, None),
-                    [digest, label, source, k] => (digest, label, source, Some(count(k))),
+                    [digest, label, source, k] if !unmarked => {
+                        (digest, label, source, Some(count(k)))
+                    }
                     _ => {
                         return Err(err(
                             "expected: learned DIGEST LABEL trained|learned [KEPT_BELOW]".into(),
@@ -457,6 +474,36 @@ mod tests {
         assert_eq!(dump_of(&mut back.clone()), text);
     }
 
+    /// Regression: a version 2 dump (no marks) was restored as if no prune had dropped any
+    /// of its messages' tokens, so unlearning one after the restore took the counts newer
+    /// mail had given a token pruned since. Each entry is marked with the dump's tokens, as a
+    /// model file of format 9 is read; a mark in a version 2 dump is refused.
+    #[test]
+    fn a_version_2_dump_marks_every_message_with_its_tokens() {
+        let mut f = filter();
+        let text = dump_of(&mut f);
+        let version_2: String = text
+            .replacen(HEADER, HEADER_2, 1)
+            .lines()
+            .map(|l| match l.strip_prefix("learned ") {
+                Some(rest) => format!(
+                    "learned {}\n",
+                    rest.splitn(4, ' ').take(3).collect::<Vec<_>>().join(" ")
+                ),
+                None => format!("{l}\n"),
+            })
+            .collect();
+        assert!(!version_2.contains(" learned 0\n"), "{version_2}");
+        let back = read(&version_2).unwrap();
+        let tokens = Some(f.vocabulary.len() as u32);
+        assert!(back.learned.iter().all(|(_, how)| how.kept_below == tokens));
+        assert_eq!(back.learned.len(), f.learned.len());
+        let marked = version_2.replacen(" spam learned\n", " spam learned 0\n", 1);
+        assert!(
+            matches!(read(&marked), Err(DumpError::Line { reason, .. }) if reason.contains("expected"))
+        );
+    }
+
     #[test]
     fn endless_input_without_line_feeds_is_refused_after_a_bounded_read() {
         // Regression: a line was read whole, however long: `restore /dev/zero` (or a binary
@@ -496,7 +543,11 @@ mod tests {
             l.join("\n") + "\n"
         };
         let cases = [
-            (edit(0, "spamsort-dump 1"), 1, "not a version 2 dump"),
+            (
+                edit(0, "spamsort-dump 1"),
+                1,
+                "not a dump this spamsort reads",
+            ),
             (edit(token, "token 1 2"), token + 1, "expected: token"),
             (edit(token, "token 1 2 bare"), token + 1, "expected"),
             (edit(token, "tokens 1 2 \"x\""), token + 1, "unknown record"),
