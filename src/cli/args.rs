@@ -34,8 +34,11 @@ impl ModelArgs {
     /// The model path: flag or environment variable, then the config file, then the XDG data
     /// location.
     pub fn path(&self, config: &Config) -> anyhow::Result<PathBuf> {
-        if let Some(p) = self.model.as_ref().or(config.model.as_ref()) {
+        if let Some(p) = &self.model {
             return Ok(p.clone());
+        }
+        if let Some(p) = config.model_path()? {
+            return Ok(p);
         }
         let data = super::config::xdg_base("XDG_DATA_HOME", ".local/share").ok_or_else(|| {
             anyhow::anyhow!(

@@ -31,6 +31,9 @@ const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
 #[serde(deny_unknown_fields)]
 pub struct Config {
     pub model: Option<PathBuf>,
+    /// The config file that set `model` (for errors).
+    #[serde(skip)]
+    model_from: Option<PathBuf>,
     pub classifier: Option<String>,
     pub spam_threshold: Option<f64>,
     pub ham_threshold: Option<f64>,
@@ -98,7 +101,7 @@ impl Config {
                 let context = || format!("config file {}", path.display());
                 let text = String::from_utf8(bytes).with_context(context)?;
                 let config: Config = toml::from_str(&text).with_context(context)?;
-                config.relative_to(path)
+                Ok(config.relative_to(path))
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => {
                 Ok(Config::default())
@@ -107,51 +110,69 @@ impl Config {
         }
     }
 
-    /// This layer, read from the file at `path`, with its `model` path made absolute: `~/`
-    /// at its start is the home directory (`$HOME`, as a shell would read it; an error if
-    /// `HOME` is not an absolute path), and another relative path is taken as under that
-    /// file's directory: otherwise it would name a file under whatever directory a command
+    /// This layer, read from the file at `path`, with a relative `model` path taken as under
+    /// that file's directory: otherwise it would name a file under whatever directory a command
     /// runs in (procmail's, an MTA's), so `learn` would write a model that `filter` never
-    /// reads. An empty `model` is an error (it names no file).
-    fn relative_to(self, path: &Path) -> anyhow::Result<Config> {
-        self.relative_to_with(path, std::env::var_os("HOME"))
-    }
-
-    /// [`Config::relative_to`] with `home` for `$HOME`.
-    fn relative_to_with(
-        mut self,
-        path: &Path,
-        home: Option<std::ffi::OsString>,
-    ) -> anyhow::Result<Config> {
+    /// reads. One starting with `~` is left for [`Config::model_path`], as is an empty one:
+    /// they matter only if no flag or variable names the model.
+    fn relative_to(mut self, path: &Path) -> Config {
         let Some(model) = self.model.as_mut() else {
-            return Ok(self);
+            return self;
         };
-        if model.as_os_str().is_empty() {
-            anyhow::bail!("config file {}: `model` is empty", path.display());
-        }
-        if let Ok(rest) = model.strip_prefix("~") {
-            let home = home.map(PathBuf::from).filter(|h| h.is_absolute());
-            let Some(home) = home else {
-                anyhow::bail!(
-                    "config file {}: `model` starts with ~ but HOME is not set to an absolute path",
-                    path.display()
-                );
-            };
-            *model = home.join(rest);
-        } else if model.is_relative()
+        self.model_from = Some(path.to_path_buf());
+        if model.is_relative()
+            && !model.as_os_str().is_empty()
+            && !model.starts_with("~")
             && let Some(dir) = std::path::absolute(path)
                 .ok()
                 .and_then(|p| p.parent().map(Path::to_path_buf))
         {
             *model = dir.join(&*model);
         }
-        Ok(self)
+        self
+    }
+
+    /// The model file the config files name, if one does: `~` at its start is the home
+    /// directory (`$HOME`, as a shell reads it). An error names the config file that set it
+    /// when it is empty (it names no file) or starts with `~` and `HOME` is not an absolute
+    /// path.
+    pub fn model_path(&self) -> anyhow::Result<Option<PathBuf>> {
+        self.model_path_with(std::env::var_os("HOME"))
+    }
+
+    /// [`Config::model_path`] with `home` for `$HOME`.
+    fn model_path_with(&self, home: Option<std::ffi::OsString>) -> anyhow::Result<Option<PathBuf>> {
+        let Some(model) = &self.model else {
+            return Ok(None);
+        };
+        let file = || {
+            let from = self.model_from.as_deref().unwrap_or(Path::new("?"));
+            format!("config file {}", from.display())
+        };
+        if model.as_os_str().is_empty() {
+            anyhow::bail!("{}: `model` is empty", file());
+        }
+        let Ok(rest) = model.strip_prefix("~") else {
+            return Ok(Some(model.clone()));
+        };
+        match home.map(PathBuf::from).filter(|h| h.is_absolute()) {
+            Some(home) => Ok(Some(home.join(rest))),
+            None => anyhow::bail!(
+                "{}: `model` starts with ~ but HOME is not set to an absolute path",
+                file()
+            ),
+        }
     }
 
     /// This layer over `lower`: each key from here if set, else from there.
     fn over(self, lower: Config) -> Config {
+        let (model, model_from) = match self.model {
+            Some(model) => (Some(model), self.model_from),
+            None => (lower.model, lower.model_from),
+        };
         Config {
-            model: self.model.or(lower.model),
+            model,
+            model_from,
             classifier: self.classifier.or(lower.classifier),
             spam_threshold: self.spam_threshold.or(lower.spam_threshold),
             ham_threshold: self.ham_threshold.or(lower.ham_threshold),
@@ -175,8 +196,8 @@ mod tests {
         };
         let home = || Some(std::ffi::OsString::from("/home/me"));
         let read = |model, path| {
-            let config = config(model).relative_to_with(Path::new(path), home());
-            config.unwrap().model.unwrap()
+            let config = config(model).relative_to(Path::new(path));
+            config.model_path_with(home()).unwrap().unwrap()
         };
         assert_eq!(
             read("m.spamsort", "/etc/spamsort/config.toml"),
@@ -195,12 +216,20 @@ mod tests {
         assert_eq!(read("~me/m", "/etc/c.toml"), Path::new("/etc/~me/m"));
         let error = |model, home: Option<&str>| {
             let home = home.map(std::ffi::OsString::from);
-            let config = config(model).relative_to_with(Path::new("/etc/c.toml"), home);
-            config.unwrap_err().to_string()
+            let config = config(model).relative_to(Path::new("/etc/c.toml"));
+            config.model_path_with(home).unwrap_err().to_string()
         };
-        assert!(error("", Some("/h")).contains("`model` is empty"));
+        assert!(error("", Some("/h")).contains("/etc/c.toml: `model` is empty"));
         assert!(error("~/m", None).contains("HOME is not set"));
         assert!(error("~/m", Some("rel")).contains("HOME is not set"));
+        // Regression: those errors came when the config was read, so a flag or variable naming
+        // the model did not help (a filter run without HOME passed every message through).
+        let upper = config("/abs/m").relative_to(Path::new("/u.toml"));
+        let lower = config("~/m").relative_to(Path::new("/etc/c.toml"));
+        assert_eq!(
+            upper.over(lower).model_path_with(None).unwrap().unwrap(),
+            Path::new("/abs/m")
+        );
     }
 
     #[test]
