@@ -120,6 +120,22 @@ fn a_maildir_inside_a_folder_is_read_as_a_maildir() {
     );
 }
 
+/// A file named like a mail server's (`subscriptions`, `dovecot-...`) in a folder that holds
+/// no maildir is a message like any other (a plain folder of saved mail).
+#[test]
+fn files_named_like_a_servers_are_mail_in_a_plain_folder() {
+    let t = TestDir::new();
+    for name in ["subscriptions", "dovecot-announce.eml", "note.eml"] {
+        t.write(&format!("saved/{name}"), &message(name, "body"));
+    }
+    let (msgs, errs) = read_all(&t.path().join("saved"));
+    assert!(errs.is_empty(), "{errs:?}");
+    assert_eq!(
+        paths_under(&t.path().join("saved"), &msgs),
+        ["dovecot-announce.eml", "note.eml", "subscriptions"]
+    );
+}
+
 /// Regression: an MH folder's deleted messages (`rmm` renames message 3 to `,3`, or `#3` where
 /// the backup prefix is set so) were read as mail, so spam deleted from an inbox was trained
 /// as ham with it. Its `.mh_sequences` is hidden, so skipped already.

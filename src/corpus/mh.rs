@@ -4,7 +4,7 @@
 //! once as an error item instead of looping. A maildir inside the tree (a folder of mail
 //! folders, such as `~/Mail` holding `inbox/{cur,new,tmp}`) is read as a maildir: its `new/`
 //! and `cur/` alone, never its `tmp/` (deliveries in progress). The files a mail server keeps
-//! among mail folders are never read as mail either (see [`server_file`]: Dovecot's index
+//! beside such maildirs are never read as mail either (see [`server_file`]: Dovecot's index
 //! files, uid lists and subscriptions, Courier's).
 
 use super::CorpusError;
@@ -24,12 +24,13 @@ pub fn message_paths(dir: &Path) -> Vec<Result<PathBuf, CorpusError>> {
         .into_iter()
         .filter_entry(|e| e.depth() == 0 || !e.file_name().as_encoded_bytes().starts_with(b"."));
     let mut out = Vec::new();
+    let mut mail_stores = MailStores::default();
     while let Some(entry) = walker.next() {
         match entry {
             Ok(e)
                 if !e.file_type().is_dir()
                     && !deleted(e.file_name())
-                    && !server_file(e.file_name()) =>
+                    && !(server_file(e.file_name()) && mail_stores.holds(e.path())) =>
             {
                 out.push(Ok(e.into_path()))
             }
@@ -72,15 +73,39 @@ fn mh_order(name: &std::ffi::OsStr) -> (bool, usize, &[u8], &[u8]) {
     }
 }
 
-/// Whether a file is one a mail server keeps beside mail folders, not a message: Dovecot's
-/// (`dovecot.index*`, `dovecot.list.index*`, `dovecot-uidlist`, `dovecot-uidvalidity*`,
-/// `dovecot-keywords`, `subscriptions`) and Courier's or a quota's (`courierimap*`,
-/// `maildirfolder`, `maildirsize`). Read as mail, they taught the filter binary junk.
+/// Whether a file's name is one a mail server gives the files it keeps beside mail folders:
+/// Dovecot's (`dovecot.index*`, `dovecot.list.index*`, `dovecot-uidlist`,
+/// `dovecot-uidvalidity*`, `dovecot-keywords`, `subscriptions`) and Courier's or a quota's
+/// (`courierimap*`, `maildirfolder`, `maildirsize`). Such a file in a folder that holds a
+/// maildir (see [`MailStores`]) is no message: read as mail, they taught the filter binary
+/// junk.
 fn server_file(name: &std::ffi::OsStr) -> bool {
     let name = name.as_encoded_bytes();
     name.starts_with(b"dovecot")
         || name.starts_with(b"courierimap")
         || matches!(name, b"maildirfolder" | b"maildirsize" | b"subscriptions")
+}
+
+/// Which folders of a tree hold a maildir, where a mail server keeps its own files (a folder
+/// of mail folders, such as Dovecot's `~/Mail`): elsewhere a file named like one of them is a
+/// message like any other. Each folder is looked at once.
+#[derive(Default)]
+struct MailStores(std::collections::HashMap<PathBuf, bool>);
+
+impl MailStores {
+    /// Whether the folder holding the file at `path` holds a maildir.
+    fn holds(&mut self, path: &Path) -> bool {
+        let Some(folder) = path.parent() else {
+            return false;
+        };
+        *self.0.entry(folder.to_path_buf()).or_insert_with(|| {
+            std::fs::read_dir(folder).is_ok_and(|entries| {
+                entries
+                    .flatten()
+                    .any(|e| e.file_type().is_ok_and(|t| t.is_dir()) && is_maildir(&e.path()))
+            })
+        })
+    }
 }
 
 /// Whether a file is one MH keeps of a deleted message: `rmm` renames message `N` to `,N`
