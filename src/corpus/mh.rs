@@ -27,12 +27,12 @@ pub fn message_paths(dir: &Path) -> Vec<Result<PathBuf, CorpusError>> {
     let mut mail_stores = MailStores::default();
     while let Some(entry) = walker.next() {
         match entry {
-            Ok(e)
-                if !e.file_type().is_dir()
-                    && !deleted(e.file_name())
-                    && !(server_file(e.file_name()) && mail_stores.holds(e.path())) =>
-            {
-                out.push(Ok(e.into_path()))
+            Ok(e) if !e.file_type().is_dir() => {
+                let name = e.file_name();
+                let no_mail = deleted(name) || (server_file(name) && mail_stores.holds(e.path()));
+                if !no_mail {
+                    out.push(Ok(e.into_path()));
+                }
             }
             Ok(e) if e.depth() > 0 && e.file_type().is_dir() && is_maildir(e.path()) => {
                 walker.skip_current_dir();
