@@ -3,7 +3,7 @@
 use super::ExitStatus;
 use super::args::ModelArgs;
 use anyhow::Context;
-use spamsort::model_file::ModelFileError;
+use spamsort::model_file::{FORMAT_VERSION, ModelFileError, ModelFileReader, OLDEST_READ};
 use spamsort::{Label, SpamFilter};
 use std::io::Write;
 
@@ -47,7 +47,6 @@ pub fn run(args: InfoArgs) -> anyhow::Result<ExitStatus> {
         // A file of another version is still worth naming: say which version it is.
         Err(e @ ModelFileError::OtherVersion { found, .. }) => {
             writeln!(out, "model file:      {}", path.display())?;
-            use spamsort::model_file::{FORMAT_VERSION, OLDEST_READ};
             writeln!(
                 out,
                 "format version:  {found} (this spamsort reads {OLDEST_READ} to {FORMAT_VERSION})"
@@ -68,7 +67,7 @@ pub fn run(args: InfoArgs) -> anyhow::Result<ExitStatus> {
     let t = filter.thresholds();
     writeln!(out, "model file:      {}", path.display())?;
     // The file's own version (an older one the loader reads is rewritten at the next save).
-    let version = spamsort::model_file::ModelFileReader::open(&path)?.version();
+    let version = ModelFileReader::open(&path)?.version();
     writeln!(out, "format version:  {version}")?;
     writeln!(
         out,

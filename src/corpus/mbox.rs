@@ -1,11 +1,10 @@
 //! mbox: messages separated by `From ` lines. A `From ` line starts a new message when it opens
 //! the file, or when it follows an empty line (LF or CRLF), as every common writer emits it,
-//! and looks like an envelope line: a sender, then a date with a time of day and a year
-//! (`From alice@example.org  Thu Aug 22 18:28:49 2002`), as mutt and Dovecot check it; a body
-//! line that merely starts with `From ` (`From the desk of ...`, left unescaped by a writer
-//! or in a one-message file) is text. Body lines
-//! that writers escaped as `>From ` are unescaped: mboxrd removes one `>` from `>+From `, mboxo
-//! removes it from `>From ` only. The empty line that separates messages is framing and is
+//! and looks like an envelope line: a sender, then a date with a month, a time of day and a
+//! year (`From alice@example.org  Thu Aug 22 18:28:49 2002`), as mutt and Dovecot check it; a
+//! body line that merely starts with `From ` (`From the desk of ...`, left unescaped by a
+//! writer or in a one-message file) is text. Body lines that writers escaped as `>From ` are
+//! unescaped: mboxrd removes one `>` from `>+From `, mboxo removes it from `>From ` only. The empty line that separates messages is framing and is
 //! dropped; everything else, line endings included, is passed through as stored.
 //!
 //! mboxcl and mboxcl2 (Solaris mail, some older MUAs) give the body's length in a
@@ -231,9 +230,10 @@ pub(crate) fn leading_framing_len(head: &[u8]) -> usize {
 }
 
 /// Whether `line` (a whole line) looks like an envelope line: `From `, a sender (a quoted
-/// part may hold spaces), then a date that has a time of day (`18:28` or `18:28:49`) and a
-/// four-digit year, however the rest is written (ctime's `Thu Aug 22 18:28:49 2002`, with a
-/// zone, or RFC 5322's `Thu, 22 Aug 2002 18:28:49 +0000`).
+/// part may hold spaces), then a date that has a month's name (or its first three letters), a
+/// time of day (`18:28` or `18:28:49`) and a four-digit year, however the rest is written
+/// (ctime's `Thu Aug 22 18:28:49 2002`, with a zone, or RFC 5322's `Thu, 22 Aug 2002
+/// 18:28:49 +0000`).
 fn is_envelope(line: &[u8]) -> bool {
     let Some(rest) = line.strip_prefix(b"From ") else {
         return false;
@@ -262,12 +262,33 @@ fn is_envelope(line: &[u8]) -> bool {
             && matches!(rest.len(), 1 | 2)
             && rest.iter().all(|p| digits(p) && p.len() == 2)
     };
-    let (mut time, mut year) = (false, false);
+    const MONTHS: [&str; 12] = [
+        "january",
+        "february",
+        "march",
+        "april",
+        "may",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
+    ];
+    let is_month = |w: &[u8]| {
+        let w = w.to_ascii_lowercase();
+        MONTHS
+            .iter()
+            .any(|m| w == m.as_bytes() || w == m.as_bytes()[..3])
+    };
+    let (mut month, mut time, mut year) = (false, false, false);
     for word in words {
+        month |= is_month(word);
         time |= is_time(word);
         year |= word.len() == 4 && digits(word);
     }
-    time && year
+    month && time && year
 }
 
 fn is_blank(line: &[u8]) -> bool {
@@ -474,6 +495,7 @@ mod tests {
             "From here",
             "From 2002 on",
             "From 9:00 onwards",
+            "From 9:30 to 17:00 on weekdays, in 2025 and after.",
             "From  Thu Aug 22 18:28:49",
             "From \"unclosed Thu Aug 22 18:28:49 2002",
         ] {

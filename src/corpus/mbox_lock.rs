@@ -44,12 +44,10 @@ pub(crate) fn wait_for_writers(
             }
         }
         if Instant::now() >= deadline {
-            let reason = format!(
-                "another program has held the mailbox locked for {} s (a delivery in \
-                 progress?); try again",
-                wait.as_secs_f64()
-            );
-            return Err(CorpusError::io(path, std::io::Error::other(reason)));
+            return Err(CorpusError::Locked {
+                path: path.to_path_buf(),
+                waited: wait,
+            });
         }
         std::thread::sleep(POLL);
     }
@@ -62,14 +60,18 @@ fn dot_lock_of(path: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
-/// Whether the dot-lock at `path` exists and is not stale.
+/// Whether the dot-lock at `path` exists and is not stale: changed less than
+/// [`STALE_DOT_LOCK`] ago, or as far ahead (a clock set back, or a lock restored from a
+/// backup, is no writer at work).
 fn fresh(path: &Path) -> bool {
     let Ok(modified) = std::fs::symlink_metadata(path).and_then(|m| m.modified()) else {
         return false;
     };
-    SystemTime::now()
-        .duration_since(modified)
-        .map_or(true, |age| age < STALE_DOT_LOCK)
+    let age = match SystemTime::now().duration_since(modified) {
+        Ok(age) => age,
+        Err(ahead) => ahead.duration(),
+    };
+    age < STALE_DOT_LOCK
 }
 
 #[cfg(test)]
@@ -77,7 +79,8 @@ mod tests {
     use super::*;
 
     /// A fresh dot-lock makes the reader wait, and give up with an error after the wait; a
-    /// stale one is ignored; with none the shared lock is taken at once.
+    /// stale one (old, or dated far ahead) is ignored; with none the shared lock is taken at
+    /// once.
     #[test]
     fn a_fresh_dot_lock_holds_the_reader_a_bounded_time_and_a_stale_one_is_ignored() {
         let dir = tempfile::tempdir().unwrap();
@@ -88,14 +91,22 @@ mod tests {
         let lock = dir.path().join("inbox.lock");
         std::fs::write(&lock, b"").unwrap();
         let err = wait_for_writers(&file, &path, Duration::from_millis(50)).unwrap_err();
-        let reason = std::error::Error::source(&err).unwrap().to_string();
-        assert!(reason.contains("held the mailbox locked"), "{reason}");
+        assert!(matches!(err, CorpusError::Locked { .. }), "{err}");
+        assert!(err.to_string().contains("held the mailbox locked"), "{err}");
         let old = SystemTime::now() - STALE_DOT_LOCK - Duration::from_secs(1);
         std::fs::File::options()
             .write(true)
             .open(&lock)
             .unwrap()
             .set_modified(old)
+            .unwrap();
+        assert!(wait_for_writers(&file, &path, Duration::ZERO).is_ok());
+        let ahead = SystemTime::now() + STALE_DOT_LOCK + Duration::from_secs(60);
+        std::fs::File::options()
+            .write(true)
+            .open(&lock)
+            .unwrap()
+            .set_modified(ahead)
             .unwrap();
         assert!(wait_for_writers(&file, &path, Duration::ZERO).is_ok());
     }

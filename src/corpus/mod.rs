@@ -110,6 +110,17 @@ pub enum CorpusError {
         /// The path given.
         path: PathBuf,
     },
+    /// Another program held the mailbox locked (writing to it) for as long as a reader waits.
+    #[error(
+        "{path}: another program has held the mailbox locked for {seconds} s (a delivery in progress?); try again",
+        seconds = waited.as_secs_f64()
+    )]
+    Locked {
+        /// The mailbox.
+        path: PathBuf,
+        /// How long the reader waited.
+        waited: std::time::Duration,
+    },
     /// The file is an MMDF mailbox, which is not read (rather than taken for one message).
     #[error(
         "{path}: an MMDF mailbox (messages between lines of four ^A bytes), which spamsort does not read: convert it to mbox or maildir first"
