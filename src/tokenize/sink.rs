@@ -47,7 +47,7 @@ pub(crate) struct Sink<'c> {
     pub(crate) tokens: Tokens,
     text_left: usize,
     bytes_left: usize,
-    /// Tokens kept outside the caps (see [`Sink::push_uncapped`]).
+    /// Tokens kept outside the caps (see [`Sink::push_uncapped_fixed_width`]).
     uncapped: usize,
     pub(crate) truncated: bool,
 }
