@@ -23,8 +23,8 @@
 //! ONLY and DROP (comma-separated token kinds kept or dropped: b4, c4, osb, words), MIN_DF,
 //! FOLDS, NB_ALPHA, BNB_MAX_FEATURES, MNB_WEIGHTING, MNB_L2, COMPLEMENT, SVM_C, SVM_TOL and
 //! SVM_MAX_ITER (the exact solver's stopping rule), SVM_SQUARED, SVM_NB (the smoothing of
-//! the log-count-ratio scaling, 0 for none), SVM_FEATURES,
-//! SVM_EMPTY_FEATURES, LR_C, LR_TOL, LR_NB (as SVM_NB, for the online passes' fit), LR_FEATURES,
+//! the log-count-ratio scaling, 0 for none), SVM_FEATURES, SVM_FITTED_C (the cap on `learn`'s
+//! steps after a batch fit), SVM_EMPTY_FEATURES, LR_C, LR_TOL, LR_NB (as SVM_NB, for the online passes' fit), LR_FEATURES,
 //! LR_ONLINE_RATE, LR_EMPTY_FEATURES,
 //! LR_EMPTY_RATE (the EMPTY ones: models started from nothing, as online);
 //! LR_PASSES and SVM_PASSES (the batch fit by that many passes of the online update, 0: by the
@@ -33,7 +33,7 @@
 //! for unit length (MNB_L2 for the multinomial model) and `+b4` for the hashed byte 4-grams;
 //! the Naive Bayes scoring (`NbScoring`): NB_STRENGTH, NB_CAP, NB_MIN_WEIGHT, NB_MAX_TOKENS,
 //! NB_SCALE (sum|sqrt|mean); the fusion: FUSION_SQUASH (clip|log), FUSION_CLIP, FUSION_RATE,
-//! FUSION_C, FUSION_NORMALIZE; MODELS (nb: only the two Naive Bayes models); SPAM_THRESHOLD (the
+//! FUSION_FITTED_RATE (the step of `learn` after a batch fit), FUSION_C, FUSION_NORMALIZE; MODELS (nb: only the two Naive Bayes models); SPAM_THRESHOLD (the
 //! P(spam) the hm% and sm% columns cut at, default the library's). ONLINE=1 runs the
 //! TREC online protocol instead (`eval --online`), in a random order seeded by SEED (default
 //! 7), or in the order of the TREC index INDEX if given, and prints each model's learning curve
@@ -266,6 +266,7 @@ fn main() {
             },
             features: features("SVM_FEATURES", svm.features),
             nb_scale: nb_var("SVM_NB", svm.nb_scale),
+            fitted_c: var("SVM_FITTED_C", svm.fitted_c),
             empty_features: features("SVM_EMPTY_FEATURES", svm.empty_features),
             solver: match var("SVM_PASSES", usize::MAX) {
                 0 => SvmSolver::DualCoordinateDescent,
@@ -307,6 +308,7 @@ fn main() {
             clip: var("FUSION_CLIP", fusion.clip),
             normalize: flag("FUSION_NORMALIZE", fusion.normalize),
             online_rate: var("FUSION_RATE", fusion.online_rate),
+            fitted_rate: var("FUSION_FITTED_RATE", fusion.fitted_rate),
             c: var("FUSION_C", fusion.c),
         }),
     ];

@@ -404,8 +404,9 @@ impl LogisticRegression {
                 &mut self.function,
                 x.map(|(id, v)| (id, v * squared_scale_at(c, id as usize))),
                 step,
+                step,
             ),
-            None => grow_and_add(&mut self.function, x, step),
+            None => grow_and_add(&mut self.function, x, step, step),
         }
     }
 
