@@ -285,3 +285,34 @@ fn every_command_has_help_that_opens_with_its_description() {
         );
     }
 }
+
+/// Regression: asking a model file for a model it was not trained with was reported as a
+/// corrupt file ("retrain or restore it"), so a user could throw away what they had learned
+/// over a setting. It says which models the file holds.
+#[test]
+fn a_model_the_file_does_not_hold_is_named_with_those_it_holds() {
+    let t = TestDir::new();
+    let model = t.path().join("two.spamsort");
+    let (spam, ham) = (sample("spam"), sample("ham"));
+    spamsort()
+        .args(["train", "--models", "bernoulli-nb,linear-svm", "--spam"])
+        .arg(&spam)
+        .arg("--ham")
+        .arg(&ham)
+        .arg("--model")
+        .arg(&model)
+        .assert()
+        .success();
+    let message = sample_files().last().unwrap().clone();
+    for kind in ["fusion", "multinomial-nb"] {
+        let out = spamsort()
+            .args(["classify", "--classifier", kind, "--model"])
+            .arg(&model)
+            .arg(&message)
+            .assert()
+            .code(3);
+        let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+        let expected = format!("holds no {kind} model (it holds bernoulli-nb, linear-svm)");
+        assert!(err.contains(&expected) && !err.contains("corrupt"), "{err}");
+    }
+}

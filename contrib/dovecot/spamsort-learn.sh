@@ -15,10 +15,11 @@ set -eu
 
 # --- settings -----------------------------------------------------------------------------
 LEARN_WITH=spamc
-# spamc's connection to `spamsort serve`: -d HOST -p PORT, or -U SOCKET. -t bounds the wait.
-# -s: spamc sends nothing over this size (500 KB by default: exit 98, not learned); 10 MiB is
-# serve's own --max-size default.
-SPAMC_ARGS="-d 127.0.0.1 -p 783 -t 8 -s 10485760"
+# spamc's connection to `spamsort serve`: -d HOST -p PORT, or -U SOCKET (7830: the port of
+# contrib/spamsort-serve.service, whose ExecStart needs --allow-tell for this). -t bounds the
+# wait. -s: spamc sends nothing over this size (500 KB by default: exit 98, not learned);
+# 10 MiB is serve's own --max-size default.
+SPAMC_ARGS="-d 127.0.0.1 -p 7830 -t 8 -s 10485760"
 # Set to yes to pass the IMAP user name to spamc (-u USER), for a server with per-user models.
 SPAMC_PER_USER=no
 # For LEARN_WITH=spamsort: the binary and its model file.

@@ -127,6 +127,24 @@ pub(crate) fn read_learned(
     Ok(learned::from_saved(reader.read_owned(LEARNED_SECTION)?))
 }
 
+/// The error of asking the file at `path`, whose head is `head`, for a `kind` model it does
+/// not hold.
+pub(crate) fn no_such_model(path: &Path, kind: ModelKind, head: &Head) -> ModelFileError {
+    let fused = head.fusion.is_some().then_some(ModelKind::Fusion);
+    let held: Vec<&str> = head
+        .kinds
+        .iter()
+        .copied()
+        .chain(fused)
+        .map(ModelKind::name)
+        .collect();
+    ModelFileError::NoSuchModel {
+        path: path.to_path_buf(),
+        model: kind.name().to_owned(),
+        held: held.join(", "),
+    }
+}
+
 pub(crate) fn wrong_model(path: &Path) -> ModelFileError {
     ModelFileError::invalid(path, "a model section holds the wrong model")
 }
@@ -160,6 +178,15 @@ impl SpamFilter {
         let path = reader.path();
         let invalid = |reason: String| ModelFileError::invalid(path, reason);
         let head = Head::read(reader)?;
+        if let Some(kind) = only {
+            let held = match kind {
+                ModelKind::Fusion => head.fusion.is_some(),
+                kind => head.kinds.contains(&kind),
+            };
+            if !held {
+                return Err(no_such_model(path, kind, &head));
+            }
+        }
         let index: ScoreIndex = reader.read(SCORE_INDEX_SECTION)?;
         let table = Contents::read(&index, &reader.section_owned(SCORE_BLOCKS_SECTION)?)
             .map_err(invalid)?;

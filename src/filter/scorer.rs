@@ -85,7 +85,7 @@ impl ScorerFile {
         let file = ModelFileReader::open(path)?;
         let head = Head::read(&file)?;
         let kind = model.unwrap_or(head.active);
-        let missing = || ModelFileError::invalid(path, format!("it holds no {kind} model"));
+        let missing = || super::layout::no_such_model(path, kind, &head);
         let read = match (kind, &head.fusion) {
             (ModelKind::Fusion, Some(fusion)) => fusion.models().to_vec(),
             (ModelKind::Fusion, None) => return Err(missing()),

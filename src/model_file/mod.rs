@@ -192,6 +192,18 @@ pub enum ModelFileError {
         /// Bytes present.
         got: u64,
     },
+    /// The file is sound but holds no model of the kind asked for (a setting, not damage).
+    #[error(
+        "model file {path} holds no {model} model (it holds {held}): choose one of those with --classifier or `classifier` in the config file, or train with it"
+    )]
+    NoSuchModel {
+        /// The file.
+        path: PathBuf,
+        /// The model asked for.
+        model: String,
+        /// The models it holds, comma-separated.
+        held: String,
+    },
     /// Checksum mismatch, a bad directory, or contents that do not decode or validate.
     #[error("model file {path} is corrupt ({reason}): retrain or restore it")]
     Corrupt {
