@@ -101,11 +101,14 @@ fn draw_curves<'a, X: Ranged<ValueType = f64>>(
     curves: &[RocCurve],
     map: impl Fn(f64) -> f64,
 ) -> Result<(), String> {
+    // One colour per curve of the four models and fusion (the first five of the palette
+    // matplotlib calls tab10); more curves reuse them in turn.
     let colors = [
         RGBColor(31, 119, 180),
         RGBColor(255, 127, 14),
         RGBColor(44, 160, 44),
         RGBColor(214, 39, 40),
+        RGBColor(148, 103, 189),
     ];
     for (curve, &color) in curves.iter().zip(colors.iter().cycle()) {
         chart
