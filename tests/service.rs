@@ -38,6 +38,8 @@ fn next_notice(socket: &UnixDatagram) -> String {
 
 #[test]
 fn serve_notifies_ready_once_listening_and_stopping_on_sigterm() {
+    // Regression: the socket took the umask's mode, with no way to open it to the group that
+    // runs spamc (spamc then passed mail through unfiltered).
     let t = TestDir::new();
     let (notices, notify_path) = notify_socket(&t);
     let spamd_path = t.path().join("spamd.sock");
@@ -47,6 +49,7 @@ fn serve_notifies_ready_once_listening_and_stopping_on_sigterm() {
             .arg(trained_model())
             .arg("--socket")
             .arg(&spamd_path)
+            .args(["--socket-mode", "0660"])
             .env("NOTIFY_SOCKET", &notify_path)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -54,6 +57,11 @@ fn serve_notifies_ready_once_listening_and_stopping_on_sigterm() {
             .unwrap(),
     );
     assert_eq!(next_notice(&notices), "READY=1\n");
+    // The socket has the mode asked for (spamc run by the group can connect), whatever the
+    // umask left it.
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&spamd_path).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o660);
     // Ready means listening: a PING right after the notice is answered.
     let mut stream = UnixStream::connect(&spamd_path).expect("listening when READY=1 comes");
     stream.write_all(b"PING SPAMC/1.5\r\n\r\n").unwrap();

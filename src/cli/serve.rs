@@ -25,6 +25,10 @@ pub struct ServeArgs {
     /// Unix domain socket to listen on (spamc -U PATH).
     #[arg(long, value_name = "PATH")]
     socket: Option<PathBuf>,
+    /// Permission bits of the --socket file, in octal, as spamd's --socketmode (e.g. 0660 for
+    /// spamc run by the members of the server's group) [default: as the umask leaves them].
+    #[arg(long, value_name = "OCTAL", value_parser = socket_mode, requires = "socket")]
+    socket_mode: Option<u32>,
     #[command(flatten)]
     model: ModelArgs,
     #[command(flatten)]
@@ -110,6 +114,11 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitStatus> {
             max_spool: args.max_spool,
         },
     )?;
+    if let (Some(mode), Some(socket)) = (args.socket_mode, &args.socket) {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(socket, std::fs::Permissions::from_mode(mode))
+            .with_context(|| format!("setting the mode of {}", socket.display()))?;
+    }
     let (reload, stop) = (server.handle(), server.handle());
     run_with_signals(
         move || match reload.reload() {
@@ -135,4 +144,12 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitStatus> {
     .context("cannot serve")?;
     tracing::info!("stopped");
     Ok(ExitStatus::Success)
+}
+
+/// `--socket-mode`: permission bits in octal (a leading 0 optional), at most 0777.
+fn socket_mode(text: &str) -> Result<u32, String> {
+    u32::from_str_radix(text, 8)
+        .ok()
+        .filter(|&mode| mode <= 0o777)
+        .ok_or_else(|| format!("{text:?} is no octal mode from 0 to 0777"))
 }
