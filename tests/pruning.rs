@@ -231,7 +231,7 @@ fn info_shows_messages_tokens_size_times_and_version() {
     let size = file_size(&model);
     for needle in [
         format!("format version:  {}", spamsort::model_file::FORMAT_VERSION),
-        format!("file size:       {size} bytes (pruned past 33554432 bytes)"),
+        format!("file size:       {size} bytes (pruned when over 33554432 bytes)"),
         "messages:        104 spam, 100 ham".into(),
         "trained at:      20".into(),
         "last learned at: never".into(),

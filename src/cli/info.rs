@@ -71,7 +71,7 @@ pub fn run(args: InfoArgs) -> anyhow::Result<ExitStatus> {
     writeln!(out, "format version:  {version}")?;
     writeln!(
         out,
-        "file size:       {size} bytes (pruned past {} bytes)",
+        "file size:       {size} bytes (pruned when over {} bytes)",
         filter.max_model_bytes()
     )?;
     writeln!(
