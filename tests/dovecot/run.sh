@@ -224,7 +224,7 @@ round() { # MODE
     done
   fi
   sed -e "s|^LEARN_WITH=.*|LEARN_WITH=$mode|" \
-    -e "/^SPAMC_ARGS=/s|-p 783|-p $spamd_port|" \
+    -e "/^SPAMC_ARGS=/s|-p 7830|-p $spamd_port|" \
     -e "s|^SPAMSORT=.*|SPAMSORT=$tmp/spamsort|" \
     -e "s|^SPAMSORT_MODEL=.*|SPAMSORT_MODEL=$model|" \
     "$repo/contrib/dovecot/spamsort-learn.sh" >"$tmp/sieve-bin/spamsort-learn.sh"
