@@ -3,7 +3,8 @@
 //! file beside it (`NAME.lock`); a reader that went on meanwhile would read the message half
 //! written, learn it cut off, and learn it whole as another message the next time.
 //! [`wait_for_writers`] takes a shared `fcntl` lock, which the reader keeps while it reads (so
-//! no writer starts meanwhile), once no fresh dot-lock is there: waiting a bounded time, never
+//! no writer that takes the `fcntl` lock starts meanwhile; one that takes only a dot-lock or
+//! `flock` is not kept out), once no fresh dot-lock is there: waiting a bounded time, never
 //! hanging on a lock a program left behind.
 
 use super::CorpusError;
