@@ -4,8 +4,9 @@
 //! year (`From alice@example.org  Thu Aug 22 18:28:49 2002`), as mutt and Dovecot check it; a
 //! body line that merely starts with `From ` (`From the desk of ...`, left unescaped by a
 //! writer or in a one-message file) is text. Body lines that writers escaped as `>From ` are
-//! unescaped: mboxrd removes one `>` from `>+From `, mboxo removes it from `>From ` only. The empty line that separates messages is framing and is
-//! dropped; everything else, line endings included, is passed through as stored.
+//! unescaped: mboxrd removes one `>` from `>+From `, mboxo removes it from `>From ` only. The
+//! empty line that separates messages is framing and is dropped; everything else, line
+//! endings included, is passed through as stored.
 //!
 //! mboxcl and mboxcl2 (Solaris mail, some older MUAs) give the body's length in a
 //! `Content-Length:` field instead of escaping body lines, so a body line starting with `From `
@@ -277,10 +278,10 @@ fn is_envelope(line: &[u8]) -> bool {
         "december",
     ];
     let is_month = |w: &[u8]| {
-        let w = w.to_ascii_lowercase();
-        MONTHS
-            .iter()
-            .any(|m| w == m.as_bytes() || w == m.as_bytes()[..3])
+        MONTHS.iter().any(|m| {
+            let m = m.as_bytes();
+            w.eq_ignore_ascii_case(m) || w.eq_ignore_ascii_case(&m[..3])
+        })
     };
     let (mut month, mut time, mut year) = (false, false, false);
     for word in words {

@@ -94,21 +94,13 @@ mod tests {
         let err = wait_for_writers(&file, &path, Duration::from_millis(50)).unwrap_err();
         assert!(matches!(err, CorpusError::Locked { .. }), "{err}");
         assert!(err.to_string().contains("held the mailbox locked"), "{err}");
-        let old = SystemTime::now() - STALE_DOT_LOCK - Duration::from_secs(1);
-        std::fs::File::options()
-            .write(true)
-            .open(&lock)
-            .unwrap()
-            .set_modified(old)
-            .unwrap();
+        let dated = |when: SystemTime| {
+            let lock = std::fs::File::options().write(true).open(&lock).unwrap();
+            lock.set_modified(when).unwrap();
+        };
+        dated(SystemTime::now() - STALE_DOT_LOCK - Duration::from_secs(1));
         assert!(wait_for_writers(&file, &path, Duration::ZERO).is_ok());
-        let ahead = SystemTime::now() + STALE_DOT_LOCK + Duration::from_secs(60);
-        std::fs::File::options()
-            .write(true)
-            .open(&lock)
-            .unwrap()
-            .set_modified(ahead)
-            .unwrap();
+        dated(SystemTime::now() + STALE_DOT_LOCK + Duration::from_secs(60));
         assert!(wait_for_writers(&file, &path, Duration::ZERO).is_ok());
     }
 }

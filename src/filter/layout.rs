@@ -226,16 +226,8 @@ impl SpamFilter {
                 .map_err(invalid)?;
             models.push(model);
         }
-        let active = match only {
-            Some(kind) if models.is_empty() || (kind == ModelKind::Fusion && fusion.is_none()) => {
-                return Err(ModelFileError::invalid(
-                    path,
-                    format!("it holds no {kind} model"),
-                ));
-            }
-            Some(kind) => kind,
-            None => head.active,
-        };
+        // Held, as checked above: its models (for fusion, the ones it stacks) are read.
+        let active = only.unwrap_or(head.active);
         Ok(SpamFilter {
             tokenizer: head.tokenizer,
             vocabulary,

@@ -54,7 +54,8 @@
 //! - 2, the record of learned messages (`LearnedMessages`, see `crate::filter::learned`): a
 //!   sequence of (digest `u64`, label, learned-by-training `bool`, `Option<u32>`: once a
 //!   prune has dropped tokens since the message was learned, the ids its counts can still be
-//!   under), oldest first. (Version 9 had no `Option<u32>`: read as `None`.)
+//!   under), oldest first. (Version 9 had no `Option<u32>`: each of its entries is read as
+//!   marked with the number of tokens the file holds, see `crate::filter::layout`.)
 //! - 3, the score table's index (`crate::filter::score_table::ScoreIndex`): per model its
 //!   kind, calibration, `FeatureConfig`, bias, Naive Bayes scoring (`Option<NbScoring>`), the
 //!   columns of its weights and idf, and the lengths of its weight and idf arrays; the number
