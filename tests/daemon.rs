@@ -361,6 +361,50 @@ fn messages_delivered_while_it_runs_are_filed_once_as_classify_says() {
 }
 
 #[test]
+fn a_learn_beside_the_daemon_counts_from_the_next_message_without_a_reload() {
+    let t = TestDir::new();
+    let dirs = Maildirs::new(&t);
+    let model = crate::util::copy_of_trained_model(&t);
+    // A spam the model calls spam, and calls ham once it is relearned as ham.
+    let spam = crate::util::sample_class_files("spam")
+        .into_iter()
+        .find(|f| {
+            let bytes = std::fs::read(f).unwrap();
+            let mut filter = SpamFilter::load(&model).unwrap();
+            let before = filter.classify(&bytes).verdict;
+            filter.learn(&bytes, spamsort::Label::Ham).unwrap();
+            before == Verdict::Spam && filter.classify(&bytes).verdict == Verdict::Ham
+        })
+        .expect("a spam one correction turns to ham");
+    let bytes = std::fs::read(&spam).unwrap();
+    let log = t.path().join("log");
+    let mut daemon = start(&model, &dirs, &[], &log);
+    let filed_in = |dir: &Path, name: &str| {
+        ["new", "cur"]
+            .iter()
+            .flat_map(|s| files_in(&dir.join(s)))
+            .any(|f| f.file_name().unwrap().to_string_lossy().starts_with(name))
+    };
+    deliver(&dirs.inbox, "first", &bytes);
+    wait_until("the first copy filed", || filed_in(&dirs.spam, "first"));
+    crate::util::spamsort()
+        .args(["learn", "--ham", "--model"])
+        .arg(&model)
+        .arg(&spam)
+        .assert()
+        .success();
+    deliver(&dirs.inbox, "second", &bytes);
+    wait_until("the second copy filed", || {
+        filed_in(&dirs.spam, "second") || filed_in(&dirs.ham, "second")
+    });
+    stop(&mut daemon, &log);
+    assert!(
+        filed_in(&dirs.ham, "second"),
+        "the learn counted for the next message"
+    );
+}
+
+#[test]
 fn sigkill_at_random_moments_and_crashes_mid_move_lose_and_duplicate_nothing() {
     let t = TestDir::new();
     let dirs = Maildirs::new(&t);

@@ -357,7 +357,7 @@ fn unix_socket_and_shutdown() {
 }
 
 #[test]
-fn reload_picks_up_a_replaced_model() {
+fn the_server_follows_its_model_file_and_keeps_its_model_when_the_file_breaks() {
     let t = TestDir::new();
     let model = copy_of_trained_model(&t);
     let server = start(&model, ServerConfig::default());
@@ -367,26 +367,78 @@ fn reload_picks_up_a_replaced_model() {
         header(&headers, "Spam").unwrap().to_string()
     };
     let before = score(&server);
+    // `spamsort learn`, as a user runs it beside the server: appended to the file's journal.
+    crate::util::spamsort()
+        .args(["learn", "--spam", "--model"])
+        .arg(&model)
+        .arg(sample_files().last().unwrap())
+        .assert()
+        .success();
+    let learned = score(&server);
+    assert_ne!(learned, before, "a learn beside the server counts at once");
+    // A save that replaces the file (here: the learn undone, then relearned as ham).
     let mut filter = SpamFilter::load(&model).unwrap();
-    // A training ham relabeled as spam: unlearned as ham, learned as spam.
-    filter.learn(&ham, Label::Spam).unwrap();
+    filter.learn(&ham, Label::Ham).unwrap();
     filter
         .save(&spamsort::model_file::lock_for_update(&model).unwrap())
         .unwrap();
+    let relearned = score(&server);
+    assert_ne!(relearned, learned, "a replaced file counts at once");
+    server.handle.reload().unwrap();
+    assert_eq!(score(&server), relearned, "a reload reads the same state");
+    std::fs::write(&model, b"garbage").unwrap();
     assert_eq!(
         score(&server),
-        before,
-        "the model in use changes only on reload"
+        relearned,
+        "a file that cannot be read keeps the model in use"
     );
-    server.handle.reload().unwrap();
-    assert_ne!(score(&server), before);
-    std::fs::write(&model, b"garbage").unwrap();
     assert!(server.handle.reload().is_err());
-    assert_ne!(
-        score(&server),
-        before,
-        "a failed reload keeps the model in use"
+    assert_eq!(score(&server), relearned, "so does a failed reload");
+}
+
+#[test]
+fn a_shared_filter_reads_its_file_again_only_when_it_changed() {
+    let t = TestDir::new();
+    let model = copy_of_trained_model(&t);
+    let shared = SharedFilter::load(&model, Policy::default()).unwrap();
+    let first = shared.current();
+    assert!(Arc::ptr_eq(&first, &shared.current()), "nothing changed");
+    // Its own learn swaps in what it saved, with that state of the file: no read follows.
+    let message = b"Subject: offer\n\nwords zqownx and more\n";
+    shared.learn(message, Label::Spam).unwrap();
+    let own = shared.current();
+    assert!(!Arc::ptr_eq(&own, &first));
+    assert!(
+        Arc::ptr_eq(&own, &shared.current()),
+        "its own save is not read back"
     );
+    // Another learner's append to the journal is read.
+    let other = t.path().join("other.eml");
+    std::fs::write(&other, b"Subject: offer\n\nwords zqotherx and more\n").unwrap();
+    crate::util::spamsort()
+        .args(["learn", "--spam", "--model"])
+        .args([&model, &other])
+        .assert()
+        .success();
+    assert_eq!(
+        spamsort::filter::journal::pending(&model).unwrap().0,
+        1,
+        "appended"
+    );
+    let followed = shared.current();
+    assert_eq!(
+        followed.summary().messages[1],
+        own.summary().messages[1] + 1
+    );
+    assert!(Arc::ptr_eq(&followed, &shared.current()));
+    // A file gone keeps the filter in use, read again once it is back.
+    let aside = t.path().join("aside");
+    std::fs::rename(&model, &aside).unwrap();
+    assert!(Arc::ptr_eq(&followed, &shared.current()));
+    std::fs::rename(&aside, &model).unwrap();
+    let back = shared.current();
+    assert!(!Arc::ptr_eq(&back, &followed));
+    assert_eq!(back.summary(), followed.summary());
 }
 
 #[test]

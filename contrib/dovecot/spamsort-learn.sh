@@ -6,8 +6,8 @@
 #   LEARN_WITH=spamc     TELL through spamc to `spamsort serve --allow-tell` (the server writes
 #                        the model; the mail user needs no access to the model file).
 #   LEARN_WITH=spamsort  `spamsort learn` on the model file directly (the mail user, often
-#                        vmail, must be able to write the model file and its directory). A
-#                        running `serve` or `daemon` on that file sees it only once reloaded.
+#                        vmail, must be able to write the model file and its directory).
+#                        A running `serve` or `daemon` on that file reads it again.
 #
 # Dovecot runs this script as the mail user, with a clean environment, and gives it
 # sieve_pipe_exec_timeout (10 s by default) before it kills it. A failure is logged by Dovecot

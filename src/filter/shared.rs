@@ -1,9 +1,9 @@
 //! [`SharedFilter`]: the filter of one model file, shared by the threads of a long-running
 //! front end (the spamd server, the maildir daemon). Scoring threads take a cheap snapshot;
-//! reloading (on SIGHUP, after `train` or `learn` replaced the file) and learning swap in a new
-//! filter without stopping them. Every filter it holds answers as its [`Policy`] says (the
-//! model and thresholds chosen by the config file and flags, applied in memory; the file keeps
-//! its own).
+//! reloading (when the file changed on disk: `spamsort learn`, `train`, another learner; and
+//! on SIGHUP) and learning swap in a new filter without stopping them. Every filter it holds
+//! answers as its [`Policy`] says (the model and thresholds chosen by the config file and
+//! flags, applied in memory; the file keeps its own).
 
 use super::policy::Policy;
 use super::update::{self, IfMissing, Updated};
@@ -11,16 +11,17 @@ use super::{LearnOutcome, SpamFilter};
 use crate::corpus::file_id;
 use crate::error::{Error, Result};
 use crate::label::Label;
-use crate::model_file::{self, UpdateLock};
+use crate::model_file::{self, FileStamp, UpdateLock};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock, TryLockError};
 
 /// A model file's filter, replaceable while in use.
 #[derive(Debug)]
 pub struct SharedFilter {
     path: PathBuf,
     policy: Policy,
-    current: RwLock<Arc<SpamFilter>>,
+    /// The filter in use and the state of the file it was read from or saved as.
+    current: RwLock<(Arc<SpamFilter>, Option<FileStamp>)>,
     /// Held from reading the file to swapping in what was read (a reload, a learn's save), so
     /// swaps come in the order of the file's states: a reload that read the file before a
     /// learn saved it cannot swap its older filter in after the learn's.
@@ -31,11 +32,13 @@ impl SharedFilter {
     /// Loads the model file (every model: learning needs them all) and applies `policy` to
     /// it; fails if the file lacks the policy's model or its thresholds do not fit the file's.
     pub fn load(path: &Path, policy: Policy) -> Result<SharedFilter> {
+        // Stamped before it is read: a change in between is read again at the next message.
+        let stamp = FileStamp::of(path);
         let filter = Self::load_under(path, &policy)?;
         Ok(SharedFilter {
             path: path.to_path_buf(),
             policy,
-            current: RwLock::new(Arc::new(filter)),
+            current: RwLock::new((Arc::new(filter), stamp)),
             swapping: Mutex::new(()),
         })
     }
@@ -63,20 +66,69 @@ impl SharedFilter {
     }
 
     /// The filter as it is now, under the policy; later reloads and learning do not change it.
+    /// If the model file changed on disk since the filter in use was read or saved (a
+    /// `spamsort learn` appended to it, `train` or another learner replaced it), it is read
+    /// again first, so what they learned counts from the next message on. A file that cannot
+    /// be read then (damaged, gone, without the policy's model) leaves the filter in use, with
+    /// a warning, until it changes again. While another thread reloads or learns, this one
+    /// does not wait: it gets the filter in use.
     pub fn current(&self) -> Arc<SpamFilter> {
-        // A writer that panicked left a whole filter behind (swaps are one assignment).
+        self.follow_file();
+        self.in_use().0
+    }
+
+    /// The filter in use and the state of the file it came from.
+    fn in_use(&self) -> (Arc<SpamFilter>, Option<FileStamp>) {
+        // A writer that panicked left a whole pair behind (swaps are one assignment).
         self.current
             .read()
             .unwrap_or_else(|e| e.into_inner())
             .clone()
     }
 
+    /// Reads the model file again if it is no longer in the state the filter in use came from
+    /// (see [`SharedFilter::current`]): one `stat` when it is.
+    fn follow_file(&self) {
+        if FileStamp::of(&self.path) == self.in_use().1 {
+            return;
+        }
+        let _swapping = match self.swapping.try_lock() {
+            Ok(guard) => guard,
+            // It guards no data: a holder that panicked left nothing half done.
+            Err(TryLockError::Poisoned(e)) => e.into_inner(),
+            // A reload or a learn under way swaps in the newer state itself.
+            Err(TryLockError::WouldBlock) => return,
+        };
+        // Again, now that no swap can come in between: a learn may have saved this state.
+        let stamp = FileStamp::of(&self.path);
+        let (filter, in_use) = self.in_use();
+        if stamp == in_use {
+            return;
+        }
+        let path = self.path.display();
+        match Self::load_under(&self.path, &self.policy) {
+            Ok(loaded) => {
+                tracing::info!("{path}: the model file changed on disk and was read again");
+                self.swap(loaded, stamp);
+            }
+            Err(e) => {
+                tracing::warn!(
+                    "{path}: the model file changed on disk but cannot be read, keeping the \
+                     model in use: {e}"
+                );
+                // Not read again until it changes again.
+                self.swap_arc(filter, stamp);
+            }
+        }
+    }
+
     /// Loads the model file again. On failure (the policy's model gone from it included) the
     /// filter in use stays.
     pub fn reload(&self) -> Result<()> {
         let _swapping = self.swapping();
+        let stamp = FileStamp::of(&self.path);
         let filter = Self::load_under(&self.path, &self.policy)?;
-        self.swap(filter);
+        self.swap(filter, stamp);
         Ok(())
     }
 
@@ -108,8 +160,8 @@ impl SharedFilter {
     fn learn_under(&self, lock: UpdateLock, raw: &[u8], label: Label) -> Result<LearnOutcome> {
         // The policy's own marks (a subject tag) are not part of the message.
         let raw = self.policy.headers.unmarked(raw);
-        let updated = update::learn(lock, IfMissing::Fail, &raw, label)?;
-        Ok(self.swap_in(updated))
+        let updated = update::learn(&lock, IfMissing::Fail, &raw, label)?;
+        Ok(self.swap_in(updated, &lock))
     }
 
     /// Forgets one message learned before (see [`SpamFilter::unlearn`]) and saves the model
@@ -118,8 +170,8 @@ impl SharedFilter {
         let raw = self.policy.headers.unmarked(raw);
         let _swapping = self.swapping();
         let lock = model_file::lock_for_update(&self.path)?;
-        let updated = update::unlearn(lock, IfMissing::Fail, &raw)?;
-        Ok(self.swap_in(updated))
+        let updated = update::unlearn(&lock, IfMissing::Fail, &raw)?;
+        Ok(self.swap_in(updated, &lock))
     }
 
     /// Learns one message once, as [`SharedFilter::learn`] does, into another model file
@@ -139,7 +191,7 @@ impl SharedFilter {
         };
         let if_missing = base.as_ref().map_or(IfMissing::Fail, IfMissing::StartFrom);
         let lock = model_file::lock_for_update(path)?;
-        Ok(update::learn(lock, if_missing, &raw, label)?.answer)
+        Ok(update::learn(&lock, if_missing, &raw, label)?.answer)
     }
 
     /// Forgets one message learned before in another model file `path`, as
@@ -154,7 +206,7 @@ impl SharedFilter {
         }
         let raw = self.policy.headers.unmarked(raw);
         let lock = model_file::lock_for_update(path)?;
-        Ok(update::unlearn(lock, IfMissing::Fail, &raw)?.answer)
+        Ok(update::unlearn(&lock, IfMissing::Fail, &raw)?.answer)
     }
 
     /// True if `path` names the file this filter was loaded from (the same file, whatever the
@@ -169,21 +221,28 @@ impl SharedFilter {
         self.swapping.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Swaps in the filter an update saved (a missing file was an error), if it saved one.
-    fn swap_in<T>(&self, updated: Updated<T>) -> T {
+    /// Swaps in the filter an update under `lock` saved (a missing file was an error), if it
+    /// saved one, with the state of the file it saved (the lock still keeps other writers out).
+    fn swap_in<T>(&self, updated: Updated<T>, lock: &UpdateLock) -> T {
         if let Some(mut filter) = updated.saved {
             // It learned in memory: refreshed, as at load.
             filter.refresh();
             // The saved file has the same models, so the policy applied at load fits it; if it
             // somehow does not, the filter in use stays until a reload says why.
             if self.policy.apply(&mut filter).is_ok() {
-                self.swap(filter);
+                self.swap(filter, FileStamp::of(lock.model_path()));
             }
         }
         updated.answer
     }
 
-    fn swap(&self, filter: SpamFilter) {
-        *self.current.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(filter);
+    /// Puts `filter`, read from or saved as the file's state `stamp`, in use.
+    fn swap(&self, filter: SpamFilter, stamp: Option<FileStamp>) {
+        self.swap_arc(Arc::new(filter), stamp);
+    }
+
+    /// [`SharedFilter::swap`] of a filter already shared (the one in use, kept).
+    fn swap_arc(&self, filter: Arc<SpamFilter>, stamp: Option<FileStamp>) {
+        *self.current.write().unwrap_or_else(|e| e.into_inner()) = (filter, stamp);
     }
 }

@@ -70,7 +70,7 @@ pub fn update<T>(
     change: impl FnOnce(&mut SpamFilter) -> Result<(T, bool)>,
 ) -> Result<Updated<T>> {
     update_under(
-        model_file::lock_for_update_with(path, waiting)?,
+        &model_file::lock_for_update_with(path, waiting)?,
         if_missing,
         change,
     )
@@ -79,7 +79,7 @@ pub fn update<T>(
 /// [`update`] of the model file whose update lock `lock` is (taken by the caller, as it
 /// chose: waiting, or [`model_file::try_lock_for_update`]).
 pub fn update_under<T>(
-    lock: UpdateLock,
+    lock: &UpdateLock,
     if_missing: IfMissing<'_>,
     change: impl FnOnce(&mut SpamFilter) -> Result<(T, bool)>,
 ) -> Result<Updated<T>> {
@@ -99,7 +99,7 @@ pub fn update_under<T>(
     };
     let (answer, changed) = change(&mut filter)?;
     let saved = if changed || created {
-        filter.save(&lock)?;
+        filter.save(lock)?;
         Some(filter)
     } else {
         None
@@ -115,7 +115,7 @@ pub fn update_under<T>(
 /// [`update_under`]: saved only if it changed the filter (a message already learned with this
 /// label saves nothing) or the file was just created.
 pub fn learn(
-    lock: UpdateLock,
+    lock: &UpdateLock,
     if_missing: IfMissing<'_>,
     raw: &[u8],
     label: Label,
@@ -130,7 +130,7 @@ pub fn learn(
 /// `lock` through [`update_under`]; the answer is the label it was learned as, `None` (and no
 /// save unless the file was just created) if it was not learned.
 pub fn unlearn(
-    lock: UpdateLock,
+    lock: &UpdateLock,
     if_missing: IfMissing<'_>,
     raw: &[u8],
 ) -> Result<Updated<Option<Label>>> {

@@ -102,10 +102,12 @@
 
 mod journal;
 pub(crate) mod packed;
+mod stamp;
 
 pub use journal::{Journal, MAX_RECORD, encode_record, record_len};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+pub use stamp::FileStamp;
 use std::io::{Read, Write};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
