@@ -547,6 +547,70 @@ fn moving_a_message_out_of_spam_teaches_the_model() {
 }
 
 #[test]
+fn an_unread_message_moved_out_of_junk_into_dovecots_inbox_is_learned_and_kept() {
+    // Dovecot puts an unread message moved to INBOX in its new/, where the daemon sorts new
+    // mail: it was sorted back into Junk and not learned.
+    let t = TestDir::new();
+    let dirs = Maildirs::inbox_as_ham(&t, "plain");
+    let model = copy_of_trained_model(&t);
+    let before = SpamFilter::load(&model).unwrap();
+    let spam = std::fs::read(&sample_files()[0]).unwrap();
+    assert_eq!(before.classify(&spam).verdict, Verdict::Spam);
+    let log = t.path().join("log");
+    let mut daemon = start(&model, &dirs, &["--learn-from-moves"], &log);
+    let junk_new = dirs.spam.join("new");
+    deliver(&dirs.inbox, "1.spam.test", &spam);
+    wait_until("the spam filed in Junk", || {
+        junk_new.join("1.spam.test").exists()
+    });
+    // The same bytes delivered again while the first copy is in Junk: new mail, not learned.
+    deliver(&dirs.inbox, "2.spam.test", &spam);
+    wait_until("the second copy filed in Junk", || {
+        junk_new.join("2.spam.test").exists()
+    });
+    // Both moved back to INBOX unread, as Dovecot's MOVE does: the first renamed, the second
+    // linked, then deleted from Junk a moment later.
+    let inbox_new = dirs.inbox.join("new");
+    std::fs::rename(junk_new.join("1.spam.test"), inbox_new.join("3.moved.test")).unwrap();
+    std::fs::hard_link(
+        junk_new.join("2.spam.test"),
+        inbox_new.join("4.linked.test"),
+    )
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    std::fs::remove_file(junk_new.join("2.spam.test")).unwrap();
+    let said = |what: &str| std::fs::read_to_string(&log).unwrap().contains(what);
+    wait_until("both kept in the inbox", || {
+        said("3.moved.test kept in") && said("4.linked.test kept in")
+    });
+    stop(&mut daemon, &log);
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        text.contains("learned 3.moved.test as ham (moved out of the spam folder by the user)"),
+        "{text}"
+    );
+    assert_eq!(files_in(&junk_new), Vec::<PathBuf>::new());
+    assert_eq!(std::fs::read(inbox_new.join("3.moved.test")).unwrap(), spam);
+    assert_eq!(
+        std::fs::read(inbox_new.join("4.linked.test")).unwrap(),
+        spam
+    );
+    // A training spam relabeled once (the second copy is the same message, learned once).
+    let after = SpamFilter::load(&model).unwrap();
+    assert_eq!(
+        after.summary().messages,
+        [
+            before.summary().messages[0] + 1,
+            before.summary().messages[1] - 1
+        ]
+    );
+    // Not sorted again after a restart: on the record of ham kept in the inbox.
+    let mut daemon = start(&model, &dirs, &["--learn-from-moves"], &log);
+    stop(&mut daemon, &log);
+    assert_eq!(files_in(&junk_new), Vec::<PathBuf>::new());
+}
+
+#[test]
 fn moving_a_message_over_64_mib_into_spam_learns_its_head() {
     // Regression: the daemon files a message over the 64 MiB it reads as ham, unclassified,
     // but then refused to learn it when the user moved it into the spam folder.

@@ -36,7 +36,7 @@ use crate::corpus::MAX_MESSAGE_BYTES;
 use crate::error::ErrorChain;
 use crate::filter::Classification;
 use crate::filter::shared::SharedFilter;
-use crate::label::Verdict;
+use crate::label::{Label, Verdict};
 use deliver::{Move, Source, file_batch};
 use kept::KeptRecord;
 use layout::Layout;
@@ -164,6 +164,14 @@ pub struct Daemon {
     /// The messages of the inbox's `new/` that could not be filed the last time they were
     /// tried (see [`Waiting`]), by name.
     waiting: std::collections::HashMap<OsString, Waiting>,
+    /// Inbox messages that were also in the spam folder at the last scan, by name, with when
+    /// first seen so: each waits up to [`MOVE_SETTLES`] for the spam folder's copy to go (a
+    /// move out of it) before it is sorted as mail delivered again (see
+    /// [`Daemon::taken_out_of_spam`]).
+    in_spam_too: std::collections::HashMap<OsString, Instant>,
+    /// Inbox messages found to be moved out of the spam folder by the user whose learning as
+    /// ham waits for the model file's update lock, by name: kept, not sorted, meanwhile.
+    out_of_spam: HashSet<OsString>,
     /// What was said about the files left in the inbox's `new/`.
     notices: Notices,
     /// Why the inbox's `new/` could not be read at the last pass, as said (once).
@@ -246,6 +254,8 @@ impl Daemon {
             learning_failed: None,
             unread: None,
             waiting: std::collections::HashMap::new(),
+            in_spam_too: std::collections::HashMap::new(),
+            out_of_spam: HashSet::new(),
             notices: Notices::default(),
             inbox_trouble: None,
         })
@@ -396,6 +406,10 @@ impl Daemon {
         let tried: HashSet<&OsStr> = names.iter().map(OsString::as_os_str).collect();
         self.waiting
             .retain(|name, _| tried.contains(name.as_os_str()));
+        self.in_spam_too
+            .retain(|name, _| tried.contains(name.as_os_str()));
+        self.out_of_spam
+            .retain(|name| tried.contains(name.as_os_str()));
         drop(tried);
         // A message whose filing failed waits its turn (see `Waiting`) before it is tried again,
         // whatever woke this pass (putting it back into new/ wakes the next one).
@@ -472,12 +486,15 @@ impl Daemon {
         let mut sorted = Vec::with_capacity(planned.len());
         let mut moves = Vec::with_capacity(planned.len());
         for p in &planned {
-            // New mail is never taken for a correction, even when the same bytes were filed as
-            // spam before: a spam delivered twice must not be learned as ham. (A message the
-            // user moves back lands in the inbox's cur/, which the tracker watches.)
-            let (place, target) = match &p.verdict {
-                Err(_) => (Place::Ham, &self.config.ham),
-                Ok(c) => match c.verdict {
+            let out_of_spam = self.taken_out_of_spam(p);
+            let taken_back = matches!(out_of_spam, OutOfSpam::Yes);
+            let (place, target) = match (out_of_spam, &p.verdict) {
+                (OutOfSpam::NotYet, _) => {
+                    self.again_soon = true;
+                    continue;
+                }
+                (OutOfSpam::Yes, _) | (OutOfSpam::No, Err(_)) => (Place::Ham, &self.config.ham),
+                (OutOfSpam::No, Ok(c)) => match c.verdict {
                     Verdict::Spam => (Place::Spam, &self.config.spam),
                     Verdict::Ham => (Place::Ham, &self.config.ham),
                     Verdict::Unsure => match &self.config.unsure {
@@ -487,11 +504,12 @@ impl Daemon {
                 },
             };
             if place == Place::Ham && self.layout.ham_is_inbox {
-                sorted.push((p, place, None));
+                sorted.push((p, place, None, taken_back));
                 continue;
             }
             let content = match (&p.verdict, &p.bytes) {
-                (Ok(c), Some(b)) if self.config.add_headers => {
+                // One the user took back is filed as it is: its verdict was overruled.
+                (Ok(c), Some(b)) if self.config.add_headers && !taken_back => {
                     match self.filter.policy().headers.mark(b, c, thresholds) {
                         Ok(marked) => Some(marked),
                         Err(why) => {
@@ -509,7 +527,7 @@ impl Daemon {
                 }
                 _ => None,
             };
-            sorted.push((p, place, Some(moves.len())));
+            sorted.push((p, place, Some(moves.len()), taken_back));
             moves.push(Move {
                 source: p.source.clone(),
                 name: p.name.clone(),
@@ -539,7 +557,7 @@ impl Daemon {
             );
         }
         let mut count = 0;
-        for (p, place, index) in sorted {
+        for (p, place, index, taken_back) in sorted {
             let (result, folder) = match index {
                 Some(i) => (
                     results[i].take().expect("one result per move"),
@@ -580,6 +598,10 @@ impl Daemon {
                 }
             }
             match (&p.verdict, result) {
+                (_, Ok(_)) if taken_back => {
+                    count += 1;
+                    tracing::info!("ham (moved out of the spam folder) {name} {how} {folder}");
+                }
                 (Ok(c), Ok(_)) => {
                     count += 1;
                     tracing::info!(
@@ -623,6 +645,56 @@ impl Daemon {
             }
         }
         count
+    }
+
+    /// Whether the inbox message `p` is one the user moved out of the spam folder (with
+    /// `--learn-from-moves` only): Dovecot puts an unread message moved back to INBOX in its
+    /// `new/`, where the daemon sorts new mail. It is when the tracker's last scans found the
+    /// same message gone from the spam folder ([`MoveTracker::left_spam`]): it is then learned
+    /// as ham and filed as ham (kept, where the inbox is the ham folder), not sorted back into
+    /// the spam folder. One whose copy is still in the spam folder waits up to
+    /// [`MOVE_SETTLES`] for it to go (a move may copy before it deletes); after that it is the
+    /// same message delivered twice, sorted as new mail and never learned.
+    fn taken_out_of_spam(&mut self, p: &Planned) -> OutOfSpam {
+        let (Some(tracker), Some(bytes)) = (&mut self.tracker, &p.bytes) else {
+            return OutOfSpam::No;
+        };
+        let fp = tracker.fingerprint(bytes);
+        // Every copy: the same message moved back twice is learned once.
+        if self.out_of_spam.contains(&p.name) || tracker.left_spam(fp) {
+            self.in_spam_too.remove(&p.name);
+            let name = Shown(&p.name);
+            match self.filter.try_learn(bytes, Label::Ham) {
+                Ok(None) => {
+                    tracing::debug!("{name}: moved out of spam, learned once the model is free");
+                    self.out_of_spam.insert(p.name.clone());
+                    return OutOfSpam::NotYet;
+                }
+                Ok(Some(_)) => {
+                    tracing::info!(
+                        "learned {name} as ham (moved out of the spam folder by the user)"
+                    )
+                }
+                Err(e) => tracing::error!(
+                    "{name} was moved out of the spam folder by the user, but learning it as \
+                     ham failed: {}",
+                    ErrorChain(&e)
+                ),
+            }
+            self.out_of_spam.remove(&p.name);
+            return OutOfSpam::Yes;
+        }
+        if tracker.in_spam(fp) {
+            let since = *self
+                .in_spam_too
+                .entry(p.name.clone())
+                .or_insert_with(Instant::now);
+            if since.elapsed() < MOVE_SETTLES {
+                return OutOfSpam::NotYet;
+            }
+        }
+        self.in_spam_too.remove(&p.name);
+        OutOfSpam::No
     }
 
     /// Learns from messages the user moved into or out of the spam folder, until stopped.
@@ -742,6 +814,22 @@ fn next_batch(names: &[OsString], inbox_new: &Path, marked_copies: bool) -> Vec<
         bounds.push(bound);
     }
     bounds
+}
+
+/// How long an inbox message whose copy is in the spam folder waits for that copy to go, as
+/// a move out of the spam folder that copies before it deletes leaves it for a moment (see
+/// [`Daemon::taken_out_of_spam`]).
+const MOVE_SETTLES: Duration = Duration::from_secs(2);
+
+/// Whether an inbox message is one the user moved out of the spam folder.
+enum OutOfSpam {
+    /// It is (learned as ham, or learning it failed and was said): filed as ham.
+    Yes,
+    /// It is not: sorted as new mail.
+    No,
+    /// Not known yet (its copy in the spam folder may still go), or its learning waits for the
+    /// model file: left in place for the next pass.
+    NotYet,
 }
 
 /// An inbox message, read and judged, or why not this pass.

@@ -1,9 +1,13 @@
 //! Learning from the user's corrections, as dovecot-antispam does for other filters: a message
 //! that turns up in the spam folder from anywhere else is learned as spam; one the daemon (or
 //! the user) had in the spam folder that turns up in the ham folder or the inbox's `cur/` is
-//! learned as ham. (The inbox's `new/` is new mail, which is sorted, never learned.) Messages are recognized by their content (spamsort's own header fields set aside),
-//! since mail programs rename files when they move them; renames within a folder (read flags,
-//! `new/` to `cur/`) are not moves.
+//! learned as ham. The inbox's `new/` is new mail, which the daemon sorts; one there that a
+//! scan found gone from the spam folder a moment before ([`MoveTracker::left_spam`]) is the
+//! user's move out of it (an unread message moved back to Dovecot's INBOX lands in `new/`),
+//! which the daemon learns as ham and keeps (see `Daemon::taken_out_of_spam`). Messages are
+//! recognized by their content (spamsort's own header fields set aside), since mail programs
+//! rename files when they move them; renames within a folder (read flags, `new/` to `cur/`)
+//! are not moves.
 
 use crate::corpus::MAX_MESSAGE_BYTES;
 use crate::filter::policy::HeaderStyle;
@@ -11,6 +15,7 @@ use crate::label::Label;
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasher, Hasher};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 /// A folder the tracker watches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,6 +38,12 @@ const UNREAD: u64 = 0;
 /// [`MoveTracker::huge_fingerprint`]): enough to tell messages apart by their header fields.
 const HUGE_HEAD_BYTES: u64 = 1024 * 1024;
 
+/// How long a message gone from the spam folder (and from every other watched folder) is
+/// taken for one the user moved out of it when it turns up in the inbox's `new/`. A move shows
+/// both within a pass or two (a second apart); past this, the same bytes in `new/` are mail
+/// delivered again, sorted as new.
+pub const LEFT_SPAM_FOR: Duration = Duration::from_secs(60);
+
 /// Where each message was last seen.
 #[derive(Debug)]
 pub struct MoveTracker {
@@ -45,6 +56,9 @@ pub struct MoveTracker {
     /// only files present at the last scan (or in a directory it could not read, or filed
     /// since).
     known: HashMap<PathBuf, u64>,
+    /// Messages that were in the spam folder and that a scan found in no watched folder, with
+    /// when: for [`LEFT_SPAM_FOR`] only (so bounded by what leaves the folder in that time).
+    left_spam: HashMap<u64, Instant>,
     /// Corrections found and not yet learned, oldest first: at most one per message (a later
     /// move replaces it), and only of messages in a watched folder at the last scan.
     pending: VecDeque<Correction>,
@@ -86,6 +100,7 @@ impl MoveTracker {
             dirs,
             place_of: HashMap::new(),
             known: HashMap::new(),
+            left_spam: HashMap::new(),
             pending: VecDeque::new(),
             style,
             unread_at_start: std::collections::HashSet::new(),
@@ -250,9 +265,32 @@ impl MoveTracker {
             present.contains(p) || p.parent().is_some_and(|d| unread.iter().any(|u| u == d))
         });
         let live: std::collections::HashSet<u64> = self.known.values().copied().collect();
+        let now = Instant::now();
+        self.left_spam
+            .retain(|_, at| now.duration_since(*at) < LEFT_SPAM_FOR);
+        for (fp, place) in &self.place_of {
+            if *place == Place::Spam && !live.contains(fp) {
+                self.left_spam.insert(*fp, now);
+            }
+        }
         self.place_of.retain(|fp, _| live.contains(fp));
         self.pending.retain(|c| live.contains(&c.fingerprint));
         again
+    }
+
+    /// True if the message of fingerprint `fp` was in the spam folder and a scan less than
+    /// [`LEFT_SPAM_FOR`] ago found it in no watched folder: moved out of the spam folder by the
+    /// user if it is now in the inbox's `new/`.
+    pub fn left_spam(&self, fp: u64) -> bool {
+        self.left_spam
+            .get(&fp)
+            .is_some_and(|at| at.elapsed() < LEFT_SPAM_FOR)
+    }
+
+    /// True if the message of fingerprint `fp` was in the spam folder at the last scan (or was
+    /// filed there since).
+    pub fn in_spam(&self, fp: u64) -> bool {
+        self.place_of.get(&fp) == Some(&Place::Spam)
     }
 
     /// The oldest correction not yet learned, with the path its message had at the last scan
