@@ -24,9 +24,9 @@
 //! FOLDS, NB_ALPHA, BNB_MAX_FEATURES, MNB_WEIGHTING, MNB_L2, COMPLEMENT, SVM_C, SVM_TOL and
 //! SVM_MAX_ITER (the exact solver's stopping rule), SVM_SQUARED, SVM_NB (the smoothing of
 //! the log-count-ratio scaling, 0 for none), SVM_FEATURES, SVM_FITTED_C (the cap on `learn`'s
-//! steps after a batch fit), SVM_EMPTY_FEATURES, LR_C, LR_TOL, LR_NB (as SVM_NB, for the online passes' fit), LR_FEATURES,
-//! LR_ONLINE_RATE, LR_EMPTY_FEATURES,
-//! LR_EMPTY_RATE (the EMPTY ones: models started from nothing, as online);
+//! steps after a batch fit), SVM_EMPTY_FEATURES, LR_C, LR_TOL, LR_NB (as SVM_NB, for the
+//! online passes' fit), LR_FEATURES, LR_ONLINE_RATE, LR_FITTED_RATE (the step of `learn` after
+//! the online passes' fit), LR_EMPTY_FEATURES, LR_EMPTY_RATE (the EMPTY ones: models started from nothing, as online);
 //! LR_PASSES and SVM_PASSES (the batch fit by that many passes of the online update, 0: by the
 //! exact solver), LR_PASS_RATE (the step of logistic regression's passes);
 //! a *_FEATURES or MNB_WEIGHTING value is a weighting (binary|counts|logtf|tfidf), then `-l2`
@@ -281,6 +281,7 @@ fn main() {
             tol: var("LR_TOL", lr.tol),
             features: features("LR_FEATURES", lr.features),
             online_rate: var("LR_ONLINE_RATE", lr.online_rate),
+            fitted_rate: var("LR_FITTED_RATE", lr.fitted_rate),
             empty_features: features("LR_EMPTY_FEATURES", lr.empty_features),
             empty_rate: var("LR_EMPTY_RATE", lr.empty_rate),
             solver: match (var("LR_PASSES", usize::MAX), lr.solver) {
