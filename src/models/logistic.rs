@@ -79,22 +79,12 @@ pub struct LogisticRegressionParams {
     pub online_rate: f64,
     /// Step size of online updates (`learn`) after a batch fit by [`LogisticSolver::OnlinePasses`]
     /// (default 0.001, a quarter of the passes' step). The fit's steps on a column are times its
-    /// squared scale (see `nb_scale`), which is about 0 for the words and 4-grams spam and ham
-    /// share; a later step, unscaled, moves the weights of all the message's inputs (up to 2,048
-    /// byte 4-grams, and its words) alike, so at the passes' own step it shifted every message
-    /// sharing its common 4-grams. Trained on half the SpamAssassin corpus (even-numbered files of
-    /// each class, the odd ones held out; `learn` of one held-out ham the model called unsure, then
-    /// of ten held-out spam fusion let through): at 0.004 logistic regression caught 848 of the 948
-    /// held-out spam after the one ham (872 before) and called 115 of the 2,075 ham unsure after
-    /// the ten spam (8 before); at 0.002, 860 and 43; at 0.001, 866 and 24; at 0.0005, 867 and 14.
-    /// The ham's P(spam) went from 0.957 to 0.201, 0.702, 0.878 and 0.926, and of the ten spam 9,
-    /// 8, 3 and 1 were caught after (1 before). Going through the held-out half in chunks of 200
-    /// (three seeded orders), each classified and then the messages it got wrong or called unsure
-    /// learned (what a user who corrects it does), it made 88, 95 and 109 such errors at 0.004 (in
-    /// the first order as many as learning nothing), 67, 75 and 84 at 0.002, 66, 68 and 77 at 0.001
-    /// and 68, 67 and 72 at 0.0005. Stepping on the fit's squared scales (which the model would
-    /// keep: about 0.8 MB more on this 4 MB file) did no better there (73 at its step 0.001, 82 at
-    /// 0.002), nor did a step divided by the row's squared norm.
+    /// squared scale (see `nb_scale`), about 0 for the words and 4-grams spam and ham share; a
+    /// later step, unscaled, moves all of the message's inputs alike, so at the passes' own step
+    /// one correction shifted every message sharing its common 4-grams (docs/measurements.md,
+    /// "Learning after a batch fit": of 948 held-out spam caught 872, then 848 after one learned
+    /// ham at 0.004, 866 at 0.001; fewest errors by a user who corrects every mistake at 0.001
+    /// and 0.0005, whose steps barely move the messages learned).
     // Settings written before there was a choice went on with the passes' step.
     #[serde(default = "fitted_rate")]
     pub fitted_rate: f64,
