@@ -944,3 +944,60 @@ fn tells_of_new_users_past_the_cap_on_user_model_files_are_refused_and_make_noth
     assert_eq!(split(&answer).0, "SPAMD/1.5 0 EX_OK");
     assert_eq!(std::fs::read_dir(&users).unwrap().count(), 6);
 }
+
+#[test]
+fn a_users_model_answers_as_a_server_of_that_model_would() {
+    // A user's file is read only where the message's tokens fall (as the pipe filter reads
+    // it), its journal applied; the answers must be those of the file loaded whole.
+    let t = TestDir::new();
+    let shared = copy_of_trained_model(&t);
+    let users = t.path().join("users");
+    std::fs::create_dir(&users).unwrap();
+    let alice = users.join("alice.spamsort");
+    std::fs::copy(&shared, &alice).unwrap();
+    let files = sample_files();
+    // Saved whole once (a relabel), then two learns appended to its journal.
+    let mut filter = SpamFilter::load(&alice).unwrap();
+    filter
+        .learn(&std::fs::read(&files[1]).unwrap(), Label::Ham)
+        .unwrap();
+    filter
+        .save(&spamsort::model_file::lock_for_update(&alice).unwrap())
+        .unwrap();
+    // New messages: a relabel would save whole (unlearning compacts the journal).
+    for (i, class) in ["--ham", "--spam"].into_iter().enumerate() {
+        let mut message = std::fs::read(&files[i]).unwrap();
+        message.extend_from_slice(format!("\nzqnew{i} words\n").as_bytes());
+        let file = t.path().join(format!("new{i}.eml"));
+        std::fs::write(&file, message).unwrap();
+        crate::util::spamsort()
+            .args(["learn", class, "--model"])
+            .args([&alice, &file])
+            .assert()
+            .success();
+    }
+    assert_eq!(spamsort::filter::journal::pending(&alice).unwrap().0, 2);
+    let config = ServerConfig {
+        user_models: Some(
+            spamsort::spamd::UserModels::new(users.join("%u.spamsort").to_str().unwrap()).unwrap(),
+        ),
+        ..ServerConfig::default()
+    };
+    let served = start(&shared, config);
+    let own = start(&alice, ServerConfig::default());
+    let mut differ = 0;
+    for file in files.iter().step_by(7).chain([&files[0], &files[1]]) {
+        let message = std::fs::read(file).unwrap();
+        for command in ["CHECK", "SYMBOLS", "REPORT", "PROCESS"] {
+            let by_user = exchange(&served, &request(command, "User: alice\r\n", &message));
+            assert_eq!(
+                by_user,
+                exchange(&own, &request(command, "", &message)),
+                "{command} {}",
+                file.display()
+            );
+            differ += usize::from(by_user != exchange(&served, &request(command, "", &message)));
+        }
+    }
+    assert!(differ > 0, "the user's model is not the shared one");
+}

@@ -9,11 +9,12 @@ use super::protocol::{
 };
 use super::server::ServerConfig;
 use super::users::UserModels;
-use crate::SpamFilter;
 use crate::filter::policy::score;
+use crate::filter::scorer::ScorerFile;
 use crate::filter::shared::SharedFilter;
 use crate::filter::stamp::header_block_len;
-use crate::label::{Label, Verdict};
+use crate::filter::{Classification, Explanation};
+use crate::label::{Label, Thresholds, Verdict};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -45,9 +46,19 @@ impl Context {
         })
     }
 
-    /// The filter that classifies for a user's model file `user` (its own once it exists,
-    /// else the shared one).
-    fn filter(&self, user: Option<&Path>) -> Result<Arc<SpamFilter>, ProtocolError> {
+    /// The classification of `message` with the model of `user` (the user's file once it
+    /// exists, else the shared one), with its explanation if `explain` (the commands that list
+    /// tokens), and the thresholds it was judged by. A user's file is read as the pipe filter
+    /// reads it (see [`ScorerFile`]): only the blocks of the score table the message's tokens
+    /// fall in, the journal applied to them, so a request holds no more of it than the message
+    /// needs (a whole load cost each request some 14 ms on a model of the SpamAssassin corpus).
+    /// The scores are those of the file loaded whole.
+    fn judge(
+        &self,
+        user: Option<&Path>,
+        message: &[u8],
+        explain: bool,
+    ) -> Result<(Classification, Option<Explanation>, Thresholds), ProtocolError> {
         match user {
             Some(path) if path.exists() => {
                 // A user's model answers under the server's policy, as the shared one does.
@@ -55,14 +66,30 @@ impl Context {
                     status: Status::Unavailable,
                     message: crate::error::ErrorChain(&e).to_string(),
                 };
-                let mut filter = SpamFilter::load(path).map_err(|e| unavailable(e.into()))?;
-                self.filter
-                    .policy()
-                    .apply(&mut filter)
-                    .map_err(unavailable)?;
-                Ok(Arc::new(filter))
+                let policy = self.filter.policy();
+                let file = ScorerFile::open(path, policy.classifier())
+                    .map_err(|e| unavailable(e.into()))?;
+                let scorer = policy.scorer(&file).map_err(unavailable)?;
+                let (c, explanation) = if explain {
+                    let e = scorer.explain(message).map_err(|e| unavailable(e.into()))?;
+                    (e.classification, Some(e))
+                } else {
+                    let c = scorer
+                        .classify(message)
+                        .map_err(|e| unavailable(e.into()))?;
+                    (c, None)
+                };
+                Ok((c, explanation, scorer.thresholds()))
             }
-            _ => Ok(self.filter.current()),
+            _ => {
+                let filter = self.filter.current();
+                let explanation = explain.then(|| filter.explain(message, None)).flatten();
+                let c = match &explanation {
+                    Some(e) => e.classification,
+                    None => filter.classify(message),
+                };
+                Ok((c, explanation, filter.thresholds()))
+            }
         }
     }
 
@@ -218,16 +245,11 @@ fn classify(
     context: &Context,
     user: Option<&Path>,
 ) -> Result<String, ProtocolError> {
-    let filter = context.filter(user)?;
-    let thresholds = filter.thresholds();
-    let explanation = match command {
-        Command::Symbols | Command::Report | Command::ReportIfSpam => filter.explain(message, None),
-        _ => None,
-    };
-    let c = match &explanation {
-        Some(e) => e.classification,
-        None => filter.classify(message),
-    };
+    let explain = matches!(
+        command,
+        Command::Symbols | Command::Report | Command::ReportIfSpam
+    );
+    let (c, explanation, thresholds) = context.judge(user, message, explain)?;
     let score = score(&c, thresholds.spam());
     let is_spam = c.verdict == Verdict::Spam;
     let style = &context.filter.policy().headers;
