@@ -178,6 +178,12 @@ impl LabeledMailArgs {
             return Ok(ModelKind::WITH_FUSION.to_vec());
         }
         let kinds = self.models.clone();
+        // A model named twice was fitted and reported twice: `eval` merged both into one row
+        // with every fold twice (its spread taken over the copies, the online header's counts
+        // doubled), `train` stored it twice, and fusion stacked a model with itself.
+        if let Some(twice) = (kinds.iter()).find(|k| kinds.iter().filter(|o| o == k).count() > 1) {
+            anyhow::bail!("--models: {twice} is named more than once; name each model once");
+        }
         if kinds.contains(&ModelKind::Fusion) {
             let others = kinds.iter().filter(|&&k| k != ModelKind::Fusion).count();
             anyhow::ensure!(

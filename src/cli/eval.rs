@@ -58,8 +58,15 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitStatus> {
     if let Some(roc) = &args.roc {
         let inputs = args.mail.spam.iter().chain(&args.mail.ham);
         refuse_roc_in(roc, inputs.chain(args.online.iter().flatten()))?;
-        // Refused now rather than after the whole run (`write_whole` refuses it again).
-        super::output::replaceable(roc).with_context(|| format!("--roc {}", roc.display()))?;
+        // Refused now rather than after the whole run (`write_whole` refuses it again), and so
+        // is a folder the chart cannot be written into (missing, read-only): found only when
+        // the chart was written, it threw away a whole run's report.
+        let target =
+            super::output::replaceable(roc).with_context(|| format!("--roc {}", roc.display()))?;
+        let dir = target.parent().filter(|d| !d.as_os_str().is_empty());
+        tempfile::NamedTempFile::new_in(dir.unwrap_or(".".as_ref())).with_context(|| {
+            format!("--roc {}: cannot write a file in its folder", roc.display())
+        })?;
     }
     let models: Vec<ModelParams> = kinds.iter().map(|&k| ModelParams::default_for(k)).collect();
     let tokenizer = TokenizerConfig::default();

@@ -6,7 +6,10 @@ use crate::label::Label;
 
 pub use crate::models::auc::auc;
 
-/// Confusion counts at a threshold: a message is called spam when its P(spam) >= threshold.
+/// Confusion counts at a threshold: a message is called spam when its P(spam) is above the
+/// threshold. At the threshold it is not: at 0.5 that is a coin toss (a model that has learned
+/// no spam yet, or a message with no known token), which `classify` calls unsure, and unsure
+/// mail is delivered (as `../shared/bench/metrics.py` counts it).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Confusion {
     /// Spam called spam.
@@ -24,7 +27,7 @@ impl Confusion {
     pub fn at(p_spam: &[f64], labels: &[Label], threshold: f64) -> Confusion {
         let mut c = Confusion::default();
         for (&p, &l) in p_spam.iter().zip(labels) {
-            match (l, p >= threshold) {
+            match (l, p > threshold) {
                 (Label::Spam, true) => c.true_spam += 1,
                 (Label::Spam, false) => c.false_ham += 1,
                 (Label::Ham, true) => c.false_spam += 1,
@@ -161,6 +164,19 @@ mod tests {
         let sm: f64 = 0.5 / 2.0;
         let expected = 100.0 / (1.0 + ((1.0 - hm) / hm * (1.0 - sm) / sm).sqrt());
         assert!((c.lam_pct() - expected).abs() < 1e-9, "{}", c.lam_pct());
+    }
+
+    #[test]
+    fn a_coin_toss_is_not_called_spam() {
+        // Regression: P(spam) exactly 0.5 (what every model learned from nothing gives its
+        // first messages, and `classify` calls unsure) counted as ham called spam, so the online
+        // protocol charged the Naive Bayes models a false positive for every ham before their
+        // first spam.
+        let c = Confusion::at(&[0.5, 0.5, 0.9, 0.1], &[Ham, Spam, Spam, Ham], 0.5);
+        assert_eq!(
+            (c.true_spam, c.false_ham, c.false_spam, c.true_ham),
+            (1, 1, 0, 2)
+        );
     }
 
     #[test]

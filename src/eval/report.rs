@@ -10,8 +10,9 @@ use crate::models::ModelKind;
 use serde::Serialize;
 use std::io::Write;
 
-/// P(spam) at or above which the binary measures (hm%, sm%, lam%, accuracy, precision, recall,
-/// F1) call a message spam: the models are calibrated, so 0.5 is each model's own cut.
+/// P(spam) above which the binary measures (hm%, sm%, lam%, accuracy, precision, recall, F1)
+/// call a message spam: the models are calibrated, so 0.5 is each model's own cut. A message at
+/// exactly 0.5 is a coin toss, which `classify` calls unsure: not spam ([`Confusion::at`]).
 pub const BINARY_THRESHOLD: f64 = 0.5;
 
 /// The measures of one model on one set of held-out messages.
@@ -284,8 +285,8 @@ const TABLE_LEGEND: &str = "\
 1-AUC %            100 (1 - area under the ROC curve), TREC's (1-ROCA)%: lower is better;
                    (sd) its standard deviation over folds
 lam %              logistic average misclassification of ham and spam (TREC)
-ham miss %         ham called spam, at P(spam) >= 0.5
-spam miss %        spam called ham, at P(spam) >= 0.5
+ham miss %         ham called spam, at P(spam) > 0.5
+spam miss %        spam called ham, at P(spam) <= 0.5
 spam miss % @0.1%  spam called ham at the cut that calls at most 0.1% of ham spam
 train s            seconds to fit each model (online: to learn every message, one by one)
 classified/s       messages classified a second on one thread as `spamsort classify` does:
