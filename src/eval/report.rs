@@ -344,7 +344,7 @@ impl EvalReport {
         }
         writeln!(
             out,
-            "{:<20} {:>17} {:>7} {:>10} {:>11} {:>18} {:>8} {:>12}",
+            "{:<20} {:>18} {:>7} {:>10} {:>11} {:>18} {:>8} {:>12}",
             "model",
             "1-AUC % (sd)",
             "lam %",
@@ -356,12 +356,16 @@ impl EvalReport {
         )?;
         for m in &self.models {
             let v = m.mean;
+            // One column, as wide as its widest value (100.0000 (57.7350)), so that an sd of
+            // 10 or more does not push the rest of the row right of its header.
+            let auc = format!(
+                "{:.4} ({:.4})",
+                v.one_minus_auc_pct, m.spread.one_minus_auc_pct
+            );
             writeln!(
                 out,
-                "{:<20} {:>8.4} ({:.4}) {:>7.3} {:>10.3} {:>11.3} {:>18.3} {:>8.3} {:>12.0}",
+                "{:<20} {auc:>18} {:>7.3} {:>10.3} {:>11.3} {:>18.3} {:>8.3} {:>12.0}",
                 m.name,
-                v.one_minus_auc_pct,
-                m.spread.one_minus_auc_pct,
                 v.lam_pct,
                 v.ham_miss_pct,
                 v.spam_miss_pct,
@@ -444,6 +448,21 @@ mod tests {
         );
         // 2 messages in 0.01 s.
         assert!(text.contains(" 200\n"), "{text}");
+    }
+
+    #[test]
+    fn table_rows_line_up_with_the_header_whatever_the_spread() {
+        // Audit: an sd of (1-AUC)% of 10 or more (small corpora) pushed the row one column right.
+        let mut report = report();
+        report.models[0].mean.one_minus_auc_pct = 100.0;
+        report.models[0].spread.one_minus_auc_pct = 57.735;
+        let mut out = Vec::new();
+        report.write_table(&mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        for row in &lines[2..4] {
+            assert_eq!(row.len(), lines[1].len(), "{text}");
+        }
     }
 
     #[test]
