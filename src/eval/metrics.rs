@@ -6,10 +6,9 @@ use crate::label::Label;
 
 pub use crate::models::auc::auc;
 
-/// Confusion counts at a threshold: a message is called spam when its P(spam) is above the
-/// threshold. At the threshold it is not: at 0.5 that is a coin toss (a model that has learned
-/// no spam yet, or a message with no known token), which `classify` calls unsure, and unsure
-/// mail is delivered (as `../shared/bench/metrics.py` counts it).
+/// Confusion counts at a threshold: a message is called spam when its P(spam) is at or above
+/// the threshold, as a verdict calls it ([`crate::Thresholds`]); anything else (ham or unsure)
+/// is delivered, as `../shared/bench/metrics.py` counts it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Confusion {
     /// Spam called spam.
@@ -27,7 +26,7 @@ impl Confusion {
     pub fn at(p_spam: &[f64], labels: &[Label], threshold: f64) -> Confusion {
         let mut c = Confusion::default();
         for (&p, &l) in p_spam.iter().zip(labels) {
-            match (l, p > threshold) {
+            match (l, p >= threshold) {
                 (Label::Spam, true) => c.true_spam += 1,
                 (Label::Spam, false) => c.false_ham += 1,
                 (Label::Ham, true) => c.false_spam += 1,
@@ -167,12 +166,11 @@ mod tests {
     }
 
     #[test]
-    fn a_coin_toss_is_not_called_spam() {
-        // Regression: P(spam) exactly 0.5 (what every model learned from nothing gives its
-        // first messages, and `classify` calls unsure) counted as ham called spam, so the online
-        // protocol charged the Naive Bayes models a false positive for every ham before their
-        // first spam.
-        let c = Confusion::at(&[0.5, 0.5, 0.9, 0.1], &[Ham, Spam, Spam, Ham], 0.5);
+    fn spam_is_what_the_verdict_calls_spam() {
+        // A coin toss (P(spam) 0.5: every model learned from nothing scores its first
+        // messages so) is unsure under the default verdict, not ham called spam; at the
+        // threshold itself a message is spam.
+        let c = Confusion::at(&[0.5, 0.5, 0.98, 0.97], &[Ham, Spam, Spam, Ham], 0.98);
         assert_eq!(
             (c.true_spam, c.false_ham, c.false_spam, c.true_ham),
             (1, 1, 0, 2)

@@ -10,11 +10,6 @@ use crate::models::ModelKind;
 use serde::Serialize;
 use std::io::Write;
 
-/// P(spam) above which the binary measures (hm%, sm%, lam%, accuracy, precision, recall, F1)
-/// call a message spam: the models are calibrated, so 0.5 is each model's own cut. A message at
-/// exactly 0.5 is a coin toss, which `classify` calls unsure: not spam ([`Confusion::at`]).
-pub const BINARY_THRESHOLD: f64 = 0.5;
-
 /// The measures of one model on one set of held-out messages.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Metrics {
@@ -48,9 +43,11 @@ pub struct Metrics {
 const FIELDS: usize = 12;
 
 impl Metrics {
-    /// Measures one fold's predictions.
-    pub fn of(r: &FoldResult) -> Metrics {
-        let c = Confusion::at(&r.p_spam, &r.labels, BINARY_THRESHOLD);
+    /// Measures one fold's predictions; the binary measures (hm%, sm%, lam%, accuracy,
+    /// precision, recall, F1) call a message spam at P(spam) `spam_threshold` or above, as a
+    /// verdict does.
+    pub fn of(r: &FoldResult, spam_threshold: f64) -> Metrics {
+        let c = Confusion::at(&r.p_spam, &r.labels, spam_threshold);
         let area = auc(&r.decisions, &r.labels);
         Metrics {
             auc: area,
@@ -191,6 +188,9 @@ pub struct EvalReport {
     pub folds: usize,
     /// Seed of the split.
     pub seed: u64,
+    /// P(spam) at or above which the binary measures call a message spam (the verdict's
+    /// threshold: `eval --spam-threshold`, by default the one `train` gives a model file).
+    pub spam_threshold: f64,
     /// Spam messages evaluated.
     pub spam: usize,
     /// Ham messages evaluated.
@@ -200,8 +200,15 @@ pub struct EvalReport {
 }
 
 impl EvalReport {
-    /// Summarizes the results of either protocol.
-    pub fn new(results: &[FoldResult], protocol: Protocol, folds: usize, seed: u64) -> EvalReport {
+    /// Summarizes the results of either protocol, the binary measures taken at
+    /// `spam_threshold` (see [`Metrics::of`]).
+    pub fn new(
+        results: &[FoldResult],
+        protocol: Protocol,
+        folds: usize,
+        seed: u64,
+        spam_threshold: f64,
+    ) -> EvalReport {
         let models = model_order(results)
             .into_iter()
             .map(|kind| {
@@ -210,7 +217,7 @@ impl EvalReport {
                     .filter(|r| r.model == kind)
                     .map(|r| FoldMetrics {
                         fold: r.fold,
-                        metrics: Metrics::of(r),
+                        metrics: Metrics::of(r, spam_threshold),
                     })
                     .collect();
                 let all: Vec<Metrics> = per_fold.iter().map(|f| f.metrics).collect();
@@ -243,6 +250,7 @@ impl EvalReport {
             protocol,
             folds,
             seed,
+            spam_threshold,
             spam: count(crate::Label::Spam),
             ham: count(crate::Label::Ham),
             models,
@@ -280,18 +288,23 @@ pub fn pooled_roc_curves(results: &[FoldResult]) -> Vec<RocCurve> {
 /// The CSV header: one column per field of a row of [`EvalReport::write_csv`].
 const CSV_HEADER: &str = "model,one_minus_auc_pct,one_minus_auc_pct_sd,lam_pct,ham_miss_pct,spam_miss_pct,spam_miss_at_0_1pct_ham_pct,accuracy_pct,precision,recall,f1,train_seconds,classify_messages_per_second";
 
-/// What each column of the table means, printed under it.
-const TABLE_LEGEND: &str = "\
+/// What each column of the table means, printed under it, for binary measures taken at
+/// `spam_threshold`.
+fn table_legend(spam_threshold: f64) -> String {
+    format!(
+        "\
 1-AUC %            100 (1 - area under the ROC curve), TREC's (1-ROCA)%: lower is better;
                    (sd) its standard deviation over folds
 lam %              logistic average misclassification of ham and spam (TREC)
-ham miss %         ham called spam, at P(spam) > 0.5
-spam miss %        spam called ham, at P(spam) <= 0.5
+ham miss %         ham called spam: P(spam) at or above {spam_threshold} (--spam-threshold)
+spam miss %        spam not called spam (called ham or unsure)
 spam miss % @0.1%  spam called ham at the cut that calls at most 0.1% of ham spam
 train s            seconds to fit each model (online: to learn every message, one by one)
 classified/s       messages classified a second on one thread as `spamsort classify` does:
                    parse, tokenize, look up and score
-";
+"
+    )
+}
 
 impl EvalReport {
     /// Writes the whole report as pretty-printed JSON (the stable interface for scripts).
@@ -333,13 +346,14 @@ impl EvalReport {
         match self.protocol {
             Protocol::CrossValidation => writeln!(
                 out,
-                "{} folds, seed {}, {} spam + {} ham; mean over folds",
-                self.folds, self.seed, self.spam, self.ham
+                "{} folds, seed {}, {} spam + {} ham; mean over folds; spam at P(spam) >= {}",
+                self.folds, self.seed, self.spam, self.ham, self.spam_threshold
             )?,
             Protocol::Online => writeln!(
                 out,
-                "TREC online (immediate feedback), {} spam + {} ham in order",
-                self.spam, self.ham
+                "TREC online (immediate feedback), {} spam + {} ham in order; spam at P(spam) \
+                 >= {}",
+                self.spam, self.ham, self.spam_threshold
             )?,
         }
         writeln!(
@@ -389,7 +403,7 @@ impl EvalReport {
             }
         }
         writeln!(out)?;
-        write!(out, "{TABLE_LEGEND}")
+        write!(out, "{}", table_legend(self.spam_threshold))
     }
 }
 
@@ -414,7 +428,7 @@ mod tests {
             result(ModelKind::LinearSvm, 0),
             result(ModelKind::MultinomialNb, 0),
         ];
-        EvalReport::new(&results, Protocol::Online, 1, 7)
+        EvalReport::new(&results, Protocol::Online, 1, 7, 0.98)
     }
 
     #[test]
@@ -422,7 +436,8 @@ mod tests {
         let mut out = Vec::new();
         report().write_table(&mut out).unwrap();
         let text = String::from_utf8(out).unwrap();
-        let legend_keys: Vec<&str> = TABLE_LEGEND
+        let legend = table_legend(0.98);
+        let legend_keys: Vec<&str> = legend
             .lines()
             .filter(|l| !l.starts_with(' '))
             .map(|l| l.split("  ").next().unwrap())
