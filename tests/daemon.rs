@@ -554,60 +554,77 @@ fn an_unread_message_moved_out_of_junk_into_dovecots_inbox_is_learned_and_kept()
     let dirs = Maildirs::inbox_as_ham(&t, "plain");
     let model = copy_of_trained_model(&t);
     let before = SpamFilter::load(&model).unwrap();
-    let spam = std::fs::read(&sample_files()[0]).unwrap();
-    assert_eq!(before.classify(&spam).verdict, Verdict::Spam);
+    let files = sample_files();
+    let spam: Vec<Vec<u8>> = files[..3]
+        .iter()
+        .map(|f| std::fs::read(f).unwrap())
+        .collect();
+    for s in &spam {
+        assert_eq!(before.classify(s).verdict, Verdict::Spam);
+    }
     let log = t.path().join("log");
-    let mut daemon = start(&model, &dirs, &["--learn-from-moves"], &log);
+    let mut cmd = daemon_command(&model, &dirs, &["--learn-from-moves"]);
+    cmd.env("SPAMSORT_LOG", "debug");
+    let mut daemon = start_command(cmd, &log);
+    let said = |what: &str| std::fs::read_to_string(&log).unwrap().matches(what).count();
     let junk_new = dirs.spam.join("new");
-    deliver(&dirs.inbox, "1.spam.test", &spam);
-    wait_until("the spam filed in Junk", || {
-        junk_new.join("1.spam.test").exists()
-    });
-    // The same bytes delivered again while the first copy is in Junk: new mail, not learned.
-    deliver(&dirs.inbox, "2.spam.test", &spam);
-    wait_until("the second copy filed in Junk", || {
-        junk_new.join("2.spam.test").exists()
-    });
-    // Both moved back to INBOX unread, as Dovecot's MOVE does: the first renamed, the second
-    // linked, then deleted from Junk a moment later.
     let inbox_new = dirs.inbox.join("new");
-    std::fs::rename(junk_new.join("1.spam.test"), inbox_new.join("3.moved.test")).unwrap();
-    std::fs::hard_link(
-        junk_new.join("2.spam.test"),
-        inbox_new.join("4.linked.test"),
-    )
-    .unwrap();
+    let filed = |name: &str| junk_new.join(name).exists();
+    // Two copies of one spam (the second, the same bytes delivered again while the first is in
+    // Junk, is new mail, not learned) and another spam.
+    for (name, bytes) in [("1.a", &spam[0]), ("2.a", &spam[0]), ("3.b", &spam[1])] {
+        deliver(&dirs.inbox, name, bytes);
+        wait_until("filed in Junk", || filed(name));
+    }
+    // All moved back to INBOX unread at once, as Dovecot's MOVE does: renamed, or linked and
+    // deleted from Junk a moment later.
+    std::fs::rename(junk_new.join("1.a"), inbox_new.join("4.moved-a")).unwrap();
+    std::fs::rename(junk_new.join("3.b"), inbox_new.join("5.moved-b")).unwrap();
+    std::fs::hard_link(junk_new.join("2.a"), inbox_new.join("6.linked-a")).unwrap();
     std::thread::sleep(Duration::from_millis(300));
-    std::fs::remove_file(junk_new.join("2.spam.test")).unwrap();
-    let said = |what: &str| std::fs::read_to_string(&log).unwrap().contains(what);
-    wait_until("both kept in the inbox", || {
-        said("3.moved.test kept in") && said("4.linked.test kept in")
+    std::fs::remove_file(junk_new.join("2.a")).unwrap();
+    let kept = ["4.moved-a", "5.moved-b", "6.linked-a"];
+    wait_until("all kept in the inbox", || {
+        kept.iter().all(|n| said(&format!("{n} kept in")) == 1)
+    });
+    // A spam deleted from Junk, then fetched again (the same bytes): new mail, back to Junk.
+    deliver(&dirs.inbox, "7.c", &spam[2]);
+    wait_until("filed in Junk", || filed("7.c"));
+    let gone = said("gone from the spam folder");
+    std::fs::remove_file(junk_new.join("7.c")).unwrap();
+    wait_until("the deletion seen", || {
+        said("gone from the spam folder") > gone
+    });
+    // Fetched again after that (a move is in new/ before its scan: see MOVE_CLOCK_SLACK).
+    std::thread::sleep(Duration::from_millis(200));
+    deliver(&dirs.inbox, "8.c-again", &spam[2]);
+    wait_until("the copy fetched again filed in Junk", || {
+        filed("8.c-again")
     });
     stop(&mut daemon, &log);
     let text = std::fs::read_to_string(&log).unwrap();
-    assert!(
-        text.contains("learned 3.moved.test as ham (moved out of the spam folder by the user)"),
-        "{text}"
-    );
-    assert_eq!(files_in(&junk_new), Vec::<PathBuf>::new());
-    assert_eq!(std::fs::read(inbox_new.join("3.moved.test")).unwrap(), spam);
-    assert_eq!(
-        std::fs::read(inbox_new.join("4.linked.test")).unwrap(),
-        spam
-    );
-    // A training spam relabeled once (the second copy is the same message, learned once).
+    for name in ["4.moved-a", "5.moved-b"] {
+        let learned = format!("learned {name} as ham (moved out of the spam folder by the user)");
+        assert!(text.contains(&learned), "{text}");
+    }
+    assert_eq!(files_in(&junk_new), vec![junk_new.join("8.c-again")]);
+    for (name, bytes) in [("4.moved-a", &spam[0]), ("5.moved-b", &spam[1])] {
+        assert_eq!(&std::fs::read(inbox_new.join(name)).unwrap(), bytes);
+    }
+    // Two training spam relabeled, each once (the second copy is the same message); the one
+    // fetched again not learned.
     let after = SpamFilter::load(&model).unwrap();
     assert_eq!(
         after.summary().messages,
         [
-            before.summary().messages[0] + 1,
-            before.summary().messages[1] - 1
+            before.summary().messages[0] + 2,
+            before.summary().messages[1] - 2
         ]
     );
     // Not sorted again after a restart: on the record of ham kept in the inbox.
     let mut daemon = start(&model, &dirs, &["--learn-from-moves"], &log);
     stop(&mut daemon, &log);
-    assert_eq!(files_in(&junk_new), Vec::<PathBuf>::new());
+    assert_eq!(files_in(&junk_new), vec![junk_new.join("8.c-again")]);
 }
 
 #[test]

@@ -485,8 +485,10 @@ impl Daemon {
         // folder (no headers added: it is not rewritten).
         let mut sorted = Vec::with_capacity(planned.len());
         let mut moves = Vec::with_capacity(planned.len());
-        for p in &planned {
-            let out_of_spam = self.taken_out_of_spam(p);
+        let mut judged: Vec<OutOfSpam> =
+            planned.iter().map(|p| self.taken_out_of_spam(p)).collect();
+        self.learn_taken_back(&planned, &mut judged);
+        for (p, out_of_spam) in planned.iter().zip(judged) {
             let taken_back = matches!(out_of_spam, OutOfSpam::Yes);
             let (place, target) = match (out_of_spam, &p.verdict) {
                 (OutOfSpam::NotYet, _) => {
@@ -649,39 +651,29 @@ impl Daemon {
 
     /// Whether the inbox message `p` is one the user moved out of the spam folder (with
     /// `--learn-from-moves` only): Dovecot puts an unread message moved back to INBOX in its
-    /// `new/`, where the daemon sorts new mail. It is when the tracker's last scans found the
-    /// same message gone from the spam folder ([`MoveTracker::left_spam`]): it is then learned
+    /// `new/`, where the daemon sorts new mail. It is when a tracker scan found the same
+    /// message gone from the spam folder ([`MoveTracker::left_spam`]) and the file was put in
+    /// `new/` by then (its status-change time, which a link or rename into `new/` sets, at most
+    /// [`MOVE_CLOCK_SLACK`] after that scan): mail delivered after the scan (the same spam,
+    /// deleted from the spam folder, fetched again) is new mail. Such a message is to be learned
     /// as ham and filed as ham (kept, where the inbox is the ham folder), not sorted back into
-    /// the spam folder. One whose copy is still in the spam folder waits up to
-    /// [`MOVE_SETTLES`] for it to go (a move may copy before it deletes); after that it is the
-    /// same message delivered twice, sorted as new mail and never learned.
+    /// the spam folder (see [`Daemon::learn_taken_back`]). One whose copy is still in the spam
+    /// folder waits up to [`MOVE_SETTLES`] for it to go (a move may copy before it deletes);
+    /// after that it is the same message delivered twice, sorted as new mail and never learned.
     fn taken_out_of_spam(&mut self, p: &Planned) -> OutOfSpam {
         let (Some(tracker), Some(bytes)) = (&mut self.tracker, &p.bytes) else {
             return OutOfSpam::No;
         };
+        if self.out_of_spam.contains(&p.name) {
+            return OutOfSpam::Yes;
+        }
         let fp = tracker.fingerprint(bytes);
         // Every copy: the same message moved back twice is learned once.
-        if self.out_of_spam.contains(&p.name) || tracker.left_spam(fp) {
+        if let Some(gone) = tracker.left_spam(fp)
+            && placed_by(&p.source, gone + MOVE_CLOCK_SLACK)
+        {
             self.in_spam_too.remove(&p.name);
-            let name = Shown(&p.name);
-            match self.filter.try_learn(bytes, Label::Ham) {
-                Ok(None) => {
-                    tracing::debug!("{name}: moved out of spam, learned once the model is free");
-                    self.out_of_spam.insert(p.name.clone());
-                    return OutOfSpam::NotYet;
-                }
-                Ok(Some(_)) => {
-                    tracing::info!(
-                        "learned {name} as ham (moved out of the spam folder by the user)"
-                    )
-                }
-                Err(e) => tracing::error!(
-                    "{name} was moved out of the spam folder by the user, but learning it as \
-                     ham failed: {}",
-                    ErrorChain(&e)
-                ),
-            }
-            self.out_of_spam.remove(&p.name);
+            self.out_of_spam.insert(p.name.clone());
             return OutOfSpam::Yes;
         }
         if tracker.in_spam(fp) {
@@ -695,6 +687,52 @@ impl Daemon {
         }
         self.in_spam_too.remove(&p.name);
         OutOfSpam::No
+    }
+
+    /// Learns as ham, in one update of the model file, the messages of `planned` that `judged`
+    /// (one per message) finds moved out of the spam folder ([`OutOfSpam::Yes`]). While another
+    /// writer holds the model file they turn [`OutOfSpam::NotYet`]: left in `new/`, learned at
+    /// a later pass (each stays taken back by name meanwhile). A failure to learn is said, and
+    /// they are filed as ham all the same (the user's move said so).
+    fn learn_taken_back(&mut self, planned: &[Planned], judged: &mut [OutOfSpam]) {
+        let taken: Vec<&Planned> = (planned.iter().zip(judged.iter()))
+            .filter(|(_, j)| matches!(j, OutOfSpam::Yes))
+            .map(|(p, _)| p)
+            .collect();
+        if taken.is_empty() {
+            return;
+        }
+        let messages: Vec<&[u8]> = taken.iter().filter_map(|p| p.bytes.as_deref()).collect();
+        match self.filter.try_learn_all(&messages, Label::Ham) {
+            Ok(None) => {
+                tracing::debug!(
+                    "{} message(s) moved out of the spam folder wait for the model file",
+                    taken.len()
+                );
+                self.again_soon = true;
+                for j in judged.iter_mut().filter(|j| matches!(j, OutOfSpam::Yes)) {
+                    *j = OutOfSpam::NotYet;
+                }
+                return;
+            }
+            Ok(Some(_)) => {
+                for p in &taken {
+                    let name = Shown(&p.name);
+                    tracing::info!(
+                        "learned {name} as ham (moved out of the spam folder by the user)"
+                    );
+                }
+            }
+            Err(e) => tracing::error!(
+                "{} message(s) moved out of the spam folder by the user, but learning them as ham \
+                 failed: {}",
+                taken.len(),
+                ErrorChain(&e)
+            ),
+        }
+        for p in &taken {
+            self.out_of_spam.remove(&p.name);
+        }
     }
 
     /// Learns from messages the user moved into or out of the spam folder, until stopped.
@@ -821,9 +859,32 @@ fn next_batch(names: &[OsString], inbox_new: &Path, marked_copies: bool) -> Vec<
 /// [`Daemon::taken_out_of_spam`]).
 const MOVE_SETTLES: Duration = Duration::from_secs(2);
 
+/// How much later than the scan that found a message gone from the spam folder the
+/// status-change time of its file in the inbox's `new/` may be, for it to be taken for the
+/// same move: a move puts the file there before the scan finds it gone, but file times come
+/// from a clock that ticks more coarsely than the system's (a few milliseconds).
+const MOVE_CLOCK_SLACK: Duration = Duration::from_millis(20);
+
+/// True if the file at `path` was put where it is (linked, renamed or created: its
+/// status-change time) at or before `by`. A file that cannot be looked at was not.
+fn placed_by(path: &Path, by: std::time::SystemTime) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(meta) = std::fs::metadata(path) else {
+        return false;
+    };
+    let changed = std::time::UNIX_EPOCH
+        .checked_add(Duration::new(
+            meta.ctime().max(0) as u64,
+            meta.ctime_nsec().clamp(0, 999_999_999) as u32,
+        ))
+        .unwrap_or(std::time::UNIX_EPOCH);
+    changed <= by
+}
+
 /// Whether an inbox message is one the user moved out of the spam folder.
+#[derive(Debug, Clone, Copy)]
 enum OutOfSpam {
-    /// It is (learned as ham, or learning it failed and was said): filed as ham.
+    /// It is: learned as ham (or learning it failed and was said), filed as ham.
     Yes,
     /// It is not: sorted as new mail.
     No,

@@ -15,7 +15,7 @@ use crate::label::Label;
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasher, Hasher};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 /// A folder the tracker watches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,8 +57,9 @@ pub struct MoveTracker {
     /// since).
     known: HashMap<PathBuf, u64>,
     /// Messages that were in the spam folder and that a scan found in no watched folder, with
-    /// when: for [`LEFT_SPAM_FOR`] only (so bounded by what leaves the folder in that time).
-    left_spam: HashMap<u64, Instant>,
+    /// when (by the monotonic clock, and by the system's): for [`LEFT_SPAM_FOR`] only (so
+    /// bounded by what leaves the folder in that time).
+    left_spam: HashMap<u64, (Instant, SystemTime)>,
     /// Corrections found and not yet learned, oldest first: at most one per message (a later
     /// move replaces it), and only of messages in a watched folder at the last scan.
     pending: VecDeque<Correction>,
@@ -159,7 +160,8 @@ impl MoveTracker {
     /// [`MoveTracker::next_correction`]). Files gone from the folders are forgotten, and so is
     /// the place of a message no longer in any of them (a message deleted from the spam folder
     /// and delivered again later is new mail, not one the user moved out of spam) and its
-    /// queued correction. A directory that cannot be read now (renamed away for a while by a
+    /// queued correction; one gone from the spam folder is noted for [`LEFT_SPAM_FOR`] (see
+    /// [`MoveTracker::left_spam`]). A directory that cannot be read now (renamed away for a while by a
     /// backup tool) keeps what was known of it: when it is back, its messages are where they
     /// were, not moved there.
     ///
@@ -265,26 +267,32 @@ impl MoveTracker {
             present.contains(p) || p.parent().is_some_and(|d| unread.iter().any(|u| u == d))
         });
         let live: std::collections::HashSet<u64> = self.known.values().copied().collect();
-        let now = Instant::now();
+        let now = (Instant::now(), SystemTime::now());
         self.left_spam
-            .retain(|_, at| now.duration_since(*at) < LEFT_SPAM_FOR);
+            .retain(|_, (at, _)| now.0.duration_since(*at) < LEFT_SPAM_FOR);
+        let before = self.left_spam.len();
         for (fp, place) in &self.place_of {
             if *place == Place::Spam && !live.contains(fp) {
                 self.left_spam.insert(*fp, now);
             }
+        }
+        if self.left_spam.len() > before {
+            let gone = self.left_spam.len() - before;
+            tracing::debug!("{gone} message(s) gone from the spam folder");
         }
         self.place_of.retain(|fp, _| live.contains(fp));
         self.pending.retain(|c| live.contains(&c.fingerprint));
         again
     }
 
-    /// True if the message of fingerprint `fp` was in the spam folder and a scan less than
-    /// [`LEFT_SPAM_FOR`] ago found it in no watched folder: moved out of the spam folder by the
-    /// user if it is now in the inbox's `new/`.
-    pub fn left_spam(&self, fp: u64) -> bool {
+    /// When (by the system's clock) a scan less than [`LEFT_SPAM_FOR`] ago found the message
+    /// of fingerprint `fp`, which was in the spam folder, in no watched folder: moved out of the
+    /// spam folder by the user if it is now in the inbox's `new/` and was put there by then.
+    pub fn left_spam(&self, fp: u64) -> Option<SystemTime> {
         self.left_spam
             .get(&fp)
-            .is_some_and(|at| at.elapsed() < LEFT_SPAM_FOR)
+            .filter(|(at, _)| at.elapsed() < LEFT_SPAM_FOR)
+            .map(|&(_, when)| when)
     }
 
     /// True if the message of fingerprint `fp` was in the spam folder at the last scan (or was

@@ -148,11 +148,31 @@ impl SharedFilter {
     /// and with nothing learned, if another writer holds it (see
     /// [`model_file::try_lock_for_update`]): for a caller that must not wait behind it.
     pub fn try_learn(&self, raw: &[u8], label: Label) -> Result<Option<LearnOutcome>> {
+        Ok(self
+            .try_learn_all(&[raw], label)?
+            .map(|outcomes| outcomes[0]))
+    }
+
+    /// [`SharedFilter::try_learn`] of several messages in one update (one load and one save
+    /// of the model file, all or nothing), with each one's outcome.
+    pub fn try_learn_all(&self, raws: &[&[u8]], label: Label) -> Result<Option<Vec<LearnOutcome>>> {
         let _swapping = self.swapping();
-        match model_file::try_lock_for_update(&self.path)? {
-            Some(lock) => self.learn_under(lock, raw, label).map(Some),
-            None => Ok(None),
-        }
+        let Some(lock) = model_file::try_lock_for_update(&self.path)? else {
+            return Ok(None);
+        };
+        // The policy's own marks (a subject tag) are not part of a message.
+        let raws: Vec<Vec<u8>> = raws
+            .iter()
+            .map(|r| self.policy.headers.unmarked(r))
+            .collect();
+        let updated = update::update_under(&lock, IfMissing::Fail, |filter| {
+            let outcomes = (raws.iter())
+                .map(|raw| filter.learn(raw, label))
+                .collect::<Result<Vec<_>>>()?;
+            let changed = outcomes.iter().any(|&o| o != LearnOutcome::AlreadyLearned);
+            Ok((outcomes, changed))
+        })?;
+        Ok(Some(self.swap_in(updated, &lock)))
     }
 
     /// [`SharedFilter::learn`] under `lock`, the model file's update lock, with `swapping`
