@@ -169,8 +169,9 @@ pub struct Daemon {
     /// move out of it) before it is sorted as mail delivered again (see
     /// [`Daemon::taken_out_of_spam`]).
     in_spam_too: std::collections::HashMap<OsString, Instant>,
-    /// Inbox messages found to be moved out of the spam folder by the user whose learning as
-    /// ham waits for the model file's update lock, by name: kept, not sorted, meanwhile.
+    /// Inbox messages found to be moved out of the spam folder by the user and not learned as
+    /// ham yet (the model file's update lock was held), by name: left in place, not sorted,
+    /// until they are (see [`Daemon::learn_taken_back`]).
     out_of_spam: HashSet<OsString>,
     /// What was said about the files left in the inbox's `new/`.
     notices: Notices,
