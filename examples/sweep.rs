@@ -267,6 +267,7 @@ fn main() {
             features: features("SVM_FEATURES", svm.features),
             nb_scale: nb_var("SVM_NB", svm.nb_scale),
             fitted_c: var("SVM_FITTED_C", svm.fitted_c),
+            empty_slope: var("SVM_EMPTY_SLOPE", svm.empty_slope),
             empty_features: features("SVM_EMPTY_FEATURES", svm.empty_features),
             solver: match var("SVM_PASSES", usize::MAX) {
                 0 => SvmSolver::DualCoordinateDescent,

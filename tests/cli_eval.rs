@@ -367,9 +367,9 @@ fn a_roc_chart_that_cannot_be_written_is_refused_before_the_run() {
 #[test]
 fn online_a_coin_toss_is_not_counted_as_ham_called_spam() {
     // Audit: every model learned from nothing scores its first messages P(spam) 0.5 (the Naive
-    // Bayes models every one until they learned a spam), which `classify` calls unsure; eval
-    // counted them as ham called spam. Three ham before any spam: at most the fourth ham can be
-    // a false positive.
+    // Bayes models every one until they learned a spam), which a verdict calls unsure (the
+    // filter has not learned both classes); eval counted them as ham called spam. Three ham
+    // before any spam: at most the fourth ham can be a false positive.
     let t = crate::util::TestDir::new();
     let (ham, spam) = (
         crate::util::sample_class_files("ham"),
@@ -392,6 +392,8 @@ fn online_a_coin_toss_is_not_counted_as_ham_called_spam() {
         spamsort()
             .args(["eval", "--format", "json", "--models"])
             .arg("bernoulli-nb,multinomial-nb")
+            // At 0.5 a coin toss would be spam if its P(spam) alone decided.
+            .args(["--spam-threshold", "0.5"])
             .arg("--online")
             .arg(&index),
     );

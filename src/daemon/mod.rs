@@ -653,10 +653,9 @@ impl Daemon {
     /// Whether the inbox message `p` is one the user moved out of the spam folder (with
     /// `--learn-from-moves` only): Dovecot puts an unread message moved back to INBOX in its
     /// `new/`, where the daemon sorts new mail. It is when a tracker scan found the same
-    /// message gone from the spam folder ([`MoveTracker::left_spam`]) and the file was put in
-    /// `new/` by then (its status-change time, which a link or rename into `new/` sets, at most
-    /// [`MOVE_CLOCK_SLACK`] after that scan): mail delivered after the scan (the same spam,
-    /// deleted from the spam folder, fetched again) is new mail. Such a message is to be learned
+    /// message gone from the spam folder ([`MoveTracker::left_spam`]) and the file was in
+    /// `new/`, under its name, right after that scan: mail delivered after the scan (the same
+    /// spam, deleted from the spam folder, fetched again) is new mail. Such a message is to be learned
     /// as ham and filed as ham (kept, where the inbox is the ham folder), not sorted back into
     /// the spam folder (see [`Daemon::learn_taken_back`]). One whose copy is still in the spam
     /// folder waits up to [`MOVE_SETTLES`] for it to go (a move may copy before it deletes);
@@ -670,8 +669,9 @@ impl Daemon {
         }
         let fp = tracker.fingerprint(bytes);
         // Every copy: the same message moved back twice is learned once.
-        if let Some(gone) = tracker.left_spam(fp)
-            && placed_by(&p.source, gone + MOVE_CLOCK_SLACK)
+        if tracker
+            .left_spam(fp)
+            .is_some_and(|names| names.contains(&p.name))
         {
             self.in_spam_too.remove(&p.name);
             self.out_of_spam.insert(p.name.clone());
@@ -859,28 +859,6 @@ fn next_batch(names: &[OsString], inbox_new: &Path, marked_copies: bool) -> Vec<
 /// a move out of the spam folder that copies before it deletes leaves it for a moment (see
 /// [`Daemon::taken_out_of_spam`]).
 const MOVE_SETTLES: Duration = Duration::from_secs(2);
-
-/// How much later than the scan that found a message gone from the spam folder the
-/// status-change time of its file in the inbox's `new/` may be, for it to be taken for the
-/// same move: a move puts the file there before the scan finds it gone, but file times come
-/// from a clock that ticks more coarsely than the system's (a few milliseconds).
-const MOVE_CLOCK_SLACK: Duration = Duration::from_millis(20);
-
-/// True if the file at `path` was put where it is (linked, renamed or created: its
-/// status-change time) at or before `by`. A file that cannot be looked at was not.
-fn placed_by(path: &Path, by: std::time::SystemTime) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    let Ok(meta) = std::fs::metadata(path) else {
-        return false;
-    };
-    let changed = std::time::UNIX_EPOCH
-        .checked_add(Duration::new(
-            meta.ctime().max(0) as u64,
-            meta.ctime_nsec().clamp(0, 999_999_999) as u32,
-        ))
-        .unwrap_or(std::time::UNIX_EPOCH);
-    changed <= by
-}
 
 /// Whether an inbox message is one the user moved out of the spam folder.
 #[derive(Debug, Clone, Copy)]

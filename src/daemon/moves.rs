@@ -12,10 +12,13 @@
 use crate::corpus::MAX_MESSAGE_BYTES;
 use crate::filter::policy::HeaderStyle;
 use crate::label::Label;
+use std::collections::HashSet;
 use std::collections::{HashMap, VecDeque};
+use std::ffi::OsString;
 use std::hash::{BuildHasher, Hasher};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant, SystemTime};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// A folder the tracker watches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,9 +60,11 @@ pub struct MoveTracker {
     /// since).
     known: HashMap<PathBuf, u64>,
     /// Messages that were in the spam folder and that a scan found in no watched folder, with
-    /// when (by the monotonic clock, and by the system's): for [`LEFT_SPAM_FOR`] only (so
-    /// bounded by what leaves the folder in that time).
-    left_spam: HashMap<u64, (Instant, SystemTime)>,
+    /// when, and the names in the inbox's `new/` right after that scan: for [`LEFT_SPAM_FOR`]
+    /// only (so bounded by what leaves the folder in that time).
+    left_spam: HashMap<u64, (Instant, Arc<HashSet<OsString>>)>,
+    /// The inbox's `new/`, listed when messages leave the spam folder.
+    inbox_new: Option<PathBuf>,
     /// Corrections found and not yet learned, oldest first: at most one per message (a later
     /// move replaces it), and only of messages in a watched folder at the last scan.
     pending: VecDeque<Correction>,
@@ -102,6 +107,9 @@ impl MoveTracker {
             place_of: HashMap::new(),
             known: HashMap::new(),
             left_spam: HashMap::new(),
+            inbox_new: (folders.iter())
+                .find(|(_, place)| *place == Place::Inbox)
+                .map(|(root, _)| root.join("new")),
             pending: VecDeque::new(),
             style,
             unread_at_start: std::collections::HashSet::new(),
@@ -267,32 +275,42 @@ impl MoveTracker {
             present.contains(p) || p.parent().is_some_and(|d| unread.iter().any(|u| u == d))
         });
         let live: std::collections::HashSet<u64> = self.known.values().copied().collect();
-        let now = (Instant::now(), SystemTime::now());
+        let now = Instant::now();
         self.left_spam
-            .retain(|_, (at, _)| now.0.duration_since(*at) < LEFT_SPAM_FOR);
-        let before = self.left_spam.len();
-        for (fp, place) in &self.place_of {
-            if *place == Place::Spam && !live.contains(fp) {
-                self.left_spam.insert(*fp, now);
+            .retain(|_, (at, _)| now.duration_since(*at) < LEFT_SPAM_FOR);
+        let gone: Vec<u64> = (self.place_of.iter())
+            .filter(|&(fp, place)| *place == Place::Spam && !live.contains(fp))
+            .map(|(&fp, _)| fp)
+            .collect();
+        if !gone.is_empty() {
+            // What a move out of the spam folder has put in the inbox's `new/` by now: a file
+            // put there later is mail delivered later. (Names, not times: a file's times come
+            // from the file system's clock, a network server's on NFS.)
+            let names: HashSet<OsString> = (self.inbox_new.iter())
+                .filter_map(|dir| std::fs::read_dir(dir).ok())
+                .flatten()
+                .filter_map(|entry| entry.ok().map(|e| e.file_name()))
+                .collect();
+            let names = Arc::new(names);
+            tracing::debug!("{} message(s) gone from the spam folder", gone.len());
+            for fp in gone {
+                self.left_spam.insert(fp, (now, names.clone()));
             }
-        }
-        if self.left_spam.len() > before {
-            let gone = self.left_spam.len() - before;
-            tracing::debug!("{gone} message(s) gone from the spam folder");
         }
         self.place_of.retain(|fp, _| live.contains(fp));
         self.pending.retain(|c| live.contains(&c.fingerprint));
         again
     }
 
-    /// When (by the system's clock) a scan less than [`LEFT_SPAM_FOR`] ago found the message
-    /// of fingerprint `fp`, which was in the spam folder, in no watched folder: moved out of the
-    /// spam folder by the user if it is now in the inbox's `new/` and was put there by then.
-    pub fn left_spam(&self, fp: u64) -> Option<SystemTime> {
+    /// If a scan less than [`LEFT_SPAM_FOR`] ago found the message of fingerprint `fp`, which
+    /// was in the spam folder, in no watched folder: the names in the inbox's `new/` right
+    /// after that scan. A file of the message under one of them is the user's move out of the
+    /// spam folder; one put there later, mail delivered again.
+    pub fn left_spam(&self, fp: u64) -> Option<&HashSet<OsString>> {
         self.left_spam
             .get(&fp)
             .filter(|(at, _)| at.elapsed() < LEFT_SPAM_FOR)
-            .map(|&(_, when)| when)
+            .map(|(_, names)| names.as_ref())
     }
 
     /// True if the message of fingerprint `fp` was in the spam folder at the last scan (or was

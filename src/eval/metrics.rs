@@ -24,9 +24,15 @@ pub struct Confusion {
 impl Confusion {
     /// Counts outcomes of `p_spam` against `labels` at `threshold`.
     pub fn at(p_spam: &[f64], labels: &[Label], threshold: f64) -> Confusion {
+        let calls = p_spam.iter().map(|&p| p >= threshold);
+        Confusion::of_calls(calls.zip(labels.iter().copied()))
+    }
+
+    /// Confusion counts of messages each called spam or not, with its label.
+    pub fn of_calls(calls: impl Iterator<Item = (bool, Label)>) -> Confusion {
         let mut c = Confusion::default();
-        for (&p, &l) in p_spam.iter().zip(labels) {
-            match (l, p >= threshold) {
+        for (spam, l) in calls {
+            match (l, spam) {
                 (Label::Spam, true) => c.true_spam += 1,
                 (Label::Spam, false) => c.false_ham += 1,
                 (Label::Ham, true) => c.false_spam += 1,

@@ -188,6 +188,11 @@ pub struct FoldResult {
     pub p_spam: Vec<f64>,
     /// True labels of the held-out messages.
     pub labels: Vec<Label>,
+    /// How many of the first messages were classified before the model had learned a message
+    /// of each class (online; 0 in cross-validation): a verdict calls those unsure, so the
+    /// binary measures never call them spam, whatever their P(spam) (0.5 for a Naive Bayes
+    /// model that has learned only ham).
+    pub undecided: usize,
     /// Seconds to fit the model (calibration included; vocabulary excluded); for fusion, to fit
     /// the fuser on the other models' held-out decisions.
     pub train_seconds: f64,
@@ -216,6 +221,7 @@ impl FoldResult {
             decisions,
             p_spam,
             labels: Vec::new(),
+            undecided: 0,
             train_seconds: 0.0,
             classify_seconds: 0.0,
         }

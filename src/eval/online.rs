@@ -45,6 +45,7 @@ pub fn run(
             p_spam: Vec::with_capacity(labels.len()),
             decisions: Vec::with_capacity(labels.len()),
             labels: labels.to_vec(),
+            undecided: 0,
             train_seconds: 0.0,
             classify_seconds: 0.0,
         })
@@ -52,7 +53,11 @@ pub fn run(
     let mut learn_seconds = 0.0;
     for (i, (&label, tokenized)) in labels.iter().zip(&mail.tokenize_seconds).enumerate() {
         let message = &mail.all_tokens(i);
+        let decided = !filter.summary().messages.contains(&0);
         for r in &mut results {
+            if !decided {
+                r.undecided = i + 1;
+            }
             let started = Instant::now();
             let c = filter
                 .classify_tokens(message, r.model)
@@ -169,6 +174,7 @@ mod tests {
                 Label::Spam,
                 Label::Spam,
             ],
+            undecided: 0,
             train_seconds: 0.0,
             classify_seconds: 0.0,
         };

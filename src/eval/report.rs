@@ -47,7 +47,10 @@ impl Metrics {
     /// precision, recall, F1) call a message spam at P(spam) `spam_threshold` or above, as a
     /// verdict does.
     pub fn of(r: &FoldResult, spam_threshold: f64) -> Metrics {
-        let c = Confusion::at(&r.p_spam, &r.labels, spam_threshold);
+        // Those classified before the model had learned both classes are unsure: never spam.
+        let called =
+            (r.p_spam.iter().enumerate()).map(|(i, &p)| i >= r.undecided && p >= spam_threshold);
+        let c = Confusion::of_calls(called.zip(r.labels.iter().copied()));
         let area = auc(&r.decisions, &r.labels);
         Metrics {
             auc: area,
@@ -418,6 +421,7 @@ mod tests {
             decisions: vec![1.0, -1.0],
             p_spam: vec![0.9, 0.1],
             labels: vec![crate::Label::Spam, crate::Label::Ham],
+            undecided: 0,
             train_seconds: 0.5,
             classify_seconds: 0.01,
         }

@@ -263,20 +263,22 @@ impl ModelParams {
 
     /// The model before it has learned anything (every decision 0), for a filter that starts
     /// from nothing and learns one message at a time. It has no Platt calibration: P(spam) is
-    /// the logistic of the decision value (`Calibration::IDENTITY`). Fails on invalid
-    /// parameters.
+    /// the logistic of the decision value (`Calibration::IDENTITY`), the SVM's margin times its
+    /// `empty_slope` (see [`LinearSvmParams::empty_slope`]). Fails on invalid parameters.
     pub fn empty(&self) -> Result<TrainedModel> {
+        let mut calibration = Calibration::IDENTITY;
         let model = match self {
             ModelParams::BernoulliNb(p) => AnyModel::BernoulliNb(p.empty()?),
             ModelParams::MultinomialNb(p) => AnyModel::MultinomialNb(p.empty()?),
-            ModelParams::LinearSvm(p) => AnyModel::LinearSvm(p.untrained()),
+            ModelParams::LinearSvm(p) => {
+                check::require_positive(ModelKind::LinearSvm, "empty_slope", p.empty_slope)?;
+                calibration.a *= p.empty_slope;
+                AnyModel::LinearSvm(p.untrained())
+            }
             ModelParams::LogisticRegression(p) => AnyModel::LogisticRegression(p.untrained()),
             ModelParams::Fusion(_) => return Err(not_on_tokens()),
         };
-        Ok(TrainedModel {
-            model,
-            calibration: Calibration::IDENTITY,
-        })
+        Ok(TrainedModel { model, calibration })
     }
 
     /// Fits the model alone, without calibration.
@@ -831,6 +833,23 @@ mod tests {
 
     /// A held-out decision read from the row is the model's decision on its counts, bit for
     /// bit, for every model fitted on tokens.
+    #[test]
+    fn an_svm_from_nothing_reads_its_margin_so_it_can_call_spam() {
+        // Regression: P(spam) was the logistic of the margin, 0.98 only at a margin of 3.9,
+        // which the online SVM seldom reaches: learning from nothing, it called no spam at the
+        // default threshold.
+        let svm = ModelParams::default_for(ModelKind::LinearSvm)
+            .empty()
+            .unwrap();
+        let spam_at = crate::label::Thresholds::default().spam();
+        assert!((svm.calibration.p_spam(1.0) - spam_at).abs() < 1e-12);
+        assert!((svm.calibration.p_spam(-1.0) - (1.0 - spam_at)).abs() < 1e-12);
+        let lr = ModelParams::default_for(ModelKind::LogisticRegression)
+            .empty()
+            .unwrap();
+        assert_eq!(lr.calibration, Calibration::IDENTITY);
+    }
+
     #[test]
     fn a_rows_decision_is_the_decision_on_its_counts() {
         let base = crate::features::hashed::HASHED_BASE;

@@ -236,7 +236,7 @@ pub(super) fn failure(e: &ProtocolError) -> (Vec<u8>, String) {
     (e.response(), format!("{} {}", e.status.name(), e.message))
 }
 
-/// Answers a classifying command with the model of `user` (see [`Context::filter`]); returns
+/// Answers a classifying command with the model of `user` (see [`Context::judge`]); returns
 /// the log text.
 fn classify(
     command: Command,
