@@ -289,7 +289,7 @@ pub fn pooled_roc_curves(results: &[FoldResult]) -> Vec<RocCurve> {
 }
 
 /// The CSV header: one column per field of a row of [`EvalReport::write_csv`].
-const CSV_HEADER: &str = "model,one_minus_auc_pct,one_minus_auc_pct_sd,lam_pct,ham_miss_pct,spam_miss_pct,spam_miss_at_0_1pct_ham_pct,accuracy_pct,precision,recall,f1,train_seconds,classify_messages_per_second";
+const CSV_HEADER: &str = "model,one_minus_auc_pct,one_minus_auc_pct_sd,lam_pct,ham_miss_pct,spam_miss_pct,spam_miss_at_0_1pct_ham_pct,accuracy_pct,precision,recall,f1,train_seconds,classify_messages_per_second,spam_threshold";
 
 /// What each column of the table means, printed under it, for binary measures taken at
 /// `spam_threshold`.
@@ -317,14 +317,14 @@ impl EvalReport {
     }
 
     /// Writes a header row, then one row of means per model (`one_minus_auc_pct_sd` the one
-    /// spread given).
+    /// spread given), each ending with the threshold the binary measures were taken at.
     pub fn write_csv(&self, out: &mut impl Write) -> std::io::Result<()> {
         writeln!(out, "{CSV_HEADER}")?;
         for m in &self.models {
             let (v, sd) = (m.mean, m.spread);
             writeln!(
                 out,
-                "{},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.1}",
+                "{},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.1},{}",
                 m.name,
                 v.one_minus_auc_pct,
                 sd.one_minus_auc_pct,
@@ -337,7 +337,8 @@ impl EvalReport {
                 v.recall,
                 v.f1,
                 v.train_seconds,
-                v.classify_messages_per_second
+                v.classify_messages_per_second,
+                self.spam_threshold
             )?;
         }
         Ok(())
@@ -492,9 +493,10 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 3, "{text}");
         let fields = lines[0].split(',').count();
-        assert!(lines[0].ends_with("classify_messages_per_second"));
+        assert!(lines[0].ends_with(",spam_threshold"));
         for row in &lines[1..] {
             assert_eq!(row.split(',').count(), fields, "{row}");
+            assert!(row.ends_with(",0.98"), "{row}");
         }
     }
 
