@@ -626,6 +626,65 @@ fn an_unread_message_moved_out_of_junk_into_dovecots_inbox_is_learned_and_kept()
 }
 
 #[test]
+fn a_move_made_while_the_daemon_was_stopped_is_learned_when_it_starts_again() {
+    // The tracker knew where messages were only while it ran: a correction made while the
+    // daemon was stopped (an upgrade, a reboot) was taken for where the message had always
+    // been, and never learned.
+    for dovecot in [false, true] {
+        let t = TestDir::new();
+        let dirs = if dovecot {
+            Maildirs::inbox_as_ham(&t, "plain")
+        } else {
+            Maildirs::new(&t)
+        };
+        let model = copy_of_trained_model(&t);
+        let before = SpamFilter::load(&model).unwrap();
+        let files = sample_files();
+        let (spam, other) = (
+            std::fs::read(&files[0]).unwrap(),
+            std::fs::read(&files[1]).unwrap(),
+        );
+        let log = t.path().join("log");
+        let mut daemon = start(&model, &dirs, &["--learn-from-moves"], &log);
+        deliver(&dirs.inbox, "1.s", &spam);
+        deliver(&dirs.inbox, "2.o", &other);
+        let junk_new = dirs.spam.join("new");
+        wait_until("both filed in the spam folder", || {
+            junk_new.join("1.s").exists() && junk_new.join("2.o").exists()
+        });
+        stop(&mut daemon, &log);
+        // Moved out of the spam folder while it is stopped: renamed into the ham folder's
+        // cur/ (read), or, with Dovecot, into INBOX's new/ (unread).
+        let moved = if dovecot {
+            dirs.inbox.join("new/3.moved")
+        } else {
+            dirs.ham.join("cur/3.moved:2,S")
+        };
+        std::fs::rename(junk_new.join("1.s"), &moved).unwrap();
+        let mut daemon = start(&model, &dirs, &["--learn-from-moves"], &log);
+        wait_until("the move learned", || {
+            std::fs::read_to_string(&log).unwrap().contains("3.moved")
+                && std::fs::read_to_string(&log)
+                    .unwrap()
+                    .contains("as ham (moved")
+        });
+        stop(&mut daemon, &log);
+        assert_eq!(std::fs::read(&moved).unwrap(), spam, "dovecot: {dovecot}");
+        assert!(junk_new.join("2.o").exists());
+        // One training spam relabeled; the message left in place not learned again.
+        let after = SpamFilter::load(&model).unwrap();
+        assert_eq!(
+            after.summary().messages,
+            [
+                before.summary().messages[0] + 1,
+                before.summary().messages[1] - 1
+            ],
+            "dovecot: {dovecot}"
+        );
+    }
+}
+
+#[test]
 fn moving_a_message_over_64_mib_into_spam_learns_its_head() {
     // Regression: the daemon files a message over the 64 MiB it reads as ham, unclassified,
     // but then refused to learn it when the user moved it into the spam folder.

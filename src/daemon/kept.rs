@@ -86,35 +86,35 @@ impl KeptRecord {
             text.extend_from_slice(n);
             text.push(b'\n');
         }
-        self.write(&text).map_err(|source| crate::Error::Io {
+        write_record(&self.path, &text).map_err(|source| crate::Error::Io {
             path: self.path.clone(),
             source,
         })
     }
+}
 
-    /// Replaces the record atomically. The temporary file has a fixed name (not a random one
-    /// as `model_file::save_bytes` makes) so that a crash leaves at most one, which the next
-    /// write removes and makes afresh, in a folder mail programs read: whatever has that name
-    /// (a FIFO, which an open would wait on) is removed, and the file is made anew or not at
-    /// all.
-    fn write(&self, bytes: &[u8]) -> std::io::Result<()> {
-        let tmp = self.path.with_extension("new");
-        match std::fs::remove_file(&tmp) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
-            _ => {}
-        }
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&tmp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        std::fs::rename(&tmp, &self.path)?;
-        match self.path.parent() {
-            Some(dir) => super::deliver::sync_dir(dir),
-            None => Ok(()),
-        }
+/// Replaces the daemon's record file `path` (this one, or the tracker's, see `moves.rs`) with
+/// `bytes` atomically. The temporary file has a fixed name (`NAME.new`, not a random one as
+/// `model_file::save_bytes` makes) so that a crash leaves at most one, which the next write
+/// removes and makes afresh, in a folder mail programs read: whatever has that name (a FIFO,
+/// which an open would wait on) is removed, and the file is made anew or not at all.
+pub(super) fn write_record(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let tmp = path.with_extension("new");
+    match std::fs::remove_file(&tmp) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&tmp)?;
+    file.write_all(bytes)?;
+    file.sync_all()?;
+    std::fs::rename(&tmp, path)?;
+    match path.parent() {
+        Some(dir) => super::deliver::sync_dir(dir),
+        None => Ok(()),
     }
 }
 

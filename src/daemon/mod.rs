@@ -233,9 +233,10 @@ impl Daemon {
             .then(|| KeptRecord::load(&layout.inbox))
             .transpose()
             .map_err(io(&layout.inbox.join(kept::RECORD_NAME)))?;
-        let tracker = config
-            .learn_from_moves
-            .then(|| MoveTracker::new(&layout.tracked, style.clone()));
+        let tracker = config.learn_from_moves.then(|| {
+            let record = layout.inbox.join(moves::PLACES_NAME);
+            MoveTracker::new(&layout.tracked, style.clone(), Some(record))
+        });
         let (tx, rx) = mpsc::channel();
         Ok(Daemon {
             config,
@@ -317,6 +318,9 @@ impl Daemon {
                 }
             }
             if self.stop.load(Ordering::SeqCst) {
+                if let Some(tracker) = &mut self.tracker {
+                    tracker.save(true);
+                }
                 tracing::info!("stopped");
                 return Ok(());
             }
@@ -744,7 +748,9 @@ impl Daemon {
         let Some(tracker) = &mut self.tracker else {
             return;
         };
-        match tracker.scan() {
+        let scanned = tracker.scan();
+        tracker.save(false);
+        match scanned {
             Some(e) => {
                 self.again_soon = true;
                 if !self.reading_deferred {

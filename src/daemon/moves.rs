@@ -47,6 +47,34 @@ const HUGE_HEAD_BYTES: u64 = 1024 * 1024;
 /// delivered again, sorted as new.
 pub const LEFT_SPAM_FOR: Duration = Duration::from_secs(60);
 
+/// The tracker's record in the inbox's root (beside `spamsort-kept`): where each message of
+/// the watched folders was at the last scan, one line a file, `FINGERPRINT PATH` (sixteen hex
+/// digits, a space, the path's bytes), rewritten atomically at most every [`SAVE_EVERY`] while
+/// the daemon runs and when it stops. A restart reads it instead of every message, and learns
+/// the moves made while it was stopped (see [`MoveTracker::new`]).
+pub const PLACES_NAME: &str = "spamsort-places";
+
+/// How much of the record is read (some 500,000 messages); beyond it, messages are read and
+/// their moves while the daemon was stopped not learned.
+const MAX_PLACES_BYTES: u64 = 64 * 1024 * 1024;
+
+/// How often the record is rewritten at most while the daemon runs.
+const SAVE_EVERY: Duration = Duration::from_secs(10);
+
+/// What a scan learns from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scan {
+    /// The first, with no record: nothing (what is there was put there before the daemon
+    /// watched).
+    First,
+    /// The first after a restart, from the record: only moves of messages the record places
+    /// elsewhere (one it does not know may have been filed by the daemon just before it
+    /// stopped, after the record was last written).
+    Resumed,
+    /// Every later one: every move.
+    Running,
+}
+
 /// Where each message was last seen.
 #[derive(Debug)]
 pub struct MoveTracker {
@@ -65,6 +93,12 @@ pub struct MoveTracker {
     left_spam: HashMap<u64, (Instant, Arc<HashSet<OsString>>)>,
     /// The inbox's `new/`, listed when messages leave the spam folder.
     inbox_new: Option<PathBuf>,
+    /// The record's file ([`PLACES_NAME`]), if kept.
+    record: Option<PathBuf>,
+    /// `known` changed since the record was written.
+    dirty: bool,
+    /// When the record was last written.
+    saved_at: Option<Instant>,
     /// Corrections found and not yet learned, oldest first: at most one per message (a later
     /// move replaces it), and only of messages in a watched folder at the last scan.
     pending: VecDeque<Correction>,
@@ -92,9 +126,16 @@ pub struct Correction {
 
 impl MoveTracker {
     /// Watches the maildirs (their `new/` and `cur/`; the inbox's `cur/` only) and records
-    /// where every message already is, learning nothing from them.
-    /// `style` is how the daemon marks the copies it files: what fingerprints set aside.
-    pub fn new(folders: &[(PathBuf, Place)], style: HeaderStyle) -> MoveTracker {
+    /// where every message already is. `style` is how the daemon marks the copies it files:
+    /// what fingerprints set aside. With a `record` file ([`PLACES_NAME`]) left by an earlier
+    /// run, the messages it lists where they still are are not read again, and a message it
+    /// places elsewhere than where it is now was moved while the daemon was stopped: learned
+    /// (queued) as a move seen running would be. Without one, nothing already there is learned.
+    pub fn new(
+        folders: &[(PathBuf, Place)],
+        style: HeaderStyle,
+        record: Option<PathBuf>,
+    ) -> MoveTracker {
         let mut dirs = Vec::new();
         for (root, place) in folders {
             if *place != Place::Inbox {
@@ -114,13 +155,101 @@ impl MoveTracker {
             style,
             unread_at_start: std::collections::HashSet::new(),
             unlisted_at_start: std::collections::HashSet::new(),
+            record,
+            dirty: false,
+            saved_at: None,
         };
-        // What is already there was put there before we watched: nothing to learn. What
-        // could not be read yet is learned from nothing either when it is (see
-        // `unread_at_start`).
-        tracker.scan_as(true);
-        tracker.pending.clear();
+        match tracker.load_record() {
+            Some(known) => {
+                for (path, &fp) in &known {
+                    if let Some(place) = tracker.place_of_dir(path.parent()) {
+                        tracker.place_of.insert(fp, place);
+                    }
+                }
+                tracker.known = known;
+                tracker.scan_as(Scan::Resumed);
+            }
+            None => {
+                // What is already there was put there before we watched: nothing to learn.
+                // What could not be read yet is learned from nothing either when it is (see
+                // `unread_at_start`).
+                tracker.scan_as(Scan::First);
+                tracker.pending.clear();
+            }
+        }
+        tracker.dirty = true;
         tracker
+    }
+
+    /// The place of the watched directory `dir`.
+    fn place_of_dir(&self, dir: Option<&Path>) -> Option<Place> {
+        let dir = dir?;
+        self.dirs.iter().find(|(d, _)| d == dir).map(|&(_, p)| p)
+    }
+
+    /// The record's files in the watched directories with their fingerprints, or `None`
+    /// without a record (none yet, unreadable: said). A line that is not `FINGERPRINT PATH`
+    /// of a watched directory (the folders given differently since) is passed over.
+    fn load_record(&self) -> Option<HashMap<PathBuf, u64>> {
+        use std::io::Read;
+        use std::os::unix::ffi::OsStrExt;
+        let path = self.record.as_ref()?;
+        let mut bytes = Vec::new();
+        match crate::corpus::open_regular(path) {
+            Ok(f) => {
+                if let Err(e) = f.take(MAX_PLACES_BYTES).read_to_end(&mut bytes) {
+                    tracing::warn!("{}: not read ({e}): every message is read", path.display());
+                    return None;
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+            Err(e) => {
+                tracing::warn!("{}: not read ({e}): every message is read", path.display());
+                return None;
+            }
+        }
+        // A last line without its newline (a record cut at MAX_PLACES_BYTES) is passed over.
+        let complete = bytes
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(&[][..], |end| &bytes[..end]);
+        let known = (complete.split(|&b| b == b'\n'))
+            .filter_map(|line| {
+                let (hex, file) = (line.get(..16)?, line.get(17..)?);
+                let fp = u64::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()?;
+                let file = PathBuf::from(std::ffi::OsStr::from_bytes(file));
+                self.place_of_dir(file.parent())?;
+                (line[16] == b' ' && fp != UNREAD).then_some((file, fp))
+            })
+            .collect();
+        Some(known)
+    }
+
+    /// Writes the record if `known` changed since it was written, at most every
+    /// [`SAVE_EVERY`] unless `now`. A failure is said and tried again at the next call.
+    pub fn save(&mut self, now: bool) {
+        use std::os::unix::ffi::OsStrExt;
+        let Some(path) = &self.record else {
+            return;
+        };
+        let due = now || self.saved_at.is_none_or(|at| at.elapsed() >= SAVE_EVERY);
+        if !self.dirty || !due {
+            return;
+        }
+        let mut text = Vec::new();
+        for (file, &fp) in &self.known {
+            let bytes = file.as_os_str().as_bytes();
+            if fp != UNREAD && !bytes.contains(&b'\n') {
+                text.extend_from_slice(format!("{fp:016x} ").as_bytes());
+                text.extend_from_slice(bytes);
+                text.push(b'\n');
+            }
+        }
+        self.saved_at = Some(Instant::now());
+        match super::kept::write_record(path, &text) {
+            Ok(()) => self.dirty = false,
+            Err(e) => tracing::warn!("{}: not written: {e}", path.display()),
+        }
     }
 
     /// A message's fingerprint: its bytes as they were before the daemon marked them (see
@@ -162,6 +291,7 @@ impl MoveTracker {
     pub fn filed(&mut self, path: PathBuf, fp: u64, place: Place) {
         self.place_of.insert(fp, place);
         self.known.insert(path, fp);
+        self.dirty = true;
     }
 
     /// Looks at files not seen before and queues the corrections they make (see
@@ -176,11 +306,13 @@ impl MoveTracker {
     /// Returns the error of a file that could not be read now for a cause that may pass (too
     /// many open files): it is read at a later scan, which should come soon.
     pub fn scan(&mut self) -> Option<std::io::Error> {
-        self.scan_as(false)
+        self.scan_as(Scan::Running)
     }
 
-    /// [`MoveTracker::scan`]; `at_start` for the first, which learns nothing.
-    fn scan_as(&mut self, at_start: bool) -> Option<std::io::Error> {
+    /// [`MoveTracker::scan`], learning what `scan` says.
+    fn scan_as(&mut self, scan: Scan) -> Option<std::io::Error> {
+        let at_start = scan != Scan::Running;
+        let known_before = self.known.len();
         let mut again = None;
         let mut present = std::collections::HashSet::new();
         let mut unread: Vec<PathBuf> = Vec::new();
@@ -249,11 +381,13 @@ impl MoveTracker {
                     }
                 };
                 self.known.insert(path.clone(), fp);
+                self.dirty = true;
                 let before = self.place_of.insert(fp, *place);
                 if self.unread_at_start.remove(&path) || first_listing {
                     continue;
                 }
                 let label = match (before, place) {
+                    (None, _) if scan == Scan::Resumed => None,
                     (before, Place::Spam) if before != Some(Place::Spam) => Some(Label::Spam),
                     (Some(Place::Spam), Place::Ham | Place::Inbox) => Some(Label::Ham),
                     _ => None,
@@ -271,6 +405,7 @@ impl MoveTracker {
         self.known.retain(|p, _| {
             present.contains(p) || p.parent().is_some_and(|d| unread.iter().any(|u| u == d))
         });
+        self.dirty |= self.known.len() != known_before;
         self.unread_at_start.retain(|p| {
             present.contains(p) || p.parent().is_some_and(|d| unread.iter().any(|u| u == d))
         });
@@ -362,7 +497,8 @@ mod tests {
         for sub in ["new", "cur", "tmp"] {
             std::fs::create_dir_all(spam.join(sub)).unwrap();
         }
-        let mut tracker = MoveTracker::new(&[(spam.clone(), Place::Spam)], HeaderStyle::default());
+        let mut tracker =
+            MoveTracker::new(&[(spam.clone(), Place::Spam)], HeaderStyle::default(), None);
         let cur = spam.join("cur");
         // An endless device behind a link would be read until memory ran out; a FIFO without
         // a writer would block the daemon for good.
@@ -401,7 +537,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (spam, ham) = spam_and_ham(dir.path());
         let folders = [(spam.clone(), Place::Spam), (ham.clone(), Place::Ham)];
-        let mut tracker = MoveTracker::new(&folders, HeaderStyle::default());
+        let mut tracker = MoveTracker::new(&folders, HeaderStyle::default(), None);
         let message = b"Subject: cheap\n\nbuy now\n";
         for i in 0..10 {
             let path = spam.join(format!("cur/{i}.x:2,S"));
@@ -435,7 +571,7 @@ mod tests {
         std::fs::write(spam.join("cur/1.a:2,S"), b"Subject: 1\n\n1\n").unwrap();
         std::fs::write(ham.join("cur/2.b:2,S"), b"Subject: 2\n\n2\n").unwrap();
         let folders = [(spam.clone(), Place::Spam), (ham.clone(), Place::Ham)];
-        let mut tracker = MoveTracker::new(&folders, HeaderStyle::default());
+        let mut tracker = MoveTracker::new(&folders, HeaderStyle::default(), None);
         for away in [&spam, &ham] {
             let elsewhere = away.with_extension("away");
             std::fs::rename(away, &elsewhere).unwrap();
@@ -451,7 +587,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (spam, ham) = spam_and_ham(dir.path());
         let folders = [(spam.clone(), Place::Spam), (ham.clone(), Place::Ham)];
-        let mut tracker = MoveTracker::new(&folders, HeaderStyle::default());
+        let mut tracker = MoveTracker::new(&folders, HeaderStyle::default(), None);
         std::fs::write(spam.join("new/1.a"), b"Subject: 1\n\n1\n").unwrap();
         std::fs::write(spam.join("new/2.b"), b"Subject: 2\n\n2\n").unwrap();
         tracker.scan();
