@@ -36,19 +36,8 @@ impl KeptRecord {
     /// regular file (a FIFO, which would block the open) is refused, never waited on.
     pub fn load(inbox: &Path) -> std::io::Result<KeptRecord> {
         let path = inbox.join(RECORD_NAME);
-        let mut bytes = Vec::new();
-        match crate::corpus::open_regular(&path) {
-            Ok(f) => {
-                f.take(MAX_RECORD_BYTES).read_to_end(&mut bytes)?;
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(e),
-        }
-        let complete = bytes
-            .iter()
-            .rposition(|&b| b == b'\n')
-            .map_or(&[][..], |end| &bytes[..end]);
-        let names = complete
+        let names = read_record(&path, MAX_RECORD_BYTES)?
+            .unwrap_or_default()
             .split(|&b| b == b'\n')
             .filter(|l| !l.is_empty())
             .map(|l| OsString::from_vec(l.to_vec()))
@@ -91,6 +80,21 @@ impl KeptRecord {
             source,
         })
     }
+}
+
+/// The lines of the daemon's record file `path` (this one, or the tracker's, see `moves.rs`),
+/// read up to `max_bytes`, without the last newline; `None` if there is no such file. A last
+/// line without its newline (a record cut at `max_bytes`) is dropped. Anything there but a
+/// regular file (a FIFO, which would block the open) is refused, never waited on.
+pub(super) fn read_record(path: &Path, max_bytes: u64) -> std::io::Result<Option<Vec<u8>>> {
+    let mut bytes = Vec::new();
+    match crate::corpus::open_regular(path) {
+        Ok(f) => f.take(max_bytes).read_to_end(&mut bytes)?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    bytes.truncate(bytes.iter().rposition(|&b| b == b'\n').unwrap_or(0));
+    Ok(Some(bytes))
 }
 
 /// Replaces the daemon's record file `path` (this one, or the tracker's, see `moves.rs`) with

@@ -191,28 +191,15 @@ impl MoveTracker {
     /// without a record (none yet, unreadable: said). A line that is not `FINGERPRINT PATH`
     /// of a watched directory (the folders given differently since) is passed over.
     fn load_record(&self) -> Option<HashMap<PathBuf, u64>> {
-        use std::io::Read;
         use std::os::unix::ffi::OsStrExt;
         let path = self.record.as_ref()?;
-        let mut bytes = Vec::new();
-        match crate::corpus::open_regular(path) {
-            Ok(f) => {
-                if let Err(e) = f.take(MAX_PLACES_BYTES).read_to_end(&mut bytes) {
-                    tracing::warn!("{}: not read ({e}): every message is read", path.display());
-                    return None;
-                }
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+        let complete = match super::kept::read_record(path, MAX_PLACES_BYTES) {
+            Ok(bytes) => bytes?,
             Err(e) => {
                 tracing::warn!("{}: not read ({e}): every message is read", path.display());
                 return None;
             }
-        }
-        // A last line without its newline (a record cut at MAX_PLACES_BYTES) is passed over.
-        let complete = bytes
-            .iter()
-            .rposition(|&b| b == b'\n')
-            .map_or(&[][..], |end| &bytes[..end]);
+        };
         let known = (complete.split(|&b| b == b'\n'))
             .filter_map(|line| {
                 let (hex, file) = (line.get(..16)?, line.get(17..)?);
