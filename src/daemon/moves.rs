@@ -99,6 +99,8 @@ pub struct MoveTracker {
     dirty: bool,
     /// When the record was last written.
     saved_at: Option<Instant>,
+    /// The last write of the record failed (said once).
+    save_failed: bool,
     /// Corrections found and not yet learned, oldest first: at most one per message (a later
     /// move replaces it), and only of messages in a watched folder at the last scan.
     pending: VecDeque<Correction>,
@@ -158,6 +160,7 @@ impl MoveTracker {
             record,
             dirty: false,
             saved_at: None,
+            save_failed: false,
         };
         match tracker.load_record() {
             Some(known) => {
@@ -213,7 +216,7 @@ impl MoveTracker {
     }
 
     /// Writes the record if `known` changed since it was written, at most every
-    /// [`SAVE_EVERY`] unless `now`. A failure is said and tried again at the next call.
+    /// [`SAVE_EVERY`] unless `now`. A failure is said (once while it lasts) and tried again.
     pub fn save(&mut self, now: bool) {
         use std::os::unix::ffi::OsStrExt;
         let Some(path) = &self.record else {
@@ -232,10 +235,20 @@ impl MoveTracker {
                 text.push(b'\n');
             }
         }
+        // Said once while it lasts (a failure is retried every SAVE_EVERY).
+        let failed_before = self.save_failed;
         self.saved_at = Some(Instant::now());
         match super::kept::write_record(path, &text) {
-            Ok(()) => self.dirty = false,
-            Err(e) => tracing::warn!("{}: not written: {e}", path.display()),
+            Ok(()) => (self.dirty, self.save_failed) = (false, false),
+            Err(e) => {
+                if !failed_before {
+                    tracing::warn!(
+                        "{}: not written ({e}): a restart reads every message again",
+                        path.display()
+                    );
+                }
+                self.save_failed = true;
+            }
         }
     }
 
