@@ -62,9 +62,11 @@ enum Format {
 pub fn run(args: EvalArgs) -> anyhow::Result<ExitStatus> {
     let kinds = args.mail.kinds()?;
     let threshold = args.spam_threshold.unwrap_or(Thresholds::default().spam());
-    // Checked as a verdict's (0 <= P < 1) before the run.
-    Thresholds::new(threshold, threshold.min(Thresholds::default().ham()))
-        .context("--spam-threshold")?;
+    // Checked as a verdict's is (see `Thresholds::new`), before the run.
+    anyhow::ensure!(
+        (0.0..1.0).contains(&threshold),
+        "--spam-threshold must be at least 0 and below 1 (a P(spam)), got {threshold}"
+    );
     if let Some(roc) = &args.roc {
         let inputs = args.mail.spam.iter().chain(&args.mail.ham);
         refuse_roc_in(roc, inputs.chain(args.online.iter().flatten()))?;
