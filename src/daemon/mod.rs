@@ -188,6 +188,8 @@ struct Planned {
     read: Option<Source>,
     verdict: Result<Classification, String>,
     millis: f64,
+    /// Its fingerprint ([`MoveTracker::fingerprint`]) with `--learn-from-moves`, read whole.
+    fingerprint: Option<u64>,
 }
 
 impl Daemon {
@@ -467,7 +469,14 @@ impl Daemon {
         let mut planned = Vec::with_capacity(planning.len());
         for p in planning {
             match p {
-                Planning::Ready(p) => planned.push(p),
+                Planning::Ready(mut p) => {
+                    // Once a message: both whether it was taken out of spam and where it is filed
+                    // need it.
+                    p.fingerprint = (self.tracker.as_ref())
+                        .zip(p.bytes.as_deref())
+                        .map(|(t, bytes)| t.fingerprint(bytes));
+                    planned.push(p)
+                }
                 Planning::Gone => {}
                 Planning::Later(name, why) => {
                     // Tried again a second from now (`again_soon`), its wait kept.
@@ -574,8 +583,7 @@ impl Daemon {
             };
             let how = if index.is_some() { "->" } else { "kept in" };
             let name = Shown(&p.name);
-            if let (Some(t), Some(bytes), Ok(dest)) = (&mut self.tracker, &p.bytes, &result) {
-                let fp = t.fingerprint(bytes);
+            if let (Some(t), Some(fp), Ok(dest)) = (&mut self.tracker, p.fingerprint, &result) {
                 t.filed(dest.clone(), fp, place);
             }
             match &result {
@@ -665,13 +673,12 @@ impl Daemon {
     /// folder waits up to [`MOVE_SETTLES`] for it to go (a move may copy before it deletes);
     /// after that it is the same message delivered twice, sorted as new mail and never learned.
     fn taken_out_of_spam(&mut self, p: &Planned) -> OutOfSpam {
-        let (Some(tracker), Some(bytes)) = (&mut self.tracker, &p.bytes) else {
+        let (Some(tracker), Some(fp)) = (&self.tracker, p.fingerprint) else {
             return OutOfSpam::No;
         };
         if self.out_of_spam.contains(&p.name) {
             return OutOfSpam::Yes;
         }
-        let fp = tracker.fingerprint(bytes);
         // Every copy: the same message moved back twice is learned once.
         if tracker
             .left_spam(fp)
@@ -947,6 +954,7 @@ fn plan(name: &OsStr, inbox_new: &Path, filter: &crate::SpamFilter, bound: u64) 
         read,
         verdict,
         millis: start.elapsed().as_secs_f64() * 1000.0,
+        fingerprint: None,
     })
 }
 

@@ -163,13 +163,11 @@ impl MoveTracker {
             save_failed: false,
         };
         match tracker.load_record() {
-            Some(known) => {
-                for (path, &fp) in &known {
-                    if let Some(place) = tracker.place_of_dir(path.parent()) {
-                        tracker.place_of.insert(fp, place);
-                    }
+            Some(recorded) => {
+                for (path, fp, place) in recorded {
+                    tracker.place_of.insert(fp, place);
+                    tracker.known.insert(path, fp);
                 }
-                tracker.known = known;
                 tracker.scan_as(Scan::Resumed);
             }
             None => {
@@ -190,10 +188,10 @@ impl MoveTracker {
         self.dirs.iter().find(|(d, _)| d == dir).map(|&(_, p)| p)
     }
 
-    /// The record's files in the watched directories with their fingerprints, or `None`
-    /// without a record (none yet, unreadable: said). A line that is not `FINGERPRINT PATH`
-    /// of a watched directory (the folders given differently since) is passed over.
-    fn load_record(&self) -> Option<HashMap<PathBuf, u64>> {
+    /// The record's files in the watched directories with their fingerprints and places, or
+    /// `None` without a record (none yet, unreadable: said). A line that is not `FINGERPRINT
+    /// PATH` of a watched directory (the folders given differently since) is passed over.
+    fn load_record(&self) -> Option<Vec<(PathBuf, u64, Place)>> {
         use std::os::unix::ffi::OsStrExt;
         let path = self.record.as_ref()?;
         let complete = match super::kept::read_record(path, MAX_PLACES_BYTES) {
@@ -208,8 +206,8 @@ impl MoveTracker {
                 let (hex, file) = (line.get(..16)?, line.get(17..)?);
                 let fp = u64::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()?;
                 let file = PathBuf::from(std::ffi::OsStr::from_bytes(file));
-                self.place_of_dir(file.parent())?;
-                (line[16] == b' ' && fp != UNREAD).then_some((file, fp))
+                let place = self.place_of_dir(file.parent())?;
+                (line[16] == b' ' && fp != UNREAD).then_some((file, fp, place))
             })
             .collect();
         Some(known)

@@ -73,6 +73,11 @@ impl SharedFilter {
     /// a warning, until it changes again. While another thread reloads or learns, this one
     /// does not wait: it gets the filter in use.
     pub fn current(&self) -> Arc<SpamFilter> {
+        let (filter, stamp) = self.in_use();
+        if FileStamp::of(&self.path) == stamp {
+            return filter;
+        }
+        drop(filter);
         self.follow_file();
         self.in_use().0
     }
@@ -86,12 +91,9 @@ impl SharedFilter {
             .clone()
     }
 
-    /// Reads the model file again if it is no longer in the state the filter in use came from
-    /// (see [`SharedFilter::current`]): one `stat` when it is.
+    /// Reads the model file again, found no longer in the state the filter in use came from
+    /// (see [`SharedFilter::current`]), unless another thread swaps meanwhile.
     fn follow_file(&self) {
-        if FileStamp::of(&self.path) == self.in_use().1 {
-            return;
-        }
         let _swapping = match self.swapping.try_lock() {
             Ok(guard) => guard,
             // It guards no data: a holder that panicked left nothing half done.
@@ -141,7 +143,8 @@ impl SharedFilter {
     /// nothing.
     pub fn learn(&self, raw: &[u8], label: Label) -> Result<LearnOutcome> {
         let _swapping = self.swapping();
-        self.learn_under(model_file::lock_for_update(&self.path)?, raw, label)
+        let lock = model_file::lock_for_update(&self.path)?;
+        Ok(self.learn_under(lock, &[raw], label)?[0])
     }
 
     /// [`SharedFilter::learn`] if the model file's update lock is free now; `None`, at once
@@ -157,9 +160,20 @@ impl SharedFilter {
     /// of the model file, all or nothing), with each one's outcome.
     pub fn try_learn_all(&self, raws: &[&[u8]], label: Label) -> Result<Option<Vec<LearnOutcome>>> {
         let _swapping = self.swapping();
-        let Some(lock) = model_file::try_lock_for_update(&self.path)? else {
-            return Ok(None);
-        };
+        match model_file::try_lock_for_update(&self.path)? {
+            Some(lock) => self.learn_under(lock, raws, label).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Learns `raws` in one update under `lock`, the model file's update lock, with `swapping`
+    /// held (see [`SharedFilter::learn`]); each message's outcome.
+    fn learn_under(
+        &self,
+        lock: UpdateLock,
+        raws: &[&[u8]],
+        label: Label,
+    ) -> Result<Vec<LearnOutcome>> {
         // The policy's own marks (a subject tag) are not part of a message.
         let raws: Vec<Vec<u8>> = raws
             .iter()
@@ -172,15 +186,6 @@ impl SharedFilter {
             let changed = outcomes.iter().any(|&o| o != LearnOutcome::AlreadyLearned);
             Ok((outcomes, changed))
         })?;
-        Ok(Some(self.swap_in(updated, &lock)))
-    }
-
-    /// [`SharedFilter::learn`] under `lock`, the model file's update lock, with `swapping`
-    /// held.
-    fn learn_under(&self, lock: UpdateLock, raw: &[u8], label: Label) -> Result<LearnOutcome> {
-        // The policy's own marks (a subject tag) are not part of the message.
-        let raw = self.policy.headers.unmarked(raw);
-        let updated = update::learn(&lock, IfMissing::Fail, &raw, label)?;
         Ok(self.swap_in(updated, &lock))
     }
 
