@@ -1,6 +1,7 @@
 //! `spamsort eval` on the committed sample: the JSON report's structure and sane values.
 
 use crate::util::{spamsort, with_sample};
+use predicates::prelude::PredicateBooleanExt;
 
 /// Runs the command, which must succeed, and parses its JSON output.
 fn json_of(cmd: &mut assert_cmd::Command) -> serde_json::Value {
@@ -117,6 +118,78 @@ fn roc_chart_is_written_with_every_model() {
     }
 }
 
+/// The (1-AUC) of `scored` (decision, is spam) with ties counted half: the pairs of a spam and
+/// a ham ranked the wrong way round, out of all such pairs.
+fn one_minus_auc(scored: &[(f64, bool)]) -> f64 {
+    let (spam, ham): (Vec<_>, Vec<_>) = scored.iter().partition(|(_, s)| *s);
+    let wrong: f64 = (spam.iter())
+        .flat_map(|(s, _)| ham.iter().map(move |(h, _)| (*s, *h)))
+        .map(|(s, h)| {
+            if s < h {
+                1.0
+            } else if s == h {
+                0.5
+            } else {
+                0.0
+            }
+        })
+        .sum();
+    wrong / (spam.len() * ham.len()) as f64
+}
+
+#[test]
+fn per_message_scores_are_the_ones_the_report_measures() {
+    let t = crate::util::TestDir::new();
+    let scores = t.path().join("scores.tsv");
+    let report = eval_json(&["--scores", scores.to_str().unwrap()]);
+    let text = std::fs::read_to_string(&scores).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next(),
+        Some("fold\tmodel\tmessage\tlabel\tp_spam\tdecision")
+    );
+    // (model, fold) -> (decision, is spam); model -> messages scored.
+    let mut scored = std::collections::BTreeMap::<(String, u64), Vec<(f64, bool)>>::new();
+    let mut seen = std::collections::BTreeMap::<String, std::collections::BTreeSet<String>>::new();
+    for line in lines {
+        let f: Vec<&str> = line.split('\t').collect();
+        assert_eq!(f.len(), 6, "{line}");
+        let (fold, model, message, label) = (f[0].parse().unwrap(), f[1], f[2], f[3]);
+        let (p, decision): (f64, f64) = (f[4].parse().unwrap(), f[5].parse().unwrap());
+        // Named as classify names it: the file read, in the folder of its class.
+        let path = std::path::Path::new(message);
+        assert!(path.is_file(), "{message}");
+        assert_eq!(
+            path.parent(),
+            Some(crate::util::sample(label).as_path()),
+            "{line}"
+        );
+        assert!((0.0..=1.0).contains(&p), "{line}");
+        assert!(
+            seen.entry(model.into()).or_default().insert(message.into()),
+            "twice: {line}"
+        );
+        let entry = scored.entry((model.into(), fold)).or_default();
+        entry.push((decision, label == "spam"));
+    }
+    let models = report["models"].as_array().unwrap();
+    assert_eq!(seen.len(), models.len());
+    for m in models {
+        let name = m["name"].as_str().unwrap();
+        // Every message once, held out in one fold.
+        assert_eq!(seen[name].len(), 204, "{name}");
+        for fold in m["folds"].as_array().unwrap() {
+            let k = fold["fold"].as_u64().unwrap();
+            let own = one_minus_auc(&scored[&(name.to_owned(), k)]);
+            let reported = 1.0 - fold["auc"].as_f64().unwrap();
+            assert!(
+                (own - reported).abs() < 1e-12,
+                "{name} fold {k}: {own} against {reported}"
+            );
+        }
+    }
+}
+
 /// A TREC index of the sample, interleaving spam and ham, with paths relative to the index.
 fn trec_index(t: &crate::util::TestDir) -> std::path::PathBuf {
     let mut lines = Vec::new();
@@ -141,11 +214,32 @@ fn trec_index(t: &crate::util::TestDir) -> std::path::PathBuf {
 fn online_protocol_over_a_trec_index_and_over_a_seeded_order() {
     let t = crate::util::TestDir::new();
     let index = trec_index(&t);
+    let scores = t.path().join("scores.tsv");
     let report = json_of(
         spamsort()
             .args(["eval", "--format", "json", "--online"])
-            .arg(&index),
+            .arg(&index)
+            .arg("--scores")
+            .arg(&scores),
     );
+    // Each model's scores are of the index's messages, in its order, with its labels.
+    let listed: Vec<String> = std::fs::read_to_string(&index)
+        .unwrap()
+        .lines()
+        .map(|l| l.replace(' ', "\t"))
+        .collect();
+    let text = std::fs::read_to_string(&scores).unwrap();
+    for model in ["bernoulli-nb", "fusion"] {
+        let rows: Vec<String> = (text.lines())
+            .filter_map(|l| l.strip_prefix(&format!("0\t{model}\t")))
+            .map(|l| {
+                let f: Vec<&str> = l.split('\t').collect();
+                let rel = f[0].strip_prefix(t.path().to_str().unwrap()).unwrap();
+                format!("{}\t{}", f[1], rel.trim_start_matches('/'))
+            })
+            .collect();
+        assert_eq!(rows, listed, "{model}");
+    }
     assert_eq!(report["protocol"], "online");
     assert_eq!(report["folds"], 1);
     assert_eq!(
@@ -259,18 +353,20 @@ fn a_roc_chart_never_replaces_mail_read_or_waits_on_a_fifo() {
     let copy = t.path().join("ham").join(message.file_name().unwrap());
     let fifo = t.path().join("chart.svg");
     crate::util::mkfifo(&fifo);
-    for (roc, says) in [(&copy, "the mail read"), (&fifo, "not a regular file")] {
+    // The same for the per-message scores' file.
+    let outputs = [(&copy, "the mail read"), (&fifo, "not a regular file")];
+    for ((path, says), flag) in outputs.iter().flat_map(|o| [(o, "--roc"), (o, "--scores")]) {
         spamsort()
             .args(["eval", "--folds", "2", "--spam"])
             .arg(t.path().join("spam"))
             .arg("--ham")
             .arg(t.path().join("ham"))
-            .arg("--roc")
-            .arg(roc)
+            .arg(flag)
+            .arg(path)
             .timeout(std::time::Duration::from_secs(60))
             .assert()
             .code(3)
-            .stderr(predicates::str::contains(says));
+            .stderr(predicates::str::contains(*says).and(predicates::str::contains(flag)));
     }
     assert_eq!(
         std::fs::read(&copy).unwrap(),

@@ -37,6 +37,13 @@ pub struct EvalArgs {
     /// Draw the ROC chart's ham-misclassification axis on a log scale.
     #[arg(long, requires = "roc")]
     roc_log: bool,
+    /// Also write every held-out message's score under every model into this file, one
+    /// tab-separated line each after a header line:
+    /// `fold model message label p_spam decision` (the message named as `classify` names
+    /// it; in an online run, fold 0 and the messages in the order they came), for measures
+    /// of your own or to see which messages a model gets wrong.
+    #[arg(long, value_name = "FILE.tsv")]
+    scores: Option<std::path::PathBuf>,
     /// P(spam) at or above which the binary measures (ham and spam miss %, lam %, accuracy,
     /// precision, recall, F1) call a message spam, as a verdict does [default: 0.98, the
     /// threshold `train` gives a model file]. (1-AUC)% and the spam missed at 0.1% of ham
@@ -67,22 +74,36 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitStatus> {
         (0.0..1.0).contains(&threshold),
         "--spam-threshold must be at least 0 and below 1 (a P(spam)), got {threshold}"
     );
-    if let Some(roc) = &args.roc {
+    let outputs = [("--roc", &args.roc), ("--scores", &args.scores)];
+    let outputs: Vec<(&str, &std::path::PathBuf)> = (outputs.into_iter())
+        .filter_map(|(flag, path)| Some((flag, path.as_ref()?)))
+        .collect();
+    if let [(_, a), (_, b)] = outputs[..] {
+        anyhow::ensure!(
+            std::path::absolute(a)? != std::path::absolute(b)?,
+            "--roc and --scores name the same file, {}: give each its own",
+            a.display()
+        );
+    }
+    for &(flag, path) in &outputs {
         let inputs = args.mail.spam.iter().chain(&args.mail.ham);
-        refuse_roc_in(roc, inputs.chain(args.online.iter().flatten()))?;
+        refuse_output_in(flag, path, inputs.chain(args.online.iter().flatten()))?;
         // Refused now rather than after the whole run (`write_whole` refuses it again), and so
-        // is a folder the chart cannot be written into (missing, read-only): found only when
-        // the chart was written, it threw away a whole run's report.
-        let target =
-            super::output::replaceable(roc).with_context(|| format!("--roc {}", roc.display()))?;
+        // is a folder the file cannot be written into (missing, read-only): found only when
+        // the file was written, it threw away a whole run's report.
+        let target = super::output::replaceable(path)
+            .with_context(|| format!("{flag} {}", path.display()))?;
         let dir = target.parent().filter(|d| !d.as_os_str().is_empty());
         tempfile::NamedTempFile::new_in(dir.unwrap_or(".".as_ref())).with_context(|| {
-            format!("--roc {}: cannot write a file in its folder", roc.display())
+            format!(
+                "{flag} {}: cannot write a file in its folder",
+                path.display()
+            )
         })?;
     }
     let models: Vec<ModelParams> = kinds.iter().map(|&k| ModelParams::default_for(k)).collect();
     let tokenizer = TokenizerConfig::default();
-    let (results, report) = match &args.online {
+    let (results, report, names) = match &args.online {
         None => {
             anyhow::ensure!(args.folds >= 2, "--folds must be at least 2");
             let cv = CrossValidation {
@@ -99,7 +120,6 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitStatus> {
             // Tokenized as it is read, a window at a time: the folds see only tokens, and the
             // messages' bytes are never held whole.
             let messages = args.mail.stream(|| ())?;
-            let messages = messages.map(|item| item.map(|(m, label)| (m.bytes, label)));
             let mut mail =
                 TokenizedMail::read(messages, &tokenizer).context("reading the labeled mail")?;
             // As `train` counts them: a copy in a training fold and one in the test fold
@@ -118,19 +138,19 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitStatus> {
                 args.seed,
                 threshold,
             );
-            (results, report)
+            (results, report, mail.names)
         }
         Some(index) => {
             let corpus = online_corpus(&args, index.as_deref())?;
-            // An index names its messages' files: the chart must not replace one of them.
-            if let Some(roc) = &args.roc {
+            // An index names its messages' files: no output may replace one of them.
+            for &(flag, path) in &outputs {
                 let sources = corpus.messages.iter().map(|(m, _)| &m.source.path);
-                refuse_roc_in(roc, sources)?;
+                refuse_output_in(flag, path, sources)?;
             }
             let mail = TokenizedMail::of(&corpus, &tokenizer);
             let results = online::run(&models, &tokenizer, &mail)?;
             let report = EvalReport::new(&results, Protocol::Online, 1, args.seed, threshold);
-            (results, report)
+            (results, report, mail.names)
         }
     };
     if let Some(path) = &args.roc {
@@ -138,6 +158,11 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitStatus> {
             .map_err(|e| anyhow::anyhow!("drawing the ROC chart: {e}"))?;
         super::output::write_whole(path, super::output::Readers::AsUsual, |w| {
             Ok(w.write_all(chart.as_bytes())?)
+        })?;
+    }
+    if let Some(path) = &args.scores {
+        super::output::write_whole(path, super::output::Readers::AsUsual, |w| {
+            write_scores(w, &results, &names)
         })?;
     }
     let mut out = std::io::BufWriter::new(super::output::stdout());
@@ -180,17 +205,46 @@ fn online_corpus(
     Ok(corpus)
 }
 
-/// Fails if the chart file `roc` would be one of `inputs` (files or folders of the mail read,
-/// an index) or lie inside one, however spelled: the chart written there would replace a
-/// message (or an index) being read.
-fn refuse_roc_in<'a>(
-    roc: &std::path::Path,
+/// Writes `results`' per-message scores (see `--scores`), the messages named by `names` (the
+/// run's [`TokenizedMail::names`]).
+fn write_scores(
+    w: &mut dyn Write,
+    results: &[spamsort::eval::FoldResult],
+    names: &[String],
+) -> anyhow::Result<()> {
+    writeln!(w, "fold\tmodel\tmessage\tlabel\tp_spam\tdecision")?;
+    for r in results {
+        let rows = r
+            .messages
+            .iter()
+            .zip(&r.labels)
+            .zip(r.p_spam.iter().zip(&r.decisions));
+        for ((&i, label), (p, decision)) in rows {
+            // A name is a path: a tab or a line end in it would break the line.
+            let name = names.get(i).map_or("", String::as_str);
+            let name = name.replace(['\t', '\n', '\r'], " ");
+            writeln!(
+                w,
+                "{}\t{}\t{name}\t{label}\t{p}\t{decision}",
+                r.fold, r.model
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// Fails if the output file `path` (of option `flag`) would be one of `inputs` (files or
+/// folders of the mail read, an index) or lie inside one, however spelled: the file written
+/// there would replace a message (or an index) being read.
+fn refuse_output_in<'a>(
+    flag: &str,
+    path: &std::path::Path,
     mut inputs: impl Iterator<Item = &'a std::path::PathBuf>,
 ) -> anyhow::Result<()> {
     // The file itself if it exists, else its folder's, with its name.
-    let resolved = std::fs::canonicalize(roc).or_else(|_| {
-        let dir = roc.parent().filter(|d| !d.as_os_str().is_empty());
-        let name = roc.file_name().ok_or(std::io::ErrorKind::InvalidInput)?;
+    let resolved = std::fs::canonicalize(path).or_else(|_| {
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+        let name = path.file_name().ok_or(std::io::ErrorKind::InvalidInput)?;
         std::fs::canonicalize(dir.unwrap_or(".".as_ref())).map(|d| d.join(name))
     });
     let Ok(resolved) = resolved else {
@@ -201,8 +255,8 @@ fn refuse_roc_in<'a>(
     };
     if let Some(input) = inputs.find(|i| within(i)) {
         anyhow::bail!(
-            "--roc {}: that is (in) the mail read, {}: give a file elsewhere for the chart",
-            roc.display(),
+            "{flag} {}: that is (in) the mail read, {}: give a file elsewhere for it",
+            path.display(),
             input.display()
         );
     }

@@ -10,7 +10,7 @@ pub mod online;
 pub mod report;
 pub mod roc;
 
-use crate::corpus::{CorpusError, LabeledCorpus};
+use crate::corpus::{CorpusError, LabeledCorpus, Message};
 use crate::error::Result;
 use crate::features::hashed::write_hashed_token;
 use crate::features::{
@@ -38,6 +38,9 @@ pub struct TokenizedMail {
     pub hashed: Vec<Vec<FeatureId>>,
     /// Each message's true label.
     pub labels: Vec<Label>,
+    /// Each message's name, as `classify` prints it: where it was read from (a file's path,
+    /// `PATH#N` for the N-th message of an mbox).
+    pub names: Vec<String>,
     /// Seconds each message took to parse and tokenize (on one thread): the first part of
     /// what classifying it costs, counted into [`FoldResult::classify_seconds`].
     pub tokenize_seconds: Vec<f64>,
@@ -53,8 +56,8 @@ impl TokenizedMail {
             .map(|(m, _)| tokenized(&tokenizers, &m.bytes))
             .collect();
         let mut mail = TokenizedMail::default();
-        for ((tokens, hashed, seconds), (_, label)) in timed.into_iter().zip(&corpus.messages) {
-            mail.push(tokens, hashed, *label, seconds);
+        for ((tokens, hashed, seconds), (m, label)) in timed.into_iter().zip(&corpus.messages) {
+            mail.push(tokens, hashed, *label, m.source.to_string(), seconds);
         }
         mail
     }
@@ -93,6 +96,7 @@ impl TokenizedMail {
         keep_marked(&mut self.tokens, &keep);
         keep_marked(&mut self.hashed, &keep);
         keep_marked(&mut self.labels, &keep);
+        keep_marked(&mut self.names, &keep);
         keep_marked(&mut self.tokenize_seconds, &keep);
         self.both_classes()?;
         Ok(keep.iter().filter(|&&k| !k).count())
@@ -108,12 +112,20 @@ impl TokenizedMail {
         Ok(())
     }
 
-    fn push(&mut self, mut tokens: Tokens, hashed: Vec<FeatureId>, label: Label, seconds: f64) {
+    fn push(
+        &mut self,
+        mut tokens: Tokens,
+        hashed: Vec<FeatureId>,
+        label: Label,
+        name: String,
+        seconds: f64,
+    ) {
         // Kept for the whole run: without the room its string grew into.
         tokens.shrink_to_fit();
         self.tokens.push(tokens);
         self.hashed.push(hashed);
         self.labels.push(label);
+        self.names.push(name);
         self.tokenize_seconds.push(seconds);
     }
 
@@ -123,8 +135,8 @@ impl TokenizedMail {
     /// Fails with the stream's first error, or with
     /// [`CorpusError::OneClassOnly`] if it lacks spam
     /// or ham.
-    pub fn read<B: AsRef<[u8]> + Send + Sync>(
-        messages: impl Iterator<Item = std::result::Result<(B, Label), CorpusError>> + Send,
+    pub fn read(
+        messages: impl Iterator<Item = std::result::Result<(Message, Label), CorpusError>> + Send,
         config: &TokenizerConfig,
     ) -> Result<TokenizedMail> {
         let tokenizers = words_and_hashed(config);
@@ -132,15 +144,15 @@ impl TokenizedMail {
         crate::batch::map_in_order(
             messages,
             crate::batch::Window::default(),
-            |item| item.as_ref().map_or(0, |(raw, _)| raw.as_ref().len()),
+            |item| item.as_ref().map_or(0, |(m, _)| m.bytes.len()),
             |item| {
-                let (raw, _) = item.as_ref().ok()?;
-                Some(tokenized(&tokenizers, raw.as_ref()))
+                let (m, _) = item.as_ref().ok()?;
+                Some(tokenized(&tokenizers, &m.bytes))
             },
             |item, timed| -> Result<()> {
-                let (_, label) = item?;
+                let (m, label) = item?;
                 let (tokens, hashed, seconds) = timed.unwrap_or_default();
-                mail.push(tokens, hashed, label, seconds);
+                mail.push(tokens, hashed, label, m.source.to_string(), seconds);
                 Ok(())
             },
         )?;
@@ -188,6 +200,10 @@ pub struct FoldResult {
     pub p_spam: Vec<f64>,
     /// True labels of the held-out messages.
     pub labels: Vec<Label>,
+    /// Where each held-out message is in the [`TokenizedMail`] the run read (its index), in
+    /// the order of `decisions`: a test fold's messages, or every message in the order of an
+    /// online run.
+    pub messages: Vec<usize>,
     /// How many of the first messages were classified before the model had learned a message
     /// of each class (online; 0 in cross-validation): a verdict calls those unsure, so the
     /// binary measures never call them spam, whatever their P(spam) (0.5 for a Naive Bayes
@@ -221,6 +237,7 @@ impl FoldResult {
             decisions,
             p_spam,
             labels: Vec::new(),
+            messages: Vec::new(),
             undecided: 0,
             train_seconds: 0.0,
             classify_seconds: 0.0,
@@ -322,6 +339,7 @@ impl CrossValidation {
                 .collect();
             let mut r = FoldResult::held_out(k, params.kind(), decisions, model.calibration);
             (r.labels, r.train_seconds) = (test_set.labels.clone(), train_seconds);
+            r.messages = test.to_vec();
             r.classify_seconds = read_seconds + started.elapsed().as_secs_f64();
             Ok((r, (model, folds)))
         });
@@ -349,6 +367,7 @@ impl CrossValidation {
             let mut r =
                 FoldResult::held_out(k, ModelKind::Fusion, decisions, Calibration::IDENTITY);
             (r.labels, r.train_seconds) = (test_set.labels.clone(), train_seconds);
+            r.messages = test.to_vec();
             r.classify_seconds = read_seconds + started.elapsed().as_secs_f64();
             // In the order the models were asked for.
             let before = self
@@ -382,6 +401,7 @@ mod tests {
             hashed: labels.iter().map(|_| Vec::new()).collect(),
             tokenize_seconds: vec![0.0; labels.len()],
             labels,
+            ..TokenizedMail::default()
         };
         let err = cross_validation(3).run(&mail).unwrap_err();
         assert!(err.to_string().contains("2 spam and 3 ham"), "{err}");
@@ -393,6 +413,7 @@ mod tests {
             hashed: mail.hashed[1..].to_vec(),
             tokenize_seconds: mail.tokenize_seconds[1..].to_vec(),
             labels: mail.labels[1..].to_vec(),
+            ..TokenizedMail::default()
         };
         let err = cross_validation(2).run(&one_spam).unwrap_err().to_string();
         assert!(err.contains("1 spam and 3 ham: add mail"), "{err}");
@@ -428,6 +449,7 @@ mod tests {
             tokens,
             tokenize_seconds: vec![0.0; labels.len()],
             labels,
+            ..TokenizedMail::default()
         }
     }
 
@@ -477,6 +499,22 @@ mod tests {
         }
     }
 
+    /// `messages` as a mail stream yields them, the `i`-th read from the file `m{i}`.
+    fn read_from(
+        messages: &[(Vec<u8>, Label)],
+    ) -> impl Iterator<Item = std::result::Result<(Message, Label), CorpusError>> + Send + '_ {
+        messages.iter().enumerate().map(|(i, (raw, label))| {
+            let source = crate::corpus::Source::file(format!("m{i}"));
+            Ok((
+                Message {
+                    bytes: raw.clone(),
+                    source,
+                },
+                *label,
+            ))
+        })
+    }
+
     #[test]
     fn mail_tokenized_as_it_is_read_is_the_mail_read_then_tokenized() {
         // More messages than one window's chunk, both classes interleaved.
@@ -488,26 +526,23 @@ mod tests {
             })
             .collect();
         let config = TokenizerConfig::default();
-        let read =
-            TokenizedMail::read(messages.iter().cloned().map(Ok), &config).expect("both classes");
+        let read = TokenizedMail::read(read_from(&messages), &config).expect("both classes");
         let corpus = LabeledCorpus {
-            messages: messages
-                .iter()
-                .map(|(raw, l)| {
-                    let source = crate::corpus::Source::file("m");
-                    let bytes = raw.clone();
-                    (crate::corpus::Message { bytes, source }, *l)
-                })
-                .collect(),
+            messages: read_from(&messages).map(Result::unwrap).collect(),
         };
         let whole = TokenizedMail::of(&corpus, &config);
         assert_eq!(
-            (read.tokens, read.hashed, read.labels),
-            (whole.tokens, whole.hashed, whole.labels)
+            (read.tokens, read.hashed, read.labels, &read.names),
+            (whole.tokens, whole.hashed, whole.labels, &whole.names)
         );
+        assert_eq!(read.names[599], "m599");
         assert_eq!(read.tokenize_seconds.len(), messages.len());
-        let ham_only = messages.iter().filter(|(_, l)| *l == Label::Ham).cloned();
-        let err = TokenizedMail::read(ham_only.map(Ok), &config).unwrap_err();
+        let ham_only: Vec<_> = messages
+            .iter()
+            .filter(|(_, l)| *l == Label::Ham)
+            .cloned()
+            .collect();
+        let err = TokenizedMail::read(read_from(&ham_only), &config).unwrap_err();
         assert!(err.to_string().contains("0 spam"), "{err}");
     }
 
@@ -525,9 +560,10 @@ mod tests {
             message("meeting notes", Label::Ham),
         ];
         let config = TokenizerConfig::default();
-        let mut mail = TokenizedMail::read(messages.iter().cloned().map(Ok), &config).unwrap();
+        let mut mail = TokenizedMail::read(read_from(&messages), &config).unwrap();
         assert_eq!(mail.count_copies_once().unwrap(), 2);
         assert_eq!(mail.labels, [Label::Spam, Label::Ham, Label::Ham]);
+        assert_eq!(mail.names, ["m0", "m1", "m4"]);
         let (tokens, hashed, seconds) = (&mail.tokens, &mail.hashed, &mail.tokenize_seconds);
         assert_eq!((tokens.len(), hashed.len(), seconds.len()), (3, 3, 3));
         assert!(tokens[2].iter().any(|t| t.contains("meeting")));
@@ -536,7 +572,7 @@ mod tests {
             message("cheap pills", Label::Spam),
             message("cheap pills", Label::Ham),
         ];
-        let mut mail = TokenizedMail::read(copies.iter().cloned().map(Ok), &config).unwrap();
+        let mut mail = TokenizedMail::read(read_from(&copies), &config).unwrap();
         let err = mail.count_copies_once().unwrap_err();
         assert!(err.to_string().contains("0 ham"), "{err}");
     }
@@ -550,6 +586,7 @@ mod tests {
             // Far more than looking up and scoring one token could take.
             tokenize_seconds: vec![100.0; labels.len()],
             labels,
+            ..TokenizedMail::default()
         };
         for r in cross_validation(3).run(&mail).unwrap() {
             let held_out = r.labels.len() as f64;

@@ -45,6 +45,7 @@ pub fn run(
             p_spam: Vec::with_capacity(labels.len()),
             decisions: Vec::with_capacity(labels.len()),
             labels: labels.to_vec(),
+            messages: (0..labels.len()).collect(),
             undecided: 0,
             train_seconds: 0.0,
             classify_seconds: 0.0,
@@ -108,6 +109,7 @@ mod tests {
             hashed: vec![Vec::new(); texts.len()],
             labels: labels.to_vec(),
             tokenize_seconds: vec![0.0; texts.len()],
+            ..TokenizedMail::default()
         }
     }
 
@@ -174,6 +176,7 @@ mod tests {
                 Label::Spam,
                 Label::Spam,
             ],
+            messages: (0..5).collect(),
             undecided: 0,
             train_seconds: 0.0,
             classify_seconds: 0.0,

@@ -422,6 +422,7 @@ mod tests {
             decisions: vec![1.0, -1.0],
             p_spam: vec![0.9, 0.1],
             labels: vec![crate::Label::Spam, crate::Label::Ham],
+            messages: vec![0, 1],
             undecided: 0,
             train_seconds: 0.5,
             classify_seconds: 0.01,
