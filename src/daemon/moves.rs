@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// A folder the tracker watches.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Place {
     /// The inbox (its `cur/`: `new/` is what the daemon sorts).
     Inbox,
@@ -314,27 +314,48 @@ impl MoveTracker {
         let mut again = None;
         let mut present = std::collections::HashSet::new();
         let mut unread: Vec<PathBuf> = Vec::new();
+        // Every directory listed first, so the directory is closed before its files are read
+        // (one descriptor at a time, where few are left), and so what left each place since
+        // the last scan is known before any new file is judged.
+        let mut listings = Vec::new();
         for (dir, place) in &self.dirs {
-            // Listed first, so the directory is closed before its files are read (one
-            // descriptor at a time, where few are left).
-            let entries =
-                match std::fs::read_dir(dir).and_then(|d| d.collect::<Result<Vec<_>, _>>()) {
-                    Ok(entries) => entries,
-                    Err(e) => {
-                        if at_start {
-                            self.unlisted_at_start.insert(dir.clone());
-                        }
-                        if super::may_pass(&e) {
-                            again.get_or_insert(e);
-                        }
-                        unread.push(dir.clone());
-                        continue;
+            match std::fs::read_dir(dir).and_then(|d| d.collect::<Result<Vec<_>, _>>()) {
+                Ok(entries) => {
+                    present.extend(entries.iter().map(std::fs::DirEntry::path));
+                    listings.push((dir, *place, entries));
+                }
+                Err(e) => {
+                    if at_start {
+                        self.unlisted_at_start.insert(dir.clone());
                     }
-                };
+                    if super::may_pass(&e) {
+                        again.get_or_insert(e);
+                    }
+                    unread.push(dir.clone());
+                }
+            }
+        }
+        // Files of the last scan gone now, by message and place: a new file of the same
+        // message in the same place is one of them renamed there (a mail reader's `new/` to
+        // `cur/`, a flag changed), not a move, even while a copy of the message (delivered
+        // twice) is in another folder.
+        let mut renamed: HashMap<(u64, Place), usize> = HashMap::new();
+        for (path, &fp) in &self.known {
+            let dir = path.parent();
+            let listed = dir.is_some_and(|d| !unread.iter().any(|u| u == d));
+            if let Some(place) = self.place_of_dir(dir)
+                && fp != UNREAD
+                && listed
+                && !present.contains(path)
+            {
+                *renamed.entry((fp, place)).or_default() += 1;
+            }
+        }
+        for (dir, place, entries) in listings {
+            let place = &place;
             let first_listing = self.unlisted_at_start.remove(dir);
             for entry in entries {
                 let path = entry.path();
-                present.insert(path.clone());
                 if self.known.contains_key(&path) {
                     continue;
                 }
@@ -381,7 +402,17 @@ impl MoveTracker {
                 self.known.insert(path.clone(), fp);
                 self.dirty = true;
                 let before = self.place_of.insert(fp, *place);
-                if self.unread_at_start.remove(&path) || first_listing {
+                let was_here = renamed.get_mut(&(fp, *place)).is_some_and(|n| {
+                    let here = *n > 0;
+                    *n = n.saturating_sub(1);
+                    here
+                });
+                // A rename leaves the message where the user last put it (a copy moved out of
+                // the spam folder stays learned as moved there: moved back, it is a move).
+                if was_here && let Some(before) = before {
+                    self.place_of.insert(fp, before);
+                }
+                if self.unread_at_start.remove(&path) || first_listing || was_here {
                     continue;
                 }
                 let label = match (before, place) {
@@ -558,6 +589,37 @@ mod tests {
         let corrections = scanned(&mut tracker);
         assert_eq!(corrections.len(), 1, "{corrections:?}");
         assert_eq!(corrections[0].label, Label::Ham);
+    }
+
+    #[test]
+    fn a_rename_within_a_folder_is_no_move_while_a_copy_is_elsewhere() {
+        // Regression: of a message delivered twice and filed twice into the spam folder, the
+        // user moved one copy into the ham folder (learned as ham), then only read the other
+        // one (`new/` to `cur/`): that rename was taken for a move into the spam folder and
+        // learned as spam, undoing the user's correction.
+        let dir = tempfile::tempdir().unwrap();
+        let (spam, ham) = spam_and_ham(dir.path());
+        let folders = [(spam.clone(), Place::Spam), (ham.clone(), Place::Ham)];
+        let mut tracker = MoveTracker::new(&folders, HeaderStyle::default(), None);
+        let message = b"Subject: twice\n\nthe same bytes\n";
+        let fp = tracker.fingerprint(message);
+        for name in ["new/1.a", "new/2.b"] {
+            std::fs::write(spam.join(name), message).unwrap();
+            tracker.filed(spam.join(name), fp, Place::Spam);
+        }
+        assert!(scanned(&mut tracker).is_empty());
+        std::fs::rename(spam.join("new/1.a"), ham.join("cur/1.a:2,S")).unwrap();
+        let corrections = scanned(&mut tracker);
+        assert_eq!(corrections.len(), 1, "{corrections:?}");
+        assert_eq!(corrections[0].label, Label::Ham);
+        std::fs::rename(spam.join("new/2.b"), spam.join("cur/2.b:2,S")).unwrap();
+        let corrections = scanned(&mut tracker);
+        assert!(corrections.is_empty(), "{corrections:?}");
+        // Moved back into the spam folder, it is a move again (the other copy stays there).
+        std::fs::rename(ham.join("cur/1.a:2,S"), spam.join("cur/1.a:2,S")).unwrap();
+        let corrections = scanned(&mut tracker);
+        assert_eq!(corrections.len(), 1, "{corrections:?}");
+        assert_eq!(corrections[0].label, Label::Spam);
     }
 
     #[test]
