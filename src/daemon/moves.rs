@@ -87,9 +87,10 @@ pub struct MoveTracker {
     /// only files present at the last scan (or in a directory it could not read, or filed
     /// since).
     known: HashMap<PathBuf, u64>,
-    /// Messages that were in the spam folder and that a scan found in no watched folder, with
-    /// when, and the names in the inbox's `new/` right after that scan: for [`LEFT_SPAM_FOR`]
-    /// only (so bounded by what leaves the folder in that time).
+    /// Messages that were in the spam folder and that a scan found in no watched folder (or a
+    /// file of which it found gone from the spam folder, not renamed there), with when, and the
+    /// names in the inbox's `new/` right after that scan: for [`LEFT_SPAM_FOR`] only (so
+    /// bounded by what leaves the folder in that time).
     left_spam: HashMap<u64, (Instant, Arc<HashSet<OsString>>)>,
     /// The inbox's `new/`, listed when messages leave the spam folder.
     inbox_new: Option<PathBuf>,
@@ -442,10 +443,19 @@ impl MoveTracker {
         let now = Instant::now();
         self.left_spam
             .retain(|_, (at, _)| now.duration_since(*at) < LEFT_SPAM_FOR);
-        let gone: Vec<u64> = (self.place_of.iter())
+        let mut gone: Vec<u64> = (self.place_of.iter())
             .filter(|&(fp, place)| *place == Place::Spam && !live.contains(fp))
             .map(|(&fp, _)| fp)
             .collect();
+        // A file gone from the spam folder and not renamed there, while a copy of its message
+        // (delivered twice) stays in a folder: as much a move out of it.
+        gone.extend(
+            (renamed.iter())
+                .filter(|&(&(_, place), &n)| place == Place::Spam && n > 0)
+                .map(|(&(fp, _), _)| fp),
+        );
+        gone.sort_unstable();
+        gone.dedup();
         if !gone.is_empty() {
             // What a move out of the spam folder has put in the inbox's `new/` by now: a file
             // put there later is mail delivered later. (Names, not times: a file's times come
@@ -620,6 +630,36 @@ mod tests {
         let corrections = scanned(&mut tracker);
         assert_eq!(corrections.len(), 1, "{corrections:?}");
         assert_eq!(corrections[0].label, Label::Spam);
+    }
+
+    #[test]
+    fn a_copy_moved_out_of_spam_into_the_inbox_while_another_stays_is_seen_leaving() {
+        // Regression: of a spam delivered twice and filed twice into the spam folder, the copy
+        // the user moved into the inbox's `new/` (Dovecot's INBOX, unread) was not seen leaving
+        // the spam folder while the other copy stayed: it was sorted back into the spam folder
+        // as new mail and never learned as ham.
+        let dir = tempfile::tempdir().unwrap();
+        let (spam, inbox) = spam_and_ham(dir.path());
+        let folders = [(inbox.clone(), Place::Inbox), (spam.clone(), Place::Spam)];
+        let mut tracker = MoveTracker::new(&folders, HeaderStyle::default(), None);
+        let message = b"Subject: twice\n\nthe same bytes\n";
+        let fp = tracker.fingerprint(message);
+        for name in ["new/1.a", "new/2.b"] {
+            std::fs::write(spam.join(name), message).unwrap();
+            tracker.filed(spam.join(name), fp, Place::Spam);
+        }
+        assert!(scanned(&mut tracker).is_empty());
+        // Read in the spam folder: a rename there, not a move out of it.
+        std::fs::rename(spam.join("new/2.b"), spam.join("cur/2.b:2,S")).unwrap();
+        assert!(scanned(&mut tracker).is_empty());
+        assert!(tracker.left_spam(fp).is_none());
+        std::fs::rename(spam.join("new/1.a"), inbox.join("new/3.c")).unwrap();
+        assert!(scanned(&mut tracker).is_empty());
+        assert!(
+            tracker
+                .left_spam(fp)
+                .is_some_and(|names| names.contains(std::ffi::OsStr::new("3.c")))
+        );
     }
 
     #[test]
