@@ -357,6 +357,52 @@ fn unix_socket_and_shutdown() {
 }
 
 #[test]
+fn a_socket_in_use_is_refused_and_only_the_servers_own_socket_is_removed() {
+    // Regression: a second server on the socket path of a running one removed its socket and
+    // bound in its place, cutting the running server off from every new client; and a server
+    // stopping removed whatever socket had the path by then, another server's too.
+    let t = TestDir::new();
+    let path = t.path().join("spamd.sock");
+    let ping = |path: &Path| {
+        let mut s = std::os::unix::net::UnixStream::connect(path).unwrap();
+        s.write_all(b"PING SPAMC/1.5\r\n\r\n").unwrap();
+        let mut answer = Vec::new();
+        s.read_to_end(&mut answer).unwrap();
+        answer
+    };
+    let mut first = start_at(
+        trained_model(),
+        Address::Unix(path.clone()),
+        ServerConfig::default(),
+    );
+    let inode = |path: &Path| std::os::unix::fs::MetadataExt::ino(&path.metadata().unwrap());
+    let before = inode(&path);
+    let filter = Arc::new(SharedFilter::load(trained_model(), Policy::default()).unwrap());
+    let second = Server::bind(
+        &[Address::Unix(path.clone())],
+        filter,
+        ServerConfig::default(),
+    );
+    assert!(second.is_err(), "a socket in use was taken over");
+    assert_eq!(inode(&path), before);
+    assert_eq!(ping(&path), b"SPAMD/1.5 0 PONG\r\n");
+    // Its path taken by another socket meanwhile: the server leaves that one when it stops.
+    std::fs::remove_file(&path).unwrap();
+    let other = std::os::unix::net::UnixListener::bind(&path).unwrap();
+    first.handle.shutdown();
+    first.thread.take().unwrap().join().unwrap().unwrap();
+    assert!(path.exists(), "another server's socket was removed");
+    drop(other);
+    // A stale socket (no one listens) is replaced.
+    let _again = start_at(
+        trained_model(),
+        Address::Unix(path.clone()),
+        ServerConfig::default(),
+    );
+    assert_eq!(ping(&path), b"SPAMD/1.5 0 PONG\r\n");
+}
+
+#[test]
 fn the_server_follows_its_model_file_and_keeps_its_model_when_the_file_breaks() {
     let t = TestDir::new();
     let model = copy_of_trained_model(&t);

@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// A folder the tracker watches.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Place {
     /// The inbox (its `cur/`: `new/` is what the daemon sorts).
     Inbox,
@@ -87,9 +87,10 @@ pub struct MoveTracker {
     /// only files present at the last scan (or in a directory it could not read, or filed
     /// since).
     known: HashMap<PathBuf, u64>,
-    /// Messages that were in the spam folder and that a scan found in no watched folder, with
-    /// when, and the names in the inbox's `new/` right after that scan: for [`LEFT_SPAM_FOR`]
-    /// only (so bounded by what leaves the folder in that time).
+    /// Messages that were in the spam folder and that a scan found in no watched folder (or a
+    /// file of which it found gone from the spam folder, not renamed there), with when, and the
+    /// names in the inbox's `new/` right after that scan: for [`LEFT_SPAM_FOR`] only (so
+    /// bounded by what leaves the folder in that time).
     left_spam: HashMap<u64, (Instant, Arc<HashSet<OsString>>)>,
     /// The inbox's `new/`, listed when messages leave the spam folder.
     inbox_new: Option<PathBuf>,
@@ -314,27 +315,48 @@ impl MoveTracker {
         let mut again = None;
         let mut present = std::collections::HashSet::new();
         let mut unread: Vec<PathBuf> = Vec::new();
+        // Every directory listed first, so the directory is closed before its files are read
+        // (one descriptor at a time, where few are left), and so what left each place since
+        // the last scan is known before any new file is judged.
+        let mut listings = Vec::new();
         for (dir, place) in &self.dirs {
-            // Listed first, so the directory is closed before its files are read (one
-            // descriptor at a time, where few are left).
-            let entries =
-                match std::fs::read_dir(dir).and_then(|d| d.collect::<Result<Vec<_>, _>>()) {
-                    Ok(entries) => entries,
-                    Err(e) => {
-                        if at_start {
-                            self.unlisted_at_start.insert(dir.clone());
-                        }
-                        if super::may_pass(&e) {
-                            again.get_or_insert(e);
-                        }
-                        unread.push(dir.clone());
-                        continue;
+            match std::fs::read_dir(dir).and_then(|d| d.collect::<Result<Vec<_>, _>>()) {
+                Ok(entries) => {
+                    present.extend(entries.iter().map(std::fs::DirEntry::path));
+                    listings.push((dir, *place, entries));
+                }
+                Err(e) => {
+                    if at_start {
+                        self.unlisted_at_start.insert(dir.clone());
                     }
-                };
+                    if super::may_pass(&e) {
+                        again.get_or_insert(e);
+                    }
+                    unread.push(dir.clone());
+                }
+            }
+        }
+        // Files of the last scan gone now, by message and place: a new file of the same
+        // message in the same place is one of them renamed there (a mail reader's `new/` to
+        // `cur/`, a flag changed), not a move, even while a copy of the message (delivered
+        // twice) is in another folder.
+        let mut renamed: HashMap<(u64, Place), usize> = HashMap::new();
+        for (path, &fp) in &self.known {
+            let dir = path.parent();
+            let listed = dir.is_some_and(|d| !unread.iter().any(|u| u == d));
+            if let Some(place) = self.place_of_dir(dir)
+                && fp != UNREAD
+                && listed
+                && !present.contains(path)
+            {
+                *renamed.entry((fp, place)).or_default() += 1;
+            }
+        }
+        for (dir, place, entries) in listings {
+            let place = &place;
             let first_listing = self.unlisted_at_start.remove(dir);
             for entry in entries {
                 let path = entry.path();
-                present.insert(path.clone());
                 if self.known.contains_key(&path) {
                     continue;
                 }
@@ -381,7 +403,17 @@ impl MoveTracker {
                 self.known.insert(path.clone(), fp);
                 self.dirty = true;
                 let before = self.place_of.insert(fp, *place);
-                if self.unread_at_start.remove(&path) || first_listing {
+                let was_here = renamed.get_mut(&(fp, *place)).is_some_and(|n| {
+                    let here = *n > 0;
+                    *n = n.saturating_sub(1);
+                    here
+                });
+                // A rename leaves the message where the user last put it (a copy moved out of
+                // the spam folder stays learned as moved there: moved back, it is a move).
+                if was_here && let Some(before) = before {
+                    self.place_of.insert(fp, before);
+                }
+                if self.unread_at_start.remove(&path) || first_listing || was_here {
                     continue;
                 }
                 let label = match (before, place) {
@@ -411,10 +443,19 @@ impl MoveTracker {
         let now = Instant::now();
         self.left_spam
             .retain(|_, (at, _)| now.duration_since(*at) < LEFT_SPAM_FOR);
-        let gone: Vec<u64> = (self.place_of.iter())
+        let mut gone: Vec<u64> = (self.place_of.iter())
             .filter(|&(fp, place)| *place == Place::Spam && !live.contains(fp))
             .map(|(&fp, _)| fp)
             .collect();
+        // A file gone from the spam folder and not renamed there, while a copy of its message
+        // (delivered twice) stays in a folder: as much a move out of it.
+        gone.extend(
+            (renamed.iter())
+                .filter(|&(&(_, place), &n)| place == Place::Spam && n > 0)
+                .map(|(&(fp, _), _)| fp),
+        );
+        gone.sort_unstable();
+        gone.dedup();
         if !gone.is_empty() {
             // What a move out of the spam folder has put in the inbox's `new/` by now: a file
             // put there later is mail delivered later. (Names, not times: a file's times come
@@ -558,6 +599,67 @@ mod tests {
         let corrections = scanned(&mut tracker);
         assert_eq!(corrections.len(), 1, "{corrections:?}");
         assert_eq!(corrections[0].label, Label::Ham);
+    }
+
+    #[test]
+    fn a_rename_within_a_folder_is_no_move_while_a_copy_is_elsewhere() {
+        // Regression: of a message delivered twice and filed twice into the spam folder, the
+        // user moved one copy into the ham folder (learned as ham), then only read the other
+        // one (`new/` to `cur/`): that rename was taken for a move into the spam folder and
+        // learned as spam, undoing the user's correction.
+        let dir = tempfile::tempdir().unwrap();
+        let (spam, ham) = spam_and_ham(dir.path());
+        let folders = [(spam.clone(), Place::Spam), (ham.clone(), Place::Ham)];
+        let mut tracker = MoveTracker::new(&folders, HeaderStyle::default(), None);
+        let message = b"Subject: twice\n\nthe same bytes\n";
+        let fp = tracker.fingerprint(message);
+        for name in ["new/1.a", "new/2.b"] {
+            std::fs::write(spam.join(name), message).unwrap();
+            tracker.filed(spam.join(name), fp, Place::Spam);
+        }
+        assert!(scanned(&mut tracker).is_empty());
+        std::fs::rename(spam.join("new/1.a"), ham.join("cur/1.a:2,S")).unwrap();
+        let corrections = scanned(&mut tracker);
+        assert_eq!(corrections.len(), 1, "{corrections:?}");
+        assert_eq!(corrections[0].label, Label::Ham);
+        std::fs::rename(spam.join("new/2.b"), spam.join("cur/2.b:2,S")).unwrap();
+        let corrections = scanned(&mut tracker);
+        assert!(corrections.is_empty(), "{corrections:?}");
+        // Moved back into the spam folder, it is a move again (the other copy stays there).
+        std::fs::rename(ham.join("cur/1.a:2,S"), spam.join("cur/1.a:2,S")).unwrap();
+        let corrections = scanned(&mut tracker);
+        assert_eq!(corrections.len(), 1, "{corrections:?}");
+        assert_eq!(corrections[0].label, Label::Spam);
+    }
+
+    #[test]
+    fn a_copy_moved_out_of_spam_into_the_inbox_while_another_stays_is_seen_leaving() {
+        // Regression: of a spam delivered twice and filed twice into the spam folder, the copy
+        // the user moved into the inbox's `new/` (Dovecot's INBOX, unread) was not seen leaving
+        // the spam folder while the other copy stayed: it was sorted back into the spam folder
+        // as new mail and never learned as ham.
+        let dir = tempfile::tempdir().unwrap();
+        let (spam, inbox) = spam_and_ham(dir.path());
+        let folders = [(inbox.clone(), Place::Inbox), (spam.clone(), Place::Spam)];
+        let mut tracker = MoveTracker::new(&folders, HeaderStyle::default(), None);
+        let message = b"Subject: twice\n\nthe same bytes\n";
+        let fp = tracker.fingerprint(message);
+        for name in ["new/1.a", "new/2.b"] {
+            std::fs::write(spam.join(name), message).unwrap();
+            tracker.filed(spam.join(name), fp, Place::Spam);
+        }
+        assert!(scanned(&mut tracker).is_empty());
+        // Read in the spam folder: a rename there, not a move out of it.
+        std::fs::rename(spam.join("new/2.b"), spam.join("cur/2.b:2,S")).unwrap();
+        assert!(scanned(&mut tracker).is_empty());
+        assert!(tracker.left_spam(fp).is_none());
+        std::fs::rename(spam.join("new/1.a"), inbox.join("new/3.c")).unwrap();
+        assert!(scanned(&mut tracker).is_empty());
+        assert!(
+            tracker
+                .left_spam(fp)
+                .is_some_and(|names| names.contains(std::ffi::OsStr::new("3.c")))
+        );
     }
 
     #[test]

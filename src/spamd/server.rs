@@ -106,7 +106,8 @@ impl Default for ServerConfig {
 pub enum Address {
     /// A TCP address.
     Tcp(SocketAddr),
-    /// A Unix domain socket path (a stale socket file there is replaced).
+    /// A Unix domain socket path (a stale socket file there is replaced; one a server listens
+    /// on is refused, as a TCP address in use is).
     Unix(PathBuf),
 }
 
@@ -153,6 +154,10 @@ pub struct Server {
     listeners: Vec<Listener>,
     handle: ServerHandle,
     config: ServerConfig,
+    /// The socket files this server made, each with its file's identity (device, inode): only
+    /// while a path still names that file is it removed at the end (another server may have
+    /// replaced a stale-looking one meanwhile).
+    sockets: Vec<(PathBuf, Option<(u64, u64)>)>,
 }
 
 impl Server {
@@ -171,6 +176,7 @@ impl Server {
         let poll = mio::Poll::new().map_err(io_error("epoll".into()))?;
         let mut listeners = Vec::new();
         let mut bound = Vec::new();
+        let mut sockets = Vec::new();
         for a in addresses {
             let io = io_error(a.to_string());
             let mut listener = match a {
@@ -182,10 +188,11 @@ impl Server {
                     Listener::Tcp(l)
                 }
                 Address::Unix(path) => {
-                    remove_stale_socket(path);
+                    remove_stale_socket(path).map_err(&io)?;
                     let l = mio::net::UnixListener::bind(path).map_err(&io)?;
                     rustix::net::listen(&l, BACKLOG).map_err(|e| io(e.into()))?;
                     bound.push(a.clone());
+                    sockets.push((path.clone(), socket_id(path)));
                     Listener::Unix(l)
                 }
             };
@@ -206,6 +213,7 @@ impl Server {
                 filter,
             },
             config,
+            sockets,
         })
     }
 
@@ -228,6 +236,7 @@ impl Server {
             listeners,
             handle,
             config,
+            sockets,
         } = self;
         let workers = config.max_connections.max(1);
         // Each connection is a file descriptor, and so is each spooled oversize message.
@@ -299,8 +308,8 @@ impl Server {
             .run();
             Ok(())
         });
-        for a in &handle.addresses {
-            if let Address::Unix(path) = a {
+        for (path, id) in &sockets {
+            if id.is_some() && socket_id(path) == *id {
                 let _ = std::fs::remove_file(path);
             }
         }
@@ -347,9 +356,29 @@ pub fn raise_open_file_limit() -> std::io::Result<u64> {
     Ok(getrlimit(Resource::Nofile).current.unwrap_or(u64::MAX))
 }
 
-fn remove_stale_socket(path: &Path) {
+/// Removes a stale socket file at `path` (one no process listens on: left by a server that was
+/// killed), so the server can bind there. A socket a server still accepts connections on is
+/// refused (`AddrInUse`), as a TCP address in use is: replacing it would cut that server off
+/// from every new client, and its removal of the file when it stops would cut off this one.
+fn remove_stale_socket(path: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::FileTypeExt;
-    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_socket()) {
-        let _ = std::fs::remove_file(path);
+    if !std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_socket()) {
+        return Ok(());
     }
+    if std::os::unix::net::UnixStream::connect(path).is_ok() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::AddrInUse,
+            "another server listens on this socket",
+        ));
+    }
+    let _ = std::fs::remove_file(path);
+    Ok(())
+}
+
+/// The identity (device, inode) of the file at `path` itself, not following a link.
+fn socket_id(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::symlink_metadata(path)
+        .ok()
+        .map(|m| (m.dev(), m.ino()))
 }
