@@ -871,20 +871,32 @@ pub fn try_lock_for_update(path: &Path) -> Result<Option<UpdateLock>, ModelFileE
 }
 
 /// The lock file of the model file at `path` (see [`lock_for_update`]), opened (created if
-/// missing) but not locked, with the model file it is for and its own path.
+/// missing; read-only where this user may not write it, as `flock` needs no write access) but
+/// not locked, with the model file it is for and its own path.
 fn open_lock(path: &Path) -> Result<(std::fs::File, PathBuf, PathBuf), ModelFileError> {
     let path = followed(path).map_err(|e| ModelFileError::io(path, e))?;
     // Before the lock file is made beside it: a directory there would leave a stray lock.
     crate::corpus::regular_file::refuse_irregular_at(&path)
         .map_err(|e| ModelFileError::io(&path, e))?;
     let lock_path = lock_path(&path).map_err(|e| ModelFileError::io(&path, e))?;
-    let file = crate::corpus::regular_file::open_regular_with(
+    let open = |options: &mut std::fs::OpenOptions| {
+        crate::corpus::regular_file::open_regular_with(options, &lock_path)
+    };
+    let file = match open(
         std::fs::OpenOptions::new()
             .create(true)
             .truncate(false)
             .write(true),
-        &lock_path,
-    )
+    ) {
+        // A lock file another user made (with that user's umask, 0644 say) beside a model
+        // shared through a group: the lock is taken on it read-only (`flock` needs no write
+        // access), so that user's `learn` and this one's still wait for each other, where the
+        // write access asked for first refused every writer but the one that made it.
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+            open(std::fs::OpenOptions::new().read(true)).map_err(|_| e)
+        }
+        opened => opened,
+    }
     .map_err(|e| ModelFileError::io(&lock_path, e))?;
     Ok((file, path, lock_path))
 }
@@ -1149,6 +1161,23 @@ mod tests {
         assert!(lock_for_update(&dir.path().join("link.spamsort")).is_err());
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
         assert!(lock_for_update(&dir.path().join("mail.locked")).is_ok());
+    }
+
+    /// Regression (auditA): a lock file made by another user (0644 under a umask of 022)
+    /// beside a model shared through a group refused every other writer, as it was opened for
+    /// writing. (Run as root, which may write any file, this passes without the fix too.)
+    #[test]
+    fn a_lock_file_this_user_may_not_write_is_still_taken() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.spamsort");
+        drop(lock_for_update(&path).unwrap());
+        let lock_file = dir.path().join("m.lock");
+        std::fs::set_permissions(&lock_file, std::fs::Permissions::from_mode(0o444)).unwrap();
+        let held = lock_for_update(&path).unwrap();
+        assert!(try_lock_for_update(&path).unwrap().is_none());
+        drop(held);
+        assert!(try_lock_for_update(&path).unwrap().is_some());
     }
 
     #[test]

@@ -183,7 +183,7 @@ impl Tokenizer {
         let message = guard::parser(|| mail_parser::MessageParser::default().parse(&*parsable));
         let walked = message.map(|message| {
             guard::own_code(|| {
-                let mut sink = Sink::new(&self.config, raw.len());
+                let mut sink = Sink::new(&self.config, sink::lf_len(raw));
                 ngrams::push_byte_ngrams(&mut sink, raw, self.config.byte_ngrams);
                 body::push_message(&mut sink, &message, 0);
                 sink
@@ -241,7 +241,7 @@ impl Tokenizer {
     /// this (spamsort's own code too) panicked.
     fn tokenize_as_text(&self, raw: &[u8]) -> Option<Sink<'_>> {
         guard::own_code(|| {
-            let mut sink = Sink::new(&self.config, raw.len());
+            let mut sink = Sink::new(&self.config, sink::lf_len(raw));
             ngrams::push_byte_ngrams(&mut sink, raw, self.config.byte_ngrams);
             let text = String::from_utf8_lossy(raw);
             let text = sink.take_text(&text);

@@ -1,6 +1,8 @@
 //! The collector every token producer writes to, and the per-message caps it enforces: decoded
 //! text (`max_text_bytes`), token count (`max_tokens`) and total token bytes (a multiple of the
-//! input's length, [`TOKEN_BYTES_PER_INPUT_BYTE`] and [`TOKEN_BYTES_BASE`]). The byte budget is
+//! input's length, [`TOKEN_BYTES_PER_INPUT_BYTE`] and [`TOKEN_BYTES_BASE`]). Text and input
+//! are measured with every CRLF counted as one byte ([`lf_len`]), so a message's LF and CRLF
+//! copies reach the caps at the same place and keep the same tokens. The byte budget is
 //! the backstop behind the producers' own bounds (host length and parent domains in `url`,
 //! header text in `headers`, word length in `words`, values kept whole by [`capped`]): whatever
 //! a producer does, a message of N bytes yields at most
@@ -39,6 +41,42 @@ const MAX_VALUE_BYTES: usize = 256;
 /// `value` cut to at most [`MAX_VALUE_BYTES`], at a character boundary.
 pub(crate) fn capped(value: &str) -> &str {
     &value[..ngrams::floor_char_boundary(value, MAX_VALUE_BYTES)]
+}
+
+/// The bytes of `bytes` with the CR of every CRLF left out: the length that the caps charge
+/// for a message or a text, the same for its LF and CRLF copies. (A message that is only
+/// stored or sent with CRLF line endings, an `.eml` file or spamd's input, is the same message
+/// as its LF copy in a maildir; charged by its raw length, a CRLF copy that reached a cap
+/// kept other tokens, and "learn once" counted the two copies twice.) The cut at
+/// `max_input_bytes` stays one of raw bytes: readers hold only that much of a message (see
+/// [`TokenizerConfig::head_bytes`]), so a message past it may still yield other tokens as CRLF.
+pub(crate) fn lf_len(bytes: &[u8]) -> usize {
+    bytes.len() - memchr::memmem::find_iter(bytes, b"\r\n").count()
+}
+
+/// Where `text` is cut to fit a budget of `budget` bytes, a CRLF charged as one byte (its LF,
+/// see [`lf_len`]), at a character boundary and never between a CR and its LF: the cut's
+/// length in `text`, and the bytes charged for it (its [`lf_len`]). The LF and CRLF copies of
+/// a text are cut at the same line and character.
+pub(crate) fn text_cut(text: &str, budget: usize) -> (usize, usize) {
+    if budget == 0 {
+        return (0, 0);
+    }
+    let bytes = text.as_bytes();
+    let (mut at, mut left) = (0, budget);
+    for crlf in memchr::memmem::find_iter(bytes, b"\r\n") {
+        // Bytes from `at` up to the CR, each charged; then the CRLF, charged as one.
+        let run = crlf - at;
+        if run >= left {
+            break;
+        }
+        // At least a byte left for the LF: the CRLF is taken whole.
+        left -= run + 1;
+        at = crlf + 2;
+    }
+    let end = ngrams::floor_char_boundary(text, at.saturating_add(left).min(text.len()));
+    // `end` is at or after `at`: `at` follows an LF, a character boundary.
+    (end, budget - left + (end - at))
 }
 
 /// Collects tokens and enforces the per-message caps.
@@ -98,13 +136,16 @@ impl<'c> Sink<'c> {
         self.uncapped += self.tokens.len() - before;
     }
 
-    /// Charges `text` against the decoded-text budget and returns the part that fits.
+    /// Charges `text` against the decoded-text budget and returns the part that fits. The CR
+    /// of a CRLF is not charged (see [`text_cut`]): a message's text costs the same whether
+    /// its lines end in LF or CRLF, so both copies keep the same text, and so the same tokens
+    /// and the same identity for "learn once".
     pub(crate) fn take_text<'t>(&mut self, text: &'t str) -> &'t str {
-        let end = ngrams::floor_char_boundary(text, self.text_left);
+        let (end, charged) = text_cut(text, self.text_left);
         if end < text.len() {
             self.truncated = true;
         }
-        self.text_left -= end;
+        self.text_left -= charged;
         &text[..end]
     }
 
@@ -300,6 +341,51 @@ mod tests {
         );
         let (_, bytes) = tokenize(&raw);
         assert_at_most(8, bytes, &raw);
+    }
+
+    /// Regression (auditA): the text budget charged the CR of every CRLF, so a message of
+    /// over `max_text_bytes` of text kept less of it as CRLF than as LF: the two copies had
+    /// other tokens, and "learn once" learned the same message twice.
+    #[test]
+    fn the_text_budget_cuts_lf_and_crlf_copies_at_the_same_place() {
+        let lf = "ab cd\n\u{e9}f gh\nij\n\nkl";
+        let crlf = lf.replace('\n', "\r\n");
+        for budget in 0..=lf.len() + 2 {
+            let (end, charged) = text_cut(lf, budget);
+            let (end2, charged2) = text_cut(&crlf, budget);
+            assert_eq!(
+                &crlf[..end2].replace("\r\n", "\n"),
+                &lf[..end],
+                "budget {budget}"
+            );
+            assert_eq!((charged, charged2), (end, end), "budget {budget}");
+            assert!(!crlf[..end2].ends_with('\r'), "budget {budget}");
+            assert_eq!(lf_len(&crlf.as_bytes()[..end2]), end);
+        }
+        let config = TokenizerConfig {
+            max_text_bytes: 4096,
+            byte_ngrams: 0,
+            ..TokenizerConfig::default()
+        };
+        let body: String = (0..3000).map(|i| format!("w{i} x{i}\n")).collect();
+        let raw = format!("Subject: long\nFrom: a@b.example\n\n{body}");
+        let tokenizer = Tokenizer::new(config);
+        let lf = tokenizer.tokenize(raw.as_bytes());
+        let crlf = tokenizer.tokenize(raw.replace('\n', "\r\n").as_bytes());
+        assert!(lf.truncated);
+        assert_eq!(lf.tokens, crlf.tokens);
+        // The token-bytes budget, reached here by many long-named fields: measured on the raw
+        // length, the CRLF copy's was larger and it kept more tokens.
+        let words = vec!["ab"; 2700].join(" ");
+        let fields: String = (b'A'..b'I')
+            .map(|c| format!("X-{}: {words}\n", (c as char).to_string().repeat(62)))
+            .collect();
+        let raw = format!("From: a@b.example\nSubject: hi\n{fields}\nbody\n");
+        let tokenizer = Tokenizer::default();
+        let lf = tokenizer.tokenize(raw.as_bytes());
+        let crlf = tokenizer.tokenize(raw.replace('\n', "\r\n").as_bytes());
+        assert!(lf.truncated);
+        assert_eq!(lf.tokens, crlf.tokens);
     }
 
     #[test]
