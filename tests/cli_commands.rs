@@ -129,6 +129,49 @@ fn learn_if_wrong_skips_messages_already_right() {
 }
 
 #[test]
+fn an_empty_message_is_not_learned() {
+    // Audit: `learn --spam < /dev/null`, or standard input named twice (`-` read empty the
+    // second time), learned an empty message and moved the class counts.
+    let t = TestDir::new();
+    let model = copy_of_trained_model(&t);
+    let counts = || SpamFilter::load(&model).unwrap().summary().messages;
+    let spam = spamsort::Label::Spam.index();
+    let before = counts();
+    let learn = |args: &[&str], stdin: &[u8]| {
+        spamsort()
+            .args(["learn", "--spam", "--model"])
+            .arg(&model)
+            .args(args)
+            .write_stdin(stdin)
+            .assert()
+            .code(3)
+            .stderr(predicates::str::contains("-: not learned: it is empty"));
+    };
+    learn(&["-"], b"");
+    assert_eq!(counts(), before);
+    // Named twice: the message is learned once, the second read finds nothing.
+    learn(
+        &["-", "-"],
+        b"Subject: not in the sample\n\nfresh words, never trained on\n",
+    );
+    let mut expected = before;
+    expected[spam] += 1;
+    assert_eq!(counts(), expected);
+    // A blank file among real messages is said and refused.
+    let blank = t.write("blank.eml", b" \r\n\n\t\n");
+    spamsort()
+        .args(["learn", "--spam", "--model"])
+        .arg(&model)
+        .arg(&blank)
+        .assert()
+        .code(3)
+        .stderr(predicates::str::contains(
+            "blank.eml: not learned: it is empty",
+        ));
+    assert_eq!(counts(), expected);
+}
+
+#[test]
 fn concurrent_learns_keep_every_update() {
     let t = TestDir::new();
     let model = copy_of_trained_model(&t);

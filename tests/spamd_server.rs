@@ -245,6 +245,27 @@ fn tell_learns_and_forgets_and_survives_a_restart() {
 }
 
 #[test]
+fn an_empty_message_told_is_refused_and_learns_nothing() {
+    let t = TestDir::new();
+    let model = copy_of_trained_model(&t);
+    let before = std::fs::read(&model).unwrap();
+    let config = ServerConfig {
+        allow_tell: true,
+        ..ServerConfig::default()
+    };
+    let server = start(&model, config);
+    for head in ["Message-class: spam\r\nSet: local\r\n", "Remove: local\r\n"] {
+        for body in [&b""[..], b"\r\n \r\n"] {
+            let answer = exchange(&server, &request("TELL", head, body));
+            let (status, _, _) = split(&answer);
+            assert!(status.starts_with("SPAMD/1.5 65 "), "{status}");
+        }
+    }
+    drop(server);
+    assert_eq!(std::fs::read(&model).unwrap(), before);
+}
+
+#[test]
 fn malformed_requests_get_protocol_errors_and_the_server_keeps_serving() {
     let server = start(trained_model(), ServerConfig::default());
     let cases: &[&[u8]] = &[

@@ -88,6 +88,14 @@ fn learn_all<S: LearnedStore + ?Sized>(
             counts.failed = true;
             continue;
         }
+        if spamsort::corpus::is_blank(&message.bytes) {
+            eprintln!(
+                "spamsort: {}: not learned: it is empty, no message",
+                super::terminal::escape_for_terminal(&message.source.to_string())
+            );
+            counts.failed = true;
+            continue;
+        }
         let bytes = style.unmarked(&message.bytes);
         if unlearn {
             match store.unlearn_message(&bytes)? {

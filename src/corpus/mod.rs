@@ -177,6 +177,13 @@ pub struct Message {
     pub source: Source,
 }
 
+/// True if `raw` holds nothing but white space: no mail at all (standard input read a second
+/// time, a fetch that failed, an empty file), which learning must not count as a message of
+/// its class. Classifying it still gives a verdict.
+pub fn is_blank(raw: &[u8]) -> bool {
+    raw.trim_ascii().is_empty()
+}
+
 /// The mailbox formats spamsort reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MailboxFormat {

@@ -352,6 +352,12 @@ fn tell(
     }
     let mut header = String::new();
     let mut log = "nothing to do for the local database".to_string();
+    if (set || remove) && crate::corpus::is_blank(message) {
+        return Err(ProtocolError {
+            status: Status::DataErr,
+            message: "an empty message (no bytes but white space): nothing to learn".into(),
+        });
+    }
     if set {
         let label: Label = request.message_class.ok_or_else(|| ProtocolError {
             status: Status::DataErr,
