@@ -601,15 +601,14 @@ mod tests {
         assert_eq!(corrections[0].label, Label::Ham);
     }
 
-    #[test]
-    fn a_rename_within_a_folder_is_no_move_while_a_copy_is_elsewhere() {
-        // Regression: of a message delivered twice and filed twice into the spam folder, the
-        // user moved one copy into the ham folder (learned as ham), then only read the other
-        // one (`new/` to `cur/`): that rename was taken for a move into the spam folder and
-        // learned as spam, undoing the user's correction.
-        let dir = tempfile::tempdir().unwrap();
-        let (spam, ham) = spam_and_ham(dir.path());
-        let folders = [(spam.clone(), Place::Spam), (ham.clone(), Place::Ham)];
+    /// A tracker of `spam` and `other` (as `place`) after the same message was delivered
+    /// twice and filed twice into `spam`, as `new/1.a` and `new/2.b`, and scanned; with the
+    /// message's fingerprint.
+    fn filed_twice_into_spam(spam: &Path, (other, place): (&Path, Place)) -> (MoveTracker, u64) {
+        let folders = [
+            (spam.to_path_buf(), Place::Spam),
+            (other.to_path_buf(), place),
+        ];
         let mut tracker = MoveTracker::new(&folders, HeaderStyle::default(), None);
         let message = b"Subject: twice\n\nthe same bytes\n";
         let fp = tracker.fingerprint(message);
@@ -618,6 +617,18 @@ mod tests {
             tracker.filed(spam.join(name), fp, Place::Spam);
         }
         assert!(scanned(&mut tracker).is_empty());
+        (tracker, fp)
+    }
+
+    #[test]
+    fn a_rename_within_a_folder_is_no_move_while_a_copy_is_elsewhere() {
+        // Regression: of a message delivered twice and filed twice into the spam folder, the
+        // user moved one copy into the ham folder (learned as ham), then only read the other
+        // one (`new/` to `cur/`): that rename was taken for a move into the spam folder and
+        // learned as spam, undoing the user's correction.
+        let dir = tempfile::tempdir().unwrap();
+        let (spam, ham) = spam_and_ham(dir.path());
+        let (mut tracker, _) = filed_twice_into_spam(&spam, (&ham, Place::Ham));
         std::fs::rename(spam.join("new/1.a"), ham.join("cur/1.a:2,S")).unwrap();
         let corrections = scanned(&mut tracker);
         assert_eq!(corrections.len(), 1, "{corrections:?}");
@@ -640,15 +651,7 @@ mod tests {
         // as new mail and never learned as ham.
         let dir = tempfile::tempdir().unwrap();
         let (spam, inbox) = spam_and_ham(dir.path());
-        let folders = [(inbox.clone(), Place::Inbox), (spam.clone(), Place::Spam)];
-        let mut tracker = MoveTracker::new(&folders, HeaderStyle::default(), None);
-        let message = b"Subject: twice\n\nthe same bytes\n";
-        let fp = tracker.fingerprint(message);
-        for name in ["new/1.a", "new/2.b"] {
-            std::fs::write(spam.join(name), message).unwrap();
-            tracker.filed(spam.join(name), fp, Place::Spam);
-        }
-        assert!(scanned(&mut tracker).is_empty());
+        let (mut tracker, fp) = filed_twice_into_spam(&spam, (&inbox, Place::Inbox));
         // Read in the spam folder: a rename there, not a move out of it.
         std::fs::rename(spam.join("new/2.b"), spam.join("cur/2.b:2,S")).unwrap();
         assert!(scanned(&mut tracker).is_empty());
