@@ -201,6 +201,90 @@ fn concurrent_learns_keep_every_update() {
     assert_eq!(records, 4);
 }
 
+/// Makes `dir` take no new file (as a folder owned by another user does) until the guard is
+/// dropped: mode 0555, and as root (whom modes do not stop) the immutable attribute. `None`
+/// where neither can be had here (a file system without the attribute).
+fn folder_taking_no_new_file(dir: &std::path::Path) -> Option<impl Drop> {
+    use std::os::unix::fs::PermissionsExt;
+    struct Restore(std::path::PathBuf, bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            if self.1 {
+                let _ = std::process::Command::new("chattr")
+                    .arg("-i")
+                    .arg(&self.0)
+                    .status();
+            }
+            let _ = std::fs::set_permissions(&self.0, std::fs::Permissions::from_mode(0o755));
+        }
+    }
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o555)).unwrap();
+    let root = rustix::process::geteuid().is_root();
+    let immutable = root
+        && std::process::Command::new("chattr")
+            .arg("+i")
+            .arg(dir)
+            .status()
+            .is_ok_and(|s| s.success());
+    let guard = Restore(dir.to_path_buf(), immutable);
+    let probe = dir.join("probe");
+    if std::fs::write(&probe, b"").is_ok() {
+        let _ = std::fs::remove_file(&probe);
+        return None;
+    }
+    Some(guard)
+}
+
+#[test]
+fn learning_goes_on_by_appending_where_the_model_folder_takes_no_new_file() {
+    // Audit: a model file others may write in a folder they may not (shared through a group)
+    // took 16 learns, appended, and refused every learn after them: compacting the journal
+    // saves the file whole, which needs a new file in the folder.
+    let t = TestDir::new();
+    let dir = t.path().join("shared");
+    std::fs::create_dir(&dir).unwrap();
+    let model = dir.join("model.spamsort");
+    std::fs::copy(trained_model(), &model).unwrap();
+    let learn = |n: usize| {
+        let message = t.write(
+            &format!("m{n}.eml"),
+            &crate::util::message(&format!("note {n}"), &format!("words of note number {n}")),
+        );
+        spamsort()
+            .args(["learn", "--ham", "--model"])
+            .arg(&model)
+            .arg(&message)
+            .assert()
+    };
+    let records = || spamsort::filter::journal::pending(&model).unwrap().0;
+    let hams =
+        || SpamFilter::load(&model).unwrap().summary().messages[spamsort::Label::Ham.index()];
+    // Learned until the next learn is due to compact the journal.
+    let full = spamsort::filter::journal::COMPACT_RECORDS;
+    let mut n = 0;
+    while records() < full {
+        assert!(n < 4 * full, "the journal never filled");
+        learn(n).success();
+        n += 1;
+    }
+    let before = hams();
+    let Some(guard) = folder_taking_no_new_file(&dir) else {
+        eprintln!("SKIPPED: no way to make a folder refuse new files here");
+        return;
+    };
+    let out = learn(n).success();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(
+        stderr.contains("spamsort: warning:") && stderr.contains("cannot be compacted"),
+        "{stderr}"
+    );
+    assert_eq!((records(), hams()), (full + 1, before + 1));
+    drop(guard);
+    // The folder writable again, the next learn compacts.
+    learn(n + 1).success();
+    assert_eq!((records(), hams()), (0, before + 2));
+}
+
 #[test]
 fn explain_lists_the_strongest_tokens_each_way_and_sums_the_rest() {
     let out = spamsort()

@@ -20,17 +20,11 @@ pub struct DumpArgs {
 
 pub fn run(args: DumpArgs) -> anyhow::Result<ExitStatus> {
     let path = args.model.path(&args.model.config()?)?;
-    let mut filter = SpamFilter::load(&path)?;
     // Bytes after the journal's records that no interrupted append leaves: the load, as every
-    // reader, stopped before them, so the dump holds the state before them (the way to rebuild
-    // the file) and lacks any record they hide. Said, not refused; a check that fails is not.
-    if let Ok(Some(damage)) = spamsort::filter::journal::damaged_tail(&path) {
-        eprintln!(
-            "spamsort: warning: {}: the dump holds what was learned before the journal's \
-             damage, and nothing after it: {damage}",
-            path.display()
-        );
-    }
+    // reader, stops before them, so the dump holds the state before them (the way to rebuild
+    // the file) and lacks any record they hide. Said by the load (a warning on stderr), not
+    // refused.
+    let mut filter = SpamFilter::load(&path)?;
     match args.output.filter(|o| o.as_os_str() != "-") {
         Some(out) => super::output::write_whole(&out, super::output::Readers::Owner, |mut w| {
             Ok(spamsort::filter::dump::write_dump(&mut filter, &mut w)?)

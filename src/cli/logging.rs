@@ -1,15 +1,62 @@
-//! Log output of the long-running commands (`serve`, `daemon`): to systemd's journal, as
+//! Log output. Of the long-running commands (`serve`, `daemon`): to systemd's journal, as
 //! structured entries with their priority, when stderr is the journal's stream (a systemd
-//! service: see `contrib/`); otherwise one line per event on stderr, with a UTC timestamp.
+//! service: see `contrib/`); otherwise one line per event on stderr, with a UTC timestamp. Of
+//! every other command: the library's warnings (a model file loaded without its damaged tail,
+//! a journal that cannot be compacted, ...) on stderr, as `spamsort: warning: ...` lines.
 
+use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields, format};
 use tracing_subscriber::prelude::*;
 
-/// Installs the logger; `SPAMSORT_LOG=debug|info|warn|error` sets the level (info).
-pub fn init() {
-    let level = std::env::var("SPAMSORT_LOG")
+/// The level `SPAMSORT_LOG=debug|info|warn|error` sets, else `default`.
+fn level(default: tracing::Level) -> tracing::Level {
+    std::env::var("SPAMSORT_LOG")
         .ok()
         .and_then(|l| l.parse::<tracing::Level>().ok())
-        .unwrap_or(tracing::Level::INFO);
+        .unwrap_or(default)
+}
+
+/// Installs the logger of a command that runs once: events from warnings up (or the level of
+/// `SPAMSORT_LOG`) on stderr, one line each, `spamsort: LEVEL: message`, as its errors are
+/// said; without it the library's warnings went unseen.
+pub fn init_for_command() {
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_max_level(level(tracing::Level::WARN))
+        .event_format(Plain)
+        .try_init();
+}
+
+/// The format of [`init_for_command`]'s lines.
+struct Plain;
+
+impl<S, N> FormatEvent<S, N> for Plain
+where
+    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+    N: for<'a> FormatFields<'a> + 'static,
+{
+    fn format_event(
+        &self,
+        ctx: &FmtContext<'_, S, N>,
+        mut writer: format::Writer<'_>,
+        event: &tracing::Event<'_>,
+    ) -> std::fmt::Result {
+        let level = match *event.metadata().level() {
+            tracing::Level::ERROR => "error",
+            tracing::Level::WARN => "warning",
+            tracing::Level::INFO => "info",
+            tracing::Level::DEBUG => "debug",
+            tracing::Level::TRACE => "trace",
+        };
+        write!(writer, "spamsort: {level}: ")?;
+        ctx.field_format().format_fields(writer.by_ref(), event)?;
+        writeln!(writer)
+    }
+}
+
+/// Installs the logger of `serve` and `daemon`; `SPAMSORT_LOG=debug|info|warn|error` sets the
+/// level (info).
+pub fn init() {
+    let level = level(tracing::Level::INFO);
     // Falls back to stderr if the journal's socket cannot be reached (the lines still reach
     // the journal through the stream).
     if stderr_is_journal()

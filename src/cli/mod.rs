@@ -106,6 +106,9 @@ pub fn refused(error: &clap::Error) -> Option<anyhow::Result<ExitStatus>> {
 
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
+    if !matches!(cli.command, Command::Serve(_) | Command::Daemon(_)) {
+        logging::init_for_command();
+    }
     match cli.command {
         Command::Train(args) => train::run(args),
         Command::Classify(args) => classify::run(args),

@@ -454,8 +454,28 @@ pub fn learn<T>(
     if record.learned.is_empty() && record.counts.is_empty() {
         return Ok(updated);
     }
-    // A record that unlearns is not journaled (see `super::patch`).
-    let mut compact = journal.len() + 1 > COMPACT_RECORDS || record.unlearns();
+    // A record that unlearns is not journaled (see `super::patch`). Compacting saves the file
+    // whole, which needs a new file in its folder: where the folder takes none (the file
+    // writable to a group, its folder not), learning goes on by appending past
+    // COMPACT_RECORDS, said at every learn, until a bound in bytes or an unlearn makes a
+    // compaction unavoidable (and the learn fails, saying why).
+    let folder = path.parent().filter(|d| !d.as_os_str().is_empty());
+    let folder = folder.unwrap_or(Path::new("."));
+    let compactable = takes_new_files(folder);
+    if !compactable {
+        tracing::warn!(
+            "{}: its folder {} takes no new file, so its journal ({} records, {} bytes) \
+             cannot be compacted: learning goes on by appending, and fails once the journal \
+             reaches {COMPACT_BYTES} bytes or a message is unlearned: let the users who learn \
+             write to the folder",
+            path.display(),
+            folder.display(),
+            journal.len(),
+            journal.bytes(),
+        );
+    }
+    let due = journal.len() + 1 > COMPACT_RECORDS;
+    let mut compact = (due && compactable) || record.unlearns();
     let mut payload = Vec::new();
     if !compact {
         // A patch that cannot be worked out (a damaged section or histograms) is left out:
@@ -492,6 +512,13 @@ pub fn learn<T>(
         reader.append(journal, &payload, &lock)?;
     }
     Ok(updated)
+}
+
+/// True if this process may make files in the folder `dir` (write and search access), as
+/// saving a model file whole needs (a new file beside it, renamed over it).
+fn takes_new_files(dir: &Path) -> bool {
+    use rustix::fs::{Access, access};
+    access(dir, Access::WRITE_OK | Access::EXEC_OK).is_ok()
 }
 
 /// The error of a model file whose sections fail their checksums (`damage`), refused by
