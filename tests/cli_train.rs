@@ -149,6 +149,13 @@ fn train_refuses_overlapping_mailboxes_and_a_message_in_both() {
     train(&t, &[&t.path().join("all/spam")], &[&ham, &linked])
         .code(3)
         .stderr(predicates::str::contains("linked/x would be both spam"));
+    // Regression (auditC repro-1): the spam folder's last message named again as ham, the
+    // same path as the message read just before it, was trained as spam without a word (the
+    // look-up an mbox's messages share skipped it across the classes).
+    let last = t.path().join("all/spam/2");
+    train(&t, &[&t.path().join("all/spam")], &[&last, &ham])
+        .code(3)
+        .stderr(predicates::str::contains("all/spam/2) and ham"));
     // Separate folders train.
     train(&t, &[&t.path().join("all/spam")], &[&ham]).success();
 }

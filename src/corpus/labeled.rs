@@ -31,8 +31,10 @@ pub struct LabeledMail<W> {
     /// The identity of every spam file read, and where it was read, to refuse the same file
     /// as ham ([`CorpusError::InBothClasses`]).
     spam_files: HashMap<(u64, u64), Source>,
-    /// The file of the last message checked: an mbox's messages need one look-up.
-    previous: Option<PathBuf>,
+    /// The file of the last message checked, with its class: an mbox's messages need one
+    /// look-up. The class is part of the key: the same file read next as the other class
+    /// (the spam folder's last message named again as ham) must be looked up.
+    previous: Option<(PathBuf, Label)>,
     /// A fatal error ended the stream.
     ended: bool,
 }
@@ -89,11 +91,11 @@ impl<W: FnMut(&CorpusError)> LabeledMail<W> {
     /// of a path count as the same), as when one folder lies inside the other or a message is
     /// named in both. Trained on, such mail teaches nothing but noise.
     fn check_classes(&mut self, source: &Source, label: Label) -> Result<(), CorpusError> {
-        // The messages of an mbox file follow each other: one look-up per file.
-        if self.previous.as_deref() == Some(source.path.as_path()) {
+        // The messages of an mbox file follow each other: one look-up per file and class.
+        if (self.previous.as_ref()).is_some_and(|(path, l)| *path == source.path && *l == label) {
             return Ok(());
         }
-        self.previous = Some(source.path.clone());
+        self.previous = Some((source.path.clone(), label));
         let Some(id) = file_id(&source.path) else {
             return Ok(());
         };
