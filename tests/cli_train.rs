@@ -104,6 +104,34 @@ fn train(
         .assert()
 }
 
+/// Regression (auditC repro-5): an empty message (a file a failed delivery left empty, two
+/// envelope lines in a row in an mbox) was trained as a message of its class, which `learn`
+/// never counts; it is skipped, said with its path.
+#[test]
+fn train_skips_empty_messages_as_no_mail() {
+    let t = TestDir::new();
+    let empty = t.write("Spam/new/1700000000.M1P1.host", b"");
+    for (i, path) in crate::util::sample_class_files("spam").iter().enumerate() {
+        t.write(&format!("Spam/cur/{i}:2,S"), &std::fs::read(path).unwrap());
+    }
+    std::fs::create_dir(t.path().join("Spam/tmp")).unwrap();
+    let envelope = "From a@example.org Mon Jan  1 00:00:00 2024\n";
+    let mbox = t.write(
+        "ham.mbox",
+        format!("{envelope}Subject: one\n\nhi\n\n{envelope}{envelope}Subject: two\n\nho\n")
+            .as_bytes(),
+    );
+    let out = train(&t, &[&t.path().join("Spam")], &[&sample("ham"), &mbox]).success();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(
+        stderr.contains("trained on 104 spam + 102 ham (2 skipped"),
+        "{stderr}"
+    );
+    let line = format!("skipped: {}: no mail", empty.display());
+    assert!(stderr.contains(&line), "{stderr}");
+    assert!(stderr.contains("ham.mbox#2: no mail"), "{stderr}");
+}
+
 #[test]
 fn train_refuses_the_same_mailbox_as_spam_and_ham() {
     let t = TestDir::new();

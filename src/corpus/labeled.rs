@@ -19,7 +19,8 @@ type Messages = Box<dyn Iterator<Item = Result<Message, CorpusError>> + Send>;
 
 /// The messages below spam and ham mailboxes, read one at a time as the iterator is advanced,
 /// in the order [`LabeledCorpus::read`] holds them (all spam paths first, then all ham paths).
-/// Unreadable messages are handed to the `warn` callback and skipped. A fatal error (a mailbox
+/// Unreadable messages, and empty ones ([`CorpusError::Empty`]), are handed to the `warn`
+/// callback and skipped. A fatal error (a mailbox
 /// that cannot be opened, a TREC index that disagrees with its class, a file read in both
 /// classes) comes out as an `Err` item, after which the stream ends.
 pub struct LabeledMail<W> {
@@ -129,6 +130,12 @@ impl<W: FnMut(&CorpusError)> LabeledMail<W> {
             match messages.next() {
                 None => self.current = None,
                 Some(Err(e)) => (self.warn)(&e),
+                // No mail: counted, it moved its class's counts as `learn` never does.
+                Some(Ok(message)) if super::is_blank(&message.bytes) => {
+                    (self.warn)(&CorpusError::Empty {
+                        message: message.source,
+                    });
+                }
                 Some(Ok(message)) => {
                     return Some(
                         self.check_classes(&message.source, label)
@@ -161,9 +168,9 @@ pub(crate) fn file_id(path: &Path) -> Option<(u64, u64)> {
 
 impl LabeledCorpus {
     /// Reads every message below the given spam and ham mailboxes (all of [`LabeledMail`],
-    /// held). Unreadable messages are handed to `warn` and skipped; a mailbox that cannot be
-    /// opened at all is an error, and so is mail given both as spam and as ham: the same
-    /// mailbox ([`CorpusError::SameMailbox`], found before reading) or one file read in both
+    /// held). Unreadable and empty messages are handed to `warn` and skipped; a mailbox that
+    /// cannot be opened at all is an error, and so is mail given both as spam and as ham: the
+    /// same mailbox ([`CorpusError::SameMailbox`], found before reading) or one file read in both
     /// classes ([`CorpusError::InBothClasses`]). A TREC index keeps its own labels: one given
     /// as spam (or ham) that lists a message of the other class is refused
     /// ([`CorpusError::IndexLabelDisagrees`]) before any message is read from it.

@@ -121,6 +121,14 @@ pub enum CorpusError {
         /// How long the reader waited.
         waited: std::time::Duration,
     },
+    /// A message holds nothing but white space ([`is_blank`]): no mail, which labeled mail
+    /// leaves out rather than count as a message of its class (a file a failed delivery left
+    /// empty, two envelope lines in a row in an mbox).
+    #[error("{message}: no mail (nothing but white space)")]
+    Empty {
+        /// Which message.
+        message: Source,
+    },
     /// The file is an MMDF mailbox, which is not read (rather than taken for one message).
     #[error(
         "{path}: an MMDF mailbox (messages between lines of four ^A bytes), which spamsort does not read: convert it to mbox or maildir first"
