@@ -306,3 +306,44 @@ fn train_keeps_a_model_with_corrections_learned_into_it_unless_forced() {
         .assert()
         .success();
 }
+
+/// Regression (auditC repro-3): `train --model FILE` where FILE is a mailbox (here the mbox
+/// given as ham, as one who took `-m` for "mailbox" would type it) replaced the mail with a
+/// model file, exit 0: every message in it lost. A file that does not start as a model file is
+/// refused, before anything is read or locked, unless `--force`; an empty one is written.
+#[test]
+fn train_refuses_to_replace_a_file_that_is_no_model_file() {
+    let t = TestDir::new();
+    let mut mbox = Vec::new();
+    for path in crate::util::sample_class_files("ham").iter().take(5) {
+        mbox.extend_from_slice(b"From a@example.org Mon Jan  1 00:00:00 2024\n");
+        mbox.extend(std::fs::read(path).unwrap());
+        mbox.extend_from_slice(b"\n");
+    }
+    let inbox = t.write("INBOX", &mbox);
+    let run = |model: &std::path::Path, extra: &[&str]| {
+        spamsort()
+            .arg("train")
+            .args(["--models", "multinomial-nb", "--spam"])
+            .arg(sample("spam"))
+            .arg("--ham")
+            .arg(&inbox)
+            .arg("--model")
+            .arg(model)
+            .args(extra)
+            .assert()
+    };
+    run(&inbox, &[]).code(3).stderr(predicates::str::contains(
+        "INBOX is not a spamsort model file",
+    ));
+    assert_eq!(std::fs::read(&inbox).unwrap(), mbox, "the mailbox is kept");
+    assert!(
+        !t.path().join("INBOX.lock").exists(),
+        "no dot-lock left beside it"
+    );
+    // An empty file holds nothing to lose (a `mktemp` for the model).
+    let empty = t.write("empty", b"");
+    run(&empty, &[]).success();
+    run(&inbox, &["--force"]).success();
+    assert!(std::fs::read(&inbox).unwrap().starts_with(b"SPAMSORT"));
+}
