@@ -411,3 +411,26 @@ fn restore_refuses_a_size_limit_that_would_empty_the_vocabulary_at_every_save() 
     );
     refused_for(&dir, &text, "at least 4194304 bytes");
 }
+
+/// Regression (auditC repro-4): `dump MODEL` with the model file itself as the output renamed
+/// the dump over the model file, exit 0: every command but `restore` then refused the file as
+/// not a model, and a `learn` saving meanwhile was lost.
+#[test]
+fn dump_refuses_to_write_over_the_model_file() {
+    let dir = TestDir::new();
+    let model = copy_of_trained_model(&dir);
+    let before = std::fs::read(&model).unwrap();
+    let link = dir.path().join("link");
+    std::os::unix::fs::symlink(&model, &link).unwrap();
+    for out in [&model, &link] {
+        let result = spamsort()
+            .args(["dump", "--model"])
+            .arg(&model)
+            .arg(out)
+            .assert()
+            .code(3);
+        let stderr = String::from_utf8_lossy(&result.get_output().stderr).into_owned();
+        assert!(stderr.contains("is the model file"), "{stderr}");
+        assert_eq!(std::fs::read(&model).unwrap(), before, "the model is kept");
+    }
+}
