@@ -139,6 +139,14 @@ fn restore_keeps_an_existing_model_unless_forced() {
     let stderr = restore_fails(&text, &other);
     assert!(stderr.contains("--force"), "{stderr}");
     assert_eq!(std::fs::read(&other).unwrap(), b"not a model");
+    // Regression (auditC repro-6): refused after its update lock was made beside the file, so
+    // `INBOX.lock`, the dot-lock mail programs wait on, was left beside a mailbox `INBOX`.
+    let inbox = dir.write("INBOX", b"From a@b Mon Jan  1 00:00:00 2024\n\nhi\n");
+    assert!(restore_fails(&text, &inbox).contains("--force"));
+    assert!(
+        !dir.path().join("INBOX.lock").exists(),
+        "a lock left beside it"
+    );
     restore_forced(&text, &other);
     assert!(std::fs::read(&other).unwrap() == std::fs::read(&model).unwrap());
 }
