@@ -49,6 +49,30 @@ pub fn message_paths(dir: &Path) -> Result<Vec<Result<PathBuf, CorpusError>>, Co
     Ok(out)
 }
 
+/// Where the maildir message once at `path` (`DIR/new/NAME` or `DIR/cur/NAME`, in a maildir
+/// `DIR`) is now, if it was renamed since it was listed: the file of `DIR/cur/` or `DIR/new/`
+/// (looked in in that order) whose name has the same unique part (see [`MaildirName`]). A mail
+/// reader renames a message as it reads it, `new/NAME` to `cur/NAME:2,` and `cur/NAME:2,` to
+/// `cur/NAME:2,S` as its flags change; listed before that, it would be missed. `None` for a
+/// path in no maildir, or where no file has that unique part.
+pub fn renamed(path: &Path) -> Option<PathBuf> {
+    let name = path.file_name()?.to_str()?;
+    let sub = path.parent()?;
+    let dir = sub.parent()?;
+    if !matches!(sub.file_name()?.to_str()?, "new" | "cur") || !is_maildir(dir) {
+        return None;
+    }
+    let unique = MaildirName::parse(name).unique;
+    ["cur", "new"].into_iter().find_map(|sub| {
+        let sub = dir.join(sub);
+        std::fs::read_dir(&sub).ok()?.flatten().find_map(|entry| {
+            let other = entry.file_name();
+            let other = other.to_str()?;
+            (other != name && MaildirName::parse(other).unique == unique).then(|| sub.join(other))
+        })
+    })
+}
+
 /// A maildir file name split into its unique part and its flags.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MaildirName<'a> {
