@@ -256,8 +256,10 @@ pub struct Mailbox {
     inner: Inner,
     /// Keep only this many leading bytes of each message (see [`Mailbox::heads`]).
     head: Option<u64>,
+    /// Finds maildir messages renamed since they were listed.
+    renames: maildir::Renames,
     /// Messages read where a maildir message listed under another name had gone (see
-    /// [`maildir::renamed`]): each is read once, also where it was listed as well.
+    /// [`maildir::Renames`]): each is read once, also where it was listed as well.
     renamed: std::collections::HashSet<PathBuf>,
 }
 
@@ -282,6 +284,7 @@ impl Mailbox {
                 return Ok(Mailbox {
                     inner: Inner::Mbox(Box::new(reader)),
                     head: None,
+                    renames: Default::default(),
                     renamed: Default::default(),
                 });
             }
@@ -289,6 +292,7 @@ impl Mailbox {
         Ok(Mailbox {
             inner: Inner::Files(files),
             head: None,
+            renames: Default::default(),
             renamed: Default::default(),
         })
     }
@@ -323,7 +327,7 @@ impl Iterator for Mailbox {
                 // moved from new/ to cur/) is read under its new name.
                 let gone = matches!(&read, Err(CorpusError::Io { source, .. })
                     if source.kind() == std::io::ErrorKind::NotFound);
-                if let Some(now) = gone.then(|| maildir::renamed(&path)).flatten() {
+                if let Some(now) = gone.then(|| self.renames.find(&path)).flatten() {
                     let message = read_file(&now, self.head);
                     self.renamed.insert(now);
                     return Some(message);
