@@ -357,6 +357,36 @@ pub fn sparse_message(t: &TestDir, file: &str, head: &str, size: u64) -> std::pa
     path
 }
 
+/// Regression (auditC repro-7): a TREC index was held as a list of its entries, a path or an
+/// error per line: about a hundred times the index's bytes (classify of a 32 MiB index of
+/// short lines peaked at 3.3 GB). Its entries are parsed as they are read, so a 16 MiB index
+/// costs its 16 MiB of text: given as spam, the ham its second line lists refuses it at once.
+#[test]
+fn train_of_a_16_mb_trec_index_of_short_lines_stays_under_64_mb() {
+    let t = TestDir::new();
+    t.write("m", b"Subject: hi\n\nhello\n");
+    let mut index = b"spam m\n".to_vec();
+    index.extend(b"ham m\n".repeat((16 << 20) / 6));
+    let index = t.write("index", &index);
+    let mut cmd = assert_cmd::Command::from_std(limited_spamsort(MEMORY, 20));
+    let out = cmd
+        .args(["train", "--spam"])
+        .arg(&index)
+        .arg("--ham")
+        .arg(crate::util::sample("ham"))
+        .arg("--model")
+        .arg(t.path().join("model"))
+        .timeout(WALL)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("lists") && stderr.contains("as ham"),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn learn_of_a_96_mb_maildir_stays_under_64_mb() {
     // Review: learn held every message of a run whole (a 188 MB maildir peaked at 1.2 GB).

@@ -104,6 +104,34 @@ fn train(
         .assert()
 }
 
+/// Regression (auditC repro-5): an empty message (a file a failed delivery left empty, two
+/// envelope lines in a row in an mbox) was trained as a message of its class, which `learn`
+/// never counts; it is skipped, said with its path.
+#[test]
+fn train_skips_empty_messages_as_no_mail() {
+    let t = TestDir::new();
+    let empty = t.write("Spam/new/1700000000.M1P1.host", b"");
+    for (i, path) in crate::util::sample_class_files("spam").iter().enumerate() {
+        t.write(&format!("Spam/cur/{i}:2,S"), &std::fs::read(path).unwrap());
+    }
+    std::fs::create_dir(t.path().join("Spam/tmp")).unwrap();
+    let envelope = "From a@example.org Mon Jan  1 00:00:00 2024\n";
+    let mbox = t.write(
+        "ham.mbox",
+        format!("{envelope}Subject: one\n\nhi\n\n{envelope}{envelope}Subject: two\n\nho\n")
+            .as_bytes(),
+    );
+    let out = train(&t, &[&t.path().join("Spam")], &[&sample("ham"), &mbox]).success();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(
+        stderr.contains("trained on 104 spam + 102 ham (2 skipped"),
+        "{stderr}"
+    );
+    let line = format!("skipped: {}: no mail", empty.display());
+    assert!(stderr.contains(&line), "{stderr}");
+    assert!(stderr.contains("ham.mbox#2: no mail"), "{stderr}");
+}
+
 #[test]
 fn train_refuses_the_same_mailbox_as_spam_and_ham() {
     let t = TestDir::new();
@@ -149,6 +177,13 @@ fn train_refuses_overlapping_mailboxes_and_a_message_in_both() {
     train(&t, &[&t.path().join("all/spam")], &[&ham, &linked])
         .code(3)
         .stderr(predicates::str::contains("linked/x would be both spam"));
+    // Regression (auditC repro-1): the spam folder's last message named again as ham, the
+    // same path as the message read just before it, was trained as spam without a word (the
+    // look-up an mbox's messages share skipped it across the classes).
+    let last = t.path().join("all/spam/2");
+    train(&t, &[&t.path().join("all/spam")], &[&last, &ham])
+        .code(3)
+        .stderr(predicates::str::contains("all/spam/2) and ham"));
     // Separate folders train.
     train(&t, &[&t.path().join("all/spam")], &[&ham]).success();
 }
@@ -270,4 +305,45 @@ fn train_keeps_a_model_with_corrections_learned_into_it_unless_forced() {
         .arg(&learned)
         .assert()
         .success();
+}
+
+/// Regression (auditC repro-3): `train --model FILE` where FILE is a mailbox (here the mbox
+/// given as ham, as one who took `-m` for "mailbox" would type it) replaced the mail with a
+/// model file, exit 0: every message in it lost. A file that does not start as a model file is
+/// refused, before anything is read or locked, unless `--force`; an empty one is written.
+#[test]
+fn train_refuses_to_replace_a_file_that_is_no_model_file() {
+    let t = TestDir::new();
+    let mut mbox = Vec::new();
+    for path in crate::util::sample_class_files("ham").iter().take(5) {
+        mbox.extend_from_slice(b"From a@example.org Mon Jan  1 00:00:00 2024\n");
+        mbox.extend(std::fs::read(path).unwrap());
+        mbox.extend_from_slice(b"\n");
+    }
+    let inbox = t.write("INBOX", &mbox);
+    let run = |model: &std::path::Path, extra: &[&str]| {
+        spamsort()
+            .arg("train")
+            .args(["--models", "multinomial-nb", "--spam"])
+            .arg(sample("spam"))
+            .arg("--ham")
+            .arg(&inbox)
+            .arg("--model")
+            .arg(model)
+            .args(extra)
+            .assert()
+    };
+    run(&inbox, &[]).code(3).stderr(predicates::str::contains(
+        "INBOX is not a spamsort model file",
+    ));
+    assert_eq!(std::fs::read(&inbox).unwrap(), mbox, "the mailbox is kept");
+    assert!(
+        !t.path().join("INBOX.lock").exists(),
+        "no dot-lock left beside it"
+    );
+    // An empty file holds nothing to lose (a `mktemp` for the model).
+    let empty = t.write("empty", b"");
+    run(&empty, &[]).success();
+    run(&inbox, &["--force"]).success();
+    assert!(std::fs::read(&inbox).unwrap().starts_with(b"SPAMSORT"));
 }

@@ -26,6 +26,52 @@ fn paths_under(base: &std::path::Path, msgs: &[spamsort::Message]) -> Vec<String
         .collect()
 }
 
+/// Regression (auditC repro-8): a message a mail reader renamed after the maildir was listed
+/// (marked seen: `cur/NAME:2,` to `cur/NAME:2,S`; read: `new/NAME` to `cur/NAME:2,S`) was
+/// skipped as "No such file", so `train` and `learn` of a maildir in use missed mail. It is read
+/// under its new name, once, also where its new name was listed too.
+#[test]
+fn a_maildir_message_renamed_after_the_listing_is_read_once_under_its_new_name() {
+    let t = TestDir::new();
+    let md = t.maildir("Inbox");
+    t.write("Inbox/new/1.M1.host", &message("one", "a"));
+    t.write("Inbox/cur/2.M2.host:2,", &message("two", "b"));
+    // Listed in both new/ and cur/: moved between the two listings.
+    t.write("Inbox/new/3.M3.host", &message("three", "c"));
+    t.write("Inbox/cur/3.M3.host:2,", &message("three", "c"));
+    let mailbox = Mailbox::open(&md).unwrap();
+    let (cur, new) = (md.join("cur"), md.join("new"));
+    std::fs::rename(new.join("1.M1.host"), cur.join("1.M1.host:2,S")).unwrap();
+    std::fs::rename(cur.join("2.M2.host:2,"), cur.join("2.M2.host:2,RS")).unwrap();
+    std::fs::remove_file(new.join("3.M3.host")).unwrap();
+    let (mut ok, mut err) = (Vec::new(), Vec::new());
+    for item in mailbox {
+        match item {
+            Ok(m) => ok.push(m),
+            Err(e) => err.push(e),
+        }
+    }
+    assert!(err.is_empty(), "{err:?}");
+    assert_eq!(
+        paths_under(&md, &ok),
+        [
+            "cur/1.M1.host:2,S",
+            "cur/3.M3.host:2,",
+            "cur/2.M2.host:2,RS"
+        ]
+    );
+    // A file gone for good is still reported.
+    let mailbox = Mailbox::open(&md).unwrap();
+    std::fs::remove_file(cur.join("2.M2.host:2,RS")).unwrap();
+    let errors: Vec<CorpusError> = mailbox.filter_map(Result::err).collect();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0].to_string().contains("2.M2.host:2,RS"),
+        "{}",
+        errors[0]
+    );
+}
+
 #[test]
 fn maildir_reads_new_and_cur_not_tmp() {
     let t = TestDir::new();

@@ -139,6 +139,14 @@ fn restore_keeps_an_existing_model_unless_forced() {
     let stderr = restore_fails(&text, &other);
     assert!(stderr.contains("--force"), "{stderr}");
     assert_eq!(std::fs::read(&other).unwrap(), b"not a model");
+    // Regression (auditC repro-6): refused after its update lock was made beside the file, so
+    // `INBOX.lock`, the dot-lock mail programs wait on, was left beside a mailbox `INBOX`.
+    let inbox = dir.write("INBOX", b"From a@b Mon Jan  1 00:00:00 2024\n\nhi\n");
+    assert!(restore_fails(&text, &inbox).contains("--force"));
+    assert!(
+        !dir.path().join("INBOX.lock").exists(),
+        "a lock left beside it"
+    );
     restore_forced(&text, &other);
     assert!(std::fs::read(&other).unwrap() == std::fs::read(&model).unwrap());
 }
@@ -410,4 +418,27 @@ fn restore_refuses_a_size_limit_that_would_empty_the_vocabulary_at_every_save() 
         "\"max_model_bytes\":0",
     );
     refused_for(&dir, &text, "at least 4194304 bytes");
+}
+
+/// Regression (auditC repro-4): `dump MODEL` with the model file itself as the output renamed
+/// the dump over the model file, exit 0: every command but `restore` then refused the file as
+/// not a model, and a `learn` saving meanwhile was lost.
+#[test]
+fn dump_refuses_to_write_over_the_model_file() {
+    let dir = TestDir::new();
+    let model = copy_of_trained_model(&dir);
+    let before = std::fs::read(&model).unwrap();
+    let link = dir.path().join("link");
+    std::os::unix::fs::symlink(&model, &link).unwrap();
+    for out in [&model, &link] {
+        let result = spamsort()
+            .args(["dump", "--model"])
+            .arg(&model)
+            .arg(out)
+            .assert()
+            .code(3);
+        let stderr = String::from_utf8_lossy(&result.get_output().stderr).into_owned();
+        assert!(stderr.contains("is the model file"), "{stderr}");
+        assert_eq!(std::fs::read(&model).unwrap(), before, "the model is kept");
+    }
 }

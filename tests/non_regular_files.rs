@@ -191,6 +191,25 @@ fn fifo_given_as_a_mailbox_is_refused_without_blocking() {
     assert!(stderr(&out).contains("mbox"), "{out:?}");
 }
 
+/// Regression (auditC repro-2): `tokens FIFO` opened the FIFO with a blocking `open`, which
+/// waited for a writer for good.
+#[test]
+fn tokens_of_a_fifo_is_refused_without_blocking() {
+    let t = TestDir::new();
+    let fifo = t.path().join("message.eml");
+    mkfifo(&fifo);
+    let out = spamsort()
+        .arg("tokens")
+        .arg(&fifo)
+        .timeout(Duration::from_secs(10))
+        .output()
+        .expect("the command finishes");
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    assert!(
+        stderr(&out).contains("message.eml") && stderr(&out).contains("FIFO"),
+        "{out:?}"
+    );
+}
 #[test]
 fn a_config_file_that_is_a_fifo_or_a_device_is_refused_and_filter_passes_the_message_on() {
     // A FIFO there hung every `filter` (with no message out), /dev/zero took all the memory.

@@ -97,6 +97,27 @@ fn prune_command_with_defaults_keeps_a_trained_model_and_reports() {
     assert_eq!(v.id("zqxuniquea"), None);
 }
 
+/// Regression (auditC repro-6): `prune --model INBOX`, a mailbox named by mistake, was refused
+/// as no model file only after its update lock was made beside it: `INBOX.lock`, the dot-lock
+/// mail programs (and spamsort's own mbox reader) wait on, was left there.
+#[test]
+fn prune_of_a_file_that_is_no_model_leaves_no_lock_beside_it() {
+    let t = TestDir::new();
+    let mail = b"From a@b Mon Jan  1 00:00:00 2024\nSubject: hi\n\nhello\n";
+    let inbox = t.write("INBOX", mail);
+    spamsort()
+        .args(["prune", "--model"])
+        .arg(&inbox)
+        .assert()
+        .code(3)
+        .stderr(predicates::str::contains("not a spamsort model file"));
+    assert_eq!(std::fs::read(&inbox).unwrap(), mail);
+    assert!(
+        !t.path().join("INBOX.lock").exists(),
+        "a lock left beside it"
+    );
+}
+
 #[test]
 fn pruning_keeps_the_file_under_its_limit() {
     // The smallest limit: about 3 MiB for the vocabulary and what grows with it, above the

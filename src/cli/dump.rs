@@ -20,12 +20,22 @@ pub struct DumpArgs {
 
 pub fn run(args: DumpArgs) -> anyhow::Result<ExitStatus> {
     let path = args.model.path(&args.model.config()?)?;
+    let output = args.output.filter(|o| o.as_os_str() != "-");
+    if let Some(out) = &output {
+        // The dump would be renamed over the model file (or a link to it), whatever else
+        // was writing it, and the file left holding text no command but `restore` reads.
+        anyhow::ensure!(
+            !same_file(out, &path),
+            "{} is the model file: give the dump a file of its own",
+            out.display()
+        );
+    }
     // Bytes after the journal's records that no interrupted append leaves: the load, as every
     // reader, stops before them, so the dump holds the state before them (the way to rebuild
     // the file) and lacks any record they hide. Said by the load (a warning on stderr), not
     // refused.
     let mut filter = SpamFilter::load(&path)?;
-    match args.output.filter(|o| o.as_os_str() != "-") {
+    match output {
         Some(out) => super::output::write_whole(&out, super::output::Readers::Owner, |mut w| {
             Ok(spamsort::filter::dump::write_dump(&mut filter, &mut w)?)
         })?,
@@ -36,4 +46,11 @@ pub fn run(args: DumpArgs) -> anyhow::Result<ExitStatus> {
         }
     }
     Ok(ExitStatus::Success)
+}
+
+/// Whether `a` and `b` (symbolic links followed) are one existing file.
+fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let id = |p| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
+    id(a).is_some_and(|a| Some(a) == id(b))
 }

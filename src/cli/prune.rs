@@ -38,6 +38,9 @@ pub fn run(args: PruneArgs) -> anyhow::Result<ExitStatus> {
         min_count: args.min_count,
         unseen_for: args.unseen_for,
     };
+    // What is no model file (a mailbox named by mistake) is refused before the update lock is
+    // made beside it: `NAME.lock` beside a mailbox `NAME` is the dot-lock mail programs wait on.
+    spamsort::model_file::ModelFileReader::open(&path)?;
     let updated = update(&path, IfMissing::Fail, waiting(&path), |filter| {
         if let Some(bytes) = args.max_model_bytes {
             filter.set_max_model_bytes(bytes)?;

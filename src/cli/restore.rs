@@ -23,6 +23,9 @@ pub struct RestoreArgs {
 
 pub fn run(args: RestoreArgs) -> anyhow::Result<ExitStatus> {
     let path = args.model.path(&args.model.config()?)?;
+    // Before the dump is read, and before the update lock is made beside the file (`NAME.lock`
+    // beside a mailbox `NAME` named by mistake is the dot-lock mail programs wait on).
+    refuse_existing(&path, args.force)?;
     let (mut filter, name) = match args.input.filter(|i| i.as_os_str() != "-") {
         Some(input) => {
             let file = std::fs::File::open(&input)
@@ -42,13 +45,8 @@ pub fn run(args: RestoreArgs) -> anyhow::Result<ExitStatus> {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
     let lock = lock_model(&path)?;
-    // Checked under the lock, so a model written meanwhile is not overwritten either.
-    if path.exists() && !args.force {
-        bail!(
-            "{} exists: restore would replace it (give --force to do so)",
-            path.display()
-        );
-    }
+    // Checked again under the lock, so a model written meanwhile is not overwritten either.
+    refuse_existing(&path, args.force)?;
     filter.save(&lock)?;
     eprintln!(
         "restored {} tokens, {} models, {} learned messages from {name} -> {}",
@@ -58,4 +56,15 @@ pub fn run(args: RestoreArgs) -> anyhow::Result<ExitStatus> {
         path.display()
     );
     Ok(ExitStatus::Success)
+}
+
+/// Fails if a file is at `path` and restore is not `force`d to replace it.
+fn refuse_existing(path: &std::path::Path, force: bool) -> anyhow::Result<()> {
+    if path.exists() && !force {
+        bail!(
+            "{} exists: restore would replace it (give --force to do so)",
+            path.display()
+        );
+    }
+    Ok(())
 }

@@ -5,7 +5,7 @@ use super::terminal::escape_for_terminal;
 use super::{ExitStatus, input};
 use anyhow::Context;
 use spamsort::{Tokenizer, TokenizerConfig};
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::PathBuf;
 
 // Arguments of `spamsort tokens` (not a doc comment: see `Command`).
@@ -43,11 +43,9 @@ pub fn run(args: TokensArgs) -> anyhow::Result<ExitStatus> {
     let bytes = if args.message.as_os_str() == "-" {
         input::read_stdin_head(head)?
     } else {
-        let mut buf = Vec::new();
-        std::fs::File::open(&args.message)
-            .and_then(|f| f.take(head).read_to_end(&mut buf))
-            .with_context(|| format!("reading {}", args.message.display()))?;
-        buf
+        // A regular file only: a FIFO (named pipe) without a writer hung `open` for good.
+        spamsort::corpus::read_regular_head(&args.message, head)
+            .with_context(|| format!("reading {}", args.message.display()))?
     };
     let out = Tokenizer::new(config).tokenize(&bytes);
     if out.own_panic {

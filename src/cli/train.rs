@@ -5,6 +5,7 @@ use super::ExitStatus;
 use super::args::{LabeledMailArgs, ModelArgs, lock_model};
 use anyhow::Context;
 use spamsort::filter::ActiveModel;
+use spamsort::model_file::ModelFileError;
 use spamsort::models::{ModelKind, ModelParams};
 use spamsort::{Label, SpamFilter, TrainParams};
 use std::io::IsTerminal;
@@ -23,7 +24,8 @@ pub struct TrainArgs {
     #[arg(long, value_name = "NAME", value_parser = super::args::model_kind())]
     active: Option<ModelKind>,
     /// Replace a model file even if it holds messages learned by `learn` (corrections) that the
-    /// training mail does not hold with the same label, which the new model would drop
+    /// training mail does not hold with the same label, which the new model would drop; or a
+    /// file there that is no model file at all (a mailbox?)
     #[arg(long)]
     force: bool,
 }
@@ -34,6 +36,9 @@ pub fn run(args: TrainArgs) -> anyhow::Result<ExitStatus> {
     let active = args.active;
     if let Some(kind) = active.filter(|k| !models.contains(k)) {
         anyhow::bail!("--active {kind} is not among --models");
+    }
+    if !args.force {
+        refuse_other_file(&model_path)?;
     }
     let started = Instant::now();
     let mut params = TrainParams {
@@ -114,12 +119,17 @@ pub fn run(args: TrainArgs) -> anyhow::Result<ExitStatus> {
 /// Fails if the model file at `path` holds messages learned by `learn` (a user's corrections:
 /// `learn`, spamd TELL, the daemon's moves) that `trained`, the model about to replace it,
 /// does not hold with the same label (the training mail lacks them, or has them as the other
-/// class): replacing the file would drop them without a word. Called under the file's update
-/// lock, so a correction learned while `train` ran counts too. A missing file, and one that
-/// cannot be read as a model (damaged, another format), hold none that could be kept.
+/// class): replacing the file would drop them without a word. Fails too if a file there is no
+/// model file at all (it does not start as one, and is not empty): `--model ~/Mail/INBOX`, an
+/// mbox taken for the option's argument, replaced the mailbox with a model, every message in it
+/// lost. Called under the file's update lock, so a correction learned while `train` ran counts
+/// too. A missing or empty file, and a model file that cannot be read (damaged, another
+/// format version), hold none that could be kept.
 fn keeps_every_correction(path: &std::path::Path, trained: &SpamFilter) -> anyhow::Result<()> {
-    let Ok(old) = SpamFilter::load(path) else {
-        return Ok(());
+    let old = match SpamFilter::load(path) {
+        Ok(old) => old,
+        Err(ModelFileError::NotAModel { .. }) => return refuse_other_file(path),
+        Err(_) => return Ok(()),
     };
     let kept = |digest, label| {
         trained
@@ -140,4 +150,26 @@ fn keeps_every_correction(path: &std::path::Path, trained: &SpamFilter) -> anyho
         );
     }
     Ok(())
+}
+
+/// Fails if a file is at `path` that is not empty and does not start as a model file does: no
+/// model `train` should replace without `--force` (a mailbox or a message named by mistake).
+/// Checked before the mail is read and the update lock taken (whose file, `NAME.lock` beside a
+/// mailbox `NAME`, is the dot-lock mail programs wait on), and again under the lock.
+fn refuse_other_file(path: &std::path::Path) -> anyhow::Result<()> {
+    let magic = spamsort::model_file::MAGIC;
+    let start = spamsort::corpus::read_regular_head(path, magic.len() as u64);
+    match start {
+        Ok(start) if !start.is_empty() && start != magic => {
+            anyhow::bail!(
+                "{} is not a spamsort model file (a mailbox or message?): train would replace \
+                 it, so nothing was saved. Name the model file to write with --model, or give \
+                 --force to replace this file anyway",
+                path.display()
+            )
+        }
+        // Missing, empty, a model file (sound or not): `train` may write there. Anything but
+        // a regular file is refused where the lock and the save look at it.
+        _ => Ok(()),
+    }
 }

@@ -19,7 +19,8 @@ type Messages = Box<dyn Iterator<Item = Result<Message, CorpusError>> + Send>;
 
 /// The messages below spam and ham mailboxes, read one at a time as the iterator is advanced,
 /// in the order [`LabeledCorpus::read`] holds them (all spam paths first, then all ham paths).
-/// Unreadable messages are handed to the `warn` callback and skipped. A fatal error (a mailbox
+/// Unreadable messages, and empty ones ([`CorpusError::Empty`]), are handed to the `warn`
+/// callback and skipped. A fatal error (a mailbox
 /// that cannot be opened, a TREC index that disagrees with its class, a file read in both
 /// classes) comes out as an `Err` item, after which the stream ends.
 pub struct LabeledMail<W> {
@@ -31,8 +32,10 @@ pub struct LabeledMail<W> {
     /// The identity of every spam file read, and where it was read, to refuse the same file
     /// as ham ([`CorpusError::InBothClasses`]).
     spam_files: HashMap<(u64, u64), Source>,
-    /// The file of the last message checked: an mbox's messages need one look-up.
-    previous: Option<PathBuf>,
+    /// The file of the last message checked, with its class: an mbox's messages need one
+    /// look-up. The class is part of the key: the same file read next as the other class
+    /// (the spam folder's last message named again as ham) must be looked up.
+    previous: Option<(PathBuf, Label)>,
     /// A fatal error ended the stream.
     ended: bool,
 }
@@ -72,7 +75,7 @@ impl<W: FnMut(&CorpusError)> LabeledMail<W> {
         // An index keeps its own labels: one that lists a message of the other class is
         // refused before any message is read from it.
         let entries = trec::read_index(path)?;
-        if let Some(other) = entries.iter().flatten().find(|e| e.label != label) {
+        if let Some(other) = entries.clone().flatten().find(|e| e.label != label) {
             return Err(CorpusError::IndexLabelDisagrees {
                 index: path.to_path_buf(),
                 message: other.path.clone(),
@@ -80,7 +83,7 @@ impl<W: FnMut(&CorpusError)> LabeledMail<W> {
                 given: label,
             });
         }
-        Ok(Box::new(entries.into_iter().map(|entry| {
+        Ok(Box::new(entries.map(|entry| {
             entry.and_then(|e| read_message_file(&e.path))
         })))
     }
@@ -89,11 +92,11 @@ impl<W: FnMut(&CorpusError)> LabeledMail<W> {
     /// of a path count as the same), as when one folder lies inside the other or a message is
     /// named in both. Trained on, such mail teaches nothing but noise.
     fn check_classes(&mut self, source: &Source, label: Label) -> Result<(), CorpusError> {
-        // The messages of an mbox file follow each other: one look-up per file.
-        if self.previous.as_deref() == Some(source.path.as_path()) {
+        // The messages of an mbox file follow each other: one look-up per file and class.
+        if (self.previous.as_ref()).is_some_and(|(path, l)| *path == source.path && *l == label) {
             return Ok(());
         }
-        self.previous = Some(source.path.clone());
+        self.previous = Some((source.path.clone(), label));
         let Some(id) = file_id(&source.path) else {
             return Ok(());
         };
@@ -127,6 +130,12 @@ impl<W: FnMut(&CorpusError)> LabeledMail<W> {
             match messages.next() {
                 None => self.current = None,
                 Some(Err(e)) => (self.warn)(&e),
+                // No mail: counted, it moved its class's counts as `learn` never does.
+                Some(Ok(message)) if super::is_blank(&message.bytes) => {
+                    (self.warn)(&CorpusError::Empty {
+                        message: message.source,
+                    });
+                }
                 Some(Ok(message)) => {
                     return Some(
                         self.check_classes(&message.source, label)
@@ -159,9 +168,9 @@ pub(crate) fn file_id(path: &Path) -> Option<(u64, u64)> {
 
 impl LabeledCorpus {
     /// Reads every message below the given spam and ham mailboxes (all of [`LabeledMail`],
-    /// held). Unreadable messages are handed to `warn` and skipped; a mailbox that cannot be
-    /// opened at all is an error, and so is mail given both as spam and as ham: the same
-    /// mailbox ([`CorpusError::SameMailbox`], found before reading) or one file read in both
+    /// held). Unreadable and empty messages are handed to `warn` and skipped; a mailbox that
+    /// cannot be opened at all is an error, and so is mail given both as spam and as ham: the
+    /// same mailbox ([`CorpusError::SameMailbox`], found before reading) or one file read in both
     /// classes ([`CorpusError::InBothClasses`]). A TREC index keeps its own labels: one given
     /// as spam (or ham) that lists a message of the other class is refused
     /// ([`CorpusError::IndexLabelDisagrees`]) before any message is read from it.

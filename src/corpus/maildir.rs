@@ -49,6 +49,62 @@ pub fn message_paths(dir: &Path) -> Result<Vec<Result<PathBuf, CorpusError>>, Co
     Ok(out)
 }
 
+/// Finds where maildir messages listed under a name now gone are now. A mail reader renames a
+/// message as it reads it, `new/NAME` to `cur/NAME:2,` and `cur/NAME:2,` to `cur/NAME:2,S` as
+/// its flags change; listed before that, it would be missed. The maildir's names are listed at
+/// most once a second (see [`Renames::RELIST`]), so a maildir whose messages are deleted while
+/// it is read costs a listing per second, not one per message gone.
+#[derive(Debug, Default)]
+pub(crate) struct Renames {
+    /// The maildir last listed, when, and its message files by unique part (`cur/` first).
+    listed: Option<(PathBuf, std::time::Instant)>,
+    names: std::collections::HashMap<String, PathBuf>,
+}
+
+impl Renames {
+    /// The least time between two listings of a maildir.
+    const RELIST: std::time::Duration = std::time::Duration::from_secs(1);
+
+    /// Where the message once at `path` (`DIR/new/NAME` or `DIR/cur/NAME`, in a maildir `DIR`)
+    /// is now: the file of `DIR/cur/` or `DIR/new/` whose name has the same unique part (see
+    /// [`MaildirName`]) under another name. `None` for a path in no maildir, or where no such
+    /// file was found.
+    pub(crate) fn find(&mut self, path: &Path) -> Option<PathBuf> {
+        let name = path.file_name()?.to_str()?;
+        let sub = path.parent()?;
+        let dir = sub.parent()?;
+        if !matches!(sub.file_name()?.to_str()?, "new" | "cur") || !is_maildir(dir) {
+            return None;
+        }
+        let fresh = (self.listed.as_ref())
+            .is_some_and(|(listed, at)| listed == dir && at.elapsed() < Self::RELIST);
+        if !fresh {
+            self.list(dir);
+        }
+        let unique = MaildirName::parse(name).unique;
+        self.names.get(unique).filter(|now| *now != path).cloned()
+    }
+
+    /// Lists the message files of the maildir `dir` by unique part.
+    fn list(&mut self, dir: &Path) {
+        self.names.clear();
+        for sub in ["new", "cur"] {
+            let sub = dir.join(sub);
+            let Ok(entries) = std::fs::read_dir(&sub) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                if let Some(name) = entry.file_name().to_str() {
+                    let unique = MaildirName::parse(name).unique.to_owned();
+                    // `cur/`, listed last, wins: a message is moved there from `new/`.
+                    self.names.insert(unique, sub.join(name));
+                }
+            }
+        }
+        self.listed = Some((dir.to_path_buf(), std::time::Instant::now()));
+    }
+}
+
 /// A maildir file name split into its unique part and its flags.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MaildirName<'a> {

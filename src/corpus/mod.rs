@@ -121,6 +121,14 @@ pub enum CorpusError {
         /// How long the reader waited.
         waited: std::time::Duration,
     },
+    /// A message holds nothing but white space ([`is_blank`]): no mail, which labeled mail
+    /// leaves out rather than count as a message of its class (a file a failed delivery left
+    /// empty, two envelope lines in a row in an mbox).
+    #[error("{message}: no mail (nothing but white space)")]
+    Empty {
+        /// Which message.
+        message: Source,
+    },
     /// The file is an MMDF mailbox, which is not read (rather than taken for one message).
     #[error(
         "{path}: an MMDF mailbox (messages between lines of four ^A bytes), which spamsort does not read: convert it to mbox or maildir first"
@@ -248,35 +256,44 @@ pub struct Mailbox {
     inner: Inner,
     /// Keep only this many leading bytes of each message (see [`Mailbox::heads`]).
     head: Option<u64>,
+    /// Finds maildir messages renamed since they were listed.
+    renames: maildir::Renames,
+    /// Messages read where a maildir message listed under another name had gone (see
+    /// [`maildir::Renames`]): each is read once, also where it was listed as well.
+    renamed: std::collections::HashSet<PathBuf>,
 }
 
 enum Inner {
-    Files(std::vec::IntoIter<Result<PathBuf, CorpusError>>),
+    Files(Box<dyn Iterator<Item = Result<PathBuf, CorpusError>> + Send>),
     Mbox(Box<mbox::MboxReader<std::io::BufReader<std::fs::File>>>),
 }
 
 impl Mailbox {
     /// Opens `path`, detecting its format. Fails only if the mailbox itself cannot be read.
     pub fn open(path: &Path) -> Result<Self, CorpusError> {
-        let files = match MailboxFormat::detect(path)? {
-            MailboxFormat::Maildir => maildir::message_paths(path)?,
-            MailboxFormat::MessageTree => mh::message_paths(path),
-            MailboxFormat::TrecIndex => trec::read_index(path)?
-                .into_iter()
-                .map(|entry| entry.map(|e| e.path))
-                .collect(),
-            MailboxFormat::MessageFile => vec![Ok(path.to_path_buf())],
+        let files: Box<dyn Iterator<Item = _> + Send> = match MailboxFormat::detect(path)? {
+            MailboxFormat::Maildir => Box::new(maildir::message_paths(path)?.into_iter()),
+            MailboxFormat::MessageTree => Box::new(mh::message_paths(path).into_iter()),
+            // Read as the messages are: an index is not held as a list of its entries.
+            MailboxFormat::TrecIndex => {
+                Box::new(trec::read_index(path)?.map(|entry| entry.map(|e| e.path)))
+            }
+            MailboxFormat::MessageFile => Box::new(std::iter::once(Ok(path.to_path_buf()))),
             MailboxFormat::Mbox => {
                 let reader = mbox::MboxReader::open(path)?;
                 return Ok(Mailbox {
                     inner: Inner::Mbox(Box::new(reader)),
                     head: None,
+                    renames: Default::default(),
+                    renamed: Default::default(),
                 });
             }
         };
         Ok(Mailbox {
-            inner: Inner::Files(files.into_iter()),
+            inner: Inner::Files(files),
             head: None,
+            renames: Default::default(),
+            renamed: Default::default(),
         })
     }
 
@@ -297,10 +314,26 @@ impl Iterator for Mailbox {
 
     fn next(&mut self) -> Option<Self::Item> {
         match &mut self.inner {
-            Inner::Files(paths) => {
-                let head = self.head;
-                paths.next().map(|p| p.and_then(|p| read_file(&p, head)))
-            }
+            Inner::Files(paths) => loop {
+                let path = match paths.next()? {
+                    Ok(path) => path,
+                    Err(e) => return Some(Err(e)),
+                };
+                if self.renamed.remove(&path) {
+                    continue;
+                }
+                let read = read_file(&path, self.head);
+                // A maildir message a mail reader renamed since it was listed (marked seen,
+                // moved from new/ to cur/) is read under its new name.
+                let gone = matches!(&read, Err(CorpusError::Io { source, .. })
+                    if source.kind() == std::io::ErrorKind::NotFound);
+                if let Some(now) = gone.then(|| self.renames.find(&path)).flatten() {
+                    let message = read_file(&now, self.head);
+                    self.renamed.insert(now);
+                    return Some(message);
+                }
+                return Some(read);
+            },
             Inner::Mbox(reader) => reader.next(),
         }
     }
