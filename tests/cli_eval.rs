@@ -274,6 +274,37 @@ fn online_protocol_over_a_trec_index_and_over_a_seeded_order() {
 }
 
 #[test]
+fn online_leaves_an_empty_message_of_an_index_out() {
+    // Audit: an empty file an index lists was learned and counted as a message of its class
+    // online, as `train` and cross-validation no longer count one.
+    let t = crate::util::TestDir::new();
+    let index = trec_index(&t);
+    t.write("ham/empty", b"\n");
+    let mut text = std::fs::read_to_string(&index).unwrap();
+    text.push_str("ham ham/empty\n");
+    std::fs::write(&index, text).unwrap();
+    let out = spamsort()
+        .args([
+            "eval",
+            "--format",
+            "json",
+            "--models",
+            "bernoulli-nb",
+            "--online",
+        ])
+        .arg(&index)
+        .assert()
+        .success();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(stderr.contains("ham/empty: no mail"), "{stderr}");
+    let report: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(
+        (report["spam"].as_u64(), report["ham"].as_u64()),
+        (Some(104), Some(100))
+    );
+}
+
+#[test]
 fn results_do_not_depend_on_the_thread_count() {
     // Every measure but the timings, for each model and fold.
     let measures = |threads: &str, extra: &[&str]| -> Vec<(String, u64, String, f64)> {

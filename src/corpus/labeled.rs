@@ -184,6 +184,7 @@ impl LabeledCorpus {
     }
 
     /// Reads the messages a TREC index lists, with the labels it gives them, in index order.
+    /// Unreadable and empty messages are handed to `warn` and skipped.
     pub fn read_trec(
         index: &Path,
         mut warn: impl FnMut(&CorpusError),
@@ -191,6 +192,10 @@ impl LabeledCorpus {
         let mut corpus = LabeledCorpus::default();
         for entry in trec::read_index(index)? {
             match entry.and_then(|e| Ok((read_message_file(&e.path)?, e.label))) {
+                // No mail, as [`LabeledMail`] leaves it out.
+                Ok((message, _)) if super::is_blank(&message.bytes) => warn(&CorpusError::Empty {
+                    message: message.source,
+                }),
                 Ok(pair) => corpus.messages.push(pair),
                 Err(e) => warn(&e),
             }
