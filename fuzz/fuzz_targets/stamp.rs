@@ -67,7 +67,10 @@ fuzz_target!(|data: &[u8]| {
 fn tagged(message: &[u8], k: usize) {
     let owned = vec!["X-Spamsort-Flag".to_string(), "X-Bogosity".to_string()];
     let stamp = Stamp {
-        lines: vec!["X-Spamsort-Flag: YES".into(), "X-Bogosity: Spam,\n\ttests=x".into()],
+        lines: vec![
+            "X-Spamsort-Flag: YES".into(),
+            "X-Bogosity: Spam,\n\ttests=x".into(),
+        ],
         owned: owned.clone(),
         subject_tag: Some("***SPAM***".into()),
     };
