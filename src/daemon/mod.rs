@@ -797,12 +797,6 @@ impl Daemon {
                 }
             };
             let (path, label) = (c.path.display(), c.label);
-            // An empty file is no mail: nothing to learn (as `spamsort learn` refuses it).
-            if crate::corpus::is_blank(&bytes) {
-                tracing::info!("{path} moved by the user is empty: not learned");
-                tracker.done();
-                continue;
-            }
             match self.filter.try_learn(&bytes, label) {
                 Ok(None) => {
                     if !self.learning_deferred {
