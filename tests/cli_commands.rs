@@ -286,6 +286,51 @@ fn learning_goes_on_by_appending_where_the_model_folder_takes_no_new_file() {
 }
 
 #[test]
+fn many_mailboxes_are_opened_one_at_a_time() {
+    // Audit: every mailbox named was opened (an mbox locked) before the first was read, so
+    // `classify ~/Mail/*.mbox` with more mailboxes than file descriptors failed ("Too many open
+    // files") with nothing classified, and `learn` learned nothing.
+    let t = TestDir::new();
+    let boxes: Vec<std::path::PathBuf> = (0..200)
+        .map(|i| {
+            let text = format!(
+                "From a@example.org Mon Jan  1 00:00:00 2024\nSubject: box b{i}b\n\nnote n{i}n\n"
+            );
+            t.write(&format!("box{i:03}.mbox"), text.as_bytes())
+        })
+        .collect();
+    let model = copy_of_trained_model(&t);
+    // At most 64 descriptors open at once: a fraction of the mailboxes.
+    let limited = |args: &[&str]| {
+        let mut cmd = std::process::Command::new("prlimit");
+        cmd.arg("--nofile=64")
+            .arg("--")
+            .arg(crate::util::spamsort_bin());
+        cmd.args(args).arg("--model").arg(&model).args(&boxes);
+        cmd.output().unwrap()
+    };
+    let out = limited(&["classify", "--format", "tsv"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(lines.lines().count(), boxes.len());
+    assert!(
+        lines
+            .lines()
+            .last()
+            .unwrap()
+            .starts_with(&format!("{}#1\t", boxes[199].display()))
+    );
+    let out = limited(&["learn", "--ham"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("learned 200 message(s) as ham"), "{stderr}");
+}
+
+#[test]
 fn explain_lists_the_strongest_tokens_each_way_and_sums_the_rest() {
     let out = spamsort()
         .arg("explain")

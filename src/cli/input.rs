@@ -14,8 +14,13 @@ type Messages = Box<dyn Iterator<Item = Result<Message, CorpusError>> + Send>;
 /// rest of it drained, before this returns, see [`read_stdin_head`]), read lazily, one message
 /// at a time, so memory stays bounded by `head` however large the messages or mailboxes (for
 /// commands that only tokenize; see `TokenizerConfig::head_bytes`); unreadable messages as
-/// `Err` items. Every mailbox is opened first, so a path that cannot be opened fails before
-/// any output.
+/// `Err` items. Every path is looked at first (its format detected), so one that is not there
+/// fails before any output; each mailbox is then opened only when its turn comes and closed
+/// when it is read, so a run holds one open (and an mbox locked against its writers) at a
+/// time: opened all at once, a thousand mailboxes ran out of file descriptors (`classify
+/// ~/Mail/*.mbox`: "Too many open files", nothing classified) and every mbox stayed locked,
+/// its deliveries waiting, until the whole run ended. One that cannot be opened when its turn
+/// comes (a writer holding it past the wait) is an `Err` item.
 pub fn message_heads(
     paths: &[PathBuf],
     head: u64,
@@ -29,7 +34,15 @@ pub fn message_heads(
             };
             inputs.push(Box::new(std::iter::once(Ok(message))));
         } else {
-            inputs.push(Box::new(Mailbox::open(path)?.heads(head)));
+            spamsort::corpus::MailboxFormat::detect(path)?;
+            let path = path.clone();
+            let opened = std::iter::once(()).flat_map(move |()| -> Messages {
+                match Mailbox::open(&path) {
+                    Ok(mailbox) => Box::new(mailbox.heads(head)),
+                    Err(e) => Box::new(std::iter::once(Err(e))),
+                }
+            });
+            inputs.push(Box::new(opened));
         }
     }
     Ok(inputs.into_iter().flatten())
