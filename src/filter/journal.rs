@@ -13,7 +13,9 @@
 //! the journal holds [`COMPACT_RECORDS`] records or [`COMPACT_BYTES`] bytes, or a run
 //! unlearns (unlearning reads document frequencies, which patches do not carry), the learn
 //! saves the whole filter instead (the journal applied, the file pruned if over its limit, an
-//! empty journal), so a reader never applies more than that. A run whose operations outgrow
+//! empty journal), so a reader never applies more than that (but where the model's folder takes
+//! no new file, which a whole save needs: the journal then grows past [`COMPACT_RECORDS`],
+//! said at every learn, up to [`COMPACT_BYTES`]). A run whose operations outgrow
 //! [`RECORD_MEMORY`] goes on in the whole filter, loaded, and saves it: what a run holds is
 //! bounded in bytes, whatever its number of messages.
 
