@@ -340,20 +340,21 @@ impl MoveTracker {
         // message in the same place is one of them renamed there (a mail reader's `new/` to
         // `cur/`, a flag changed), not a move, even while a copy of the message (delivered
         // twice) is in another folder.
+        // A file gone: not there now, its directory listed (one that could not be read keeps
+        // what was known of it).
+        let gone = |p: &Path| {
+            !present.contains(p) && !p.parent().is_some_and(|d| unread.iter().any(|u| u == d))
+        };
         let mut renamed: HashMap<(u64, Place), usize> = HashMap::new();
         for (path, &fp) in &self.known {
-            let dir = path.parent();
-            let listed = dir.is_some_and(|d| !unread.iter().any(|u| u == d));
-            if let Some(place) = self.place_of_dir(dir)
+            if let Some(place) = self.place_of_dir(path.parent())
                 && fp != UNREAD
-                && listed
-                && !present.contains(path)
+                && gone(path)
             {
                 *renamed.entry((fp, place)).or_default() += 1;
             }
         }
         for (dir, place, entries) in listings {
-            let place = &place;
             let first_listing = self.unlisted_at_start.remove(dir);
             for entry in entries {
                 let path = entry.path();
@@ -402,8 +403,8 @@ impl MoveTracker {
                 };
                 self.known.insert(path.clone(), fp);
                 self.dirty = true;
-                let before = self.place_of.insert(fp, *place);
-                let was_here = renamed.get_mut(&(fp, *place)).is_some_and(|n| {
+                let before = self.place_of.insert(fp, place);
+                let was_here = renamed.get_mut(&(fp, place)).is_some_and(|n| {
                     let here = *n > 0;
                     *n = n.saturating_sub(1);
                     here
@@ -432,13 +433,9 @@ impl MoveTracker {
                 }
             }
         }
-        self.known.retain(|p, _| {
-            present.contains(p) || p.parent().is_some_and(|d| unread.iter().any(|u| u == d))
-        });
+        self.known.retain(|p, _| !gone(p));
         self.dirty |= self.known.len() != known_before;
-        self.unread_at_start.retain(|p| {
-            present.contains(p) || p.parent().is_some_and(|d| unread.iter().any(|u| u == d))
-        });
+        self.unread_at_start.retain(|p| !gone(p));
         let live: std::collections::HashSet<u64> = self.known.values().copied().collect();
         let now = Instant::now();
         self.left_spam

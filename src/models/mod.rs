@@ -831,8 +831,6 @@ mod tests {
     use super::*;
     use crate::tokenize::TokenizerConfig;
 
-    /// A held-out decision read from the row is the model's decision on its counts, bit for
-    /// bit, for every model fitted on tokens.
     #[test]
     fn an_svm_from_nothing_reads_its_margin_so_it_can_call_spam() {
         // Regression: P(spam) was the logistic of the margin, 0.98 only at a margin of 3.9,
@@ -850,6 +848,8 @@ mod tests {
         assert_eq!(lr.calibration, Calibration::IDENTITY);
     }
 
+    /// A held-out decision read from the row is the model's decision on its counts, bit for
+    /// bit, for every model fitted on tokens.
     #[test]
     fn a_rows_decision_is_the_decision_on_its_counts() {
         let base = crate::features::hashed::HASHED_BASE;
