@@ -14,7 +14,7 @@ const OSB_WINDOW: usize = 4;
 /// How much text (bytes) feeds the character 4-grams.
 const CHAR_NGRAM_BYTES: usize = 3 * 1024;
 /// Number of hash buckets for character 4-grams (a power of two).
-const CHAR_NGRAM_BUCKETS: u64 = 1 << 20;
+const CHAR_NGRAM_BUCKETS: u32 = 1 << 20;
 
 /// `osb:a <gap> b` tokens for every pair of words at most [`OSB_WINDOW`] apart.
 pub(crate) fn push_word_bigrams(sink: &mut Sink<'_>, words: &[String]) {
@@ -31,8 +31,7 @@ pub(crate) fn push_char_ngrams(sink: &mut Sink<'_>, text: &str) {
     let end = floor_char_boundary(text, CHAR_NGRAM_BYTES);
     let lower = text[..end].to_lowercase();
     for bucket in hashed_windows(lower.as_bytes(), CHAR_NGRAM_BUCKETS) {
-        // A bucket is below CHAR_NGRAM_BUCKETS, a u32.
-        sink.push_with(|text| hashed::write_bucket_token(text, "c4:", bucket as u32));
+        sink.push_with(|text| hashed::write_bucket_token(text, "c4:", bucket));
     }
 }
 
@@ -63,12 +62,7 @@ pub(crate) fn byte_ngram_buckets(raw: &[u8], max_bytes: usize) -> Vec<u32> {
     if max_bytes < 4 {
         return Vec::new();
     }
-    let buckets = u64::from(hashed::HASHED_BUCKETS);
-    // A bucket is below HASHED_BUCKETS, a u32.
-    let input = byte_ngram_input(raw, max_bytes);
-    let mut out = Vec::with_capacity(input.len().saturating_sub(3));
-    out.extend(hashed_windows(&input, buckets).map(|b| b as u32));
-    out
+    hashed_windows(&byte_ngram_input(raw, max_bytes), hashed::HASHED_BUCKETS)
 }
 
 /// The bytes byte 4-grams are taken from: the first `max_bytes` of `raw` with every `X-Spam-*`
@@ -109,12 +103,31 @@ pub(crate) fn byte_ngram_input(raw: &[u8], max_bytes: usize) -> Vec<u8> {
     out
 }
 
-/// The bucket (of `buckets`) of every 4-byte window of `bytes` that is not all white space.
-fn hashed_windows(bytes: &[u8], buckets: u64) -> impl Iterator<Item = u64> + '_ {
-    bytes
-        .windows(4)
-        .filter(|w| !w.iter().all(u8::is_ascii_whitespace))
-        .map(move |w| fnv1a(w) % buckets)
+/// The bucket (of `buckets`, a power of two) of every 4-byte window of `bytes` that is not all
+/// white space, in order. Written as one pass that keeps every window's bucket in a list of
+/// them all and moves on past a window of white space only, without a branch: the iterator
+/// chain it replaces (windows, a filter, a map, each bucket pushed) cost 42 instructions a
+/// window, the scan of `classify`'s 4-grams more than counting them.
+fn hashed_windows(bytes: &[u8], buckets: u32) -> Vec<u32> {
+    debug_assert!(buckets.is_power_of_two());
+    let Some(windows) = bytes.len().checked_sub(3) else {
+        return Vec::new();
+    };
+    let space = |b: &u8| b.is_ascii_whitespace();
+    // How many bytes in a row, up to the window's last, are white space.
+    let mut run = bytes[..3]
+        .iter()
+        .fold(0_u32, |run, b| if space(b) { run + 1 } else { 0 });
+    let mut out = vec![0; windows];
+    let mut kept = 0;
+    for w in bytes.windows(4) {
+        run = if space(&w[3]) { run + 1 } else { 0 };
+        // The bucket is below `buckets`, a u32.
+        out[kept] = (fnv1a(w) & u64::from(buckets - 1)) as u32;
+        kept += usize::from(run < 4);
+    }
+    out.truncate(kept);
+    out
 }
 
 /// The 64-bit FNV-1a hash.
@@ -158,6 +171,36 @@ mod tests {
         assert_eq!(sink.tokens[0], sink.tokens[8]);
         assert!(sink.tokens[0].starts_with("c4:") && sink.tokens[0].len() == 8);
         assert_eq!(floor_char_boundary("añb", 2), 1);
+    }
+
+    #[test]
+    fn hashed_windows_are_those_of_every_window_not_all_white_space() {
+        let reference = |bytes: &[u8], buckets: u32| -> Vec<u32> {
+            bytes
+                .windows(4)
+                .filter(|w| !w.iter().all(u8::is_ascii_whitespace))
+                .map(|w| (fnv1a(w) % u64::from(buckets)) as u32)
+                .collect()
+        };
+        let mut state = 7_u64;
+        let alphabet = b" \t\r\n\x0cab\xff";
+        for len in 0..200 {
+            let bytes: Vec<u8> = (0..len)
+                .map(|_| {
+                    state = state
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    alphabet[(state >> 40) as usize % alphabet.len()]
+                })
+                .collect();
+            for buckets in [hashed::HASHED_BUCKETS, CHAR_NGRAM_BUCKETS, 1] {
+                assert_eq!(
+                    hashed_windows(&bytes, buckets),
+                    reference(&bytes, buckets),
+                    "{bytes:?}"
+                );
+            }
+        }
     }
 
     #[test]
