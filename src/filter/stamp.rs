@@ -19,6 +19,12 @@
 //! gives it no place; the message is malformed) is a field to those readers, so a forged
 //! verdict there would decide their rules. The fields spamsort owns are removed from all of
 //! the section; every other line of it, the non-field lines included, stays as it was.
+//!
+//! Those readers also end lines at LF alone, where spamsort ends one at a lone CR too: a line
+//! ending in a lone CR before a CRLF (`Subject: x\r\r\n`), or a lone CR after an LF, is a blank
+//! line to spamsort and none to them, so their header section runs on to their own blank line
+//! (an LF followed by LF or CRLF). The owned fields they read as fields there (lines that start
+//! after an LF) are removed too; every other byte there stays.
 
 use crate::corpus::header_block::{self, HeaderBlock, field_name, is_continuation};
 
@@ -62,9 +68,10 @@ pub fn header_block_len(message: &[u8]) -> usize {
 }
 
 /// Length of the header section whose owned fields [`mark`] removes (see the module docs): up
-/// to the first blank line (not including it), or the whole message without one.
+/// to the first blank line (not including it), or the whole message without one; past a blank
+/// line that readers ending lines at LF alone do not see as one, up to theirs.
 pub fn header_section_len(message: &[u8]) -> usize {
-    Section::of(message).end
+    Section::of(message).lf_end
 }
 
 /// The part of a message that marking works on.
@@ -74,7 +81,11 @@ struct Section {
     /// End of the header section (see the module docs): the start of its first blank line, or
     /// the end of the message.
     end: usize,
-    /// No byte after the message's can move `end` (see [`HeaderBlock::section_end`]).
+    /// End of the header section as readers that end lines at LF alone see it (see the module
+    /// docs, [`lf_section_end`]): at least `end`.
+    lf_end: usize,
+    /// No byte after the message's can move `end` or `lf_end` (see
+    /// [`HeaderBlock::section_end`]).
     certain: bool,
 }
 
@@ -82,10 +93,45 @@ impl Section {
     fn of(message: &[u8]) -> Section {
         let block = HeaderBlock::scan(message);
         let (end, certain) = block.section_end(message);
+        let (lf_end, lf_certain) = lf_section_end(message, end);
         Section {
             envelope_end: block.envelope_end,
             end,
-            certain,
+            lf_end,
+            certain: certain && lf_certain,
+        }
+    }
+}
+
+/// True if a line starts at `at` for readers that end lines at LF alone: the message's start,
+/// or right after an LF.
+fn starts_lf_line(message: &[u8], at: usize) -> bool {
+    at == 0 || message.get(at - 1) == Some(&b'\n')
+}
+
+/// Where the header section ends for readers that end lines at LF alone, given `end`, where it
+/// ends for spamsort (the start of its first blank line, or the message's end): the start of
+/// the first of their lines from `end` on that is empty or a CR alone, or the end of the
+/// message without one. With whether no byte after the message's can move it. Every such line
+/// is also a blank line to spamsort, so this is `end` itself unless `end`'s blank line is one
+/// only to spamsort (a lone CR).
+fn lf_section_end(message: &[u8], end: usize) -> (usize, bool) {
+    let mut start = end;
+    if !starts_lf_line(message, start) {
+        match memchr::memchr(b'\n', &message[start..]) {
+            Some(i) => start += i + 1,
+            None => return (message.len(), false),
+        }
+    }
+    loop {
+        match &message[start..] {
+            [b'\n', ..] | [b'\r', b'\n', ..] => return (start, true),
+            // A CR at the end may yet be followed by an LF.
+            [] | [b'\r'] => return (message.len(), false),
+            rest => match memchr::memchr(b'\n', rest) {
+                Some(i) => start += i + 1,
+                None => return (message.len(), false),
+            },
         }
     }
 }
@@ -174,17 +220,19 @@ fn strip_block(
     owned: &[impl AsRef<str>],
     subject: Subject<'_>,
 ) -> (Vec<u8>, bool) {
-    let rest = &message[section.end..];
+    let rest = &message[section.lf_end..];
     let (mut out, joined) = strip_head(message, section, owned, subject, rest.len());
     out.extend_from_slice(rest);
     (out, joined)
 }
 
-/// [`strip_block`] up to the end of the header section (`section.end`), whose bytes from there
-/// on follow unchanged: only the head is copied, into a buffer with `room` bytes to spare. The
+/// [`strip_block`] up to the end of the header section (`section.lf_end`), whose bytes from
+/// there on follow unchanged: only the head is copied, into a buffer with `room` bytes to
+/// spare. Between `section.end` and `section.lf_end` only the owned fields that readers ending
+/// lines at LF alone see (see the module docs) are removed, with their continuations. The
 /// flag is set when a removal brought a line ending in a lone CR next to one starting with LF,
 /// the one that starts the rest of the message included (they would read as one CRLF: a line
-/// lost).
+/// lost), or next to a blank CRLF line (see [`Kept::joined`]).
 fn strip_head(
     message: &[u8],
     section: &Section,
@@ -192,14 +240,9 @@ fn strip_head(
     subject: Subject<'_>,
     room: usize,
 ) -> (Vec<u8>, bool) {
-    let mut out = Vec::with_capacity(section.end + 64 + room);
-    out.extend_from_slice(&message[..section.envelope_end]);
-    let mut joined = false;
-    let mut keep = |out: &mut Vec<u8>, bytes: &[u8]| {
-        // Lines of the input never split a CRLF, so a CR then LF here follows a removal.
-        joined |= out.last() == Some(&b'\r') && bytes.first() == Some(&b'\n');
-        out.extend_from_slice(bytes);
-    };
+    let mut out = Kept::with_capacity(section.lf_end + 64 + room);
+    out.bytes
+        .extend_from_slice(&message[..section.envelope_end]);
     let mut skipping = false;
     let mut subject_seen = false;
     for line in header_block::lines(&message[section.envelope_end..section.end]) {
@@ -209,18 +252,86 @@ fn strip_head(
             if !skipping && is_subject && !subject_seen {
                 subject_seen = true;
                 if let Some(edited) = edit_subject(line, subject) {
-                    keep(&mut out, &edited);
+                    out.keep(&edited);
                     continue;
                 }
             }
         }
-        if !skipping {
-            keep(&mut out, line);
+        out.keep_unless(skipping, line);
+    }
+    strip_lf_lines(message, section, owned, &mut out);
+    out.check_before(&message[section.lf_end..]);
+    (out.bytes, out.joined)
+}
+
+/// The head being stripped, and whether a removal made a line ending of it read otherwise.
+struct Kept {
+    bytes: Vec<u8>,
+    /// A line was removed since bytes were last kept.
+    removed: bool,
+    /// A removal brought a line ending in a lone CR next to one starting with LF (they would
+    /// read as one CRLF: a line lost), or next to a blank CRLF line (which readers ending lines
+    /// at LF alone would then no longer see as blank, so what follows it would become header
+    /// to them).
+    joined: bool,
+}
+
+impl Kept {
+    fn with_capacity(capacity: usize) -> Kept {
+        Kept {
+            bytes: Vec::with_capacity(capacity),
+            removed: false,
+            joined: false,
         }
     }
-    let rest = &message[section.end..];
-    joined |= out.last() == Some(&b'\r') && rest.first() == Some(&b'\n');
-    (out, joined)
+
+    /// Notes whether `next`, the bytes kept next, meet a lone CR across a removal.
+    fn check_before(&mut self, next: &[u8]) {
+        // Lines of the input never split a CRLF, so a CR then LF here follows a removal; a line
+        // ending in a lone CR before a blank CRLF line is the input's own unless one went.
+        let after_cr = self.bytes.last() == Some(&b'\r');
+        self.joined |= after_cr && next.first() == Some(&b'\n')
+            || after_cr && self.removed && next.starts_with(b"\r\n");
+    }
+
+    fn keep(&mut self, bytes: &[u8]) {
+        if bytes.is_empty() {
+            return;
+        }
+        self.check_before(bytes);
+        self.removed = false;
+        self.bytes.extend_from_slice(bytes);
+    }
+
+    /// Keeps `line`, or notes its removal if `remove`.
+    fn keep_unless(&mut self, remove: bool, line: &[u8]) {
+        if remove {
+            self.removed = true;
+        } else {
+            self.keep(line);
+        }
+    }
+}
+
+/// The part of the header section past spamsort's blank line that readers ending lines at LF
+/// alone still read as header (`section.end` to `section.lf_end`), kept in `out` without the
+/// owned fields among their lines (those that start after an LF) and those fields'
+/// continuations. The start of a line of theirs that began before `section.end` stays.
+fn strip_lf_lines(message: &[u8], section: &Section, owned: &[impl AsRef<str>], out: &mut Kept) {
+    let part = &message[section.end..section.lf_end];
+    let mut skipping = false;
+    let mut start = 0;
+    while start < part.len() {
+        let end = memchr::memchr(b'\n', &part[start..]).map_or(part.len(), |i| start + i + 1);
+        let line = &part[start..end];
+        if !starts_lf_line(message, section.end + start) {
+            skipping = false;
+        } else if !is_continuation(line) {
+            skipping = is_owned_field(line, owned);
+        }
+        out.keep_unless(skipping, line);
+        start = end;
+    }
 }
 
 /// Why a message cannot be marked without changing its other bytes; it is then passed on
@@ -299,7 +410,7 @@ fn insert(
         // it would pass any filter that reads them (a sender's way past the filter).
         head = strip_head(message, section, &[] as &[&str], subject, 0).0;
     }
-    let body = &message[section.end..];
+    let body = &message[section.lf_end..];
     let insert_at = section.envelope_end;
     // What follows the inserted fields: the head's rest, then the body.
     let after = &head[insert_at..];
@@ -405,6 +516,67 @@ mod tests {
         Some([&out[..at], &out[at + flag.len() + status.len()..]].concat())
     }
 
+    /// The lines of `message`'s header section that a reader may take for fields: spamsort's
+    /// lines up to its blank line, then those that start after an LF up to the blank line of
+    /// readers ending lines at LF alone (see the module docs).
+    fn section_lines(message: &[u8]) -> Vec<&[u8]> {
+        let section = Section::of(message);
+        let mut lines: Vec<&[u8]> =
+            header_block::lines(&message[section.envelope_end..section.end]).collect();
+        let mut at = section.end;
+        for line in message[section.end..section.lf_end].split_inclusive(|&b| b == b'\n') {
+            if starts_lf_line(message, at) {
+                lines.push(line);
+            }
+            at += line.len();
+        }
+        lines
+    }
+
+    #[test]
+    fn a_forged_field_past_a_blank_line_only_spamsort_sees_is_removed() {
+        // Regression: "\r\r\n" is a line ending in a lone CR, then a blank line, to spamsort;
+        // Dovecot's Sieve, procmail, maildrop and spamc end lines at LF alone and read the
+        // forged fields after it as fields, which stayed.
+        let msg = b"Subject: s\r\r\nX-Spam-Flag: NO\nX-Spam-Status: No,\n\tscore=-9\nTo: a\n\nX-Spam-Flag: NO\n";
+        assert_eq!(
+            add_header_lines(msg, &lines()).unwrap(),
+            b"X-Spam-Flag: YES\rX-Spam-Status: Yes\rSubject: s\r\r\nTo: a\n\nX-Spam-Flag: NO\n"
+        );
+        assert_eq!(
+            header_section_len(msg),
+            msg.len() - b"\nX-Spam-Flag: NO\n".len()
+        );
+        // A lone CR blank line after an LF; a CR-only message has no LF line after its first.
+        let msg = b"Subject: s\n\rX-Spam-Flag: NO\nX-Spam-Flag: NO\r\n\r\nb";
+        assert_eq!(
+            add_header_lines(msg, &lines()).unwrap(),
+            b"X-Spam-Flag: YES\nX-Spam-Status: Yes\nSubject: s\n\rX-Spam-Flag: NO\n\r\nb"
+        );
+        let msg = b"Subject: s\r\rX-Spam-Flag: NO\r";
+        assert_eq!(
+            add_header_lines(msg, &lines()).unwrap(),
+            [&b"X-Spam-Flag: YES\rX-Spam-Status: Yes\r"[..], msg].concat()
+        );
+        // Removing a forged field must not make such a blank line either: the body's field
+        // would become header to them. Every field is kept instead, the verdict's first.
+        let msg = b"Subject: s\rX-Spam-Flag: NO\n\r\nX-Spam-Flag: NO\n";
+        assert_eq!(
+            add_header_lines(msg, &lines()).unwrap(),
+            [&b"X-Spam-Flag: YES\rX-Spam-Status: Yes\r"[..], msg].concat()
+        );
+        // A head is marked only once their blank line is in it too.
+        let head = b"Subject: s\r\r\nbody";
+        assert_eq!(
+            add_header_lines_to_head(head, &lines()),
+            Err(Unmarkable::HeaderBlockTooLong { head: head.len() })
+        );
+        assert_eq!(
+            add_header_lines_to_head(b"Subject: s\r\r\nX-Spam-Flag: NO\n\nbo", &lines()).unwrap(),
+            b"X-Spam-Flag: YES\rX-Spam-Status: Yes\rSubject: s\r\r\n\nbo"
+        );
+    }
+
     proptest::proptest! {
         /// Whatever the bytes and line endings (LF, CRLF, lone CR), the output minus the two
         /// added lines is the input minus the owned fields (the input itself where removing
@@ -450,13 +622,13 @@ mod tests {
             let rest = if joined { input.clone() } else { stripped };
             proptest::prop_assert_eq!(without_added_lines(&out), Some(rest));
             proptest::prop_assert_eq!(strip_owned_fields(&out), strip_owned_fields(&input));
-            proptest::prop_assert_eq!(
-                &out[header_section_len(&out)..],
-                &input[header_section_len(&input)..]
-            );
-            let head = &out[..header_section_len(&out)];
+            // Everything from the blank line that ends the header section for every reader on
+            // is the same bytes (its own ending included, unless a blank line only spamsort
+            // sees became one for all: `\r\r\n` after its forged field went).
+            proptest::prop_assert!(out.ends_with(&input[header_section_len(&input)..]));
+            let head = section_lines(&out);
             let count = |name: &[u8]| {
-                header_block::lines(head)
+                head.iter()
                     .filter(|l| field_name(l).is_some_and(|n| n.eq_ignore_ascii_case(name)))
                     .count()
             };
@@ -540,8 +712,15 @@ mod tests {
                 Err(Unmarkable::HeaderBlockTooLong { head: head.len() })
             );
         }
+        // A CR-only head: its blank line is none to readers ending lines at LF alone, who
+        // read a field that starts after an LF later on as header (see the module docs).
+        let head = b"X-Spam-Flag: NO\rSubject: s\r\rbo";
         assert_eq!(
-            add_header_lines_to_head(b"X-Spam-Flag: NO\rSubject: s\r\rbo", &lines()).unwrap(),
+            add_header_lines_to_head(head, &lines()),
+            Err(Unmarkable::HeaderBlockTooLong { head: head.len() })
+        );
+        assert_eq!(
+            add_header_lines(head, &lines()).unwrap(),
             b"X-Spam-Flag: YES\rX-Spam-Status: Yes\rSubject: s\r\rbo"
         );
     }
@@ -718,10 +897,9 @@ mod tests {
                     unmarked(out, &owned, Some("***SPAM***")),
                     unmarked(&input, &owned, Some("***SPAM***"))
                 );
-                proptest::prop_assert_eq!(
-                    &out[header_section_len(out)..],
-                    &input[header_section_len(&input)..]
-                );
+                // The line ending of a blank line the stripped fields came before may be
+                // taken by the fields added (see the test above): what follows it is the same.
+                proptest::prop_assert!(out.ends_with(&input[header_section_len(&input)..]));
             }
             let k = input.len() * split / 100;
             match mark(&input[..k], &stamp, Extent::Head) {
