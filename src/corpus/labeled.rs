@@ -75,14 +75,7 @@ impl<W: FnMut(&CorpusError)> LabeledMail<W> {
         // An index keeps its own labels: one that lists a message of the other class is
         // refused before any message is read from it.
         let entries = trec::read_index(path)?;
-        if let Some(other) = entries.clone().flatten().find(|e| e.label != label) {
-            return Err(CorpusError::IndexLabelDisagrees {
-                index: path.to_path_buf(),
-                message: other.path.clone(),
-                listed: other.label,
-                given: label,
-            });
-        }
+        entries.check_class(label)?;
         Ok(Box::new(entries.map(|entry| {
             entry.and_then(|e| read_message_file(&e.path))
         })))
