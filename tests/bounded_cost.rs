@@ -604,3 +604,37 @@ fn a_short_message_on_a_pipe_takes_no_address_space_for_the_size_limit() {
         "address space {with_limit} with --max-size {limit}, {bare} without"
     );
 }
+
+/// Regression (auditE repro-2): `eval --online` held every message an index lists whole
+/// before tokenizing any (an index of 20 lines naming one 40 MB message peaked at 0.8 GB;
+/// one of 24 naming an 8 MiB one at 200 MB). The messages are tokenized as they are read,
+/// only their tokens kept, so memory is bounded by a window of messages, not by their sum.
+#[test]
+fn eval_online_of_an_index_naming_one_8_mib_message_24_times_stays_under_64_mb() {
+    let t = TestDir::new();
+    sparse_message(&t, "big", "Subject: big\n\nhello there\n", 8 << 20);
+    t.write("s", b"Subject: hi\n\nspam spam\n");
+    let mut index = b"spam s\n".to_vec();
+    index.extend(b"ham big\n".repeat(24));
+    let index = t.write("index", &index);
+    let mut cmd = assert_cmd::Command::from_std(limited_spamsort(MEMORY, 20));
+    let out = cmd
+        .args([
+            "eval",
+            "--format",
+            "csv",
+            "--models",
+            "multinomial-nb",
+            "--online",
+        ])
+        .arg(&index)
+        .timeout(WALL)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("multinomial-nb,"),
+        "{stderr}"
+    );
+}

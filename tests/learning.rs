@@ -399,3 +399,48 @@ fn a_model_learned_from_nothing_explains_byte_4grams_by_bucket_and_a_trained_one
         spamsort::models::BATCH_BYTE_NGRAMS
     );
 }
+
+/// Regression (auditE repro-1): `learn --spam INDEX` of a TREC index that lists ham learned
+/// every message it lists as spam, its labels ignored, where `train` refuses such an index.
+/// Now refused before anything is learned; an index of the flag's own class is learned, and
+/// `--unlearn`, which needs no label, takes any index.
+#[test]
+fn learn_refuses_a_trec_index_that_lists_the_other_class() {
+    let t = TestDir::new();
+    let spam = crate::util::sample_class_files("spam").remove(0);
+    let ham = crate::util::sample_class_files("ham").remove(0);
+    let mixed = t.write(
+        "mixed.index",
+        format!("spam {}\nham {}\n", spam.display(), ham.display()).as_bytes(),
+    );
+    let model = t.path().join("m.spamsort");
+    for class in ["--spam", "--ham"] {
+        spamsort()
+            .args(["learn", class, "--model"])
+            .arg(&model)
+            .arg(&mixed)
+            .assert()
+            .failure()
+            .stderr(predicates::str::contains("the TREC index lists"));
+        assert!(!model.exists(), "{class}: nothing may be learned");
+    }
+    let spam_only = t.write(
+        "spam.index",
+        format!("spam {}\n", spam.display()).as_bytes(),
+    );
+    assert!(learn(&model, "--spam", &spam_only).contains("learned 1 message(s) as spam"));
+    let counts = SpamFilter::load(&model).unwrap().summary().messages;
+    assert_eq!(counts[Label::Spam.index()], 1);
+    assert_eq!(counts[Label::Ham.index()], 0);
+    let out = spamsort()
+        .args(["learn", "--unlearn", "--model"])
+        .arg(&model)
+        .arg(&mixed)
+        .assert()
+        .success();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(
+        stderr.contains("unlearned 1 message(s), 1 not learned before"),
+        "{stderr}"
+    );
+}

@@ -194,26 +194,6 @@ impl LabeledMailArgs {
         Ok(kinds)
     }
 
-    /// Reads the mail; unreadable messages are reported and skipped (and counted).
-    pub fn read(&self) -> anyhow::Result<(spamsort::LabeledCorpus, usize)> {
-        let mut skipped = 0;
-        let corpus = spamsort::LabeledCorpus {
-            messages: self
-                .stream(|| skipped += 1)?
-                .collect::<Result<_, _>>()
-                .context("reading the labeled mail")?,
-        };
-        anyhow::ensure!(
-            corpus.count(spamsort::Label::Spam) > 0 && corpus.count(spamsort::Label::Ham) > 0,
-            "{}",
-            spamsort::corpus::CorpusError::OneClassOnly {
-                spam: corpus.count(spamsort::Label::Spam) as u64,
-                ham: corpus.count(spamsort::Label::Ham) as u64,
-            }
-        );
-        Ok((corpus, skipped))
-    }
-
     /// The mail as a stream read as it is advanced; unreadable messages are reported and
     /// skipped, and `skipped` is called for each.
     pub fn stream(

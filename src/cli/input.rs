@@ -48,6 +48,21 @@ pub fn message_heads(
     Ok(inputs.into_iter().flatten())
 }
 
+/// Fails if `path` is a TREC index that lists a message of another class than `label`: an
+/// index keeps its own labels, as `train` reads it, so `learn --spam INDEX` of an index that
+/// lists ham is refused before anything is learned (it learned every message listed as spam).
+/// A path that cannot be looked at is left to [`message_heads`] to report.
+pub fn refuse_other_class(path: &std::path::Path, label: spamsort::Label) -> anyhow::Result<()> {
+    use spamsort::corpus::{MailboxFormat, trec};
+    if path.as_os_str() == "-"
+        || !matches!(MailboxFormat::detect(path), Ok(MailboxFormat::TrecIndex))
+    {
+        return Ok(());
+    }
+    trec::read_index(path)?.check_class(label)?;
+    Ok(())
+}
+
 /// The first `head` bytes of standard input; the rest is read and dropped, so the writer
 /// (a pipe) is not cut off with an error. Memory: `head` bytes (see [`stdin_buffer`]).
 pub fn read_stdin_head(head: u64) -> anyhow::Result<Vec<u8>> {

@@ -138,6 +138,11 @@ pub fn run(args: LearnArgs) -> anyhow::Result<ExitStatus> {
         args.paths
     };
     // Only what the tokenizer reads of each message is held (see the module doc).
+    if !args.unlearn {
+        for path in &paths {
+            input::refuse_other_class(path, label)?;
+        }
+    }
     let head = IfMissing::StartEmpty.tokenizer_config(&path)?.head_bytes();
     let messages = input::message_heads(&paths, head)?;
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {

@@ -81,6 +81,25 @@ pub struct IndexEntries {
     line: usize,
 }
 
+impl IndexEntries {
+    /// Fails with [`CorpusError::IndexLabelDisagrees`] if the index lists a message of another
+    /// class than `label` (its malformed lines aside): an index keeps its own labels, so one
+    /// given as the mail of a class (`train --spam`, `learn --ham`) must list that class
+    /// alone, or its other messages would be taken as the wrong class. Reads the entries of a
+    /// clone: `self` is left where it was.
+    pub fn check_class(&self, label: Label) -> Result<(), CorpusError> {
+        match self.clone().flatten().find(|e| e.label != label) {
+            Some(other) => Err(CorpusError::IndexLabelDisagrees {
+                index: self.index.clone(),
+                message: other.path,
+                listed: other.label,
+                given: label,
+            }),
+            None => Ok(()),
+        }
+    }
+}
+
 impl Iterator for IndexEntries {
     type Item = Result<TrecEntry, CorpusError>;
 
@@ -129,6 +148,25 @@ mod tests {
         assert_eq!(parse_line("ham /abs/x"), Some((Label::Ham, "/abs/x")));
         assert_eq!(parse_line("maybe x"), None);
         assert_eq!(parse_line("spam"), None);
+    }
+
+    #[test]
+    fn an_index_listing_another_class_fails_its_class_check() {
+        let dir = tempfile::tempdir().unwrap();
+        let index = dir.path().join("index");
+        std::fs::write(&index, b"spam a\nbad\nspam b\n").unwrap();
+        let entries = read_index(&index).unwrap();
+        assert!(entries.check_class(Label::Spam).is_ok());
+        assert!(matches!(
+            entries.check_class(Label::Ham),
+            Err(CorpusError::IndexLabelDisagrees {
+                listed: Label::Spam,
+                given: Label::Ham,
+                ..
+            })
+        ));
+        // The entries themselves are still all there.
+        assert_eq!(entries.count(), 3);
     }
 
     #[test]

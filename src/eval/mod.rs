@@ -79,6 +79,35 @@ impl TokenizedMail {
         Arc::new(Row::from_parts(words, buckets))
     }
 
+    /// Puts the messages in the order `order` gives (message `order[k]` comes `k`-th), a
+    /// permutation of their indices: the order an online run without an index learns them
+    /// in, drawn as the messages are shuffled (the same draws shuffle a slice of the messages
+    /// and one of their indices alike). Fails with [`crate::Error::Config`] if `order` is no
+    /// permutation of them.
+    pub fn reorder(&mut self, order: &[usize]) -> Result<()> {
+        let n = self.labels.len();
+        let mut seen = vec![false; n];
+        let permutation = order.len() == n
+            && order
+                .iter()
+                .all(|&i| i < n && !std::mem::replace(&mut seen[i], true));
+        if !permutation {
+            return Err(crate::Error::Config(format!(
+                "a message order must name each of the {n} messages once"
+            )));
+        }
+        fn reordered<T>(items: &mut Vec<T>, order: &[usize]) {
+            let mut taken: Vec<Option<T>> = std::mem::take(items).into_iter().map(Some).collect();
+            items.extend(order.iter().filter_map(|&i| taken[i].take()));
+        }
+        reordered(&mut self.tokens, order);
+        reordered(&mut self.hashed, order);
+        reordered(&mut self.labels, order);
+        reordered(&mut self.names, order);
+        reordered(&mut self.tokenize_seconds, order);
+        Ok(())
+    }
+
     /// Keeps each message once, with the label it was first found with, as `train` counts
     /// it (the same tokens: a copy in another folder, a re-delivery); returns how many copies
     /// it dropped. Cross-validation needs it: a copy in a training fold and another in the
@@ -513,6 +542,34 @@ mod tests {
                 *label,
             ))
         })
+    }
+
+    #[test]
+    fn reordered_mail_is_in_the_order_a_shuffle_of_the_messages_gives() {
+        use rand::SeedableRng;
+        use rand::seq::SliceRandom;
+        let messages: Vec<(Vec<u8>, Label)> = (0..50)
+            .map(|i| {
+                let label = if i % 3 == 0 { Label::Spam } else { Label::Ham };
+                (format!("Subject: n{i}\n\nword{i}\n").into_bytes(), label)
+            })
+            .collect();
+        let config = TokenizerConfig::default();
+        let mut shuffled = messages.clone();
+        shuffled.shuffle(&mut rand_chacha::ChaCha8Rng::seed_from_u64(7));
+        let expected = TokenizedMail::read(read_from(&shuffled), &config).unwrap();
+        let mut mail = TokenizedMail::read(read_from(&messages), &config).unwrap();
+        let mut order: Vec<usize> = (0..messages.len()).collect();
+        order.shuffle(&mut rand_chacha::ChaCha8Rng::seed_from_u64(7));
+        mail.reorder(&order).unwrap();
+        assert_eq!(mail.tokens, expected.tokens);
+        assert_eq!(mail.hashed, expected.hashed);
+        assert_eq!(mail.labels, expected.labels);
+        // No permutation: refused, the mail left as it was.
+        for bad in [vec![0; 50], (0..49).collect(), (1..51).collect()] {
+            assert!(mail.reorder(&bad).is_err());
+        }
+        assert_eq!(mail.tokens, expected.tokens);
     }
 
     #[test]
