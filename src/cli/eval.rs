@@ -193,11 +193,13 @@ fn online_mail(
         "give either --online INDEX or --spam/--ham, not both"
     );
     // An index names its messages' files: no output may replace one of them.
-    for &(flag, path) in outputs {
+    if !outputs.is_empty() {
         let entries =
             spamsort::corpus::trec::read_index(index).context("reading the TREC index")?;
         let sources: Vec<std::path::PathBuf> = entries.flatten().map(|e| e.path).collect();
-        refuse_output_in(flag, path, sources.iter())?;
+        for &(flag, path) in outputs {
+            refuse_output_in(flag, path, sources.iter())?;
+        }
     }
     let messages = LabeledCorpus::stream_trec(index, |e| {
         eprintln!(
