@@ -54,10 +54,14 @@ pub(crate) fn squared_log_count_ratios(
     let ln_p = total(&present[Label::Spam.index()]).ln();
     let ln_q = total(&present[Label::Ham.index()]).ln();
     let (ham, spam) = (&present[Label::Ham.index()], &present[Label::Spam.index()]);
+    // ln(alpha + n) for every count n a column can have (at most one a row), each computed
+    // once: a logarithm per column and class, some 400,000 a fit with the hashed buckets,
+    // was most of this function's time. The same numbers, so the same bits.
+    let ln: Vec<f64> = (0..=rows.len()).map(|n| (alpha + n as f64).ln()).collect();
     ham.iter()
         .zip(spam)
         .map(|(&h, &s)| {
-            let r = ((alpha + f64::from(s)).ln() - ln_p) - ((alpha + f64::from(h)).ln() - ln_q);
+            let r = (ln[s as usize] - ln_p) - (ln[h as usize] - ln_q);
             r * r
         })
         .collect()
