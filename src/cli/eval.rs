@@ -4,6 +4,7 @@
 
 use super::ExitStatus;
 use super::args::LabeledMailArgs;
+use super::output::{Kind, Readers, Replace};
 use anyhow::Context;
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
@@ -44,6 +45,10 @@ pub struct EvalArgs {
     /// of your own or to see which messages a model gets wrong.
     #[arg(long, value_name = "FILE.tsv")]
     scores: Option<std::path::PathBuf>,
+    /// Let --roc and --scores replace a file that is not of their kind (not empty, and not
+    /// starting as a chart or a table of scores: a mailbox?)
+    #[arg(long)]
+    force: bool,
     /// P(spam) at or above which the binary measures (ham and spam miss %, lam %, accuracy,
     /// precision, recall, F1) call a message spam, as a verdict does [default: 0.98, the
     /// threshold `train` gives a model file]. (1-AUC)% and the spam missed at 0.1% of ham
@@ -78,6 +83,14 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitStatus> {
     let outputs: Vec<(&str, &std::path::PathBuf)> = (outputs.into_iter())
         .filter_map(|(flag, path)| Some((flag, path.as_ref()?)))
         .collect();
+    let replace = |flag| {
+        let kind = if flag == "--roc" {
+            Kind::Chart
+        } else {
+            Kind::Scores
+        };
+        Replace::new(kind, args.force)
+    };
     if let [(_, a), (_, b)] = outputs[..] {
         anyhow::ensure!(
             std::path::absolute(a)? != std::path::absolute(b)?,
@@ -93,6 +106,8 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitStatus> {
         // the file was written, it threw away a whole run's report.
         let target = super::output::replaceable(path)
             .with_context(|| format!("{flag} {}", path.display()))?;
+        let named = format!("{flag} {}", path.display());
+        super::output::refuse_other_kind(path, replace(flag), &named)?;
         let dir = target.parent().filter(|d| !d.as_os_str().is_empty());
         tempfile::NamedTempFile::new_in(dir.unwrap_or(".".as_ref())).with_context(|| {
             format!(
@@ -150,12 +165,12 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitStatus> {
     if let Some(path) = &args.roc {
         let chart = spamsort::eval::roc::svg(&pooled_roc_curves(&results), args.roc_log)
             .map_err(|e| anyhow::anyhow!("drawing the ROC chart: {e}"))?;
-        super::output::write_whole(path, super::output::Readers::AsUsual, |w| {
+        super::output::write_whole(path, replace("--roc"), Readers::AsUsual, |w| {
             Ok(w.write_all(chart.as_bytes())?)
         })?;
     }
     if let Some(path) = &args.scores {
-        super::output::write_whole(path, super::output::Readers::AsUsual, |w| {
+        super::output::write_whole(path, replace("--scores"), Readers::AsUsual, |w| {
             write_scores(w, &results, &names)
         })?;
     }
