@@ -100,13 +100,14 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitStatus> {
     }
     for &(flag, path) in &outputs {
         let inputs = args.mail.spam.iter().chain(&args.mail.ham);
-        refuse_output_in(flag, path, inputs.chain(args.online.iter().flatten()))?;
+        let named = format!("{flag} {}", path.display());
+        let inputs = inputs.chain(args.online.iter().flatten());
+        super::output::refuse_output_in(&named, path, inputs)?;
         // Refused now rather than after the whole run (`write_whole` refuses it again), and so
         // is a folder the file cannot be written into (missing, read-only): found only when
         // the file was written, it threw away a whole run's report.
         let target = super::output::replaceable(path)
             .with_context(|| format!("{flag} {}", path.display()))?;
-        let named = format!("{flag} {}", path.display());
         super::output::refuse_other_kind(path, replace(flag), &named)?;
         let dir = target.parent().filter(|d| !d.as_os_str().is_empty());
         tempfile::NamedTempFile::new_in(dir.unwrap_or(".".as_ref())).with_context(|| {
@@ -212,7 +213,8 @@ fn online_mail(
         let entries =
             spamsort::corpus::trec::read_index(index).context("reading the TREC index")?;
         let sources: Vec<std::path::PathBuf> = entries.flatten().map(|e| e.path).collect();
-        refuse_output_in(flag, path, sources.iter())?;
+        let named = format!("{flag} {}", path.display());
+        super::output::refuse_output_in(&named, path, sources.iter())?;
     }
     let messages = LabeledCorpus::stream_trec(index, |e| {
         eprintln!(
@@ -253,36 +255,6 @@ fn write_scores(
                 r.fold, r.model
             )?;
         }
-    }
-    Ok(())
-}
-
-/// Fails if the output file `path` (of option `flag`) would be one of `inputs` (files or
-/// folders of the mail read, an index) or lie inside one, however spelled: the file written
-/// there would replace a message (or an index) being read.
-fn refuse_output_in<'a>(
-    flag: &str,
-    path: &std::path::Path,
-    mut inputs: impl Iterator<Item = &'a std::path::PathBuf>,
-) -> anyhow::Result<()> {
-    // The file itself if it exists, else its folder's, with its name.
-    let resolved = std::fs::canonicalize(path).or_else(|_| {
-        let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
-        let name = path.file_name().ok_or(std::io::ErrorKind::InvalidInput)?;
-        std::fs::canonicalize(dir.unwrap_or(".".as_ref())).map(|d| d.join(name))
-    });
-    let Ok(resolved) = resolved else {
-        return Ok(());
-    };
-    let within = |input: &std::path::Path| {
-        std::fs::canonicalize(input).is_ok_and(|input| resolved.starts_with(input))
-    };
-    if let Some(input) = inputs.find(|i| within(i)) {
-        anyhow::bail!(
-            "{flag} {}: that is (in) the mail read, {}: give a file elsewhere for it",
-            path.display(),
-            input.display()
-        );
     }
     Ok(())
 }

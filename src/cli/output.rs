@@ -1,11 +1,12 @@
 //! Standard output of the commands that print their results (`classify`, `explain`, `info`,
 //! `eval`, `tokens`, `man`, `completions`), whose write errors say what was being written; and
 //! the files they write whole (`dump`'s, `eval`'s chart and scores), which replace only a file
-//! of their own kind unless told to.
+//! of their own kind unless told to; and the rule that no file a command writes (those, a model
+//! file and its lock) lands among the mail it reads.
 
 use anyhow::Context;
 use std::io::{self, Write};
-use std::path::Path;
+use std::path::{Component, Path, PathBuf};
 
 /// Standard output, locked. A failed write's error names it ("writing to standard output: No
 /// space left on device (os error 28)", not the bare cause) and keeps its kind, so a closed
@@ -118,7 +119,7 @@ pub fn refuse_other_kind(out: &Path, replace: Replace, named: &str) -> anyhow::R
 /// The file [`write_whole`] would replace for `out`: the file a symbolic link leads to, the
 /// link followed; an error for anything there but a regular file (a FIFO, a device such as
 /// /dev/stdout), which it refuses. For a caller that checks before it has the file's bytes.
-pub fn replaceable(out: &Path) -> io::Result<std::path::PathBuf> {
+pub fn replaceable(out: &Path) -> io::Result<PathBuf> {
     let target = spamsort::model_file::followed(out)?;
     spamsort::corpus::regular_file::refuse_irregular_at(&target)?;
     Ok(target)
@@ -177,4 +178,54 @@ pub fn write_whole(
         .map_err(|e| e.error)
         .with_context(writing)?;
     Ok(())
+}
+
+/// Fails if the file `path` (an output, a model file or its lock; `named` is how the message
+/// names it, with its option) would be one of `inputs` (files or folders of the mail read, an
+/// index) or lie inside one, however spelled (symbolic links, `..`), and whether or not it or
+/// its folders exist yet: the file written there would replace a message (or an index) being
+/// read, or be a new message in a maildir (`train --ham MD -m MD/new/model.spamsort` added the
+/// model and its lock to MD/new, and the next `train` learned the old model as ham). An input
+/// that does not exist is none to be in; standard input, `-`, is never one.
+pub fn refuse_output_in<'a>(
+    named: &str,
+    path: &Path,
+    mut inputs: impl Iterator<Item = &'a PathBuf>,
+) -> anyhow::Result<()> {
+    let Some(resolved) = resolved(path) else {
+        return Ok(());
+    };
+    let within = |input: &Path| {
+        input.as_os_str() != "-"
+            && std::fs::canonicalize(input).is_ok_and(|input| resolved.starts_with(input))
+    };
+    if let Some(input) = inputs.find(|i| within(i)) {
+        anyhow::bail!(
+            "{named}: that is (in) the mail read, {}: give a file elsewhere for it",
+            input.display()
+        );
+    }
+    Ok(())
+}
+
+/// Where `path` is or would be made: its deepest existing ancestor (itself, if it exists) with
+/// its symbolic links resolved, then the rest of it, which does not exist yet and so holds no
+/// link (`..` there taken as the folder made before it). `None` if it cannot be made absolute.
+fn resolved(path: &Path) -> Option<PathBuf> {
+    let absolute = std::path::absolute(path).ok()?;
+    let parts: Vec<Component> = absolute.components().collect();
+    (0..=parts.len()).rev().find_map(|existing| {
+        let ancestor: PathBuf = parts[..existing].iter().collect();
+        let mut resolved = std::fs::canonicalize(ancestor).ok()?;
+        for part in &parts[existing..] {
+            match part {
+                Component::ParentDir => {
+                    resolved.pop();
+                }
+                Component::Normal(name) => resolved.push(name),
+                Component::CurDir | Component::RootDir | Component::Prefix(_) => {}
+            }
+        }
+        Some(resolved)
+    })
 }
