@@ -95,7 +95,7 @@ fn eval_is_deterministic_and_takes_a_model_subset() {
 fn roc_chart_is_written_with_every_model() {
     use std::os::unix::fs::PermissionsExt;
     let t = crate::util::TestDir::new();
-    let svg = t.write("roc.svg", b"an older chart");
+    let svg = t.write("roc.svg", b"<svg><!-- an older chart --></svg>");
     // The chart replaces the file whole, keeping its mode (review: it came out 0600).
     std::fs::set_permissions(&svg, std::fs::Permissions::from_mode(0o640)).unwrap();
     with_sample(spamsort().arg("eval"))
@@ -422,8 +422,10 @@ fn a_roc_chart_never_replaces_a_message_an_online_index_lists() {
         .to_owned();
     let message = t.path().join(&rel);
     let before = std::fs::read(&message).unwrap();
+    // --force: the message is no chart, and refused as one without it; the index's check
+    // must hold even where that one is lifted.
     spamsort()
-        .args(["eval", "--online"])
+        .args(["eval", "--force", "--online"])
         .arg(&index)
         .arg("--roc")
         .arg(&message)
@@ -552,4 +554,52 @@ fn binary_measures_are_taken_where_the_verdict_calls_spam() {
         .failure();
     let stderr = String::from_utf8_lossy(&refused.get_output().stderr).into_owned();
     assert!(stderr.contains("--spam-threshold"), "{stderr}");
+}
+
+/// Regression (auditE repro-3): `eval --scores FILE` and `--roc FILE` replaced whatever regular
+/// file FILE was (a mailbox named by mistake, outside the mail read), after the whole run. Now
+/// a file that is not empty and does not start as a table of scores or a chart is refused
+/// before the run, unless `--force` is given (one flag for both outputs).
+#[test]
+fn eval_outputs_never_replace_a_mailbox_without_force() {
+    let t = crate::util::TestDir::new();
+    let mbox = b"From a@b Mon Jan  1 00:00:00 2024\nSubject: keep me\n\nhello\n";
+    let inbox = t.write("INBOX", mbox);
+    for (flag, kind) in [
+        ("--scores", "a table of eval scores"),
+        ("--roc", "an SVG chart"),
+    ] {
+        let result = with_sample(spamsort().arg("eval"))
+            .args(["--folds", "2", "--models", "multinomial-nb", flag])
+            .arg(&inbox)
+            .assert()
+            .code(3);
+        let stderr = String::from_utf8_lossy(&result.get_output().stderr).into_owned();
+        assert!(
+            stderr.contains(&format!("{flag} {}", inbox.display())),
+            "{stderr}"
+        );
+        assert!(stderr.contains(&format!("is not {kind}")), "{stderr}");
+        assert!(stderr.contains("--force"), "{stderr}");
+        // Before the run: no report on stdout.
+        assert!(result.get_output().stdout.is_empty());
+        assert_eq!(std::fs::read(&inbox).unwrap(), mbox, "{flag}");
+    }
+    // --force covers both; a later run replaces its own files without it.
+    let svg = t.write("roc.svg", b"");
+    let run = |force: bool| {
+        let mut cmd = spamsort();
+        with_sample(cmd.arg("eval"))
+            .args(["--folds", "2", "--models", "multinomial-nb", "--scores"])
+            .arg(&inbox)
+            .arg("--roc")
+            .arg(&svg)
+            .args(force.then_some("--force"))
+            .assert()
+            .success();
+    };
+    run(true);
+    assert!(std::fs::read(&inbox).unwrap().starts_with(b"fold\tmodel\t"));
+    assert!(std::fs::read(&svg).unwrap().starts_with(b"<svg"));
+    run(false);
 }

@@ -307,10 +307,11 @@ fn train_keeps_a_model_with_corrections_learned_into_it_unless_forced() {
         .success();
 }
 
-/// Regression (auditC repro-3): `train --model FILE` where FILE is a mailbox (here the mbox
-/// given as ham, as one who took `-m` for "mailbox" would type it) replaced the mail with a
-/// model file, exit 0: every message in it lost. A file that does not start as a model file is
-/// refused, before anything is read or locked, unless `--force`; an empty one is written.
+/// Regression (auditC repro-3): `train --model FILE` where FILE is a mailbox (as one who took
+/// `-m` for "mailbox" would type it) replaced the mail with a model file, exit 0: every message
+/// in it lost. A file that does not start as a model file is refused, before anything is read
+/// or locked, unless `--force`; an empty one is written. (The mbox given as ham is refused
+/// even with `--force`: see `train_and_learn_never_write_a_model_into_the_mail_they_read`.)
 #[test]
 fn train_refuses_to_replace_a_file_that_is_no_model_file() {
     let t = TestDir::new();
@@ -327,7 +328,7 @@ fn train_refuses_to_replace_a_file_that_is_no_model_file() {
             .args(["--models", "multinomial-nb", "--spam"])
             .arg(sample("spam"))
             .arg("--ham")
-            .arg(&inbox)
+            .arg(sample("ham"))
             .arg("--model")
             .arg(model)
             .args(extra)
@@ -346,4 +347,94 @@ fn train_refuses_to_replace_a_file_that_is_no_model_file() {
     run(&empty, &[]).success();
     run(&inbox, &["--force"]).success();
     assert!(std::fs::read(&inbox).unwrap().starts_with(b"SPAMSORT"));
+}
+
+/// Regression (auditE repro-4): `train --ham MD -m MD/new/model.spamsort` wrote the model file
+/// and its lock file into the maildir it read (a mail reader showed them as new messages, and
+/// the next `train` learned the old model as ham); `learn` did the same. A model file (or its
+/// lock) that would be (in) a mailbox read is refused before anything is read or written,
+/// however spelled: through folders not made yet, a symbolic link, `..`; and `--force` does
+/// not lift it.
+#[test]
+fn train_and_learn_never_write_a_model_into_the_mail_they_read() {
+    let t = TestDir::new();
+    let md = t.maildir("md");
+    for (i, path) in crate::util::sample_class_files("ham")
+        .iter()
+        .take(5)
+        .enumerate()
+    {
+        std::fs::copy(path, md.join(format!("cur/{i}:2,S"))).unwrap();
+    }
+    std::os::unix::fs::symlink(md.join("new"), t.path().join("link")).unwrap();
+    std::fs::create_dir(t.path().join("elsewhere")).unwrap();
+    let message = md.join("cur/0:2,S");
+    let models = [
+        md.join("new/model.spamsort"),
+        md.join("new/not/yet/model.spamsort"),
+        t.path().join("link/model.spamsort"),
+        t.path().join("elsewhere/../md/tmp/model.spamsort"),
+        message.clone(),
+    ];
+    for model in &models {
+        let train = |extra: &[&str]| {
+            spamsort()
+                .arg("train")
+                .args(["--models", "multinomial-nb", "--spam"])
+                .arg(sample("spam"))
+                .arg("--ham")
+                .arg(&md)
+                .arg("--model")
+                .arg(model)
+                .args(extra)
+                .assert()
+                .code(3)
+                .stderr(predicates::str::contains("the mail read"))
+        };
+        train(&[]);
+        train(&["--force"]);
+        spamsort()
+            .args(["learn", "--ham", "--model"])
+            .arg(model)
+            .arg(&md)
+            .assert()
+            .code(3)
+            .stderr(predicates::str::contains("the mail read"));
+    }
+    // A model file's lock is `NAME.lock` beside it: a message of that name is refused too.
+    let lock_named = md.join("cur/model.lock");
+    std::fs::copy(&message, &lock_named).unwrap();
+    spamsort()
+        .args(["learn", "--ham", "--model"])
+        .arg(md.join("cur/model.spamsort"))
+        .arg(&lock_named)
+        .assert()
+        .code(3)
+        .stderr(predicates::str::contains("its lock file"));
+    for sub in ["new", "tmp"] {
+        let names: Vec<_> = std::fs::read_dir(md.join(sub)).unwrap().collect();
+        assert!(names.is_empty(), "{sub}: {names:?}");
+    }
+    let mut cur: Vec<_> = std::fs::read_dir(md.join("cur"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    cur.sort();
+    assert_eq!(
+        cur,
+        ["0:2,S", "1:2,S", "2:2,S", "3:2,S", "4:2,S", "model.lock"]
+    );
+    assert_eq!(
+        std::fs::read(&message).unwrap(),
+        std::fs::read(&crate::util::sample_class_files("ham")[0]).unwrap()
+    );
+    // Beside the maildir, not in it: written.
+    let beside = t.path().join("model.spamsort");
+    spamsort()
+        .args(["learn", "--ham", "--model"])
+        .arg(&beside)
+        .arg(&md)
+        .assert()
+        .success();
+    assert!(beside.exists());
 }

@@ -288,7 +288,8 @@ fn dump_follows_links_and_refuses_to_replace_what_is_not_a_file() {
     let expected = dir.path().join("expected.dump");
     dump(model, &expected);
     let expected_text = std::fs::read(&expected).unwrap();
-    let target = dir.write("backups/target.dump", b"old backup");
+    // An older dump (only a dump, or an empty file, is replaced without --force).
+    let target = dir.write("backups/target.dump", b"spamsort-dump 2\nold backup\n");
     let link = dir.path().join("link.dump");
     std::os::unix::fs::symlink("backups/target.dump", &link).unwrap();
     dump(model, &link);
@@ -441,4 +442,53 @@ fn dump_refuses_to_write_over_the_model_file() {
         assert!(stderr.contains("is the model file"), "{stderr}");
         assert_eq!(std::fs::read(&model).unwrap(), before, "the model is kept");
     }
+}
+
+/// Regression (auditE repro-3): `dump FILE` replaced whatever regular file FILE was, so
+/// `spamsort dump ~/Mail/INBOX` (a mailbox named by mistake) replaced the mbox with the dump,
+/// every message in it lost. Now a file that is not empty and does not start as a dump is
+/// refused, before the model is read, unless `--force` is given; an earlier dump and an empty
+/// file are still replaced.
+#[test]
+fn dump_never_replaces_a_mailbox_without_force() {
+    let dir = TestDir::new();
+    let model = crate::util::trained_model();
+    let mbox = b"From a@b Mon Jan  1 00:00:00 2024\nSubject: keep me\n\nhello\n";
+    let inbox = dir.write("INBOX", mbox);
+    let not_a_model = dir.write("not-a-model", b"no model file");
+    for model in [model, &not_a_model] {
+        let result = spamsort()
+            .args(["dump", "--model"])
+            .arg(model)
+            .arg(&inbox)
+            .assert()
+            .code(3);
+        let stderr = String::from_utf8_lossy(&result.get_output().stderr).into_owned();
+        // Refused before the model is read: a file that is no model is not what is said.
+        assert!(stderr.contains("INBOX is not a spamsort dump"), "{stderr}");
+        assert!(stderr.contains("--force"), "{stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert_eq!(std::fs::read(&inbox).unwrap(), mbox, "the mailbox is kept");
+    }
+    // An empty file, then the dump written there, are replaced.
+    let backup = dir.write("backup.txt", b"");
+    for _ in 0..2 {
+        dump(model, &backup);
+        assert!(
+            std::fs::read(&backup)
+                .unwrap()
+                .starts_with(b"spamsort-dump ")
+        );
+    }
+    // --force replaces anything regular.
+    spamsort()
+        .args(["dump", "--force", "--model"])
+        .arg(model)
+        .arg(&inbox)
+        .assert()
+        .success();
+    assert_eq!(
+        std::fs::read(&inbox).unwrap(),
+        std::fs::read(&backup).unwrap()
+    );
 }

@@ -49,6 +49,22 @@ impl ModelArgs {
     }
 }
 
+/// Fails if the model file at `path`, or its lock file beside it, would be (in) one of
+/// `inputs`, the mail a command reads (see [`super::output::refuse_output_in`]). A lock file
+/// that has no place (a link to nothing) is left to the lock to refuse.
+pub fn refuse_model_in<'a>(
+    path: &Path,
+    inputs: impl Iterator<Item = &'a PathBuf> + Clone,
+) -> anyhow::Result<()> {
+    let named = format!("--model {}", path.display());
+    super::output::refuse_output_in(&named, path, inputs.clone())?;
+    if let Ok(lock) = spamsort::model_file::lock_file(path) {
+        let named = format!("{named}: its lock file {}", lock.display());
+        super::output::refuse_output_in(&named, &lock, inputs)?;
+    }
+    Ok(())
+}
+
 /// Takes the update lock of the model file at `path` (which every save needs), saying on
 /// stderr when it has to wait for another writer first.
 pub fn lock_model(path: &Path) -> anyhow::Result<UpdateLock> {

@@ -3,6 +3,7 @@
 
 use super::ExitStatus;
 use super::args::ModelArgs;
+use super::output::{Kind, Readers, Replace};
 use anyhow::Context;
 use spamsort::SpamFilter;
 use std::io::Write;
@@ -16,6 +17,9 @@ pub struct DumpArgs {
     output: Option<PathBuf>,
     #[command(flatten)]
     model: ModelArgs,
+    /// Replace OUTPUT even if it is no dump (not empty, and not starting as one: a mailbox?)
+    #[arg(long)]
+    force: bool,
 }
 
 pub fn run(args: DumpArgs) -> anyhow::Result<ExitStatus> {
@@ -30,13 +34,18 @@ pub fn run(args: DumpArgs) -> anyhow::Result<ExitStatus> {
             out.display()
         );
     }
+    let replace = Replace::new(Kind::Dump, args.force);
+    if let Some(out) = &output {
+        // Before the model is read: a mailbox named by mistake is said at once.
+        super::output::refuse_other_kind(out, replace, &out.display().to_string())?;
+    }
     // Bytes after the journal's records that no interrupted append leaves: the load, as every
     // reader, stops before them, so the dump holds the state before them (the way to rebuild
     // the file) and lacks any record they hide. Said by the load (a warning on stderr), not
     // refused.
     let mut filter = SpamFilter::load(&path)?;
     match output {
-        Some(out) => super::output::write_whole(&out, super::output::Readers::Owner, |mut w| {
+        Some(out) => super::output::write_whole(&out, replace, Readers::Owner, |mut w| {
             Ok(spamsort::filter::dump::write_dump(&mut filter, &mut w)?)
         })?,
         None => {

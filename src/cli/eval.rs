@@ -4,6 +4,7 @@
 
 use super::ExitStatus;
 use super::args::LabeledMailArgs;
+use super::output::{Kind, Readers, Replace};
 use anyhow::Context;
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
@@ -44,6 +45,10 @@ pub struct EvalArgs {
     /// of your own or to see which messages a model gets wrong.
     #[arg(long, value_name = "FILE.tsv")]
     scores: Option<std::path::PathBuf>,
+    /// Let --roc and --scores replace a file that is not of their kind (not empty, and not
+    /// starting as a chart or a table of scores: a mailbox?)
+    #[arg(long)]
+    force: bool,
     /// P(spam) at or above which the binary measures (ham and spam miss %, lam %, accuracy,
     /// precision, recall, F1) call a message spam, as a verdict does [default: 0.98, the
     /// threshold `train` gives a model file]. (1-AUC)% and the spam missed at 0.1% of ham
@@ -78,6 +83,14 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitStatus> {
     let outputs: Vec<(&str, &std::path::PathBuf)> = (outputs.into_iter())
         .filter_map(|(flag, path)| Some((flag, path.as_ref()?)))
         .collect();
+    let replace = |flag| {
+        let kind = if flag == "--roc" {
+            Kind::Chart
+        } else {
+            Kind::Scores
+        };
+        Replace::new(kind, args.force)
+    };
     if let [(_, a), (_, b)] = outputs[..] {
         anyhow::ensure!(
             std::path::absolute(a)? != std::path::absolute(b)?,
@@ -87,12 +100,15 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitStatus> {
     }
     for &(flag, path) in &outputs {
         let inputs = args.mail.spam.iter().chain(&args.mail.ham);
-        refuse_output_in(flag, path, inputs.chain(args.online.iter().flatten()))?;
+        let named = format!("{flag} {}", path.display());
+        let inputs = inputs.chain(args.online.iter().flatten());
+        super::output::refuse_output_in(&named, path, inputs)?;
         // Refused now rather than after the whole run (`write_whole` refuses it again), and so
         // is a folder the file cannot be written into (missing, read-only): found only when
         // the file was written, it threw away a whole run's report.
         let target = super::output::replaceable(path)
             .with_context(|| format!("{flag} {}", path.display()))?;
+        super::output::refuse_other_kind(path, replace(flag), &named)?;
         let dir = target.parent().filter(|d| !d.as_os_str().is_empty());
         tempfile::NamedTempFile::new_in(dir.unwrap_or(".".as_ref())).with_context(|| {
             format!(
@@ -150,12 +166,12 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitStatus> {
     if let Some(path) = &args.roc {
         let chart = spamsort::eval::roc::svg(&pooled_roc_curves(&results), args.roc_log)
             .map_err(|e| anyhow::anyhow!("drawing the ROC chart: {e}"))?;
-        super::output::write_whole(path, super::output::Readers::AsUsual, |w| {
+        super::output::write_whole(path, replace("--roc"), Readers::AsUsual, |w| {
             Ok(w.write_all(chart.as_bytes())?)
         })?;
     }
     if let Some(path) = &args.scores {
-        super::output::write_whole(path, super::output::Readers::AsUsual, |w| {
+        super::output::write_whole(path, replace("--scores"), Readers::AsUsual, |w| {
             write_scores(w, &results, &names)
         })?;
     }
@@ -198,7 +214,8 @@ fn online_mail(
             spamsort::corpus::trec::read_index(index).context("reading the TREC index")?;
         let sources: Vec<std::path::PathBuf> = entries.flatten().map(|e| e.path).collect();
         for &(flag, path) in outputs {
-            refuse_output_in(flag, path, sources.iter())?;
+            let named = format!("{flag} {}", path.display());
+            super::output::refuse_output_in(&named, path, sources.iter())?;
         }
     }
     let messages = LabeledCorpus::stream_trec(index, |e| {
@@ -240,36 +257,6 @@ fn write_scores(
                 r.fold, r.model
             )?;
         }
-    }
-    Ok(())
-}
-
-/// Fails if the output file `path` (of option `flag`) would be one of `inputs` (files or
-/// folders of the mail read, an index) or lie inside one, however spelled: the file written
-/// there would replace a message (or an index) being read.
-fn refuse_output_in<'a>(
-    flag: &str,
-    path: &std::path::Path,
-    mut inputs: impl Iterator<Item = &'a std::path::PathBuf>,
-) -> anyhow::Result<()> {
-    // The file itself if it exists, else its folder's, with its name.
-    let resolved = std::fs::canonicalize(path).or_else(|_| {
-        let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
-        let name = path.file_name().ok_or(std::io::ErrorKind::InvalidInput)?;
-        std::fs::canonicalize(dir.unwrap_or(".".as_ref())).map(|d| d.join(name))
-    });
-    let Ok(resolved) = resolved else {
-        return Ok(());
-    };
-    let within = |input: &std::path::Path| {
-        std::fs::canonicalize(input).is_ok_and(|input| resolved.starts_with(input))
-    };
-    if let Some(input) = inputs.find(|i| within(i)) {
-        anyhow::bail!(
-            "{flag} {}: that is (in) the mail read, {}: give a file elsewhere for it",
-            path.display(),
-            input.display()
-        );
     }
     Ok(())
 }

@@ -137,6 +137,9 @@ pub fn run(args: LearnArgs) -> anyhow::Result<ExitStatus> {
     } else {
         args.paths
     };
+    // Checked against the paths named, before the model is read: the mailboxes are opened
+    // one at a time as their turn comes.
+    super::args::refuse_model_in(&path, paths.iter())?;
     // Only what the tokenizer reads of each message is held (see the module doc).
     if !args.unlearn {
         for path in &paths {

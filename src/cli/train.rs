@@ -2,7 +2,7 @@
 //! vocabulary, save the model file.
 
 use super::ExitStatus;
-use super::args::{LabeledMailArgs, ModelArgs, lock_model};
+use super::args::{LabeledMailArgs, ModelArgs, lock_model, refuse_model_in};
 use anyhow::Context;
 use spamsort::filter::ActiveModel;
 use spamsort::model_file::ModelFileError;
@@ -37,6 +37,9 @@ pub fn run(args: TrainArgs) -> anyhow::Result<ExitStatus> {
     if let Some(kind) = active.filter(|k| !models.contains(k)) {
         anyhow::bail!("--active {kind} is not among --models");
     }
+    // Before the mail is read: a model (and its lock) among it would be a new message there.
+    let inputs = args.mail.spam.iter().chain(&args.mail.ham);
+    refuse_model_in(&model_path, inputs)?;
     if !args.force {
         refuse_other_file(&model_path)?;
     }

@@ -830,6 +830,13 @@ fn lock_path(path: &Path) -> std::io::Result<PathBuf> {
     Ok(path.with_extension("lock"))
 }
 
+/// Where the [`UpdateLock`] of the model file at `path` is (see [`lock_for_update`]): `NAME.lock`
+/// beside the file `path` leads to (see [`followed`]); the errors of either. For a caller that
+/// checks that place before the lock is taken.
+pub fn lock_file(path: &Path) -> std::io::Result<PathBuf> {
+    lock_path(&followed(path)?)
+}
+
 /// Waits for and takes the [`UpdateLock`] of the model file at `path`. A `path` that is a
 /// symbolic link is followed to the file it leads to (which need not exist yet), whose lock
 /// is taken and which saves replace: a model reached by a link and by its own path is one
