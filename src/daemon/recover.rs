@@ -11,7 +11,9 @@
 //! message "has a copy", itself. A message that cannot be removed or put back is left where
 //! it is, and said, and recovery goes on with the others.
 
-use super::deliver::{CLASH_MARK, TMP_PREFIX, put_back, same_bytes, taken_dir, unique_part};
+use super::deliver::{
+    CLASH_MARK, TMP_PREFIX, clash_bases, put_back, same_bytes, taken_dir, unique_part,
+};
 use super::layout::same_folder;
 use super::notices::Shown;
 use crate::filter::policy::{DEFAULT_SUBJECT_TAG, HeaderStyle};
@@ -69,8 +71,10 @@ pub fn recover(
     }
     let inbox_new = inbox.join("new");
     let has_copy = |path: &Path, name: &[u8]| {
-        let copies = filed.get(unique_of(name)).map_or(&[][..], |v| v.as_slice());
-        copies.iter().any(|c| same_message(path, c, style))
+        clash_bases(unique_of(name), name).any(|unique| {
+            let copies = filed.get(unique).map_or(&[][..], |v| v.as_slice());
+            copies.iter().any(|c| same_message(path, c, style))
+        })
     };
     let held = taken_dir(&inbox_new);
     let entries = match std::fs::read_dir(&held) {
@@ -341,6 +345,72 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(left, ["9.x"]);
+    }
+
+    #[test]
+    fn a_message_of_a_name_near_the_limit_is_filed_past_a_clash_and_recovered() {
+        // auditF repro-4: a message named 251 to 255 bytes was never filed into a target that
+        // held its name: NAME.dup1 is longer than a file name may be (ENAMETOOLONG), so the
+        // move was given back and tried again forever. Its variant is cut short now, and
+        // recovery knows it for the message's.
+        use crate::daemon::deliver::{Move, file_batch};
+        let (_dir, inbox, spam) = maildirs("in", "spam");
+        let write = |p: PathBuf, b: &str| std::fs::write(p, b).unwrap();
+        let names = ["L".repeat(255), format!("{}:2,S", "K".repeat(251))];
+        for name in &names {
+            write(inbox.join("new").join(name), "Subject: a\n\n1\n");
+            write(spam.join("new").join(name), "another message");
+        }
+        let moves: Vec<Move> = (names.iter())
+            .map(|name| Move {
+                source: inbox.join("new").join(name),
+                name: name.into(),
+                target: spam.clone(),
+                content: None,
+                read: None,
+            })
+            .collect();
+        for placed in file_batch(&moves, &inbox.join("new"), None) {
+            let placed = placed.unwrap();
+            assert!(placed.file_name().unwrap().len() <= 255, "{placed:?}");
+            // As a crash before the held message was removed leaves it.
+            let name = moves
+                .iter()
+                .find(|m| {
+                    placed
+                        .file_name()
+                        .unwrap()
+                        .as_bytes()
+                        .starts_with(&m.name.as_bytes()[..200])
+                })
+                .unwrap()
+                .name
+                .clone();
+            let held = taken_dir(&inbox.join("new"));
+            std::fs::create_dir_all(&held).unwrap();
+            std::fs::hard_link(&placed, held.join(&name)).unwrap();
+        }
+        assert!(
+            std::fs::read_dir(inbox.join("new"))
+                .unwrap()
+                .next()
+                .is_none()
+        );
+        let r = recover(&inbox, std::slice::from_ref(&spam), &HeaderStyle::default()).unwrap();
+        assert_eq!(
+            r,
+            Recovery {
+                finished: names.len(),
+                rolled_back: 0
+            }
+        );
+        assert!(
+            std::fs::read_dir(inbox.join("new"))
+                .unwrap()
+                .next()
+                .is_none()
+        );
+        assert_eq!(std::fs::read_dir(spam.join("new")).unwrap().count(), 4);
     }
 
     #[test]
