@@ -38,7 +38,7 @@ fn main() -> ExitCode {
         Ok(code) => code.into(),
         Err(err) if cli::is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("spamsort: {err:#}");
+            cli::say(format_args!("spamsort: {err:#}"));
             cli::ExitStatus::Error.into()
         }
     }

@@ -710,3 +710,38 @@ fn a_closed_standard_output_fails_the_filter_before_it_reads_the_message() {
         .unwrap();
     assert!(status.success());
 }
+
+/// auditF repro-1: the reason a message passes through went to stderr with `eprintln!`,
+/// which panics where stderr cannot be written (a full disk under the mail program's log,
+/// here /dev/full): nothing of the message reached stdout, exit 101. A usage error's pass
+/// through says its reason the same way.
+#[test]
+fn a_message_passes_through_whole_when_standard_error_cannot_be_written() {
+    let t = TestDir::new();
+    let message = crate::util::message("hello", "body line");
+    let missing = t.path().join("missing.spamsort");
+    let full = || {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap()
+    };
+    for extra in [&[][..], &["--no-such-flag"][..]] {
+        let out = Command::new(spamsort_bin())
+            .arg("filter")
+            .arg("--model")
+            .arg(&missing)
+            .args(extra)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(full())
+            .spawn()
+            .and_then(|mut child| {
+                child.stdin.take().unwrap().write_all(&message)?;
+                child.wait_with_output()
+            })
+            .unwrap();
+        assert_eq!(out.stdout, message, "{extra:?}: {:?}", out.status);
+        assert_eq!(out.status.code(), Some(0), "{extra:?}");
+    }
+}

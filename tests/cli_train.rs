@@ -438,3 +438,37 @@ fn train_and_learn_never_write_a_model_into_the_mail_they_read() {
         .success();
     assert!(beside.exists());
 }
+
+/// auditF repro-5: the one-shot commands said their notes with `eprintln!`, which panics where
+/// stderr cannot be written (a full disk under a cron job's log; here /dev/full): `train` with
+/// a message it skips (an empty file) died at that note, exit 101, and wrote no model.
+#[test]
+fn train_goes_on_when_standard_error_cannot_be_written() {
+    let t = TestDir::new();
+    let ham = t.path().join("ham");
+    std::fs::create_dir(&ham).unwrap();
+    for file in std::fs::read_dir(sample("ham")).unwrap() {
+        let file = file.unwrap().path();
+        std::fs::copy(&file, ham.join(file.file_name().unwrap())).unwrap();
+    }
+    std::fs::write(ham.join("empty"), b"").unwrap();
+    let model = t.path().join("model.spamsort");
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let status = std::process::Command::new(crate::util::spamsort_bin())
+        .arg("train")
+        .arg("--spam")
+        .arg(sample("spam"))
+        .arg("--ham")
+        .arg(&ham)
+        .arg("--model")
+        .arg(&model)
+        .stdout(std::process::Stdio::null())
+        .stderr(full)
+        .status()
+        .unwrap();
+    assert!(status.success(), "{status:?}");
+    assert!(std::fs::metadata(&model).unwrap().len() > 0);
+}

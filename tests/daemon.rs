@@ -967,3 +967,33 @@ fn missing_inbox_is_refused_and_not_created() {
     assert_refused(t.path(), &dirs, &[], "does not exist");
     assert!(!t.path().join("nonexistent").exists());
 }
+
+/// auditF repro-2: a line tracing-subscriber cannot write to stderr it reports with
+/// `eprintln!` on that same stderr, which panics: a daemon whose stderr cannot be written (a
+/// full disk under its log, a closed pipe to a logger; here /dev/full) died at its first log
+/// line, exit 101, sorting nothing. The lines are lost now, not the daemon.
+#[test]
+fn a_daemon_whose_log_cannot_be_written_sorts_on() {
+    let t = TestDir::new();
+    let dirs = Maildirs::new(&t);
+    let sent = messages(4);
+    for (name, bytes) in &sent {
+        deliver(&dirs.inbox, name, bytes);
+    }
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let mut daemon = daemon_command(trained_model(), &dirs, &[])
+        .stderr(full)
+        .spawn()
+        .unwrap();
+    let filed = || files_in(&dirs.spam.join("new")).len() + files_in(&dirs.ham.join("new")).len();
+    wait_until("the inbox to be sorted, or the daemon to die", || {
+        filed() == sent.len() || daemon.try_wait().unwrap().is_some()
+    });
+    assert_eq!(daemon.try_wait().unwrap(), None, "the daemon died");
+    sigterm_and_wait(&mut daemon);
+    assert_eq!(filed(), sent.len());
+    assert!(files_in(&dirs.inbox.join("new")).is_empty());
+}

@@ -77,10 +77,10 @@ pub fn lock_model(path: &Path) -> anyhow::Result<UpdateLock> {
 /// What to do when another writer holds the model file's update lock: say so on stderr.
 pub fn waiting(path: &Path) -> impl FnOnce() + '_ {
     move || {
-        eprintln!(
+        super::say(format_args!(
             "spamsort: waiting for another writer of {} to finish ...",
             path.display()
-        )
+        ))
     }
 }
 
@@ -223,10 +223,10 @@ impl LabeledMailArgs {
         );
         let warn = move |e: &spamsort::corpus::CorpusError| {
             skipped();
-            eprintln!(
+            super::say(format_args!(
                 "spamsort: skipped: {}",
                 super::terminal::escape_for_terminal(&spamsort::error::ErrorChain(e).to_string())
-            );
+            ));
         };
         spamsort::corpus::LabeledMail::open(&self.spam, &self.ham, warn)
             .context("reading the labeled mail")

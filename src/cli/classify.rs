@@ -43,9 +43,9 @@ pub fn run(args: ClassifyArgs) -> anyhow::Result<ExitStatus> {
     let scorer = policy.scorer(&file)?.for_many_messages();
     let required = scorer.thresholds().spam();
     if let Some(class) = scorer.missing_class()? {
-        eprintln!(
+        super::say(format_args!(
             "note: the model has learned no {class} yet, so every verdict is unsure; learn some with `spamsort learn --{class}`"
-        );
+        ));
     }
     let paths = if args.paths.is_empty() {
         vec![PathBuf::from("-")]

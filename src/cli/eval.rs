@@ -144,7 +144,9 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitStatus> {
                 .count_copies_once()
                 .context("reading the labeled mail")?;
             if copies > 0 {
-                eprintln!("{copies} copies counted once (as `train` counts them)");
+                super::say(format_args!(
+                    "{copies} copies counted once (as `train` counts them)"
+                ));
             }
             let results = cv.run(&mail)?;
             let report = EvalReport::new(
@@ -219,10 +221,10 @@ fn online_mail(
         }
     }
     let messages = LabeledCorpus::stream_trec(index, |e| {
-        eprintln!(
+        super::say(format_args!(
             "spamsort: skipped: {}",
             super::terminal::escape_for_terminal(&spamsort::error::ErrorChain(e).to_string())
-        )
+        ))
     })
     .context("reading the TREC index")?;
     match TokenizedMail::read(messages, tokenizer) {

@@ -204,7 +204,9 @@ fn pass_through(
     for bytes in read {
         deliver(stdout, bytes)?;
     }
-    eprintln!("spamsort: message passed through unchanged: {reason}");
+    super::say(format_args!(
+        "spamsort: message passed through unchanged: {reason}"
+    ));
     copy_rest(stdin, stdout)?;
     Ok(passed_status(exit_code))
 }

@@ -216,10 +216,10 @@ pub fn readable<'m>(
     match item {
         Ok(m) => Some(m),
         Err(e) => {
-            eprintln!(
+            super::say(format_args!(
                 "spamsort: {}",
                 super::terminal::escape_for_terminal(&spamsort::error::ErrorChain(e).to_string())
-            );
+            ));
             *failed = true;
             None
         }

@@ -80,19 +80,19 @@ fn learn_all<S: LearnedStore + ?Sized>(
         // there whose tokens the settings now read past (another writer retrained meanwhile)
         // would be learned as a message it is not.
         if message.bytes.len() as u64 >= head && store.tokenizer_config().head_bytes() > head {
-            eprintln!(
+            super::say(format_args!(
                 "spamsort: {}: not learned: the model's tokenizer settings changed while it was \
                  read; learn it again",
                 super::terminal::escape_for_terminal(&message.source.to_string())
-            );
+            ));
             counts.failed = true;
             continue;
         }
         if spamsort::corpus::is_blank(&message.bytes) {
-            eprintln!(
+            super::say(format_args!(
                 "spamsort: {}: not learned: it is empty, no message",
                 super::terminal::escape_for_terminal(&message.source.to_string())
-            );
+            ));
             counts.failed = true;
             continue;
         }
@@ -187,10 +187,10 @@ pub fn run(args: LearnArgs) -> anyhow::Result<ExitStatus> {
         })?
     };
     if updated.created {
-        eprintln!(
+        super::say(format_args!(
             "{}: no model file yet, starting an empty one",
             path.display()
-        );
+        ));
     }
     let Counts {
         changed,
@@ -199,15 +199,15 @@ pub fn run(args: LearnArgs) -> anyhow::Result<ExitStatus> {
         failed,
     } = updated.answer;
     if args.unlearn {
-        eprintln!(
+        super::say(format_args!(
             "unlearned {changed} message(s), {unchanged} not learned before -> {}",
             path.display()
-        );
+        ));
     } else {
-        eprintln!(
+        super::say(format_args!(
             "learned {changed} message(s) as {label}, {unchanged} already learned as {label}, {skipped} already right -> {}",
             path.display()
-        );
+        ));
     }
     Ok(if failed {
         ExitStatus::Error

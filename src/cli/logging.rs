@@ -15,6 +15,11 @@ fn level(default: tracing::Level) -> tracing::Level {
         .unwrap_or(default)
 }
 
+// Both loggers are built with `log_internal_errors(false)`: a line that cannot be written to
+// stderr (a full disk under the log, a closed pipe to a logger, /dev/full) is lost, and the
+// command goes on. Otherwise tracing-subscriber says so with `eprintln!` on that same stderr,
+// which panics: the daemon and `serve` died at their first log line (auditF repro-2).
+
 /// Installs the logger of a command that runs once: events from warnings up (or the level of
 /// `SPAMSORT_LOG`) on stderr, one line each, `spamsort: LEVEL: message`, as its errors are
 /// said; without it the library's warnings went unseen.
@@ -22,6 +27,8 @@ pub fn init_for_command() {
     let _ = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_max_level(level(tracing::Level::WARN))
+        // Set before the format, which keeps it (only the default format has the setter).
+        .log_internal_errors(false)
         .event_format(Plain)
         .try_init();
 }
@@ -73,6 +80,7 @@ pub fn init() {
         .with_max_level(level)
         .with_target(false)
         .with_ansi(false)
+        .log_internal_errors(false)
         .try_init();
 }
 

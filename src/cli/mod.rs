@@ -137,6 +137,15 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
     }
 }
 
+/// Writes `line` and a newline to standard error, and goes on whatever that write does: where
+/// stderr cannot be written (a full disk under a mail program's log, a closed pipe, /dev/full)
+/// the line is lost, never the command's work (`eprintln!` panics there, and `filter` then
+/// passed nothing of its message through).
+pub fn say(line: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
+
 /// True if the error chain ends in a broken pipe (`spamsort tokens x | head`): not a failure.
 /// (`filter` reports a message it could not write out as text instead: that is its failure.)
 pub fn is_broken_pipe(err: &anyhow::Error) -> bool {

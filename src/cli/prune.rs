@@ -54,7 +54,7 @@ pub fn run(args: PruneArgs) -> anyhow::Result<ExitStatus> {
     };
     // The save prunes further if the file would still be over its limit.
     let by_size = outcome.kept.saturating_sub(filter.vocabulary().len());
-    eprintln!(
+    super::say(format_args!(
         "pruned {} token(s) in fewer than {} messages and not seen in the last {}, and {by_size} more to stay under {} bytes; {} left -> {}",
         outcome.removed,
         rule.min_count,
@@ -62,6 +62,6 @@ pub fn run(args: PruneArgs) -> anyhow::Result<ExitStatus> {
         filter.max_model_bytes(),
         filter.vocabulary().len(),
         path.display()
-    );
+    ));
     Ok(ExitStatus::Success)
 }

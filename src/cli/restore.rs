@@ -48,13 +48,13 @@ pub fn run(args: RestoreArgs) -> anyhow::Result<ExitStatus> {
     // Checked again under the lock, so a model written meanwhile is not overwritten either.
     refuse_existing(&path, args.force)?;
     filter.save(&lock)?;
-    eprintln!(
+    super::say(format_args!(
         "restored {} tokens, {} models, {} learned messages from {name} -> {}",
         filter.vocabulary().len(),
         filter.model_kinds().len(),
         filter.learned().len(),
         path.display()
-    );
+    ));
     Ok(ExitStatus::Success)
 }
 

@@ -49,15 +49,19 @@ pub fn run(args: TokensArgs) -> anyhow::Result<ExitStatus> {
     };
     let out = Tokenizer::new(config).tokenize(&bytes);
     if out.own_panic {
-        eprintln!(
+        super::say(format_args!(
             "spamsort: internal error: the tokenizer panicked on this message (a bug in \
              spamsort, please report it); tokenized as plain text"
-        );
+        ));
     } else if out.fallback {
-        eprintln!("spamsort: the MIME parser could not read this message; tokenized as plain text");
+        super::say(format_args!(
+            "spamsort: the MIME parser could not read this message; tokenized as plain text"
+        ));
     }
     if out.truncated {
-        eprintln!("spamsort: message exceeds the tokenizer's caps; only its start was tokenized");
+        super::say(format_args!(
+            "spamsort: message exceeds the tokenizer's caps; only its start was tokenized"
+        ));
     }
     let mut stdout = std::io::BufWriter::new(super::output::stdout());
     for token in &out.tokens {

@@ -97,7 +97,7 @@ pub fn run(args: TrainArgs) -> anyhow::Result<ExitStatus> {
     let s = filter.summary();
     // A message found again (another copy of it) counts once.
     let copies = read.into_inner() as u64 - s.messages.iter().sum::<u64>();
-    eprintln!(
+    super::say(format_args!(
         "trained on {} spam + {} ham ({} skipped, {} copies counted once): {} tokens, vocabulary {}, models {} (active {}), {:.2} s -> {}",
         s.messages[Label::Spam.index()],
         s.messages[Label::Ham.index()],
@@ -115,7 +115,7 @@ pub fn run(args: TrainArgs) -> anyhow::Result<ExitStatus> {
         filter.active(),
         started.elapsed().as_secs_f64(),
         model_path.display()
-    );
+    ));
     Ok(ExitStatus::Success)
 }
 

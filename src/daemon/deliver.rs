@@ -455,7 +455,7 @@ pub fn is_held(e: &std::io::Error) -> bool {
 /// held name removed; where the kernel refuses the link, a rename that refuses to replace a
 /// file). Returns where it is now.
 pub(super) fn put_back(taken: &Path, inbox_new: &Path, name: &OsStr) -> std::io::Result<PathBuf> {
-    for attempt in 0u32..1000 {
+    for attempt in 0..MAX_CLASHES {
         let dest = inbox_new.join(variant(name, attempt));
         match std::fs::hard_link(taken, &dest) {
             Ok(()) => {}
@@ -576,7 +576,7 @@ fn place_as(
             {
                 return Ok(dest);
             }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 1000 => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < MAX_CLASHES => {}
             Err(e) => return Err(e),
         }
     }
@@ -633,7 +633,14 @@ pub(super) fn unique_part(name: &[u8]) -> &[u8] {
         .map_or(name, |colon| &name[..colon])
 }
 
-/// `name` itself, or for a clash, `UNIQUE.dupN` with the info suffix kept.
+/// The longest file name the file systems take, in bytes.
+const NAME_MAX: usize = 255;
+
+/// The most clash variants [`place_as`] and [`put_back`] try (`.dup1` to `.dup1000`).
+const MAX_CLASHES: u32 = 1000;
+
+/// `name` itself, or for a clash, `UNIQUE.dupN` with the info suffix kept, UNIQUE cut short
+/// where the name would be longer than a file name may be (see [`clash_bases`]).
 fn variant(name: &OsStr, attempt: u32) -> OsString {
     if attempt == 0 {
         return name.to_os_string();
@@ -641,7 +648,32 @@ fn variant(name: &OsStr, attempt: u32) -> OsString {
     let unique = unique_part(name.as_bytes());
     let info = &name.as_bytes()[unique.len()..];
     let mark = format!("{CLASH_MARK}{attempt}");
-    OsString::from_vec([unique, mark.as_bytes(), info].concat())
+    let keep = kept_of_unique(unique.len(), mark.len(), info.len());
+    OsString::from_vec([&unique[..keep], mark.as_bytes(), info].concat())
+}
+
+/// How many bytes of a unique part `unique` bytes long a clash variant with a mark `mark`
+/// bytes long and an info suffix `info` bytes long keeps: all of them, or as many as leave
+/// the name within [`NAME_MAX`] (at least one).
+fn kept_of_unique(unique: usize, mark: usize, info: usize) -> usize {
+    unique.min(NAME_MAX.saturating_sub(mark + info).max(1))
+}
+
+/// The unique parts (see [`unique_part`], clash mark taken off) the file a message named
+/// `name` was filed as may have: `unique`, its own, and where a clash variant of it was cut
+/// short (a name near [`NAME_MAX`]), the starts of it such a variant keeps.
+pub(super) fn clash_bases<'a>(
+    unique: &'a [u8],
+    name: &[u8],
+) -> impl Iterator<Item = &'a [u8]> + 'a {
+    let info = name.len().saturating_sub(unique_part(name).len());
+    let marks = (1..=MAX_CLASHES.ilog10() + 1).map(|digits| CLASH_MARK.len() + digits as usize);
+    let mut kept: Vec<usize> = marks
+        .map(|mark| kept_of_unique(unique.len(), mark, info))
+        .filter(|&keep| keep < unique.len())
+        .collect();
+    kept.dedup();
+    std::iter::once(unique).chain(kept.into_iter().map(move |keep| &unique[..keep]))
 }
 
 /// Makes a file in `m`'s target's `tmp/` with the permission bits of `taken` (the message

@@ -11,10 +11,12 @@
 //! message "has a copy", itself. A message that cannot be removed or put back is left where
 //! it is, and said, and recovery goes on with the others.
 
-use super::deliver::{CLASH_MARK, TMP_PREFIX, put_back, same_bytes, taken_dir, unique_part};
+use super::deliver::{
+    CLASH_MARK, TMP_PREFIX, clash_bases, put_back, same_bytes, taken_dir, unique_part,
+};
 use super::layout::same_folder;
 use super::notices::Shown;
-use crate::filter::policy::HeaderStyle;
+use crate::filter::policy::{DEFAULT_SUBJECT_TAG, HeaderStyle};
 use std::collections::HashMap;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
@@ -69,8 +71,10 @@ pub fn recover(
     }
     let inbox_new = inbox.join("new");
     let has_copy = |path: &Path, name: &[u8]| {
-        let copies = filed.get(unique_of(name)).map_or(&[][..], |v| v.as_slice());
-        copies.iter().any(|c| same_message(path, c, style))
+        clash_bases(unique_of(name), name).any(|unique| {
+            let copies = filed.get(unique).map_or(&[][..], |v| v.as_slice());
+            copies.iter().any(|c| same_message(path, c, style))
+        })
     };
     let held = taken_dir(&inbox_new);
     let entries = match std::fs::read_dir(&held) {
@@ -163,9 +167,48 @@ fn same_message(inbox: &Path, filed: &Path, style: &HeaderStyle) -> bool {
     }
     let read = |path| crate::corpus::read_regular(path, crate::corpus::MAX_MESSAGE_BYTES);
     match (read(inbox), read(filed)) {
-        (Ok(a), Ok(b)) => style.unmarked(&a) == style.unmarked(&b),
+        (Ok(a), Ok(b)) => marking_styles(&b, style)
+            .iter()
+            .any(|s| s.unmarked(&a) == s.unmarked(&b)),
         _ => false,
     }
+}
+
+/// The styles that may have marked `copy`, a filed copy, to set aside when comparing it with
+/// its message: `style`, the daemon's now, first; then, since the copy may have been filed by
+/// a daemon run with other settings (killed before the move was finished, started again after
+/// they changed), the style of the prefix its first field names (a mark puts `PREFIXFlag`
+/// first, and every prefix starts with `X-Spam`) and `--subject-tag`'s default tag, with
+/// `X-Bogosity` set aside too. Setting aside more than one run wrote on both sides keeps two
+/// copies of one message alike and tells apart any two that differ elsewhere.
+fn marking_styles(copy: &[u8], style: &HeaderStyle) -> Vec<HeaderStyle> {
+    let prefixes = [Some(style.prefix()), first_field_prefix(copy)];
+    let tags = [style.subject_tag(), Some(DEFAULT_SUBJECT_TAG)];
+    let mut styles = vec![style.clone()];
+    for prefix in prefixes.into_iter().flatten() {
+        for tag in tags {
+            if let Ok(s) = HeaderStyle::new(prefix, tag, true)
+                && !styles.contains(&s)
+            {
+                styles.push(s);
+            }
+        }
+    }
+    styles
+}
+
+/// The prefix of a marked message's first header field (after an mbox `From ` line), if that
+/// field may be a mark's first: `PREFIXFlag` (whether `PREFIX` is one, starting with `X-Spam`,
+/// [`HeaderStyle::new`] checks).
+fn first_field_prefix(message: &[u8]) -> Option<&str> {
+    let mut lines = message.split(|&b| b == b'\n');
+    let mut first = lines.next()?;
+    if first.starts_with(b"From ") {
+        first = lines.next()?;
+    }
+    let colon = first.iter().position(|&b| b == b':')?;
+    let name = std::str::from_utf8(&first[..colon]).ok()?;
+    name.strip_suffix("Flag")
 }
 
 #[cfg(test)]
@@ -258,6 +301,116 @@ mod tests {
         assert_eq!(read(inbox.join("new/2.x")), "Subject: b\n\n2\n");
         assert_eq!(read(inbox.join("new/3.x")), "Subject: other\n\n3\n");
         assert_eq!(read(inbox.join("new/3.x.dup1")), "Subject: c\n\n3\n");
+    }
+
+    #[test]
+    fn a_copy_marked_under_the_settings_of_an_earlier_run_is_recognised() {
+        // auditF repro-3: a daemon killed once a marked copy was filed, before the message it
+        // held was removed, and started again with another --header-prefix (or without its
+        // --subject-tag) did not recognise the copy under its new settings: it put the
+        // message back and filed it a second time (NAME and NAME.dup1).
+        let (_dir, inbox, spam) = maildirs("in", "spam");
+        let held = taken_dir(&inbox.join("new"));
+        std::fs::create_dir(&held).unwrap();
+        let write = |p: PathBuf, b: &str| std::fs::write(p, b).unwrap();
+        let message = "Subject: pills\nX-Spam-Status: forged\n\nbuy\n";
+        // As marked under --header-prefix X-Spamsort- (a forged X-Spam- field is no field of
+        // its, and stays), under --subject-tag, and under both.
+        let earlier = [
+            "X-Spamsort-Flag: YES\nSubject: pills\nX-Spam-Status: forged\n\nbuy\n",
+            "X-Spam-Flag: YES\nSubject: ***SPAM*** pills\n\nbuy\n",
+            "X-Spamsort-Flag: YES\nX-Spamsort-Status: Yes\nSubject: ***SPAM*** pills\n\
+             X-Spam-Status: forged\n\nbuy\n",
+        ];
+        for (i, copy) in earlier.iter().enumerate() {
+            write(held.join(format!("{i}.x")), message);
+            write(spam.join(format!("new/{i}.x")), copy);
+        }
+        // A copy of another message of the same name is no copy of it, whatever the style.
+        write(held.join("9.x"), message);
+        write(
+            spam.join("new/9.x"),
+            "X-Spamsort-Flag: YES\nSubject: pills\n\nsell\n",
+        );
+        let r = recover(&inbox, std::slice::from_ref(&spam), &HeaderStyle::default()).unwrap();
+        assert_eq!(
+            r,
+            Recovery {
+                finished: earlier.len(),
+                rolled_back: 1
+            }
+        );
+        let left: Vec<_> = std::fs::read_dir(inbox.join("new"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(left, ["9.x"]);
+    }
+
+    #[test]
+    fn a_message_of_a_name_near_the_limit_is_filed_past_a_clash_and_recovered() {
+        // auditF repro-4: a message named 251 to 255 bytes was never filed into a target that
+        // held its name: NAME.dup1 is longer than a file name may be (ENAMETOOLONG), so the
+        // move was given back and tried again forever. Its variant is cut short now, and
+        // recovery knows it for the message's.
+        use crate::daemon::deliver::{Move, file_batch};
+        let (_dir, inbox, spam) = maildirs("in", "spam");
+        let write = |p: PathBuf, b: &str| std::fs::write(p, b).unwrap();
+        let names = ["L".repeat(255), format!("{}:2,S", "K".repeat(251))];
+        for name in &names {
+            write(inbox.join("new").join(name), "Subject: a\n\n1\n");
+            write(spam.join("new").join(name), "another message");
+        }
+        let moves: Vec<Move> = (names.iter())
+            .map(|name| Move {
+                source: inbox.join("new").join(name),
+                name: name.into(),
+                target: spam.clone(),
+                content: None,
+                read: None,
+            })
+            .collect();
+        for placed in file_batch(&moves, &inbox.join("new"), None) {
+            let placed = placed.unwrap();
+            assert!(placed.file_name().unwrap().len() <= 255, "{placed:?}");
+            // As a crash before the held message was removed leaves it.
+            let name = moves
+                .iter()
+                .find(|m| {
+                    placed
+                        .file_name()
+                        .unwrap()
+                        .as_bytes()
+                        .starts_with(&m.name.as_bytes()[..200])
+                })
+                .unwrap()
+                .name
+                .clone();
+            let held = taken_dir(&inbox.join("new"));
+            std::fs::create_dir_all(&held).unwrap();
+            std::fs::hard_link(&placed, held.join(&name)).unwrap();
+        }
+        assert!(
+            std::fs::read_dir(inbox.join("new"))
+                .unwrap()
+                .next()
+                .is_none()
+        );
+        let r = recover(&inbox, std::slice::from_ref(&spam), &HeaderStyle::default()).unwrap();
+        assert_eq!(
+            r,
+            Recovery {
+                finished: names.len(),
+                rolled_back: 0
+            }
+        );
+        assert!(
+            std::fs::read_dir(inbox.join("new"))
+                .unwrap()
+                .next()
+                .is_none()
+        );
+        assert_eq!(std::fs::read_dir(spam.join("new")).unwrap().count(), 4);
     }
 
     #[test]
