@@ -2,7 +2,7 @@
 //! bucket. A message has some 1,700 byte 4-grams; as entries of a count vector (a 4-byte id
 //! and an 8-byte count each) they were most of a data set's memory.
 
-use super::hashed::{HASHED_BASE, HASHED_BUCKETS, distinct_buckets};
+use super::hashed::{HASHED_BASE, HASHED_BUCKETS, sorted_buckets};
 use super::{FeatureId, SparseVector};
 
 /// Buckets share their high bits in groups of 2^16, so each is stored by its low 16 bits.
@@ -27,7 +27,8 @@ impl Buckets {
     /// The distinct buckets of the hashed count ids among `ids` (repeats and ids that are not
     /// hashed are dropped).
     pub fn from_ids(ids: impl IntoIterator<Item = FeatureId>) -> Buckets {
-        let buckets = distinct_buckets(ids);
+        let mut buckets = sorted_buckets(ids);
+        buckets.dedup();
         let mut ends = [0u32; GROUPS];
         for &b in &buckets {
             ends[(b >> GROUP_BITS) as usize] += 1;

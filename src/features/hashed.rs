@@ -6,7 +6,7 @@
 //! moves them to the front of its model's input (bucket `b` at id `b`, vocabulary id `v` at
 //! `v + HASHED_BUCKETS`); without it a model never sees them.
 
-use super::bucket_tally::tally_buckets;
+use super::sparse::sort_ids;
 use super::{FeatureId, SparseVector};
 use std::borrow::Cow;
 
@@ -125,25 +125,15 @@ impl SparseVector {
         if ids.is_empty() {
             return self;
         }
-        let buckets = hashed_buckets(ids);
+        let ids = sorted_hashed_ids(ids);
         if self.ids().last().is_none_or(|&id| !is_hashed(id)) {
             // Every id of `self` is below every hashed one: the entries follow its own.
-            self.push_tallied(&buckets);
+            self.push_counted(&ids);
             return self;
         }
         let mut hashed = SparseVector::default();
-        hashed.push_tallied(&buckets);
+        hashed.push_counted(&ids);
         SparseVector::from_pairs(self.iter().chain(hashed.iter()).collect())
-    }
-
-    /// Appends the count-vector entries of `buckets` (repeats counted), whose ids all exceed
-    /// this vector's. Room for one entry a bucket is reserved at once (the distinct ones are
-    /// fewer): grown by doubling, each size passed through is more to allocate and copy.
-    fn push_tallied(&mut self, buckets: &[u32]) {
-        self.reserve_exact(buckets.len());
-        tally_buckets(buckets, |bucket, count| {
-            self.push_increasing(HASHED_BASE + bucket, f64::from(count));
-        });
     }
 
     /// The buckets of the hashed entries (its last ones), ascending.
@@ -154,20 +144,25 @@ impl SparseVector {
 }
 
 /// The buckets of the hashed ids among `ids` (an id that is not hashed is dropped), repeats
-/// kept, in their order.
-fn hashed_buckets(ids: impl IntoIterator<Item = FeatureId>) -> Vec<u32> {
-    ids.into_iter()
+/// kept, increasing (sorted by [`sort_ids`]'s radix passes).
+pub(crate) fn sorted_buckets(ids: impl IntoIterator<Item = FeatureId>) -> Vec<u32> {
+    let mut buckets: Vec<u32> = ids
+        .into_iter()
         .filter(|&id| is_hashed(id) && id - HASHED_BASE < HASHED_BUCKETS)
         .map(|id| id - HASHED_BASE)
-        .collect()
+        .collect();
+    sort_ids(&mut buckets);
+    buckets
 }
 
-/// The buckets of the hashed ids among `ids`, each once, increasing.
-pub(crate) fn distinct_buckets(ids: impl IntoIterator<Item = FeatureId>) -> Vec<u32> {
-    let buckets = hashed_buckets(ids);
-    let mut distinct = Vec::with_capacity(buckets.len());
-    tally_buckets(&buckets, |bucket, _| distinct.push(bucket));
-    distinct
+/// The hashed ids among `ids` (an id that is not hashed is dropped), repeats kept,
+/// increasing: sorted by [`sorted_buckets`].
+fn sorted_hashed_ids(ids: Vec<FeatureId>) -> Vec<FeatureId> {
+    let mut ids = sorted_buckets(ids);
+    for id in &mut ids {
+        *id += HASHED_BASE;
+    }
+    ids
 }
 
 /// Back from a hashed model's input id to its count-vector id (the inverse of the input ids

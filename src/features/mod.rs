@@ -3,7 +3,6 @@
 //! [`Dataset`] holds a labeled set of count vectors with the fold splits evaluation needs.
 //! [`hashed`] features (byte 4-grams) bypass the vocabulary: a token names its bucket.
 
-mod bucket_tally;
 mod buckets;
 mod dataset;
 mod document_frequencies;

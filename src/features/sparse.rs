@@ -64,19 +64,6 @@ impl SparseVector {
         }
     }
 
-    /// Reserves room for `n` more entries, exactly.
-    pub(crate) fn reserve_exact(&mut self, n: usize) {
-        self.ids.reserve_exact(n);
-        self.values.reserve_exact(n);
-    }
-
-    /// Appends the entry (`id`, `value`); `id` must exceed every id of the vector.
-    pub(crate) fn push_increasing(&mut self, id: FeatureId, value: f64) {
-        debug_assert!(self.ids.last().is_none_or(|&last| last < id));
-        self.ids.push(id);
-        self.values.push(value);
-    }
-
     /// Builds a vector from (id, value) pairs; pairs are sorted, repeated ids summed and zeros
     /// dropped.
     pub fn from_pairs(mut pairs: Vec<(FeatureId, f64)>) -> Self {

@@ -43,7 +43,7 @@ use super::layout::{FIRST_MODEL_SECTION, Head, wrong_model};
 use super::learned::LearnedMessages;
 use super::patch::Patch;
 use super::score_table::{ScoreModel, ScoreTable};
-use crate::features::hashed::distinct_buckets;
+use crate::features::hashed::sorted_buckets;
 use crate::features::{FeatureId, Vocabulary, WordCounts};
 use crate::model_file::packed::{Elements, RealsHead};
 use crate::model_file::{self, ModelFileError, ModelFileReader};
@@ -142,7 +142,9 @@ pub(crate) fn composed_for(
 /// [`WordCounts::hashed`], and those it has besides; see `crate::features::hashed`), each
 /// once, ascending: those [`composed_for`] and [`replayed_for`] hold for the message.
 pub(crate) fn buckets(ids: impl IntoIterator<Item = FeatureId>) -> Vec<u32> {
-    distinct_buckets(ids)
+    let mut buckets = sorted_buckets(ids);
+    buckets.dedup();
+    buckets
 }
 
 /// The file restricted to `words` (distinct tokens; those the score table has, renumbered
