@@ -191,12 +191,7 @@ fn train_refuses_overlapping_mailboxes_and_a_message_in_both() {
 #[test]
 fn trec_index_given_as_spam_that_lists_ham_is_refused_not_trained_as_spam() {
     let t = TestDir::new();
-    let spam = crate::util::sample_class_files("spam").remove(0);
-    let ham = crate::util::sample_class_files("ham").remove(0);
-    let mixed = t.write(
-        "mixed.index",
-        format!("spam {}\nham {}\n", spam.display(), ham.display()).as_bytes(),
-    );
+    let (mixed, spam) = crate::util::mixed_trec_index(&t);
     let model = t.path().join("m.spamsort");
     let train = |spam_index: &std::path::Path| {
         spamsort()

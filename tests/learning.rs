@@ -407,12 +407,7 @@ fn a_model_learned_from_nothing_explains_byte_4grams_by_bucket_and_a_trained_one
 #[test]
 fn learn_refuses_a_trec_index_that_lists_the_other_class() {
     let t = TestDir::new();
-    let spam = crate::util::sample_class_files("spam").remove(0);
-    let ham = crate::util::sample_class_files("ham").remove(0);
-    let mixed = t.write(
-        "mixed.index",
-        format!("spam {}\nham {}\n", spam.display(), ham.display()).as_bytes(),
-    );
+    let (mixed, spam) = crate::util::mixed_trec_index(&t);
     let model = t.path().join("m.spamsort");
     for class in ["--spam", "--ham"] {
         spamsort()

@@ -231,6 +231,18 @@ pub fn sample_class_files(class: &str) -> Vec<PathBuf> {
     v
 }
 
+/// A TREC index in `t` (`mixed.index`) listing the sample's first spam and first ham file,
+/// labeled so; with the spam file.
+pub fn mixed_trec_index(t: &TestDir) -> (PathBuf, PathBuf) {
+    let spam = sample_class_files("spam").remove(0);
+    let ham = sample_class_files("ham").remove(0);
+    let index = t.write(
+        "mixed.index",
+        format!("spam {}\nham {}\n", spam.display(), ham.display()).as_bytes(),
+    );
+    (index, spam)
+}
+
 /// Every message file of the sample corpus, spam first.
 pub fn sample_files() -> Vec<PathBuf> {
     let mut files = sample_class_files("spam");

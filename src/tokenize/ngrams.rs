@@ -173,31 +173,26 @@ mod tests {
         assert_eq!(floor_char_boundary("añb", 2), 1);
     }
 
-    #[test]
-    fn hashed_windows_are_those_of_every_window_not_all_white_space() {
-        let reference = |bytes: &[u8], buckets: u32| -> Vec<u32> {
-            bytes
-                .windows(4)
-                .filter(|w| !w.iter().all(u8::is_ascii_whitespace))
-                .map(|w| (fnv1a(w) % u64::from(buckets)) as u32)
-                .collect()
-        };
-        let mut state = 7_u64;
-        let alphabet = b" \t\r\n\x0cab\xff";
-        for len in 0..200 {
-            let bytes: Vec<u8> = (0..len)
-                .map(|_| {
-                    state = state
-                        .wrapping_mul(6364136223846793005)
-                        .wrapping_add(1442695040888963407);
-                    alphabet[(state >> 40) as usize % alphabet.len()]
-                })
-                .collect();
+    /// The windows' buckets as a chain of iterator adapters gives them.
+    fn hashed_windows_by_filter(bytes: &[u8], buckets: u32) -> Vec<u32> {
+        bytes
+            .windows(4)
+            .filter(|w| !w.iter().all(u8::is_ascii_whitespace))
+            .map(|w| (fnv1a(w) % u64::from(buckets)) as u32)
+            .collect()
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2048))]
+        /// Every window not all white space, in order, whatever the runs of white space.
+        #[test]
+        fn hashed_windows_are_those_of_every_window_not_all_white_space(
+            bytes in proptest::collection::vec(
+                proptest::sample::select(b" \t\r\n\x0cab\xff".to_vec()), 0..200)) {
             for buckets in [hashed::HASHED_BUCKETS, CHAR_NGRAM_BUCKETS, 1] {
-                assert_eq!(
+                proptest::prop_assert_eq!(
                     hashed_windows(&bytes, buckets),
-                    reference(&bytes, buckets),
-                    "{bytes:?}"
+                    hashed_windows_by_filter(&bytes, buckets)
                 );
             }
         }
