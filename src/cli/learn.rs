@@ -140,12 +140,12 @@ pub fn run(args: LearnArgs) -> anyhow::Result<ExitStatus> {
     // Checked against the paths named, before the model is read: the mailboxes are opened
     // one at a time as their turn comes.
     super::args::refuse_model_in(&path, paths.iter())?;
-    // Only what the tokenizer reads of each message is held (see the module doc).
     if !args.unlearn {
         for path in &paths {
             input::refuse_other_class(path, label)?;
         }
     }
+    // Only what the tokenizer reads of each message is held (see the module doc).
     let head = IfMissing::StartEmpty.tokenizer_config(&path)?.head_bytes();
     let messages = input::message_heads(&paths, head)?;
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
