@@ -71,6 +71,9 @@ enum Format {
     Csv,
 }
 
+/// A file eval writes besides its report: its option, its path and what it holds.
+type Output<'a> = (&'static str, &'a std::path::PathBuf, Kind);
+
 pub fn run(args: EvalArgs) -> anyhow::Result<ExitStatus> {
     let kinds = args.mail.kinds()?;
     let threshold = args.spam_threshold.unwrap_or(Thresholds::default().spam());
@@ -79,26 +82,21 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitStatus> {
         (0.0..1.0).contains(&threshold),
         "--spam-threshold must be at least 0 and below 1 (a P(spam)), got {threshold}"
     );
-    let outputs = [("--roc", &args.roc), ("--scores", &args.scores)];
-    let outputs: Vec<(&str, &std::path::PathBuf)> = (outputs.into_iter())
-        .filter_map(|(flag, path)| Some((flag, path.as_ref()?)))
+    let outputs = [
+        ("--roc", &args.roc, Kind::Chart),
+        ("--scores", &args.scores, Kind::Scores),
+    ];
+    let outputs: Vec<Output<'_>> = (outputs.into_iter())
+        .filter_map(|(flag, path, kind)| Some((flag, path.as_ref()?, kind)))
         .collect();
-    let replace = |flag| {
-        let kind = if flag == "--roc" {
-            Kind::Chart
-        } else {
-            Kind::Scores
-        };
-        Replace::new(kind, args.force)
-    };
-    if let [(_, a), (_, b)] = outputs[..] {
+    if let [(_, a, _), (_, b, _)] = outputs[..] {
         anyhow::ensure!(
             std::path::absolute(a)? != std::path::absolute(b)?,
             "--roc and --scores name the same file, {}: give each its own",
             a.display()
         );
     }
-    for &(flag, path) in &outputs {
+    for &(flag, path, kind) in &outputs {
         let inputs = args.mail.spam.iter().chain(&args.mail.ham);
         let named = format!("{flag} {}", path.display());
         let inputs = inputs.chain(args.online.iter().flatten());
@@ -106,16 +104,11 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitStatus> {
         // Refused now rather than after the whole run (`write_whole` refuses it again), and so
         // is a folder the file cannot be written into (missing, read-only): found only when
         // the file was written, it threw away a whole run's report.
-        let target = super::output::replaceable(path)
-            .with_context(|| format!("{flag} {}", path.display()))?;
-        super::output::refuse_other_kind(path, replace(flag), &named)?;
+        let target = super::output::replaceable(path).with_context(|| named.clone())?;
+        super::output::refuse_other_kind(path, Replace::new(kind, args.force), &named)?;
         let dir = target.parent().filter(|d| !d.as_os_str().is_empty());
-        tempfile::NamedTempFile::new_in(dir.unwrap_or(".".as_ref())).with_context(|| {
-            format!(
-                "{flag} {}: cannot write a file in its folder",
-                path.display()
-            )
-        })?;
+        tempfile::NamedTempFile::new_in(dir.unwrap_or(".".as_ref()))
+            .with_context(|| format!("{named}: cannot write a file in its folder"))?;
     }
     let models: Vec<ModelParams> = kinds.iter().map(|&k| ModelParams::default_for(k)).collect();
     let tokenizer = TokenizerConfig::default();
@@ -168,14 +161,20 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitStatus> {
     if let Some(path) = &args.roc {
         let chart = spamsort::eval::roc::svg(&pooled_roc_curves(&results), args.roc_log)
             .map_err(|e| anyhow::anyhow!("drawing the ROC chart: {e}"))?;
-        super::output::write_whole(path, replace("--roc"), Readers::AsUsual, |w| {
-            Ok(w.write_all(chart.as_bytes())?)
-        })?;
+        super::output::write_whole(
+            path,
+            Replace::new(Kind::Chart, args.force),
+            Readers::AsUsual,
+            |w| Ok(w.write_all(chart.as_bytes())?),
+        )?;
     }
     if let Some(path) = &args.scores {
-        super::output::write_whole(path, replace("--scores"), Readers::AsUsual, |w| {
-            write_scores(w, &results, &names)
-        })?;
+        super::output::write_whole(
+            path,
+            Replace::new(Kind::Scores, args.force),
+            Readers::AsUsual,
+            |w| write_scores(w, &results, &names),
+        )?;
     }
     let mut out = std::io::BufWriter::new(super::output::stdout());
     match args.format {
@@ -195,7 +194,7 @@ fn online_mail(
     args: &EvalArgs,
     index: Option<&std::path::Path>,
     tokenizer: &TokenizerConfig,
-    outputs: &[(&str, &std::path::PathBuf)],
+    outputs: &[Output<'_>],
 ) -> anyhow::Result<TokenizedMail> {
     let Some(index) = index else {
         let mut mail = TokenizedMail::read(args.mail.stream(|| ())?, tokenizer)
@@ -215,7 +214,7 @@ fn online_mail(
         let entries =
             spamsort::corpus::trec::read_index(index).context("reading the TREC index")?;
         let sources: Vec<std::path::PathBuf> = entries.flatten().map(|e| e.path).collect();
-        for &(flag, path) in outputs {
+        for &(flag, path, _) in outputs {
             let named = format!("{flag} {}", path.display());
             super::output::refuse_output_in(&named, path, sources.iter())?;
         }
