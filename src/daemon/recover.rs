@@ -16,6 +16,7 @@ use super::deliver::{
 };
 use super::layout::same_folder;
 use super::notices::Shown;
+use crate::corpus::header_block::{envelope_len, field_name, lines};
 use crate::filter::policy::{DEFAULT_SUBJECT_TAG, HeaderStyle};
 use std::collections::HashMap;
 use std::os::unix::ffi::OsStrExt;
@@ -201,14 +202,10 @@ fn marking_styles(copy: &[u8], style: &HeaderStyle) -> Vec<HeaderStyle> {
 /// field may be a mark's first: `PREFIXFlag` (whether `PREFIX` is one, starting with `X-Spam`,
 /// [`HeaderStyle::new`] checks).
 fn first_field_prefix(message: &[u8]) -> Option<&str> {
-    let mut lines = message.split(|&b| b == b'\n');
-    let mut first = lines.next()?;
-    if first.starts_with(b"From ") {
-        first = lines.next()?;
-    }
-    let colon = first.iter().position(|&b| b == b':')?;
-    let name = std::str::from_utf8(&first[..colon]).ok()?;
-    name.strip_suffix("Flag")
+    let first = lines(&message[envelope_len(message)..]).next()?;
+    std::str::from_utf8(field_name(first)?)
+        .ok()?
+        .strip_suffix("Flag")
 }
 
 #[cfg(test)]
