@@ -54,14 +54,21 @@ pub(crate) fn squared_log_count_ratios(
     let ln_p = total(&present[Label::Spam.index()]).ln();
     let ln_q = total(&present[Label::Ham.index()]).ln();
     let (ham, spam) = (&present[Label::Ham.index()], &present[Label::Spam.index()]);
-    // ln(alpha + n) for every count n a column can have (at most one a row), each computed
-    // once: a logarithm per column and class, some 400,000 a fit with the hashed buckets,
-    // was most of this function's time. The same numbers, so the same bits.
-    let ln: Vec<f64> = (0..=rows.len()).map(|n| (alpha + n as f64).ln()).collect();
+    // ln(alpha + n) for the counts up to the largest a column has, each computed once: a
+    // logarithm per column and class, some 400,000 a fit with the hashed buckets, was most of
+    // this function's time. No more of them than there are columns (a data set of many rows
+    // and few columns would otherwise tabulate more than it looks up); a count past the table
+    // takes its own. The same numbers either way, so the same bits.
+    let ln_of = |n: u32| (alpha + f64::from(n)).ln();
+    let most = ham.iter().chain(spam).copied().max().unwrap_or(0);
+    let table: Vec<f64> = (0..=most.min(u32::try_from(width).unwrap_or(u32::MAX)))
+        .map(ln_of)
+        .collect();
+    let ln = |n: u32| table.get(n as usize).copied().unwrap_or_else(|| ln_of(n));
     ham.iter()
         .zip(spam)
         .map(|(&h, &s)| {
-            let r = (ln[s as usize] - ln_p) - (ln[h as usize] - ln_q);
+            let r = (ln(s) - ln_p) - (ln(h) - ln_q);
             r * r
         })
         .collect()
