@@ -642,4 +642,61 @@ mod tests {
             }
         }
     }
+
+    #[test]
+    fn finite_values_whose_sums_overflow_and_runaway_steps_are_refused() {
+        // Regression: fusion weights of 1e308 and -1e308 were restored, and every fused
+        // decision, their clipped inputs' products summed, was inf - inf = NaN, shown as
+        // P(spam) 0.5; an online step of 1e308 was restored, and the first learn made the
+        // weights infinite, a file no reader would load again.
+        let text = dump_of(&mut filter());
+        let settings = text.lines().find(|l| l.starts_with("settings ")).unwrap();
+        let lr = text
+            .lines()
+            .find(|l| l.starts_with("model ") && l.contains("LogisticRegression"))
+            .unwrap();
+        let weights = |line: &str| {
+            let open = "\"weights\":[";
+            let at = line.find(open).unwrap() + open.len();
+            let end = at + line[at..].find(']').unwrap();
+            (line.to_string(), line[at..end].to_string())
+        };
+        // A line with its first `field:value` pair's value (up to `,` or `}`) replaced.
+        let set = |line: &str, field: &str, value: &str| {
+            let open = format!("\"{field}\":");
+            let at = line.find(&open).unwrap() + open.len();
+            let end = at + line[at..].find([',', '}']).unwrap();
+            format!("{}{value}{}", &line[..at], &line[end..])
+        };
+        let (fusion_line, fusion_weights) =
+            weights(&settings[settings.find("\"fusion\"").unwrap()..]);
+        let n = fusion_weights.split(',').count();
+        let hostile = ["1e308", "-1e308"].repeat(n.div_ceil(2))[..n].join(",");
+        let fused = settings.replacen(
+            &fusion_line,
+            &fusion_line.replacen(&fusion_weights, &hostile, 1),
+            1,
+        );
+        let fusion_at = settings.find("\"fusion\"").unwrap();
+        let fusion_step = format!(
+            "{}{}",
+            &settings[..fusion_at],
+            set(&settings[fusion_at..], "online_rate", "1e308")
+        );
+        for (from, to, says) in [
+            (settings, fused, "fusion"),
+            (settings, fusion_step, "fusion"),
+            (lr, set(lr, "online_rate", "1e308"), "online step"),
+            (lr, set(lr, "bias", "1e200"), "weight of 1e200"),
+        ] {
+            assert_ne!(from, to);
+            match read(&text.replacen(from, &to, 1)) {
+                Err(DumpError::Invalid(r)) => assert!(r.contains(says), "{r}"),
+                Err(e) => panic!("expected it refused as invalid ({says}), got {e}"),
+                Ok(_) => panic!("expected it refused ({says}), but it was read"),
+            }
+        }
+        // The values learning makes read back.
+        assert!(read(&text).is_ok());
+    }
 }

@@ -337,7 +337,11 @@ impl BernoulliNb {
     pub(crate) fn check_values(&self) -> std::result::Result<(), String> {
         let counts = [&self.class_counts[..], &self.df_ham, &self.df_spam];
         super::check::nb_values(ModelKind::BernoulliNb, self.alpha, &counts)?;
-        match self.absent.iter().find(|a| !a.is_finite()) {
+        match self
+            .absent
+            .iter()
+            .find(|a| !super::check::within_magnitude(**a))
+        {
             Some(a) => Err(format!("the bernoulli-nb model's absent-word term is {a}")),
             None => Ok(()),
         }

@@ -7,6 +7,33 @@ use crate::error::{Error, Result};
 use crate::features::{Dataset, squared_log_count_ratios};
 use crate::label::Label;
 
+/// The largest magnitude a stored weight, constant term, idf value, count or setting may have
+/// (a model file or dump read back). Far above what any fit or learning makes, and far enough
+/// below `f64::MAX` that no decision, a sum of a message's inputs times such values, can
+/// overflow: two infinities of opposite sign would make it NaN.
+pub(crate) const MAX_MAGNITUDE: f64 = 1e100;
+
+/// The largest online step size: at most this much moves a weight per learned message, so
+/// learning from a stored model never grows a weight past [`MAX_MAGNITUDE`] (the defaults are
+/// 0.004 to 2).
+pub(crate) const MAX_RATE: f64 = 1e3;
+
+/// True for a stored value that is finite and at most [`MAX_MAGNITUDE`] in magnitude.
+pub(crate) fn within_magnitude(value: f64) -> bool {
+    value.abs() <= MAX_MAGNITUDE
+}
+
+/// Refuses an online step size that is not positive, or is above [`MAX_RATE`].
+pub(crate) fn require_rate(model: ModelKind, name: &str, value: f64) -> Result<()> {
+    if value > 0.0 && value <= MAX_RATE {
+        Ok(())
+    } else {
+        Err(Error::Config(format!(
+            "{model} needs 0 < {name} <= {MAX_RATE}, got {value}"
+        )))
+    }
+}
+
 /// Refuses a hyperparameter that is not a positive, finite number.
 pub(crate) fn require_positive(model: ModelKind, name: &str, value: f64) -> Result<()> {
     if value > 0.0 && value.is_finite() {
@@ -20,21 +47,24 @@ pub(crate) fn require_positive(model: ModelKind, name: &str, value: f64) -> Resu
 
 /// Refuses a Naive Bayes model's values that no learning makes (read from a dump edited by
 /// hand, a crafted file): a smoothing `alpha` that is not positive and finite, `counts` (of
-/// classes, features, totals) that are negative or not finite. Its decisions would be NaN.
+/// classes, features, totals) that are negative or past [`MAX_MAGNITUDE`]. Its decisions
+/// would be NaN.
 pub(crate) fn nb_values(
     model: ModelKind,
     alpha: f64,
     counts: &[&[f64]],
 ) -> std::result::Result<(), String> {
-    if !(alpha > 0.0 && alpha.is_finite()) {
+    if !(alpha > 0.0 && alpha <= MAX_MAGNITUDE) {
         return Err(format!(
-            "the {model} model's alpha is {alpha}: it must be above 0"
+            "the {model} model's alpha is {alpha}: it must be above 0 and at most \
+             {MAX_MAGNITUDE}"
         ));
     }
-    let count = |c: &&f64| **c >= 0.0 && c.is_finite();
+    let count = |c: &&f64| (0.0..=MAX_MAGNITUDE).contains(*c);
     if let Some(c) = counts.iter().copied().flatten().find(|c| !count(c)) {
         return Err(format!(
-            "the {model} model holds a count of {c}: counts are at least 0"
+            "the {model} model holds a count of {c}: counts are at least 0 and at most \
+             {MAX_MAGNITUDE}"
         ));
     }
     Ok(())

@@ -175,13 +175,14 @@ impl Stack {
 impl FusionParams {
     /// Refuses settings out of range.
     fn validate(&self, models: &[ModelKind]) -> Result<()> {
+        for (name, v) in [("clip", self.clip), ("c", self.c)] {
+            super::check::require_positive(ModelKind::Fusion, name, v)?;
+        }
         for (name, v) in [
-            ("clip", self.clip),
             ("online_rate", self.online_rate),
             ("fitted_rate", self.fitted_rate),
-            ("c", self.c),
         ] {
-            super::check::require_positive(ModelKind::Fusion, name, v)?;
+            super::check::require_rate(ModelKind::Fusion, name, v)?;
         }
         if models.len() < 2 || models.contains(&ModelKind::Fusion) {
             return Err(Error::Config(format!(
@@ -305,7 +306,9 @@ impl Fusion {
                 match squash {
                     _ if l.is_nan() => 0.0,
                     Squash::Clip => l.clamp(-clip, clip),
-                    Squash::Log => l.signum() * l.abs().ln_1p(),
+                    // A finite log-odds' logarithm is at most ln(1 + f64::MAX); one made
+                    // infinite by a tiny scale takes that too, so no input is infinite.
+                    Squash::Log => l.signum() * l.abs().ln_1p().min(f64::MAX.ln_1p()),
                 }
             })
             .collect()
@@ -354,20 +357,21 @@ impl Fusion {
         self.measure(log_odds);
     }
 
-    /// Checks what a loaded fuser must hold: one finite weight per stacked model, each among
-    /// `models`, and valid settings.
+    /// Checks what a loaded fuser must hold: one weight per stacked model, each among
+    /// `models`, weights, bias, clip and scales within [`check::MAX_MAGNITUDE`](super::check)
+    /// (so a decision, their products summed, is finite) and an online step within
+    /// (0, [`check::MAX_RATE`](super::check)].
     pub fn validate(&self, models: &[ModelKind]) -> std::result::Result<(), String> {
+        use super::check::{MAX_RATE, within_magnitude};
         let ok = self.weights.len() == self.models.len()
             && self.models.len() >= 2
             && self.models.iter().all(|k| models.contains(k))
-            && self
-                .weights
-                .iter()
-                .chain([&self.bias])
-                .all(|v| v.is_finite())
+            && (self.weights.iter().chain([&self.bias, &self.clip]))
+                .chain(&self.scales)
+                .all(|&v| within_magnitude(v))
             && self.clip > 0.0
-            && self.clip.is_finite()
-            && self.online_rate.is_finite();
+            && self.online_rate > 0.0
+            && self.online_rate <= MAX_RATE;
         if ok {
             Ok(())
         } else {

@@ -11,7 +11,8 @@
 
 use super::ModelKind;
 use super::check::{
-    nb_squared_scales, require_both_classes, require_both_classes_at, require_positive, signs,
+    nb_squared_scales, require_both_classes, require_both_classes_at, require_positive,
+    require_rate, signs,
 };
 use super::linear::LinearFunction;
 use super::linear_svm::grow_and_add;
@@ -291,6 +292,11 @@ impl LogisticRegressionParams {
         if let Some(model) = self.fit_in_place(data, None)? {
             return Ok(model);
         }
+        require_rate(
+            ModelKind::LogisticRegression,
+            "online_rate",
+            self.online_rate,
+        )?;
         let transform = self.features.fit(data);
         let width = self.features.input_width(data.n_features);
         let xs = InputRows::new(&transform, data);
@@ -332,8 +338,8 @@ impl LogisticRegressionParams {
         if rows.is_some() && self.features.weighting == Weighting::TfIdf {
             return Ok(None);
         }
-        require_positive(ModelKind::LogisticRegression, "rate", rate)?;
-        require_positive(
+        require_rate(ModelKind::LogisticRegression, "rate", rate)?;
+        require_rate(
             ModelKind::LogisticRegression,
             "fitted_rate",
             self.fitted_rate,
@@ -394,6 +400,11 @@ impl LogisticRegression {
     /// The decision function (the log-odds).
     pub fn function(&self) -> &LinearFunction {
         &self.function
+    }
+
+    /// The step size of [`LogisticRegression::learn`].
+    pub fn online_rate(&self) -> f64 {
+        self.online_rate
     }
 
     /// The decision function, to move its vocabulary arrays out of and back into a model file

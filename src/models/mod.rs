@@ -275,7 +275,10 @@ impl ModelParams {
                 calibration.a *= p.empty_slope;
                 AnyModel::LinearSvm(p.untrained())
             }
-            ModelParams::LogisticRegression(p) => AnyModel::LogisticRegression(p.untrained()),
+            ModelParams::LogisticRegression(p) => {
+                check::require_rate(ModelKind::LogisticRegression, "empty_rate", p.empty_rate)?;
+                AnyModel::LogisticRegression(p.untrained())
+            }
             ModelParams::Fusion(_) => return Err(not_on_tokens()),
         };
         Ok(TrainedModel { model, calibration })
@@ -433,18 +436,24 @@ impl AnyModel {
     }
 
     /// Refuses values no fit or learning makes (read from a dump edited by hand, a crafted
-    /// file): weights, a constant term or idf values that are not finite, and a Naive Bayes
-    /// model's values [`check::nb_values`] refuses. Its decisions would be NaN.
+    /// file): weights, a constant term or idf values past [`check::MAX_MAGNITUDE`] (or not
+    /// finite), a Naive Bayes model's values [`check::nb_values`] refuses, and a logistic
+    /// regression's online step outside (0, [`check::MAX_RATE`]]. Its decisions would be NaN,
+    /// or would be after it learned.
     pub(crate) fn check_values(&self) -> std::result::Result<(), String> {
         let f = self.function();
         let values = f.weights.iter().chain([&f.bias]).chain(f.transform.idf());
-        if let Some(w) = values.into_iter().find(|w| !w.is_finite()) {
-            return Err(format!("the {} model holds a weight of {w}", self.kind()));
+        if let Some(w) = values.into_iter().find(|w| !check::within_magnitude(**w)) {
+            return Err(format!("the {} model holds a weight of {w:e}", self.kind()));
         }
         match self {
             AnyModel::BernoulliNb(m) => m.check_values(),
             AnyModel::MultinomialNb(m) => m.check_values(),
-            AnyModel::LinearSvm(_) | AnyModel::LogisticRegression(_) => Ok(()),
+            AnyModel::LogisticRegression(m) => {
+                check::require_rate(self.kind(), "its online step", m.online_rate())
+                    .map_err(|e| e.to_string())
+            }
+            AnyModel::LinearSvm(_) => Ok(()),
         }
     }
 
