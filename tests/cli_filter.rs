@@ -101,7 +101,8 @@ fn a_forged_verdict_that_cannot_be_removed_still_leaves_the_message_marked_first
         .get_output()
         .stdout
         .clone();
-    let envelope = spamsort::corpus::header_block::envelope_len(&out);
+    use spamsort::corpus::header_block::{LineEnds, envelope_len};
+    let envelope = envelope_len(&out, LineEnds::of(&out));
     assert!(out[envelope..].starts_with(b"X-Spam-Flag: YES\n"));
     assert!(out.ends_with(&input[envelope..]), "the message changed");
 }

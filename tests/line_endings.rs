@@ -6,7 +6,7 @@
 
 use crate::util::{TestDir, sigterm_and_wait, spamsort, to_crlf, trained_model};
 use rand::{Rng, SeedableRng};
-use spamsort::corpus::header_block::{field_name, lines};
+use spamsort::corpus::header_block::{LineEnds, field_name, lines};
 use spamsort::filter::stamp::{header_section_len, strip_owned_fields};
 use spamsort::{Tokenizer, TokenizerConfig};
 use std::path::{Path, PathBuf};
@@ -19,7 +19,8 @@ pub const CR_ONLY_FORGED_FLAG: &[u8] = b"X-Spam-Flag: NO\rFrom: a@b\rSubject: s\
 /// How many header fields of `message` are named `name`.
 pub fn count_fields(message: &[u8], name: &str) -> usize {
     let end = spamsort::filter::stamp::header_block_len(message);
-    lines(&message[..end])
+    // Read as marking reads lines (`spamsort::filter::stamp`).
+    lines(&message[..end], LineEnds::LfOrCr)
         .filter(|l| field_name(l).is_some_and(|n| n.eq_ignore_ascii_case(name.as_bytes())))
         .count()
 }
@@ -216,7 +217,7 @@ fn a_forged_verdict_after_a_line_that_is_not_a_field_is_removed_by_filter_serve_
         );
         let section = &out[..header_section_len(out)];
         let count = |name: &str| {
-            lines(section)
+            lines(section, LineEnds::LfOrCr)
                 .filter(|l| field_name(l).is_some_and(|n| n.eq_ignore_ascii_case(name.as_bytes())))
                 .count()
         };

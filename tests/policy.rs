@@ -37,7 +37,10 @@ fn isolated(cmd: &mut Command) -> &mut Command {
 fn field(message: &[u8], name: &str) -> Option<String> {
     let block = HeaderBlock::scan(message);
     let mut value: Option<Vec<u8>> = None;
-    for line in header_block::lines(&message[block.envelope_end..block.fields_end]) {
+    for line in header_block::lines(
+        &message[block.envelope_end..block.fields_end],
+        block.line_ends,
+    ) {
         if is_continuation(line) {
             if let Some(v) = value.as_mut() {
                 v.extend_from_slice(line);

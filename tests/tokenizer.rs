@@ -106,6 +106,42 @@ fn base64_html_spam_is_decoded() {
 }
 
 #[test]
+fn a_stray_cr_in_a_header_field_hides_neither_the_mime_fields_nor_the_body() {
+    // Found by audit: in a CRLF message, `Subject: hello\rthere` ended the header block at
+    // `there` for spamsort alone, so `Content-Type` and the base64 body were read as plain
+    // text: a sender's way to hide a body from every model.
+    let body = "PGh0bWw+PGJvZHk+Y2hlYXAgdmlhZ3JhIHBpbGxzPC9ib2R5PjwvaHRtbD4=";
+    for eol in ["\r\n", "\n"] {
+        let message = format!(
+            "From: a@b.example{eol}Subject: hello\rthere{eol}MIME-Version: 1.0{eol}\
+             Content-Type: text/html{eol}Content-Transfer-Encoding: base64{eol}{eol}{body}{eol}"
+        );
+        let t = tokens_of(message.as_bytes());
+        assert_has(
+            &t,
+            &[
+                "content-type:text/html",
+                "encoding:base64",
+                "viagra",
+                "pills",
+            ],
+        );
+        // The filtered copy reads as the original.
+        let marked = spamsort::filter::stamp::add_header_lines(
+            message.as_bytes(),
+            &["X-Spam-Flag: YES".into(), "X-Spam-Status: Yes".into()],
+        )
+        .unwrap();
+        let words = |t: Vec<String>| {
+            t.into_iter()
+                .filter(|w| !w.starts_with("b4:"))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(words(tokens_of(&marked)), words(t), "{eol:?}");
+    }
+}
+
+#[test]
 fn quoted_printable_is_decoded() {
     let t =
         tokens_of_file("corpus/sample/ham/easy-ham-1.00062.009f5a1a8fa88f0b38299ad01562bb37.txt");

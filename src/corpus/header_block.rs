@@ -3,7 +3,12 @@
 //! (the tokenizer, X-Spam-* stamping in `filter/stamp.rs`, the daemon, the spamd server), so they
 //! never disagree about a message.
 //!
-//! LF, CRLF and a lone CR each end a line. An mbox `From ` envelope line may open the message.
+//! LF and CRLF end a line. A lone CR ends one only in a CR-only message, one without an LF
+//! (old Mac mail, see [`LineEnds`]); elsewhere it is a byte of its line, as
+//! every reader that ends lines at LF (mail-parser, Dovecot, procmail, spamc) takes it, so a
+//! stray CR inside a header field cannot end the header block early for spamsort alone (which
+//! hid a message's MIME fields and decoded body from the tokenizer). An mbox `From ` envelope
+//! line may open the message.
 //! The header block is the run of lines that are fields (an RFC 5322 field name: printable
 //! ASCII without spaces or colon, then `:`, with the obsolete white space before the colon
 //! allowed, RFC 5322 4.5.3) or continuations (starting with a space or tab). The body starts
@@ -16,6 +21,29 @@
 //! line, and spamc splits header from body there. A field after a non-field line is a field to
 //! them: [`HeaderBlock::section_end`] is where their header section ends, which is what a
 //! writer that must leave no forged field behind (X-Spam-* stamping) works on.
+
+/// What ends the lines of a message (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineEnds {
+    /// LF, with or without a CR before it; a lone CR is a byte of its line.
+    Lf,
+    /// LF, CRLF or a lone CR: a CR-only message's.
+    LfOrCr,
+}
+
+impl LineEnds {
+    /// Those of `message`: [`LineEnds::LfOrCr`] if it has a CR and no LF, else
+    /// [`LineEnds::Lf`]. Not its first line's ending: a sender could put a stray CR there.
+    /// Adding lines ended as this kind ends them (LF or CRLF, or a lone CR in a message
+    /// without LF) leaves the kind as it was.
+    pub fn of(message: &[u8]) -> LineEnds {
+        if memchr::memchr(b'\n', message).is_none() && memchr::memchr(b'\r', message).is_some() {
+            LineEnds::LfOrCr
+        } else {
+            LineEnds::Lf
+        }
+    }
+}
 
 /// Where the scanned parts of a message lie; every offset is into the scanned bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,21 +60,31 @@ pub struct HeaderBlock {
     /// block, so bytes after the scanned ones cannot change where it ends. False when the
     /// scanned bytes ran out first.
     pub terminated: bool,
-    /// Some header line (or the envelope line) ends in a lone CR.
+    /// Some header line (or the envelope line) ends in a lone CR (then `line_ends` is
+    /// [`LineEnds::LfOrCr`]).
     pub lone_cr: bool,
+    /// What ends the scanned message's lines.
+    pub line_ends: LineEnds,
 }
 
 impl HeaderBlock {
-    /// Scans `message` (or the start of one: see `terminated`).
+    /// Scans `message` (or the start of one: see `terminated`), its lines ended as its kind
+    /// ends them ([`LineEnds::of`]).
     pub fn scan(message: &[u8]) -> HeaderBlock {
+        HeaderBlock::scan_as(message, LineEnds::of(message))
+    }
+
+    /// [`HeaderBlock::scan`] with the lines ended by `line_ends` whatever the message's kind.
+    pub fn scan_as(message: &[u8], line_ends: LineEnds) -> HeaderBlock {
+        let cr_ends = line_ends == LineEnds::LfOrCr;
         let mut lone_cr = false;
-        let envelope_end = envelope_len(message);
+        let envelope_end = envelope_len(message, line_ends);
         if envelope_end > 0 {
-            lone_cr = ends_in_lone_cr(&message[..envelope_end]);
+            lone_cr = cr_ends && ends_in_lone_cr(&message[..envelope_end]);
         }
         let mut start = envelope_end;
         while start < message.len() {
-            let end = line_end(message, start);
+            let end = line_end(message, start, line_ends);
             let line = &message[start..end];
             let complete = ends_certainly(message, end);
             if is_blank(line) {
@@ -56,6 +94,7 @@ impl HeaderBlock {
                     body_start: end,
                     terminated: complete,
                     lone_cr,
+                    line_ends,
                 };
             }
             if !(is_continuation(line) || field_name(line).is_some()) {
@@ -65,9 +104,10 @@ impl HeaderBlock {
                     body_start: start,
                     terminated: complete,
                     lone_cr,
+                    line_ends,
                 };
             }
-            lone_cr |= ends_in_lone_cr(line);
+            lone_cr |= cr_ends && ends_in_lone_cr(line);
             start = end;
         }
         HeaderBlock {
@@ -76,6 +116,7 @@ impl HeaderBlock {
             body_start: message.len(),
             terminated: false,
             lone_cr,
+            line_ends,
         }
     }
 
@@ -96,7 +137,7 @@ impl HeaderBlock {
         }
         let mut start = self.fields_end;
         while start < message.len() {
-            let end = line_end(message, start);
+            let end = line_end(message, start, self.line_ends);
             if is_blank(&message[start..end]) {
                 return (start, ends_certainly(message, end));
             }
@@ -106,19 +147,28 @@ impl HeaderBlock {
     }
 }
 
-/// The line ending a message uses: that of its first line (CRLF, LF or a lone CR); LF if it
-/// has no complete line.
+/// The line ending a message uses: that of its first line (CRLF, LF, or in a message without
+/// LF a lone CR); LF if it has no complete line.
 pub fn line_ending(message: &[u8]) -> &'static [u8] {
-    let end = line_end(message, 0);
-    match &message[..end] {
+    first_line_ending(message, LineEnds::of(message))
+}
+
+/// The ending of the first line of `bytes`, part of a message whose lines `ends` ends (a lone
+/// CR only if that message is CR-only); LF if it has no complete line.
+pub fn first_line_ending(bytes: &[u8], ends: LineEnds) -> &'static [u8] {
+    let end = line_end(bytes, 0, ends);
+    match &bytes[..end] {
         [.., b'\r', b'\n'] => b"\r\n",
         [.., b'\r'] => b"\r",
         _ => b"\n",
     }
 }
 
-/// End of the line starting at `start` (after its LF, CRLF or lone CR), or `bytes.len()`.
-pub fn line_end(bytes: &[u8], start: usize) -> usize {
+/// End of the line starting at `start` (after what ends it, by `ends`), or `bytes.len()`.
+pub fn line_end(bytes: &[u8], start: usize, ends: LineEnds) -> usize {
+    if ends == LineEnds::Lf {
+        return memchr::memchr(b'\n', &bytes[start..]).map_or(bytes.len(), |i| start + i + 1);
+    }
     match memchr::memchr2(b'\n', b'\r', &bytes[start..]) {
         None => bytes.len(),
         Some(i) => {
@@ -132,25 +182,26 @@ pub fn line_end(bytes: &[u8], start: usize) -> usize {
     }
 }
 
-/// The lines of `bytes`, each with its line ending (the last one may have none).
-pub fn lines(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
+/// The lines of `bytes` (ended by `ends`), each with its line ending (the last one may have
+/// none).
+pub fn lines(bytes: &[u8], ends: LineEnds) -> impl Iterator<Item = &[u8]> {
     let mut start = 0;
     std::iter::from_fn(move || {
         if start >= bytes.len() {
             return None;
         }
-        let end = line_end(bytes, start);
+        let end = line_end(bytes, start, ends);
         let line = &bytes[start..end];
         start = end;
         Some(line)
     })
 }
 
-/// Length of an mbox `From ` envelope line at the very start of `message`, with its line
-/// ending; 0 if there is none. A `From ` line without a line ending is no envelope: nothing
-/// could follow it, and fields inserted after it would extend it.
-pub fn envelope_len(message: &[u8]) -> usize {
-    let end = line_end(message, 0);
+/// Length of an mbox `From ` envelope line at the very start of `message` (its lines ended by
+/// `ends`), with its line ending; 0 if there is none. A `From ` line without a line ending is
+/// no envelope: nothing could follow it, and fields inserted after it would extend it.
+pub fn envelope_len(message: &[u8], ends: LineEnds) -> usize {
+    let end = line_end(message, 0, ends);
     if message.starts_with(b"From ") && matches!(message[..end].last(), Some(b'\n' | b'\r')) {
         end
     } else {
@@ -203,10 +254,21 @@ mod tests {
 
     #[test]
     fn lf_crlf_and_lone_cr_end_lines() {
-        let all: Vec<&[u8]> = lines(b"a\nb\r\nc\rd\n\re").collect();
+        let all: Vec<&[u8]> = lines(b"a\nb\r\nc\rd\n\re", LineEnds::LfOrCr).collect();
         let expected: Vec<&[u8]> = vec![b"a\n", b"b\r\n", b"c\r", b"d\n", b"\r", b"e"];
         assert_eq!(all, expected);
-        assert_eq!(line_ending(b"A: b\rC: d\r\n"), b"\r");
+        // In an LF or CRLF message a lone CR is a byte of its line.
+        let all: Vec<&[u8]> = lines(b"a\nb\r\nc\rd\n\re", LineEnds::Lf).collect();
+        let expected: Vec<&[u8]> = vec![b"a\n", b"b\r\n", b"c\rd\n", b"\re"];
+        assert_eq!(all, expected);
+        assert_eq!(LineEnds::of(b"a\nb\rc"), LineEnds::Lf);
+        assert_eq!(LineEnds::of(b"a\r\nb\rc"), LineEnds::Lf);
+        // A stray CR in the first line does not make a message CR-only.
+        assert_eq!(LineEnds::of(b"a\rb\nc"), LineEnds::Lf);
+        assert_eq!(LineEnds::of(b"a\rb\rc"), LineEnds::LfOrCr);
+        assert_eq!(LineEnds::of(b"abc"), LineEnds::Lf);
+        assert_eq!(line_ending(b"A: b\rC: d\r"), b"\r");
+        assert_eq!(line_ending(b"A: b\rC: d\r\n"), b"\r\n");
         assert_eq!(line_ending(b"A: b\r\n"), b"\r\n");
         assert_eq!(line_ending(b"A: b"), b"\n");
     }
@@ -264,6 +326,27 @@ mod tests {
     }
 
     #[test]
+    fn a_stray_cr_in_a_field_of_an_lf_or_crlf_message_ends_no_line() {
+        // Found by audit: `hello\rthere` ended the header block at `there`, so the MIME
+        // fields after it were body text to the tokenizer and the body was never decoded.
+        for eol in ["\n", "\r\n"] {
+            let message =
+                format!("Subject: hello\rthere{eol}Content-Type: text/html{eol}{eol}body");
+            let b = HeaderBlock::scan(message.as_bytes());
+            assert_eq!(
+                b.fields_end,
+                message.find("body").unwrap() - eol.len(),
+                "{eol:?}"
+            );
+            assert!(b.has_separator() && !b.lone_cr && b.line_ends == LineEnds::Lf);
+        }
+        // Where lone CRs end the lines (a CR-only message), it ends one.
+        let b = HeaderBlock::scan(b"Subject: hello\rthere\rContent-Type: x\r\rbody");
+        assert_eq!((b.fields_end, b.body_start), (15, 15));
+        assert!(b.lone_cr && b.line_ends == LineEnds::LfOrCr);
+    }
+
+    #[test]
     fn the_section_runs_to_the_first_blank_line_past_lines_that_are_not_fields() {
         let section = |m: &[u8]| HeaderBlock::scan(m).section_end(m);
         assert_eq!(section(b"A: 1\n\nbody"), (5, true));
@@ -286,7 +369,10 @@ mod tests {
         // The last line may still grow into a field, or its CR into a CRLF.
         assert!(!HeaderBlock::scan(b"A: 1\nB").terminated);
         assert!(!HeaderBlock::scan(b"A: 1\n\r").terminated);
-        assert!(HeaderBlock::scan(b"A: 1\n\rx").terminated);
+        // In an LF message `\rx` is a line yet to end; in a CR-only one, a blank line.
+        assert!(!HeaderBlock::scan(b"A: 1\n\rx").terminated);
+        assert!(HeaderBlock::scan(b"A: 1\n\rx\n").terminated);
+        assert!(HeaderBlock::scan(b"A: 1\r\rx").terminated);
         assert!(HeaderBlock::scan(b"A: 1\nbody line\n").terminated);
         assert!(!HeaderBlock::scan(b"A: 1\nB: 2\n").terminated);
     }

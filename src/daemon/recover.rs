@@ -16,7 +16,7 @@ use super::deliver::{
 };
 use super::layout::same_folder;
 use super::notices::Shown;
-use crate::corpus::header_block::{envelope_len, field_name, lines};
+use crate::corpus::header_block::{LineEnds, envelope_len, field_name, lines};
 use crate::filter::policy::{DEFAULT_SUBJECT_TAG, HeaderStyle};
 use std::collections::HashMap;
 use std::os::unix::ffi::OsStrExt;
@@ -202,7 +202,9 @@ fn marking_styles(copy: &[u8], style: &HeaderStyle) -> Vec<HeaderStyle> {
 /// field may be a mark's first: `PREFIXFlag` (whether `PREFIX` is one, starting with `X-Spam`,
 /// [`HeaderStyle::new`] checks).
 fn first_field_prefix(message: &[u8]) -> Option<&str> {
-    let first = lines(&message[envelope_len(message)..]).next()?;
+    // Read as marking reads lines (see `crate::filter::stamp`).
+    let ends = LineEnds::LfOrCr;
+    let first = lines(&message[envelope_len(message, ends)..], ends).next()?;
     std::str::from_utf8(field_name(first)?)
         .ok()?
         .strip_suffix("Flag")

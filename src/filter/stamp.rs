@@ -20,13 +20,18 @@
 //! verdict there would decide their rules. The fields spamsort owns are removed from all of
 //! the section; every other line of it, the non-field lines included, stays as it was.
 //!
-//! Those readers also end lines at LF alone, where spamsort ends one at a lone CR too: a line
+//! Marking ends a line at a lone CR in any message ([`LineEnds::LfOrCr`]), where the
+//! tokenizer does so only in a CR-only message: the owned fields it removes are then those of
+//! either reading. The fields it inserts end as the message's kind ends lines, so the kind,
+//! and what the tokenizer reads, stays.
+//!
+//! Readers such as Sieve's also end lines at LF alone, where marking ends one at a lone CR too: a line
 //! ending in a lone CR before a CRLF (`Subject: x\r\r\n`), or a lone CR after an LF, is a blank
 //! line to spamsort and none to them, so their header section runs on to their own blank line
 //! (an LF followed by LF or CRLF). The owned fields they read as fields there (lines that start
 //! after an LF) are removed too; every other byte there stays.
 
-use crate::corpus::header_block::{self, HeaderBlock, field_name, is_continuation};
+use crate::corpus::header_block::{self, HeaderBlock, LineEnds, field_name, is_continuation};
 
 /// Header fields spamsort owns with the default header style: removed from incoming mail
 /// before its own are added.
@@ -64,7 +69,7 @@ pub enum Extent {
 /// Length of the header block: up to and including the blank line that ends it; without one,
 /// up to the first line that is neither a field nor a continuation, or the whole message.
 pub fn header_block_len(message: &[u8]) -> usize {
-    HeaderBlock::scan(message).body_start
+    HeaderBlock::scan_as(message, LineEnds::LfOrCr).body_start
 }
 
 /// Length of the header section whose owned fields [`mark`] removes (see the module docs): up
@@ -91,7 +96,7 @@ struct Section {
 
 impl Section {
     fn of(message: &[u8]) -> Section {
-        let block = HeaderBlock::scan(message);
+        let block = HeaderBlock::scan_as(message, LineEnds::LfOrCr);
         let (end, certain) = block.section_end(message);
         let (lf_end, lf_certain) = lf_section_end(message, end);
         Section {
@@ -245,7 +250,10 @@ fn strip_head(
         .extend_from_slice(&message[..section.envelope_end]);
     let mut skipping = false;
     let mut subject_seen = false;
-    for line in header_block::lines(&message[section.envelope_end..section.end]) {
+    for line in header_block::lines(
+        &message[section.envelope_end..section.end],
+        LineEnds::LfOrCr,
+    ) {
         if !is_continuation(line) {
             skipping = is_owned_field(line, owned);
             let is_subject = field_name(line).is_some_and(|n| n.eq_ignore_ascii_case(b"subject"));
@@ -392,6 +400,26 @@ pub fn add_header_lines_to_head(head: &[u8], lines: &[String]) -> Result<Vec<u8>
     mark(head, &stamp, Extent::Head)
 }
 
+/// The line ending of the fields inserted into `message` before `after` (then `body`): that
+/// of the line they go before (an LF there must not follow a lone CR of ours), else of the
+/// first line, as the message's kind ends lines ([`LineEnds::of`]). So an LF or CRLF message
+/// never gets a lone CR there, which would make it CR-only to the tokenizer (its stray CRs line
+/// ends, and its copy tokenized otherwise than it).
+fn inserted_line_ending(message: &[u8], after: &[u8], body: &[u8]) -> &'static [u8] {
+    let ends = LineEnds::of(message);
+    let has_eol = |bytes: &[u8]| match ends {
+        LineEnds::Lf => memchr::memchr(b'\n', bytes).is_some(),
+        LineEnds::LfOrCr => memchr::memchr2(b'\n', b'\r', bytes).is_some(),
+    };
+    if has_eol(after) {
+        header_block::first_line_ending(after, ends)
+    } else if has_eol(body) {
+        header_block::first_line_ending(body, ends)
+    } else {
+        header_block::line_ending(message)
+    }
+}
+
 fn insert(
     message: &[u8],
     section: &Section,
@@ -417,17 +445,9 @@ fn insert(
     if is_continuation(if after.is_empty() { body } else { after }) {
         return Err(Unmarkable::FoldedFirstLine);
     }
-    // The ending of the line the fields go before (an LF there must not follow a lone CR of
-    // ours), else of the first line. A line ending never spans `after` and `body`: a lone CR
-    // ending `after` before an LF is `joined`.
-    let has_eol = |bytes: &[u8]| memchr::memchr2(b'\n', b'\r', bytes).is_some();
-    let eol = if has_eol(after) {
-        header_block::line_ending(after)
-    } else if has_eol(body) {
-        header_block::line_ending(body)
-    } else {
-        header_block::line_ending(message)
-    };
+    // A line ending never spans `after` and `body`: a lone CR ending `after` before an LF is
+    // `joined`.
+    let eol = inserted_line_ending(message, after, body);
     let mut out = Vec::with_capacity(head.len() + body.len() + 320);
     out.extend_from_slice(&head[..insert_at]);
     for line in lines {
@@ -472,11 +492,7 @@ mod tests {
         if is_continuation(rest) {
             return Err(Unmarkable::FoldedFirstLine);
         }
-        let eol = if memchr::memchr2(b'\n', b'\r', rest).is_some() {
-            header_block::line_ending(rest)
-        } else {
-            header_block::line_ending(message)
-        };
+        let eol = inserted_line_ending(message, rest, b"");
         let mut out = stripped[..section.envelope_end].to_vec();
         for line in lines {
             let parts: Vec<&[u8]> = line.split('\n').map(str::as_bytes).collect();
@@ -504,8 +520,8 @@ mod tests {
     /// The two lines `add_header_lines` put in `out`, taken out again; `None` unless they
     /// are there, right after the envelope line, in one line ending.
     fn without_added_lines(out: &[u8]) -> Option<Vec<u8>> {
-        let at = header_block::envelope_len(out);
-        let mut rest = header_block::lines(&out[at..]);
+        let at = header_block::envelope_len(out, LineEnds::LfOrCr);
+        let mut rest = header_block::lines(&out[at..], LineEnds::LfOrCr);
         let (flag, status) = (rest.next()?, rest.next()?);
         let eol = &flag[b"X-Spam-Flag: YES".len()..];
         if flag != [&b"X-Spam-Flag: YES"[..], eol].concat()
@@ -521,8 +537,11 @@ mod tests {
     /// readers ending lines at LF alone (see the module docs).
     fn section_lines(message: &[u8]) -> Vec<&[u8]> {
         let section = Section::of(message);
-        let mut lines: Vec<&[u8]> =
-            header_block::lines(&message[section.envelope_end..section.end]).collect();
+        let mut lines: Vec<&[u8]> = header_block::lines(
+            &message[section.envelope_end..section.end],
+            LineEnds::LfOrCr,
+        )
+        .collect();
         let mut at = section.end;
         for line in message[section.end..section.lf_end].split_inclusive(|&b| b == b'\n') {
             if starts_lf_line(message, at) {
@@ -541,7 +560,7 @@ mod tests {
         let msg = b"Subject: s\r\r\nX-Spam-Flag: NO\nX-Spam-Status: No,\n\tscore=-9\nTo: a\n\nX-Spam-Flag: NO\n";
         assert_eq!(
             add_header_lines(msg, &lines()).unwrap(),
-            b"X-Spam-Flag: YES\rX-Spam-Status: Yes\rSubject: s\r\r\nTo: a\n\nX-Spam-Flag: NO\n"
+            b"X-Spam-Flag: YES\r\nX-Spam-Status: Yes\r\nSubject: s\r\r\nTo: a\n\nX-Spam-Flag: NO\n"
         );
         assert_eq!(
             header_section_len(msg),
@@ -563,7 +582,7 @@ mod tests {
         let msg = b"Subject: s\rX-Spam-Flag: NO\n\r\nX-Spam-Flag: NO\n";
         assert_eq!(
             add_header_lines(msg, &lines()).unwrap(),
-            [&b"X-Spam-Flag: YES\rX-Spam-Status: Yes\r"[..], msg].concat()
+            [&b"X-Spam-Flag: YES\nX-Spam-Status: Yes\n"[..], msg].concat()
         );
         // A head is marked only once their blank line is in it too.
         let head = b"Subject: s\r\r\nbody";
@@ -573,7 +592,7 @@ mod tests {
         );
         assert_eq!(
             add_header_lines_to_head(b"Subject: s\r\r\nX-Spam-Flag: NO\n\nbo", &lines()).unwrap(),
-            b"X-Spam-Flag: YES\rX-Spam-Status: Yes\rSubject: s\r\r\n\nbo"
+            b"X-Spam-Flag: YES\r\nX-Spam-Status: Yes\r\nSubject: s\r\r\n\nbo"
         );
     }
 
@@ -685,16 +704,17 @@ mod tests {
     fn a_removal_that_would_merge_a_lone_cr_with_an_lf_keeps_the_fields_and_marks() {
         // Without the forged field, "s\r" and the blank "\n" would read as one CRLF: it stays,
         // and the verdict's fields come first (the message was passed on unmarked, a sender's
-        // way past the filter).
+        // way past the filter), ended by LF as the message's lines are: ended by a lone CR they
+        // swallowed the Subject into the verdict's first field for readers ending lines at LF.
         let msg = b"Subject: s\rX-Spam-Flag: NO\n\nbody";
         assert_eq!(
             add_header_lines(msg, &lines()).unwrap(),
-            [&b"X-Spam-Flag: YES\rX-Spam-Status: Yes\r"[..], msg].concat()
+            [&b"X-Spam-Flag: YES\nX-Spam-Status: Yes\n"[..], msg].concat()
         );
         for head in [&msg[..], b"Subject: s\rX-Spam-Flag: NO\n\n"] {
             assert_eq!(
                 add_header_lines_to_head(head, &lines()).unwrap(),
-                [&b"X-Spam-Flag: YES\rX-Spam-Status: Yes\r"[..], head].concat()
+                [&b"X-Spam-Flag: YES\nX-Spam-Status: Yes\n"[..], head].concat()
             );
         }
         // A lone-CR first line before a blank LF line: the inserted fields take the LF.
@@ -702,6 +722,35 @@ mod tests {
             add_header_lines(b"X-Spam-Flag: NO\rX-Spam-Level: x\n\nbody", &lines()).unwrap(),
             b"X-Spam-Flag: YES\nX-Spam-Status: Yes\n\nbody"
         );
+    }
+
+    #[test]
+    fn the_fields_of_a_message_with_lf_never_end_in_a_lone_cr() {
+        // Regression: a stray CR in the first field (`Subject: hello\rthere`) made the added
+        // fields end in lone CRs, so readers ending lines at LF (Dovecot, procmail, the user's
+        // mail program) read the verdict, and the Subject after it, as one field: the message
+        // lost its Subject.
+        for (msg, eol) in [
+            (
+                &b"Subject: hello\rthere\nFrom: a@b\n\nbody\n"[..],
+                &b"\n"[..],
+            ),
+            (
+                b"Subject: hello\rthere\r\nFrom: a@b\r\n\r\nbody\r\n",
+                b"\r\n",
+            ),
+            (b"Subject: hello\rthere\rFrom: a@b\r\rbody\r", b"\r"),
+        ] {
+            let marked = [
+                &b"X-Spam-Flag: YES"[..],
+                eol,
+                b"X-Spam-Status: Yes",
+                eol,
+                msg,
+            ]
+            .concat();
+            assert_eq!(add_header_lines(msg, &lines()).unwrap(), marked);
+        }
     }
 
     #[test]

@@ -272,5 +272,6 @@ fn find_ascii_ci(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 
 /// Skips an mbox `From ` envelope line at the very start: it is not a header field.
 fn skip_envelope_line(raw: &[u8]) -> &[u8] {
-    &raw[crate::corpus::header_block::envelope_len(raw)..]
+    use crate::corpus::header_block::{LineEnds, envelope_len};
+    &raw[envelope_len(raw, LineEnds::of(raw))..]
 }

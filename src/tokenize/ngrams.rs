@@ -78,8 +78,8 @@ pub(crate) fn byte_ngram_input(raw: &[u8], max_bytes: usize) -> Vec<u8> {
     let mut skipping = false;
     // An mbox `From ` envelope line is transport, not message: a copy read from a maildir or
     // through spamc has none.
-    let fields = header_block::lines(&raw[block.envelope_end..block.fields_end]);
-    let rest = header_block::lines(&raw[block.fields_end..]);
+    let fields = header_block::lines(&raw[block.envelope_end..block.fields_end], block.line_ends);
+    let rest = header_block::lines(&raw[block.fields_end..], block.line_ends);
     for line in fields.map(|l| (l, true)).chain(rest.map(|l| (l, false))) {
         let (line, in_header) = line;
         if in_header && !header_block::is_continuation(line) {

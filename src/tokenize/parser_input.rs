@@ -81,7 +81,7 @@ fn push_lines(out: &mut Vec<u8>, bytes: &[u8], lone_cr_to_lf: bool) {
         out.extend_from_slice(bytes);
         return;
     }
-    for line in header_block::lines(bytes) {
+    for line in header_block::lines(bytes, header_block::LineEnds::LfOrCr) {
         match line.strip_suffix(b"\r") {
             Some(text) => {
                 out.extend_from_slice(text);
@@ -490,9 +490,13 @@ mod tests {
     #[test]
     fn lone_crs_become_lfs_and_the_missing_blank_line_is_inserted() {
         assert_eq!(
-            &*plain_boundary(b"A: 1\rB: 2\r\rbody\rend\r\n"),
-            b"A: 1\nB: 2\n\nbody\nend\r\n"
+            &*plain_boundary(b"A: 1\rB: 2\r\rbody\rend\r"),
+            b"A: 1\nB: 2\n\nbody\nend\n"
         );
+        // With an LF anywhere a lone CR ends no line (see `header_block`): a stray one in a
+        // field changes nothing.
+        let stray = b"A: 1\rB: 2\r\rbody\rend\r\n";
+        assert!(matches!(plain_boundary(stray), Cow::Borrowed(_)));
         assert_eq!(
             &*plain_boundary(b"A: 1\r\nsome body\r\n"),
             b"A: 1\r\n\r\nsome body\r\n"
