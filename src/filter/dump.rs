@@ -699,4 +699,37 @@ mod tests {
         // The values learning makes read back.
         assert!(read(&text).is_ok());
     }
+
+    #[test]
+    fn finite_nb_values_that_make_decisions_nan_or_infinite_are_refused() {
+        // Regression: an alpha of 1e308 (multinomial) or 1e-323 (Bernoulli) was restored and
+        // every decision was NaN; a class count of 1e-308 made every decision +inf (every
+        // message spam at score 30).
+        let text = dump_of(&mut filter());
+        assert!(read(&text).is_ok());
+        for kind in ["BernoulliNb", "MultinomialNb"] {
+            let nb = text
+                .lines()
+                .find(|l| l.starts_with("model ") && l.contains(kind))
+                .unwrap();
+            let open = "\"class_counts\":[";
+            let at = nb.find(open).unwrap() + open.len();
+            let first = &nb[at..at + nb[at..].find(',').unwrap()];
+            let class_counts = format!("{open}{first},");
+            for (from, to, says) in [
+                ("\"alpha\":0.01".to_string(), "\"alpha\":1e308", "alpha"),
+                ("\"alpha\":0.01".to_string(), "\"alpha\":1e-323", "alpha"),
+                (class_counts.clone(), &format!("{open}1e-308,")[..], "whole"),
+                (class_counts, &format!("{open}2.5,")[..], "whole"),
+            ] {
+                assert!(nb.contains(&from), "{from} in {nb}");
+                let bad = text.replacen(nb, &nb.replacen(&from, to, 1), 1);
+                match read(&bad) {
+                    Err(DumpError::Invalid(r)) => assert!(r.contains(says), "{kind} {to}: {r}"),
+                    Err(e) => panic!("{kind} {to}: expected it refused as invalid, got {e}"),
+                    Ok(_) => panic!("{kind} {to}: expected it refused, but it was read"),
+                }
+            }
+        }
+    }
 }

@@ -335,8 +335,13 @@ impl BernoulliNb {
 
     /// Refuses values no learning makes (see [`super::check::nb_values`]).
     pub(crate) fn check_values(&self) -> std::result::Result<(), String> {
-        let counts = [&self.class_counts[..], &self.df_ham, &self.df_spam];
-        super::check::nb_values(ModelKind::BernoulliNb, self.alpha, &counts)?;
+        let counts = [&self.df_ham[..], &self.df_spam];
+        super::check::nb_values(
+            ModelKind::BernoulliNb,
+            self.alpha,
+            &self.class_counts,
+            &counts,
+        )?;
         match self
             .absent
             .iter()

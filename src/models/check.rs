@@ -46,25 +46,34 @@ pub(crate) fn require_positive(model: ModelKind, name: &str, value: f64) -> Resu
 }
 
 /// Refuses a Naive Bayes model's values that no learning makes (read from a dump edited by
-/// hand, a crafted file): a smoothing `alpha` that is not positive and finite, `counts` (of
-/// classes, features, totals) that are negative or past [`MAX_MAGNITUDE`]. Its decisions
-/// would be NaN.
+/// hand, a crafted file): a smoothing `alpha` that is not a normal number above 0 and at most
+/// [`MAX_MAGNITUDE`] (so `alpha` times the most tokens a vocabulary holds is finite), message
+/// counts per class (`classes`) that are not whole numbers, `counts` (of classes, features,
+/// totals) that are negative or past [`MAX_MAGNITUDE`]. Its decisions would be NaN or
+/// infinite (a class count of 1e-308 made every message spam at score 30).
 pub(crate) fn nb_values(
     model: ModelKind,
     alpha: f64,
+    classes: &[f64; 2],
     counts: &[&[f64]],
 ) -> std::result::Result<(), String> {
-    if !(alpha > 0.0 && alpha <= MAX_MAGNITUDE) {
+    if !(alpha.is_normal() && alpha > 0.0 && alpha <= MAX_MAGNITUDE) {
         return Err(format!(
             "the {model} model's alpha is {alpha}: it must be above 0 and at most \
              {MAX_MAGNITUDE}"
         ));
     }
     let count = |c: &&f64| (0.0..=MAX_MAGNITUDE).contains(*c);
-    if let Some(c) = counts.iter().copied().flatten().find(|c| !count(c)) {
+    let all = std::iter::once(&classes[..]).chain(counts.iter().copied());
+    if let Some(c) = all.flatten().find(|c| !count(c)) {
         return Err(format!(
             "the {model} model holds a count of {c}: counts are at least 0 and at most \
              {MAX_MAGNITUDE}"
+        ));
+    }
+    if let Some(c) = classes.iter().find(|c| c.fract() != 0.0) {
+        return Err(format!(
+            "the {model} model counts {c} messages in a class: a count of messages is whole"
         ));
     }
     Ok(())

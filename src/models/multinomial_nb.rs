@@ -309,13 +309,13 @@ impl MultinomialNb {
 
     /// Refuses values no learning makes (see [`super::check::nb_values`]).
     pub(crate) fn check_values(&self) -> std::result::Result<(), String> {
-        let counts = [
-            &self.class_counts[..],
-            &self.totals,
-            &self.counts_ham,
-            &self.counts_spam,
-        ];
-        super::check::nb_values(ModelKind::MultinomialNb, self.alpha, &counts)
+        let counts = [&self.totals[..], &self.counts_ham, &self.counts_spam];
+        super::check::nb_values(
+            ModelKind::MultinomialNb,
+            self.alpha,
+            &self.class_counts,
+            &counts,
+        )
     }
 
     /// The decision value in O(|x|) (the log-odds for the multinomial variant under
