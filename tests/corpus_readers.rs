@@ -350,6 +350,30 @@ fn trec_index_resolves_relative_paths_and_reports_bad_lines() {
     assert!(warnings[1].contains("missing"), "{}", warnings[1]);
 }
 
+/// Found by audit: an index reached through a symbolic link in another folder resolved its
+/// relative paths against the link's folder, so a TREC corpus linked elsewhere gave no message.
+#[test]
+fn a_linked_index_resolves_its_paths_where_the_index_is() {
+    let t = TestDir::new();
+    t.write("trec/data/inmail.1", &message("s", "spam body"));
+    t.write("trec/data/inmail.2", &message("h", "ham body"));
+    let index = t.write(
+        "trec/full/index",
+        b"spam ../data/inmail.1\nham ../data/inmail.2\n",
+    );
+    let link = t.path().join("elsewhere/index");
+    std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(&index, &link).unwrap();
+    assert_eq!(
+        MailboxFormat::detect(&link).unwrap(),
+        MailboxFormat::TrecIndex
+    );
+    let mut warnings = Vec::new();
+    let corpus = LabeledCorpus::read_trec(&link, |e| warnings.push(e.to_string())).unwrap();
+    let labels: Vec<Label> = corpus.messages.iter().map(|(_, l)| *l).collect();
+    assert_eq!(labels, [Label::Spam, Label::Ham], "{warnings:?}");
+}
+
 /// Regression: any file whose first line read as `spam PATH` or `ham PATH` was taken for a
 /// TREC index, so a message (a recipe that begins "ham and eggs") was never classified or
 /// learned: its lines were reported as bad index lines and missing files. An index is still

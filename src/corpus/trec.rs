@@ -29,16 +29,23 @@ pub fn is_index(index: &Path, head: &[u8], whole: bool) -> bool {
     let Some((_, path)) = first.and_then(|l| parse_line(l.trim_end())) else {
         return false;
     };
-    resolved(index, path).exists()
+    entries_folder(index).join(path).exists()
         || lines[1..].iter().all(|line| {
             std::str::from_utf8(line)
                 .is_ok_and(|l| l.trim().is_empty() || parse_line(l.trim_end()).is_some())
         })
 }
 
-/// `path`, a line's message file, resolved against the folder of `index`.
-fn resolved(index: &Path, path: &str) -> PathBuf {
-    index.parent().unwrap_or(Path::new(".")).join(path)
+/// The folder an index's relative paths start from: the index file's own. For an index
+/// reached through a symbolic link, that of the file it leads to (where the corpus it lists
+/// lies): the link's folder gave a corpus linked elsewhere no message at all.
+fn entries_folder(index: &Path) -> PathBuf {
+    let real = std::fs::symlink_metadata(index)
+        .is_ok_and(|m| m.file_type().is_symlink())
+        .then(|| std::fs::canonicalize(index).ok())
+        .flatten();
+    let index = real.as_deref().unwrap_or(index);
+    index.parent().unwrap_or(Path::new(".")).to_path_buf()
 }
 
 fn parse_line(line: &str) -> Option<(Label, &str)> {
@@ -61,6 +68,7 @@ pub fn read_index(index: &Path) -> Result<IndexEntries, CorpusError> {
         .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
     Ok(IndexEntries {
         index: index.to_path_buf(),
+        folder: entries_folder(index),
         text: text.into(),
         at: 0,
         line: 0,
@@ -74,6 +82,8 @@ pub fn read_index(index: &Path) -> Result<IndexEntries, CorpusError> {
 #[derive(Debug, Clone)]
 pub struct IndexEntries {
     index: PathBuf,
+    /// Where its relative paths start ([`entries_folder`]).
+    folder: PathBuf,
     text: std::sync::Arc<str>,
     /// Where the next line starts in `text`.
     at: usize,
@@ -119,7 +129,7 @@ impl Iterator for IndexEntries {
             return Some(match parse_line(line.trim_end()) {
                 Some((label, path)) => Ok(TrecEntry {
                     label,
-                    path: resolved(&self.index, path),
+                    path: self.folder.join(path),
                 }),
                 None => Err(CorpusError::BadIndexLine {
                     path: self.index.clone(),
