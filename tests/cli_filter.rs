@@ -676,6 +676,28 @@ fn a_message_on_non_blocking_pipes_is_read_and_written_whole() {
 }
 
 #[test]
+fn a_file_that_is_standard_input_and_output_is_refused_and_left_as_it_was() {
+    // Found by review: `filter < f >> f` read back what it wrote as more of the message, past
+    // the head it holds: a 3 MB file grew to 10 GB in 10 seconds. A small one got a marked
+    // copy appended.
+    let t = TestDir::new();
+    let message = std::fs::read(&sample_files()[0]).unwrap();
+    let path = t.write("f.eml", &message);
+    let out = Command::new(spamsort_bin())
+        .args(["filter", "--model"])
+        .arg(trained_model())
+        .stdin(std::fs::File::open(&path).unwrap())
+        .stdout(std::fs::OpenOptions::new().append(true).open(&path).unwrap())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("the same file"), "{stderr}");
+    assert_eq!(std::fs::read(&path).unwrap(), message);
+}
+
+#[test]
 fn a_closed_standard_output_fails_the_filter_before_it_reads_the_message() {
     // The runtime opened /dev/null in its place: the message went there, with exit 0.
     let message = std::fs::read(&sample_files()[0]).unwrap();

@@ -135,6 +135,9 @@ pub(super) fn refused(
 /// Fails if standard output was closed when the process started (see
 /// [`stdout_was_closed`]): nothing is read, and the caller (procmail, an MTA) keeps the
 /// message it sees the filter fail on.
+/// Fails too, as `cat` does, if standard input and output are the same regular file
+/// (`spamsort filter < f >> f`): what is written would be read back as more of the message,
+/// without end (a 3 MB file grew by 1 GB a second), and the file holds the message as it was.
 fn stdout_open() -> anyhow::Result<()> {
     if stdout_was_closed() {
         anyhow::bail!(
@@ -142,7 +145,28 @@ fn stdout_open() -> anyhow::Result<()> {
              place): nothing read, nothing delivered"
         );
     }
+    if input_is_output() {
+        anyhow::bail!(
+            "standard input and output are the same file (the message written would be read \
+             back as more of it, without end): nothing read, nothing delivered"
+        );
+    }
     Ok(())
+}
+
+/// True if standard input and output are one regular file (the same device and inode).
+fn input_is_output() -> bool {
+    use rustix::fs::{FileType, fstat};
+    use std::os::fd::AsFd;
+    let regular =
+        |s: &rustix::fs::Stat| FileType::from_raw_mode(s.st_mode) == FileType::RegularFile;
+    match (
+        fstat(std::io::stdin().as_fd()),
+        fstat(std::io::stdout().as_fd()),
+    ) {
+        (Ok(i), Ok(o)) => regular(&i) && (i.st_dev, i.st_ino) == (o.st_dev, o.st_ino),
+        _ => false,
+    }
 }
 
 /// True if standard output was closed when the process started: the Rust runtime then opens
