@@ -92,29 +92,25 @@ impl Confusion {
     }
 }
 
-/// Spam misclassification % at the threshold that misclassifies at most `ham_pct` % of ham:
-/// the cut is the score of the highest-scoring ham allowed through, ties going against spam.
+/// Spam misclassification % at `ham_pct` % ham misclassification, read off the ROC curve as
+/// TREC does it (and `../shared/bench/metrics.py`'s `fnr_at_fpr`): linearly interpolated
+/// between its points, a block of tied scores being one straight segment (a threshold drawn at
+/// random inside the tie), so spam tied with the ham at the cut count by the share of the tie
+/// the allowed ham reach, not all as missed.
 pub fn spam_miss_at_ham_pct(scores: &[f64], labels: &[Label], ham_pct: f64) -> f64 {
-    let mut ham: Vec<f64> = scores
-        .iter()
-        .zip(labels)
-        .filter(|(_, l)| **l == Label::Ham)
-        .map(|(s, _)| *s)
-        .collect();
-    ham.sort_by(|a, b| b.total_cmp(a));
-    let allowed = ((ham_pct / 100.0) * ham.len() as f64).floor() as usize;
-    // Every score strictly above the cut is called spam; the cut is the (allowed+1)-th highest ham.
-    let cut = match ham.get(allowed) {
-        Some(&c) => c,
-        None => f64::NEG_INFINITY,
-    };
-    let spam: Vec<f64> = scores
-        .iter()
-        .zip(labels)
-        .filter(|(_, l)| **l == Label::Spam)
-        .map(|(s, _)| *s)
-        .collect();
-    pct(spam.iter().filter(|&&s| s <= cut).count(), spam.len())
+    let target = ham_pct / 100.0;
+    let points = super::roc::RocCurve::new("", scores, labels).points;
+    let mut caught: f64 = 0.0;
+    for pair in points.windows(2) {
+        let ((f0, t0), (f1, t1)) = (pair[0], pair[1]);
+        if f1 <= target {
+            caught = caught.max(t1);
+        } else if f0 <= target {
+            caught = caught.max(t0 + (t1 - t0) * (target - f0) / (f1 - f0));
+            break;
+        }
+    }
+    100.0 * (1.0 - caught)
 }
 
 fn pct(a: usize, b: usize) -> f64 {
@@ -193,5 +189,20 @@ mod tests {
         labels.extend([Spam; 4]);
         assert!((spam_miss_at_ham_pct(&scores, &labels, 10.0) - 50.0).abs() < 1e-12);
         assert!((spam_miss_at_ham_pct(&scores, &labels, 0.0) - 75.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn spam_tied_with_the_cut_ham_count_by_the_share_of_the_tie_reached() {
+        // Audit: every spam tied with the highest ham counted as missed (100%), where TREC's
+        // curve (metrics.py's fnr_at_fpr) crosses the tie on a straight segment. 100 ham, the
+        // highest tied with all 20 spam: the segment (0, 0) - (1%, 100%) at 0.1% ham is 10% of
+        // the spam caught.
+        let mut scores = vec![1.0; 21];
+        let mut labels = vec![Spam; 20];
+        labels.push(Ham);
+        scores.extend([0.0; 99]);
+        labels.extend([Ham; 99]);
+        let missed = spam_miss_at_ham_pct(&scores, &labels, 0.1);
+        assert!((missed - 90.0).abs() < 1e-9, "{missed}");
     }
 }

@@ -23,7 +23,8 @@ pub struct Metrics {
     pub ham_miss_pct: f64,
     /// Spam called ham, %.
     pub spam_miss_pct: f64,
-    /// Spam called ham, %, at the cut that calls at most 0.1% of ham spam.
+    /// Spam called ham, %, where 0.1% of ham is called spam, on the ROC curve interpolated as
+    /// TREC reads it (see [`spam_miss_at_ham_pct`]).
     pub spam_miss_at_0_1pct_ham_pct: f64,
     /// Messages classified right, %.
     pub accuracy_pct: f64,
@@ -301,7 +302,8 @@ fn table_legend(spam_threshold: f64) -> String {
 lam %              logistic average misclassification of ham and spam (TREC)
 ham miss %         ham called spam: P(spam) at or above {spam_threshold} (--spam-threshold)
 spam miss %        spam not called spam (called ham or unsure)
-spam miss % @0.1%  spam called ham at the cut that calls at most 0.1% of ham spam
+spam miss % @0.1%  spam called ham where 0.1% of ham is called spam (ROC curve interpolated,
+                   a tie one straight segment, as TREC reads it)
 train s            seconds to fit each model (online: to learn every message, one by one)
 classified/s       messages classified a second on one thread as `spamsort classify` does:
                    parse, tokenize, look up and score
