@@ -146,16 +146,25 @@ fn per_message_scores_are_the_ones_the_report_measures() {
     let mut lines = text.lines();
     assert_eq!(
         lines.next(),
-        Some("fold\tmodel\tmessage\tlabel\tp_spam\tdecision")
+        Some("fold\tmodel\tmessage\tlabel\tp_spam\tdecision\tflagged")
     );
-    // (model, fold) -> (decision, is spam); model -> messages scored.
+    // (model, fold) -> (decision, is spam); model -> messages scored; (model, fold) -> ham
+    // flagged, ham, spam not flagged, spam.
     let mut scored = std::collections::BTreeMap::<(String, u64), Vec<(f64, bool)>>::new();
+    let mut calls = std::collections::BTreeMap::<(String, u64), [usize; 4]>::new();
     let mut seen = std::collections::BTreeMap::<String, std::collections::BTreeSet<String>>::new();
     for line in lines {
         let f: Vec<&str> = line.split('\t').collect();
-        assert_eq!(f.len(), 6, "{line}");
+        assert_eq!(f.len(), 7, "{line}");
         let (fold, model, message, label) = (f[0].parse().unwrap(), f[1], f[2], f[3]);
         let (p, decision): (f64, f64) = (f[4].parse().unwrap(), f[5].parse().unwrap());
+        let flagged = f[6] == "1";
+        // Cross-validation: every model has learned both classes.
+        assert_eq!(flagged, p >= 0.98, "{line}");
+        let c = calls.entry((model.into(), fold)).or_default();
+        let at = if label == "spam" { 2 } else { 0 };
+        c[at] += usize::from(flagged != (label == "spam"));
+        c[at + 1] += 1;
         // Named as classify names it: the file read, in the folder of its class.
         let path = std::path::Path::new(message);
         assert!(path.is_file(), "{message}");
@@ -186,6 +195,18 @@ fn per_message_scores_are_the_ones_the_report_measures() {
                 (own - reported).abs() < 1e-12,
                 "{name} fold {k}: {own} against {reported}"
             );
+            let [ham_flagged, ham, spam_missed, spam] = calls[&(name.to_owned(), k)];
+            for (field, errors, n) in [
+                ("ham_miss_pct", ham_flagged, ham),
+                ("spam_miss_pct", spam_missed, spam),
+            ] {
+                let own = 100.0 * errors as f64 / n as f64;
+                let reported = fold[field].as_f64().unwrap();
+                assert!(
+                    (own - reported).abs() < 1e-9,
+                    "{name} fold {k} {field}: {own} against {reported}"
+                );
+            }
         }
     }
 }

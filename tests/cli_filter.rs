@@ -687,7 +687,12 @@ fn a_file_that_is_standard_input_and_output_is_refused_and_left_as_it_was() {
         .args(["filter", "--model"])
         .arg(trained_model())
         .stdin(std::fs::File::open(&path).unwrap())
-        .stdout(std::fs::OpenOptions::new().append(true).open(&path).unwrap())
+        .stdout(
+            std::fs::OpenOptions::new()
+                .append(true)
+                .open(&path)
+                .unwrap(),
+        )
         .stderr(Stdio::piped())
         .output()
         .unwrap();

@@ -40,9 +40,11 @@ pub struct EvalArgs {
     roc_log: bool,
     /// Also write every held-out message's score under every model into this file, one
     /// tab-separated line each after a header line:
-    /// `fold model message label p_spam decision` (the message named as `classify` names
-    /// it; in an online run, fold 0 and the messages in the order they came), for measures
-    /// of your own or to see which messages a model gets wrong.
+    /// `fold model message label p_spam decision flagged` (the message named as `classify`
+    /// names it; `flagged` 1 where the threshold measures call it spam, P(spam) at
+    /// --spam-threshold or above once the model had learned both classes; in an online run,
+    /// fold 0 and the messages in the order they came), for measures of your own or to see
+    /// which messages a model gets wrong.
     #[arg(long, value_name = "FILE.tsv")]
     scores: Option<std::path::PathBuf>,
     /// Let --roc and --scores replace a file that is not of their kind (not empty, and not
@@ -173,7 +175,7 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitStatus> {
             path,
             Replace::new(Kind::Scores, args.force),
             Readers::AsUsual,
-            |w| write_scores(w, &results, &names),
+            |w| write_scores(w, &results, &names, threshold),
         )?;
     }
     let mut out = std::io::BufWriter::new(super::output::stdout());
@@ -240,21 +242,21 @@ fn write_scores(
     w: &mut dyn Write,
     results: &[spamsort::eval::FoldResult],
     names: &[String],
+    spam_threshold: f64,
 ) -> anyhow::Result<()> {
-    writeln!(w, "fold\tmodel\tmessage\tlabel\tp_spam\tdecision")?;
+    writeln!(w, "fold\tmodel\tmessage\tlabel\tp_spam\tdecision\tflagged")?;
     for r in results {
-        let rows = r
-            .messages
-            .iter()
-            .zip(&r.labels)
-            .zip(r.p_spam.iter().zip(&r.decisions));
-        for ((&i, label), (p, decision)) in rows {
+        let rows = (r.messages.iter().zip(&r.labels))
+            .zip(r.p_spam.iter().zip(&r.decisions))
+            .zip(r.called_spam(spam_threshold));
+        for (((&i, label), (p, decision)), flagged) in rows {
             // A name is a path: a tab or a line end in it would break the line.
             let name = names.get(i).map_or("", String::as_str);
             let name = name.replace(['\t', '\n', '\r'], " ");
+            let flagged = u8::from(flagged);
             writeln!(
                 w,
-                "{}\t{}\t{name}\t{label}\t{p}\t{decision}",
+                "{}\t{}\t{name}\t{label}\t{p}\t{decision}\t{flagged}",
                 r.fold, r.model
             )?;
         }

@@ -248,6 +248,14 @@ pub struct FoldResult {
 }
 
 impl FoldResult {
+    /// Per held-out message, whether its verdict calls it spam: P(spam) `spam_threshold` or
+    /// above, once the model had learned a message of each class (see `undecided`). What the
+    /// binary measures count, and `eval --scores` writes.
+    pub fn called_spam(&self, spam_threshold: f64) -> impl Iterator<Item = bool> + '_ {
+        (self.p_spam.iter().enumerate())
+            .map(move |(i, &p)| i >= self.undecided && p >= spam_threshold)
+    }
+
     /// The result of `model` on held-out messages from their decision values, P(spam) through
     /// `calibration`; labels and timings are left for the caller to fill.
     fn held_out(

@@ -48,9 +48,7 @@ impl Metrics {
     /// precision, recall, F1) call a message spam at P(spam) `spam_threshold` or above, as a
     /// verdict does.
     pub fn of(r: &FoldResult, spam_threshold: f64) -> Metrics {
-        // Those classified before the model had learned both classes are unsure: never spam.
-        let called =
-            (r.p_spam.iter().enumerate()).map(|(i, &p)| i >= r.undecided && p >= spam_threshold);
+        let called = r.called_spam(spam_threshold);
         let c = Confusion::of_calls(called.zip(r.labels.iter().copied()));
         let area = auc(&r.decisions, &r.labels);
         Metrics {

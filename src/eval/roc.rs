@@ -26,9 +26,12 @@ impl RocCurve {
         let mut points = vec![(0.0, 0.0)];
         let (mut tp, mut fp) = (0.0, 0.0);
         let mut i = 0;
+        // Tied scores are one point; NaNs tie with each other (`==` would never let a NaN's
+        // block end, and the loop would not either).
+        let tied = |a: f64, b: f64| a == b || (a.is_nan() && b.is_nan());
         while i < order.len() {
             let s = scores[order[i]];
-            while i < order.len() && scores[order[i]] == s {
+            while i < order.len() && tied(scores[order[i]], s) {
                 if labels[order[i]] == Label::Spam {
                     tp += 1.0;
                 } else {
@@ -143,5 +146,13 @@ mod tests {
             c.points,
             vec![(0.0, 0.0), (0.0, 0.5), (0.5, 1.0), (1.0, 1.0)]
         );
+    }
+
+    #[test]
+    fn nan_scores_end_as_one_tied_block() {
+        // Audit: a NaN's block never ended (NaN == NaN is false), so the curve never did.
+        let c = RocCurve::new("m", &[f64::NAN, 0.5, f64::NAN], &[Spam, Ham, Ham]);
+        assert_eq!(c.points.len(), 3, "{:?}", c.points);
+        assert_eq!(c.points.last(), Some(&(1.0, 1.0)));
     }
 }
