@@ -402,9 +402,9 @@ pub fn add_header_lines_to_head(head: &[u8], lines: &[String]) -> Result<Vec<u8>
 
 /// The line ending of the fields inserted into `message` before `after` (then `body`): that
 /// of the line they go before (an LF there must not follow a lone CR of ours), else of the
-/// first line, as the message's kind ends lines ([`LineEnds::of`]). So an LF or CRLF message
-/// never gets a lone CR there, which would make it CR-only to the tokenizer (its stray CRs line
-/// ends, and its copy tokenized otherwise than it).
+/// first line, as the message's kind ends lines ([`LineEnds::of`]). So a message with LF never
+/// gets a lone CR there: readers ending lines at LF (and the tokenizer) would read the fields
+/// and the line after them as one field, a verdict holding the Subject.
 fn inserted_line_ending(message: &[u8], after: &[u8], body: &[u8]) -> &'static [u8] {
     let ends = LineEnds::of(message);
     let has_eol = |bytes: &[u8]| match ends {

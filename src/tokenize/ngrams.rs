@@ -68,7 +68,8 @@ pub(crate) fn byte_ngram_buckets(raw: &[u8], max_bytes: usize) -> Vec<u32> {
 /// The bytes byte 4-grams are taken from: the first `max_bytes` of `raw` with every `X-Spam-*`
 /// and `X-Bogosity` header field left out (verdicts, ours or another filter's, that a sender can forge and that
 /// `spamsort filter` adds, so a filtered copy yields the tokens of the original) and each line
-/// ending (CRLF, LF, a lone CR) made one LF, and white space at the message's end left out (so
+/// ending (CRLF, LF, a lone CR in a CR-only message: see [`header_block`]) made one LF, and
+/// white space at the message's end left out (so
 /// the message's transport form does not matter: an mbox drops the blank line that ends a
 /// message, a file keeps it).
 pub(crate) fn byte_ngram_input(raw: &[u8], max_bytes: usize) -> Vec<u8> {
