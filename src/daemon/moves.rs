@@ -51,7 +51,10 @@ pub const LEFT_SPAM_FOR: Duration = Duration::from_secs(60);
 /// the watched folders was at the last scan, one line a file, `FINGERPRINT PATH` (sixteen hex
 /// digits, a space, the path's bytes), rewritten atomically at most every [`SAVE_EVERY`] while
 /// the daemon runs and when it stops. A restart reads it instead of every message, and learns
-/// the moves made while it was stopped (see [`MoveTracker::new`]).
+/// the moves made while it was stopped (see [`MoveTracker::new`]). The corrections found and
+/// not yet learned follow, one a line, `LABEL FINGERPRINT PATH` (`spam` or `ham`): the record
+/// already places their messages where the user put them, so a restart learns them from
+/// these lines (a line an earlier release cannot read as a file's, so passes over).
 pub const PLACES_NAME: &str = "spamsort-places";
 
 /// How much of the record is read (some 500,000 messages); beyond it, messages are read and
@@ -164,12 +167,25 @@ impl MoveTracker {
             save_failed: false,
         };
         match tracker.load_record() {
-            Some(recorded) => {
+            Some((recorded, waiting)) => {
                 for (path, fp, place) in recorded {
                     tracker.place_of.insert(fp, place);
                     tracker.known.insert(path, fp);
                 }
                 tracker.scan_as(Scan::Resumed);
+                // Found before the restart and not learned then (the model file was held, the
+                // daemon stopped or crashed first): learned first, unless the message moved
+                // again meanwhile (its later move is queued) or left the folders.
+                let live: HashSet<u64> = tracker.known.values().copied().collect();
+                for c in waiting.into_iter().rev() {
+                    let queued = tracker
+                        .pending
+                        .iter()
+                        .any(|q| q.fingerprint == c.fingerprint);
+                    if !queued && live.contains(&c.fingerprint) {
+                        tracker.pending.push_front(c);
+                    }
+                }
             }
             None => {
                 // What is already there was put there before we watched: nothing to learn.
@@ -189,10 +205,12 @@ impl MoveTracker {
         self.dirs.iter().find(|(d, _)| d == dir).map(|&(_, p)| p)
     }
 
-    /// The record's files in the watched directories with their fingerprints and places, or
-    /// `None` without a record (none yet, unreadable: said). A line that is not `FINGERPRINT
-    /// PATH` of a watched directory (the folders given differently since) is passed over.
-    fn load_record(&self) -> Option<Vec<(PathBuf, u64, Place)>> {
+    /// The record's files in the watched directories with their fingerprints and places, and
+    /// its corrections not yet learned, or `None` without a record (none yet, unreadable:
+    /// said). A line that is neither `FINGERPRINT PATH` nor `LABEL FINGERPRINT PATH` of a
+    /// watched directory (the folders given differently since) is passed over.
+    #[allow(clippy::type_complexity)]
+    fn load_record(&self) -> Option<(Vec<(PathBuf, u64, Place)>, Vec<Correction>)> {
         use std::os::unix::ffi::OsStrExt;
         let path = self.record.as_ref()?;
         let complete = match super::kept::read_record(path, MAX_PLACES_BYTES) {
@@ -202,16 +220,33 @@ impl MoveTracker {
                 return None;
             }
         };
-        let known = (complete.split(|&b| b == b'\n'))
-            .filter_map(|line| {
-                let (hex, file) = (line.get(..16)?, line.get(17..)?);
-                let fp = u64::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()?;
-                let file = PathBuf::from(std::ffi::OsStr::from_bytes(file));
-                let place = self.place_of_dir(file.parent())?;
-                (line[16] == b' ' && fp != UNREAD).then_some((file, fp, place))
-            })
-            .collect();
-        Some(known)
+        let entry = |line: &[u8]| {
+            let (hex, file) = (line.get(..16)?, line.get(17..)?);
+            let fp = u64::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()?;
+            let file = PathBuf::from(std::ffi::OsStr::from_bytes(file));
+            let place = self.place_of_dir(file.parent())?;
+            (line[16] == b' ' && fp != UNREAD).then_some((file, fp, place))
+        };
+        let (mut known, mut waiting) = (Vec::new(), Vec::new());
+        for line in complete.split(|&b| b == b'\n') {
+            let labeled = [Label::Spam, Label::Ham].into_iter().find_map(|label| {
+                let rest = line.strip_prefix(label.as_str().as_bytes())?;
+                Some((label, rest.strip_prefix(b" ")?))
+            });
+            match labeled {
+                Some((label, rest)) => {
+                    if let Some((path, fingerprint, _)) = entry(rest) {
+                        waiting.push(Correction {
+                            path,
+                            label,
+                            fingerprint,
+                        });
+                    }
+                }
+                None => known.extend(entry(line)),
+            }
+        }
+        Some((known, waiting))
     }
 
     /// Writes the record if `known` changed since it was written, at most every
@@ -230,6 +265,14 @@ impl MoveTracker {
             let bytes = file.as_os_str().as_bytes();
             if fp != UNREAD && !bytes.contains(&b'\n') {
                 text.extend_from_slice(format!("{fp:016x} ").as_bytes());
+                text.extend_from_slice(bytes);
+                text.push(b'\n');
+            }
+        }
+        for c in &self.pending {
+            let bytes = c.path.as_os_str().as_bytes();
+            if !bytes.contains(&b'\n') {
+                text.extend_from_slice(format!("{} {:016x} ", c.label, c.fingerprint).as_bytes());
                 text.extend_from_slice(bytes);
                 text.push(b'\n');
             }
@@ -424,6 +467,7 @@ impl MoveTracker {
                     _ => None,
                 };
                 if let Some(label) = label {
+                    self.dirty = true;
                     self.pending.retain(|c| c.fingerprint != fp);
                     self.pending.push_back(Correction {
                         path,
@@ -507,7 +551,7 @@ impl MoveTracker {
 
     /// Takes the oldest correction off the queue: learned, or given up.
     pub fn done(&mut self) {
-        self.pending.pop_front();
+        self.dirty |= self.pending.pop_front().is_some();
     }
 }
 
@@ -680,6 +724,34 @@ mod tests {
             let corrections = scanned(&mut tracker);
             assert!(corrections.is_empty(), "{corrections:?}");
         }
+    }
+
+    #[test]
+    fn a_correction_not_learned_when_the_daemon_stopped_is_learned_after_the_restart() {
+        // Regression: a move found while another writer held the model file (or just before a
+        // crash) was still queued when the daemon stopped, but the record it saved placed the
+        // message where the user had put it: the restart saw no move, and it was never learned.
+        let dir = tempfile::tempdir().unwrap();
+        let (spam, ham) = spam_and_ham(dir.path());
+        let folders = [(spam.clone(), Place::Spam), (ham.clone(), Place::Ham)];
+        let record = Some(dir.path().join(PLACES_NAME));
+        std::fs::write(ham.join("cur/1.a:2,S"), b"Subject: 1\n\n1\n").unwrap();
+        let mut tracker = MoveTracker::new(&folders, HeaderStyle::default(), record.clone());
+        std::fs::rename(ham.join("cur/1.a:2,S"), spam.join("cur/1.a:2,S")).unwrap();
+        tracker.scan();
+        assert!(tracker.next_correction().is_some());
+        // Stopped before it was learned (the model file was held), renamed by a mail reader
+        // while the daemon was stopped.
+        tracker.save(true);
+        std::fs::rename(spam.join("cur/1.a:2,S"), spam.join("cur/1.a:2,RS")).unwrap();
+        let mut tracker = MoveTracker::new(&folders, HeaderStyle::default(), record.clone());
+        let c = tracker.next_correction().expect("still to be learned");
+        assert_eq!((c.path, c.label), (spam.join("cur/1.a:2,RS"), Label::Spam));
+        // Learned: not again after the next restart.
+        tracker.done();
+        tracker.save(true);
+        let tracker = MoveTracker::new(&folders, HeaderStyle::default(), record);
+        assert!(tracker.next_correction().is_none());
     }
 
     #[test]
