@@ -131,7 +131,7 @@ pub const SETTLE: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The error of a move left for a later pass because its message may still be written (see
 /// [`Source::may_be_written`]); [`is_not_yet`] tells it.
-fn not_yet() -> std::io::Error {
+pub(super) fn not_yet() -> std::io::Error {
     std::io::Error::new(
         std::io::ErrorKind::WouldBlock,
         "still being written (open for writing by another process, or written less than a \

@@ -758,6 +758,8 @@ impl Daemon {
         let scanned = tracker.scan();
         tracker.save(false);
         match scanned {
+            // A message still being written: read at the next pass, soon.
+            Some(e) if deliver::is_not_yet(&e) => self.again_soon = true,
             Some(e) => {
                 self.again_soon = true;
                 if !self.reading_deferred {

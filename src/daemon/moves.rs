@@ -117,6 +117,15 @@ pub struct MoveTracker {
     /// Directories the first scan could not list: every file of their first listing is
     /// recorded as [`MoveTracker::unread_at_start`] files are.
     unlisted_at_start: std::collections::HashSet<PathBuf>,
+    /// How long after its last write a new file is read ([`deliver::SETTLE`]): one written
+    /// more recently may be half written.
+    ///
+    /// [`deliver::SETTLE`]: super::deliver::SETTLE
+    settle: Duration,
+    /// Files the first scan after a restart found still being written: judged when settled as
+    /// that scan would have (one the record does not know, which the daemon may have filed
+    /// just before it stopped, is no move).
+    unsettled_at_resume: HashSet<PathBuf>,
 }
 
 /// A correction: learn the message at `path` as `label`.
@@ -161,6 +170,8 @@ impl MoveTracker {
             style,
             unread_at_start: std::collections::HashSet::new(),
             unlisted_at_start: std::collections::HashSet::new(),
+            settle: super::deliver::SETTLE,
+            unsettled_at_resume: HashSet::new(),
             record,
             dirty: false,
             saved_at: None,
@@ -175,14 +186,14 @@ impl MoveTracker {
                 tracker.scan_as(Scan::Resumed);
                 // Found before the restart and not learned then (the model file was held, the
                 // daemon stopped or crashed first): learned first, unless the message moved
-                // again meanwhile (its later move is queued) or left the folders.
-                let live: HashSet<u64> = tracker.known.values().copied().collect();
+                // again meanwhile (its later move is queued); the next scan drops those of
+                // messages that left the folders, as it drops any.
                 for c in waiting.into_iter().rev() {
                     let queued = tracker
                         .pending
                         .iter()
                         .any(|q| q.fingerprint == c.fingerprint);
-                    if !queued && live.contains(&c.fingerprint) {
+                    if !queued {
                         tracker.pending.push_front(c);
                     }
                 }
@@ -358,6 +369,8 @@ impl MoveTracker {
         let mut again = None;
         let mut present = std::collections::HashSet::new();
         let mut unread: Vec<PathBuf> = Vec::new();
+        // The fingerprints of files left for a later scan, still being written.
+        let mut unsettled = HashSet::new();
         // Every directory listed first, so the directory is closed before its files are read
         // (one descriptor at a time, where few are left), and so what left each place since
         // the last scan is known before any new file is judged.
@@ -402,6 +415,22 @@ impl MoveTracker {
             for entry in entries {
                 let path = entry.path();
                 if self.known.contains_key(&path) {
+                    continue;
+                }
+                // One written straight into the folder (a `cp`, not through `tmp/`) may be half
+                // written: read once it is settled, at a later scan, as the inbox's new mail is.
+                if still_written(&path, self.settle) {
+                    // A message renamed here (moved, its time kept from a write a moment ago)
+                    // keeps its place meanwhile, so it is judged as moved from there once read.
+                    if let Ok(bytes) = crate::corpus::read_regular(&path, MAX_MESSAGE_BYTES) {
+                        unsettled.insert(self.fingerprint(&bytes));
+                    }
+                    if scan == Scan::First || first_listing {
+                        self.unread_at_start.insert(path);
+                    } else if scan == Scan::Resumed {
+                        self.unsettled_at_resume.insert(path);
+                    }
+                    again.get_or_insert_with(super::deliver::not_yet);
                     continue;
                 }
                 // A FIFO, device or endless file (a link to /dev/zero) is refused: not read
@@ -457,11 +486,12 @@ impl MoveTracker {
                 if was_here && let Some(before) = before {
                     self.place_of.insert(fp, before);
                 }
+                let settled_since_resume = self.unsettled_at_resume.remove(&path);
                 if self.unread_at_start.remove(&path) || first_listing || was_here {
                     continue;
                 }
                 let label = match (before, place) {
-                    (None, _) if scan == Scan::Resumed => None,
+                    (None, _) if scan == Scan::Resumed || settled_since_resume => None,
                     (before, Place::Spam) if before != Some(Place::Spam) => Some(Label::Spam),
                     (Some(Place::Spam), Place::Ham | Place::Inbox) => Some(Label::Ham),
                     _ => None,
@@ -480,7 +510,9 @@ impl MoveTracker {
         self.known.retain(|p, _| !gone(p));
         self.dirty |= self.known.len() != known_before;
         self.unread_at_start.retain(|p| !gone(p));
-        let live: std::collections::HashSet<u64> = self.known.values().copied().collect();
+        self.unsettled_at_resume.retain(|p| !gone(p));
+        let live: std::collections::HashSet<u64> =
+            (self.known.values().copied()).chain(unsettled).collect();
         let now = Instant::now();
         self.left_spam
             .retain(|_, (at, _)| now.duration_since(*at) < LEFT_SPAM_FOR);
@@ -555,6 +587,15 @@ impl MoveTracker {
     }
 }
 
+/// True if the file at `path` may still be written: written less than `settle` ago, or open
+/// for writing by another process (where the kernel says, see `writers.rs`).
+fn still_written(path: &Path, settle: Duration) -> bool {
+    let fresh = (std::fs::metadata(path).and_then(|m| m.modified())).is_ok_and(|m| {
+        (std::time::SystemTime::now().duration_since(m)).is_ok_and(|age| age < settle)
+    });
+    fresh || super::writers::open_for_writing(path) == Some(true)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -579,6 +620,7 @@ mod tests {
         }
         let mut tracker =
             MoveTracker::new(&[(spam.clone(), Place::Spam)], HeaderStyle::default(), None);
+        tracker.settle = Duration::ZERO;
         let cur = spam.join("cur");
         // An endless device behind a link would be read until memory ran out; a FIFO without
         // a writer would block the daemon for good.
@@ -618,6 +660,7 @@ mod tests {
         let (spam, ham) = spam_and_ham(dir.path());
         let folders = [(spam.clone(), Place::Spam), (ham.clone(), Place::Ham)];
         let mut tracker = MoveTracker::new(&folders, HeaderStyle::default(), None);
+        tracker.settle = Duration::ZERO;
         let message = b"Subject: cheap\n\nbuy now\n";
         for i in 0..10 {
             let path = spam.join(format!("cur/{i}.x:2,S"));
@@ -651,6 +694,7 @@ mod tests {
             (other.to_path_buf(), place),
         ];
         let mut tracker = MoveTracker::new(&folders, HeaderStyle::default(), None);
+        tracker.settle = Duration::ZERO;
         let message = b"Subject: twice\n\nthe same bytes\n";
         let fp = tracker.fingerprint(message);
         for name in ["new/1.a", "new/2.b"] {
@@ -716,6 +760,7 @@ mod tests {
         std::fs::write(ham.join("cur/2.b:2,S"), b"Subject: 2\n\n2\n").unwrap();
         let folders = [(spam.clone(), Place::Spam), (ham.clone(), Place::Ham)];
         let mut tracker = MoveTracker::new(&folders, HeaderStyle::default(), None);
+        tracker.settle = Duration::ZERO;
         for away in [&spam, &ham] {
             let elsewhere = away.with_extension("away");
             std::fs::rename(away, &elsewhere).unwrap();
@@ -737,6 +782,7 @@ mod tests {
         let record = Some(dir.path().join(PLACES_NAME));
         std::fs::write(ham.join("cur/1.a:2,S"), b"Subject: 1\n\n1\n").unwrap();
         let mut tracker = MoveTracker::new(&folders, HeaderStyle::default(), record.clone());
+        tracker.settle = Duration::ZERO;
         std::fs::rename(ham.join("cur/1.a:2,S"), spam.join("cur/1.a:2,S")).unwrap();
         tracker.scan();
         assert!(tracker.next_correction().is_some());
@@ -745,13 +791,49 @@ mod tests {
         tracker.save(true);
         std::fs::rename(spam.join("cur/1.a:2,S"), spam.join("cur/1.a:2,RS")).unwrap();
         let mut tracker = MoveTracker::new(&folders, HeaderStyle::default(), record.clone());
+        tracker.settle = Duration::ZERO;
+        tracker.scan();
         let c = tracker.next_correction().expect("still to be learned");
         assert_eq!((c.path, c.label), (spam.join("cur/1.a:2,RS"), Label::Spam));
         // Learned: not again after the next restart.
         tracker.done();
         tracker.save(true);
-        let tracker = MoveTracker::new(&folders, HeaderStyle::default(), record);
+        let mut tracker = MoveTracker::new(&folders, HeaderStyle::default(), record);
+        tracker.settle = Duration::ZERO;
+        assert!(scanned(&mut tracker).is_empty());
+    }
+
+    #[test]
+    fn a_message_written_straight_into_the_spam_folder_is_read_once_settled() {
+        // Regression: a message written into the spam folder's `cur/` by a slow `cp` (not
+        // through `tmp/`) was read at once, half written, and learned as spam; the whole
+        // message never was, and its move out of the spam folder was no move (its fingerprint
+        // was of the first bytes).
+        let dir = tempfile::tempdir().unwrap();
+        let (spam, ham) = spam_and_ham(dir.path());
+        let folders = [(spam.clone(), Place::Spam), (ham.clone(), Place::Ham)];
+        let mut tracker = MoveTracker::new(&folders, HeaderStyle::default(), None);
+        let path = spam.join("cur/1.a:2,S");
+        std::fs::write(&path, b"Subject: half\n").unwrap();
+        let again = tracker.scan().expect("read again soon");
+        assert!(super::super::deliver::is_not_yet(&again), "{again}");
         assert!(tracker.next_correction().is_none());
+        // The rest written, and settled.
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        std::io::Write::write_all(&mut file, b"\nthe whole body\n").unwrap();
+        let past = std::time::SystemTime::now() - super::super::deliver::SETTLE * 2;
+        file.set_modified(past).unwrap();
+        drop(file);
+        let corrections = scanned(&mut tracker);
+        assert_eq!(corrections.len(), 1, "{corrections:?}");
+        assert_eq!(corrections[0].label, Label::Spam);
+        assert_eq!(
+            corrections[0].fingerprint,
+            tracker.fingerprint(b"Subject: half\n\nthe whole body\n")
+        );
     }
 
     #[test]
@@ -760,6 +842,7 @@ mod tests {
         let (spam, ham) = spam_and_ham(dir.path());
         let folders = [(spam.clone(), Place::Spam), (ham.clone(), Place::Ham)];
         let mut tracker = MoveTracker::new(&folders, HeaderStyle::default(), None);
+        tracker.settle = Duration::ZERO;
         std::fs::write(spam.join("new/1.a"), b"Subject: 1\n\n1\n").unwrap();
         std::fs::write(spam.join("new/2.b"), b"Subject: 2\n\n2\n").unwrap();
         tracker.scan();
