@@ -1,7 +1,9 @@
 //! The one header-block scanner: where a raw message's lines end, where its header fields
 //! stop and where its body starts. Every reader and writer of header fields goes through it
 //! (the tokenizer, X-Spam-* stamping in `filter/stamp.rs`, the daemon, the spamd server), so they
-//! never disagree about a message.
+//! never disagree about a message, but where stamping on purpose also ends a line at every lone
+//! CR ([`HeaderBlock::scan_as`], so it removes the forged fields of either reading; its module
+//! says why).
 //!
 //! LF and CRLF end a line. A lone CR ends one only in a CR-only message, one without an LF
 //! (old Mac mail, see [`LineEnds`]); elsewhere it is a byte of its line, as
