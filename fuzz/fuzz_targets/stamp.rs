@@ -5,11 +5,14 @@
 //! the same bytes; and stamping a head (as the streaming `filter` does) then appending the rest
 //! gives the same bytes as stamping the whole. The same with a header prefix and a subject tag
 //! (`stamp::mark`): setting the marks aside gives the input with them set aside, everything
-//! from the blank line on is unchanged, and head-then-rest is the whole.
+//! from the blank line on is unchanged, and head-then-rest is the whole. Marking never changes
+//! the message's kind of line ends (a lone CR is one only in a message without LF), so the
+//! tokenizer reads the copy as the original. Lines are read as marking reads them (a lone CR
+//! ends one in any message).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use spamsort::corpus::header_block::{envelope_len, field_name, lines};
+use spamsort::corpus::header_block::{LineEnds, envelope_len, field_name, lines};
 use spamsort::filter::stamp::{
     Extent, Stamp, Unmarkable, add_header_lines, add_header_lines_to_head, header_section_len,
     mark, strip_owned_fields, unmarked,
@@ -32,8 +35,9 @@ fuzz_target!(|data: &[u8]| {
     };
     let whole = add_header_lines(message, &added());
     if let Ok(out) = &whole {
-        let at = envelope_len(out);
-        let mut rest = lines(&out[at..]);
+        assert_eq!(LineEnds::of(out), LineEnds::of(message));
+        let at = envelope_len(out, LineEnds::LfOrCr);
+        let mut rest = lines(&out[at..], LineEnds::LfOrCr);
         let (flag, status) = (rest.next().unwrap(), rest.next().unwrap());
         let eol = &flag[FLAG.len()..];
         assert_eq!(flag, [FLAG, eol].concat());
@@ -48,7 +52,7 @@ fuzz_target!(|data: &[u8]| {
         );
         let head = &out[..header_section_len(out)];
         for name in [&b"X-Spam-Flag"[..], b"X-Spam-Status"] {
-            let count = lines(head)
+            let count = lines(head, LineEnds::LfOrCr)
                 .filter(|l| field_name(l).is_some_and(|n| n.eq_ignore_ascii_case(name)))
                 .count();
             assert!(count == 1 || kept_all && count > 1);

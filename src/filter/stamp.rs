@@ -639,6 +639,8 @@ mod tests {
                 return Ok(());
             };
             let rest = if joined { input.clone() } else { stripped };
+            // The kind of line ends stays, so the tokenizer reads the copy as the original.
+            proptest::prop_assert_eq!(LineEnds::of(&out), LineEnds::of(&input));
             proptest::prop_assert_eq!(without_added_lines(&out), Some(rest));
             proptest::prop_assert_eq!(strip_owned_fields(&out), strip_owned_fields(&input));
             // Everything from the blank line that ends the header section for every reader on
