@@ -128,6 +128,14 @@ pub struct MoveTracker {
     unsettled_at_resume: HashSet<PathBuf>,
 }
 
+/// What the record `spamsort-places` holds (see [`PLACES_NAME`]).
+struct Record {
+    /// Each file of the watched folders, with its fingerprint and place.
+    places: Vec<(PathBuf, u64, Place)>,
+    /// The corrections found and not yet learned, oldest first.
+    waiting: Vec<Correction>,
+}
+
 /// A correction: learn the message at `path` as `label`.
 #[derive(Debug, Clone)]
 pub struct Correction {
@@ -178,8 +186,8 @@ impl MoveTracker {
             save_failed: false,
         };
         match tracker.load_record() {
-            Some((recorded, waiting)) => {
-                for (path, fp, place) in recorded {
+            Some(Record { places, waiting }) => {
+                for (path, fp, place) in places {
                     tracker.place_of.insert(fp, place);
                     tracker.known.insert(path, fp);
                 }
@@ -220,8 +228,7 @@ impl MoveTracker {
     /// its corrections not yet learned, or `None` without a record (none yet, unreadable:
     /// said). A line that is neither `FINGERPRINT PATH` nor `LABEL FINGERPRINT PATH` of a
     /// watched directory (the folders given differently since) is passed over.
-    #[allow(clippy::type_complexity)]
-    fn load_record(&self) -> Option<(Vec<(PathBuf, u64, Place)>, Vec<Correction>)> {
+    fn load_record(&self) -> Option<Record> {
         use std::os::unix::ffi::OsStrExt;
         let path = self.record.as_ref()?;
         let complete = match super::kept::read_record(path, MAX_PLACES_BYTES) {
@@ -257,7 +264,10 @@ impl MoveTracker {
                 None => known.extend(entry(line)),
             }
         }
-        Some((known, waiting))
+        Some(Record {
+            places: known,
+            waiting,
+        })
     }
 
     /// Writes the record if `known` changed since it was written, at most every
