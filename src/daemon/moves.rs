@@ -628,9 +628,7 @@ mod tests {
         for sub in ["new", "cur", "tmp"] {
             std::fs::create_dir_all(spam.join(sub)).unwrap();
         }
-        let mut tracker =
-            MoveTracker::new(&[(spam.clone(), Place::Spam)], HeaderStyle::default(), None);
-        tracker.settle = Duration::ZERO;
+        let mut tracker = settled(&[(spam.clone(), Place::Spam)], None);
         let cur = spam.join("cur");
         // An endless device behind a link would be read until memory ran out; a FIFO without
         // a writer would block the daemon for good.
@@ -662,6 +660,13 @@ mod tests {
         (spam, ham)
     }
 
+    /// A tracker over `folders` that reads a file as soon as it is there (no settling).
+    fn settled(folders: &[(PathBuf, Place)], record: Option<PathBuf>) -> MoveTracker {
+        let mut tracker = MoveTracker::new(folders, HeaderStyle::default(), record);
+        tracker.settle = Duration::ZERO;
+        tracker
+    }
+
     #[test]
     fn messages_gone_from_every_folder_are_forgotten() {
         // The map of places kept every message ever seen, so it grew for good; and a spam the
@@ -669,8 +674,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (spam, ham) = spam_and_ham(dir.path());
         let folders = [(spam.clone(), Place::Spam), (ham.clone(), Place::Ham)];
-        let mut tracker = MoveTracker::new(&folders, HeaderStyle::default(), None);
-        tracker.settle = Duration::ZERO;
+        let mut tracker = settled(&folders, None);
         let message = b"Subject: cheap\n\nbuy now\n";
         for i in 0..10 {
             let path = spam.join(format!("cur/{i}.x:2,S"));
@@ -703,8 +707,7 @@ mod tests {
             (spam.to_path_buf(), Place::Spam),
             (other.to_path_buf(), place),
         ];
-        let mut tracker = MoveTracker::new(&folders, HeaderStyle::default(), None);
-        tracker.settle = Duration::ZERO;
+        let mut tracker = settled(&folders, None);
         let message = b"Subject: twice\n\nthe same bytes\n";
         let fp = tracker.fingerprint(message);
         for name in ["new/1.a", "new/2.b"] {
@@ -769,8 +772,7 @@ mod tests {
         std::fs::write(spam.join("cur/1.a:2,S"), b"Subject: 1\n\n1\n").unwrap();
         std::fs::write(ham.join("cur/2.b:2,S"), b"Subject: 2\n\n2\n").unwrap();
         let folders = [(spam.clone(), Place::Spam), (ham.clone(), Place::Ham)];
-        let mut tracker = MoveTracker::new(&folders, HeaderStyle::default(), None);
-        tracker.settle = Duration::ZERO;
+        let mut tracker = settled(&folders, None);
         for away in [&spam, &ham] {
             let elsewhere = away.with_extension("away");
             std::fs::rename(away, &elsewhere).unwrap();
@@ -791,8 +793,7 @@ mod tests {
         let folders = [(spam.clone(), Place::Spam), (ham.clone(), Place::Ham)];
         let record = Some(dir.path().join(PLACES_NAME));
         std::fs::write(ham.join("cur/1.a:2,S"), b"Subject: 1\n\n1\n").unwrap();
-        let mut tracker = MoveTracker::new(&folders, HeaderStyle::default(), record.clone());
-        tracker.settle = Duration::ZERO;
+        let mut tracker = settled(&folders, record.clone());
         std::fs::rename(ham.join("cur/1.a:2,S"), spam.join("cur/1.a:2,S")).unwrap();
         tracker.scan();
         assert!(tracker.next_correction().is_some());
@@ -800,16 +801,14 @@ mod tests {
         // while the daemon was stopped.
         tracker.save(true);
         std::fs::rename(spam.join("cur/1.a:2,S"), spam.join("cur/1.a:2,RS")).unwrap();
-        let mut tracker = MoveTracker::new(&folders, HeaderStyle::default(), record.clone());
-        tracker.settle = Duration::ZERO;
+        let mut tracker = settled(&folders, record.clone());
         tracker.scan();
         let c = tracker.next_correction().expect("still to be learned");
         assert_eq!((c.path, c.label), (spam.join("cur/1.a:2,RS"), Label::Spam));
         // Learned: not again after the next restart.
         tracker.done();
         tracker.save(true);
-        let mut tracker = MoveTracker::new(&folders, HeaderStyle::default(), record);
-        tracker.settle = Duration::ZERO;
+        let mut tracker = settled(&folders, record);
         assert!(scanned(&mut tracker).is_empty());
     }
 
@@ -851,8 +850,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (spam, ham) = spam_and_ham(dir.path());
         let folders = [(spam.clone(), Place::Spam), (ham.clone(), Place::Ham)];
-        let mut tracker = MoveTracker::new(&folders, HeaderStyle::default(), None);
-        tracker.settle = Duration::ZERO;
+        let mut tracker = settled(&folders, None);
         std::fs::write(spam.join("new/1.a"), b"Subject: 1\n\n1\n").unwrap();
         std::fs::write(spam.join("new/2.b"), b"Subject: 2\n\n2\n").unwrap();
         tracker.scan();
