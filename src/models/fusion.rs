@@ -362,7 +362,7 @@ impl Fusion {
     /// (so a decision, their products summed, is finite) and an online step within
     /// (0, [`check::MAX_RATE`](super::check)].
     pub fn validate(&self, models: &[ModelKind]) -> std::result::Result<(), String> {
-        use super::check::{MAX_RATE, within_magnitude};
+        use super::check::{require_rate, within_magnitude};
         let ok = self.weights.len() == self.models.len()
             && self.models.len() >= 2
             && self.models.iter().all(|k| models.contains(k))
@@ -370,8 +370,7 @@ impl Fusion {
                 .chain(&self.scales)
                 .all(|&v| within_magnitude(v))
             && self.clip > 0.0
-            && self.online_rate > 0.0
-            && self.online_rate <= MAX_RATE;
+            && require_rate(ModelKind::Fusion, "online_rate", self.online_rate).is_ok();
         if ok {
             Ok(())
         } else {
