@@ -15,7 +15,7 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// A server on an ephemeral port, stopped and joined on drop.
 struct Running {
@@ -293,6 +293,23 @@ fn malformed_requests_get_protocol_errors_and_the_server_keeps_serving() {
         exchange(&server, b"PING SPAMC/1.5\r\n\r\n"),
         b"SPAMD/1.5 0 PONG\r\n"
     );
+}
+
+#[test]
+fn ping_without_a_blank_line_is_answered_at_once_as_spamd_does() {
+    // Clients before SPAMC/1.5 (and monitors such as `check_tcp -s "PING SPAMC/1.2\r\n"`)
+    // send the request line alone and wait for the answer without closing their side.
+    let server = start(trained_model(), ServerConfig::default());
+    for request in [&b"PING SPAMC/1.2\r\n"[..], b"PING SPAMC/1.5\r\n\r\n"] {
+        let mut s = connect(&server);
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        s.write_all(request).unwrap();
+        let started = Instant::now();
+        let mut answer = Vec::new();
+        s.read_to_end(&mut answer).unwrap();
+        assert_eq!(answer, b"SPAMD/1.5 0 PONG\r\n");
+        assert!(started.elapsed() < Duration::from_secs(2));
+    }
 }
 
 #[test]

@@ -56,8 +56,19 @@ impl Head {
             if self.lines == 0 {
                 // Turn away a client that does not speak the protocol at its first line.
                 let first = String::from_utf8_lossy(line.strip_suffix(b"\r").unwrap_or(line));
-                if let Err(e) = protocol::parse_request_line(&first) {
-                    return HeadProgress::Failed(e);
+                match protocol::parse_request_line(&first) {
+                    Err(e) => return HeadProgress::Failed(e),
+                    // PING and SKIP take no headers: spamd answers them at their request line,
+                    // and clients before SPAMC/1.5 (monitors such as `check_tcp -s "PING
+                    // SPAMC/1.2\r\n"`) send no blank line after it and wait for the PONG.
+                    // Whatever follows is drained after the answer.
+                    Ok(command) if !command.has_body() => {
+                        return HeadProgress::Complete {
+                            request: Request::new(command),
+                            rest: self.bytes[i + 1..].to_vec(),
+                        };
+                    }
+                    Ok(_) => {}
                 }
             }
             self.lines += 1;
@@ -222,12 +233,36 @@ mod tests {
             // What follows the head in the same chunk is the start of the body.
             assert!(b"hello".starts_with(&rest), "step {step}");
         }
-        let mut head = Head::default();
+    }
+
+    #[test]
+    fn ping_and_skip_complete_at_their_request_line() {
+        // As spamd: no headers are read for them, so a client before SPAMC/1.5, which sends
+        // no blank line after PING, is answered at once instead of at its timeout.
+        for (line, command) in [
+            (&b"PING SPAMC/1.2\r\n"[..], Command::Ping),
+            (b"PING SPAMC/1.5\n", Command::Ping),
+            (b"SKIP SPAMC/1.2\r\n", Command::Skip),
+        ] {
+            let HeadProgress::Complete { request, rest } = Head::default().push(line) else {
+                panic!("{:?} not complete", String::from_utf8_lossy(line));
+            };
+            assert_eq!(request, Request::new(command));
+            assert!(rest.is_empty());
+        }
+        // What follows in the same chunk is handed on, to be drained after the answer.
+        let HeadProgress::Complete { request, rest } =
+            Head::default().push(b"PING SPAMC/1.5\r\n\r\n")
+        else {
+            panic!("PING not complete");
+        };
+        assert_eq!(request.command, Command::Ping);
+        assert_eq!(rest, b"\r\n");
+        // Other commands still wait for their blank line.
         assert!(matches!(
-            head.push(b"PING SPAMC/1.5\n"),
+            Head::default().push(b"CHECK SPAMC/1.5\r\n"),
             HeadProgress::Incomplete
         ));
-        assert!(matches!(head.push(b"\n"), HeadProgress::Complete { .. }));
     }
 
     #[test]

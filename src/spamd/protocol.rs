@@ -94,6 +94,21 @@ pub struct Request {
     pub user: Option<String>,
 }
 
+impl Request {
+    /// A request for `command` with no headers.
+    pub fn new(command: Command) -> Request {
+        Request {
+            command,
+            content_length: None,
+            message_class: None,
+            set: Vec::new(),
+            remove: Vec::new(),
+            compress: None,
+            user: None,
+        }
+    }
+}
+
 /// spamd's response codes (sysexits.h).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Status {
@@ -212,16 +227,7 @@ pub fn read_request(r: &mut impl BufRead) -> Result<Request, ProtocolError> {
     let mut budget = MAX_HEAD;
     let first =
         read_line(r, &mut budget)?.ok_or_else(|| ProtocolError::protocol("empty request"))?;
-    let command = parse_request_line(&first)?;
-    let mut request = Request {
-        command,
-        content_length: None,
-        message_class: None,
-        set: Vec::new(),
-        remove: Vec::new(),
-        compress: None,
-        user: None,
-    };
+    let mut request = Request::new(parse_request_line(&first)?);
     for _ in 0..=MAX_HEADERS {
         let line = read_line(r, &mut budget)?
             .ok_or_else(|| ProtocolError::protocol("connection closed inside the request head"))?;
