@@ -43,6 +43,28 @@ fn spamc_score(s: &Served, message: &[u8]) -> f64 {
 }
 
 #[test]
+fn a_timeout_of_zero_seconds_is_refused_not_a_server_that_answers_nothing() {
+    // With no time at all, every request was answered EX_TIMEOUT before it was read, so
+    // spamc passed every message on unfiltered.
+    let out = spamsort()
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--timeout",
+            "0",
+            "--model",
+        ])
+        .arg(trained_model())
+        .timeout(std::time::Duration::from_secs(10))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("--timeout"), "{stderr}");
+}
+
+#[test]
 fn spamc_check_report_ping_and_process() {
     let Some(()) = spamc() else { return };
     let served = serve(trained_model(), &[]);

@@ -48,8 +48,10 @@ pub struct ServeArgs {
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     max_open: usize,
     /// Seconds a client gets for a whole request, from connecting to the last byte of the
-    /// answer; a client that sends or reads more slowly is cut off.
-    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
+    /// answer; a client that sends or reads more slowly is cut off. At least 1: with 0 every
+    /// request would be cut off before it is read.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30,
+          value_parser = clap::value_parser!(u64).range(1..))]
     timeout: u64,
     /// Accept TELL (spamc -L, -C): learning from clients. Anyone who can connect can then
     /// change the model, so only enable it where the clients are trusted.

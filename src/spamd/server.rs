@@ -41,7 +41,9 @@ pub struct ServerConfig {
     /// [`Server::run`] to fit the process's open-file limit.
     pub max_open: usize,
     /// Time allowed for a whole request, from accepting the connection to the last byte of
-    /// the answer: a client that sends or reads too slowly is cut off then.
+    /// the answer: a client that sends or reads too slowly is cut off then. Zero cuts off
+    /// every request but a PING already in when its connection is accepted (`spamsort serve`
+    /// refuses it).
     pub timeout: Duration,
     /// Accept TELL (learning). Off by default: anyone who can reach the server could otherwise
     /// teach it to pass their spam.
