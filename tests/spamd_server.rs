@@ -1030,6 +1030,45 @@ fn tells_of_new_users_past_the_cap_on_user_model_files_are_refused_and_make_noth
 }
 
 #[test]
+fn a_tell_of_a_new_user_makes_the_users_directory_a_template_names() {
+    // Regression: with a directory per user (`users/%u/model.spamsort`), the first TELL of a
+    // user failed `EX_IOERR` (74), its directory missing: that user's corrections were never
+    // learned. The directory is made, for the server alone; the template's own place is not.
+    let t = TestDir::new();
+    let model = copy_of_trained_model(&t);
+    let users = t.path().join("users");
+    std::fs::create_dir(&users).unwrap();
+    let template = users.join("%u").join("model.spamsort");
+    let config = ServerConfig {
+        allow_tell: true,
+        user_models: Some(spamsort::spamd::UserModels::new(template.to_str().unwrap()).unwrap()),
+        ..ServerConfig::default()
+    };
+    let server = start(&model, config);
+    let ham = std::fs::read(sample_files().last().unwrap()).unwrap();
+    let tell = format!(
+        "TELL SPAMC/1.5\r\nContent-length: {}\r\nUser: alice\r\nMessage-class: spam\r\n\
+         Set: local\r\n\r\n",
+        ham.len()
+    );
+    let answer = exchange(&server, &[tell.as_bytes(), &ham].concat());
+    assert_eq!(split(&answer).0, "SPAMD/1.5 0 EX_OK");
+    let alice = users.join("alice");
+    assert!(alice.join("model.spamsort").is_file());
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&alice).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o700);
+    // It is a model file spamsort reads, which learned the message.
+    let info = crate::util::spamsort()
+        .args(["info", "--model"])
+        .arg(alice.join("model.spamsort"))
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&info.get_output().stdout).into_owned();
+    assert!(text.contains("by learn:        1 spam, 0 ham"), "{text}");
+}
+
+#[test]
 fn a_users_model_answers_as_a_server_of_that_model_would() {
     // A user's file is read only where the message's tokens fall (as the pipe filter reads
     // it), its journal applied; the answers must be those of the file loaded whole.

@@ -94,7 +94,8 @@ impl Context {
     }
 
     /// Learns `message` as `label` into the model file of a user, `path`, as TELL does: a
-    /// missing file is made, a copy of the shared model, only while fewer than
+    /// missing file is made (and the directories the template puts it in, see
+    /// [`UserModels::make_user_directories`]), a copy of the shared model, only while fewer than
     /// `max_user_models` per-user model files exist; past that the TELL is refused
     /// `EX_CANTCREAT` and nothing is learned or made.
     fn learn_for_user(
@@ -128,6 +129,12 @@ impl Context {
                     ),
                 });
             }
+            users
+                .make_user_directories(path)
+                .map_err(|e| ProtocolError {
+                    status: Status::CantCreat,
+                    message: format!("cannot make the directory of this user's model file: {e}"),
+                })?;
         }
         self.filter
             .learn_into(path, message, label)

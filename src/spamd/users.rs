@@ -78,28 +78,10 @@ impl UserModels {
     /// `/var/lib/spamsort`); a missing one holds none. The `--model` file is counted too if
     /// the template names it (a user of its name learns into it).
     pub fn count(&self) -> std::io::Result<usize> {
-        let template = Path::new(&self.template);
-        let mut dir = PathBuf::new();
-        let mut pattern = None;
-        for component in template.components() {
-            match component {
-                Component::Normal(c)
-                    if c.to_str().is_some_and(|c| c.contains(USER_PLACEHOLDER)) =>
-                {
-                    pattern = c.to_str();
-                    break;
-                }
-                c => dir.push(c),
-            }
-        }
-        let Some(pattern) = pattern else {
+        let (dir, Some(pattern)) = self.first_user_component() else {
             return Ok(0);
         };
-        let dir = if dir.as_os_str().is_empty() {
-            Path::new(".")
-        } else {
-            dir.as_path()
-        };
+        let dir = dir.as_path();
         let entries = match std::fs::read_dir(dir) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
             entries => entries?,
@@ -117,6 +99,55 @@ impl UserModels {
             }
         }
         Ok(count)
+    }
+
+    /// The directory that holds the template's first component with `%u` (`.` for a relative
+    /// template that starts with it), and that component, if there is one.
+    fn first_user_component(&self) -> (PathBuf, Option<&str>) {
+        let mut dir = PathBuf::new();
+        for component in Path::new(&self.template).components() {
+            match component {
+                Component::Normal(c)
+                    if c.to_str().is_some_and(|c| c.contains(USER_PLACEHOLDER)) =>
+                {
+                    let dir = if dir.as_os_str().is_empty() {
+                        PathBuf::from(".")
+                    } else {
+                        dir
+                    };
+                    return (dir, c.to_str());
+                }
+                c => dir.push(c),
+            }
+        }
+        (dir, None)
+    }
+
+    /// Makes the directories a user's model file `path` ([`UserModels::path`]'s) needs below
+    /// the directory that holds the template's first `%u` (for
+    /// `/var/lib/spamsort/%u/model.spamsort`, `/var/lib/spamsort/alice`), readable by the
+    /// server alone (mode 0700). That directory itself must exist: it is the administrator's,
+    /// and made by nobody else.
+    pub fn make_user_directories(&self, path: &Path) -> std::io::Result<()> {
+        use std::os::unix::fs::DirBuilderExt;
+        let (base, _) = self.first_user_component();
+        let below = |parent: &Path| {
+            parent.starts_with(&base) || (base == Path::new(".") && parent.is_relative())
+        };
+        match path.parent() {
+            Some(parent)
+                if !parent.as_os_str().is_empty()
+                    && parent != base
+                    && below(parent)
+                    && base.is_dir() =>
+            {
+                std::fs::DirBuilder::new()
+                    .recursive(true)
+                    .mode(0o700)
+                    .create(parent)
+            }
+            _ => Ok(()),
+        }
     }
 }
 
@@ -149,6 +180,25 @@ mod tests {
             users.path("bob@example.org").unwrap(),
             PathBuf::from("/var/lib/spamsort/bob@example.org.spamsort")
         );
+    }
+
+    #[test]
+    fn only_a_users_own_directories_are_made_and_only_in_an_existing_place() {
+        let t = tempfile::tempdir().unwrap();
+        let base = t.path().join("users");
+        let deep = UserModels::new(base.join("%u/mail/model").to_str().unwrap()).unwrap();
+        let alice = deep.path("alice").unwrap();
+        // The template's place is the administrator's: missing, nothing is made.
+        deep.make_user_directories(&alice).unwrap();
+        assert!(!base.exists());
+        std::fs::create_dir(&base).unwrap();
+        deep.make_user_directories(&alice).unwrap();
+        assert!(base.join("alice/mail").is_dir());
+        // A template with no directory of the user's makes none.
+        let flat = UserModels::new(base.join("%u.spamsort").to_str().unwrap()).unwrap();
+        flat.make_user_directories(&flat.path("bob").unwrap())
+            .unwrap();
+        assert_eq!(std::fs::read_dir(&base).unwrap().count(), 1);
     }
 
     #[test]
