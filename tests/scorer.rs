@@ -208,3 +208,60 @@ fn threads_scoring_a_journaled_file_at_once_agree_with_the_full_load() {
         }
     });
 }
+
+#[test]
+fn a_file_rewritten_in_place_under_a_scorer_gives_its_verdict_or_an_error_never_a_mix() {
+    use spamsort::{Label, model_file};
+    let t = crate::util::TestDir::new();
+    let base = crate::util::copy_of_trained_model(&t);
+    // Two files of one layout (the same tokens and record, other counts): the trained model
+    // that learned the same new messages as spam, and as ham, each saved whole.
+    let new: Vec<Vec<u8>> = (0..12)
+        .map(|i| format!("Subject: zorblax {i}\n\nzorblax quuxify frobnicate {i}").into_bytes())
+        .collect();
+    let saved_as = |name: &str, label| {
+        let mut filter = SpamFilter::load(&base).unwrap();
+        for m in &new {
+            filter.learn(m, label).unwrap();
+        }
+        let path = t.path().join(name);
+        filter
+            .save(&model_file::lock_for_update(&path).unwrap())
+            .unwrap();
+        path
+    };
+    let (a, b) = (
+        saved_as("a.spamsort", Label::Spam),
+        saved_as("b.spamsort", Label::Ham),
+    );
+    let (ra, rb) = (
+        model_file::ModelFileReader::open(&a).unwrap(),
+        model_file::ModelFileReader::open(&b).unwrap(),
+    );
+    assert_eq!(ra.sections(), rb.sections());
+    for i in 0..ra.sections() {
+        assert_eq!(ra.section_len(i), rb.section_len(i), "section {i}");
+    }
+    let message = new[0].as_slice();
+    let model = t.path().join("m.spamsort");
+    for kind in [ModelKind::MultinomialNb, ModelKind::BernoulliNb] {
+        let verdict = |path: &std::path::Path| {
+            let file = ScorerFile::open(path, Some(kind)).unwrap();
+            file.scorer().unwrap().classify(message).unwrap()
+        };
+        let (of_a, of_b) = (verdict(&a), verdict(&b));
+        assert_ne!(of_a, of_b);
+        std::fs::copy(&a, &model).unwrap();
+        let file = ScorerFile::open(&model, Some(kind)).unwrap();
+        let scorer = file.scorer().unwrap();
+        // `cp b.spamsort m.spamsort` while the filter waits for its message.
+        crate::util::copy_in_place(&std::fs::read(&b).unwrap(), &model);
+        match scorer.classify(message) {
+            Ok(c) => assert!(
+                c == of_a || c == of_b,
+                "{kind}: a verdict of neither file: {c:?}"
+            ),
+            Err(e) => assert!(e.to_string().contains("rewritten in place"), "{e}"),
+        }
+    }
+}

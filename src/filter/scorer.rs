@@ -132,6 +132,8 @@ impl ScorerFile {
     fn load(&self) -> Result<SpamFilter, ModelFileError> {
         let mut filter = SpamFilter::read_sections(&self.file, Some(self.kind))?;
         journal::apply(self.file.path(), self.records()?, &mut filter)?;
+        // Not from the sections of one file and the journal of another (rewritten in place).
+        self.file.check_unchanged()?;
         Ok(filter)
     }
 
@@ -488,6 +490,8 @@ impl Scorer<'_> {
                     Replay::Whole => (file.whole()?, None),
                     Replay::Sparse => {
                         sparse = self.sparse(&words, &hashed)?;
+                        // Read for this message: all of it from the file opened.
+                        file.file.check_unchanged()?;
                         (&sparse, None)
                     }
                 };
@@ -511,6 +515,9 @@ impl Scorer<'_> {
         let hashed = (models.iter())
             .map(|m| m.hashed_weights(&file.file, &buckets))
             .collect::<Result<Vec<_>, _>>()?;
+        // The blocks were read for this message, each checked on its own: all of them, and
+        // what was read before, from the file opened (see `check_unchanged`).
+        file.file.check_unchanged()?;
         Ok(scored(answer, &x, &rows, &hashed, tokens))
     }
 

@@ -507,6 +507,8 @@ pub struct ModelFileReader {
     len: u64,
     /// The header's checksum, which every journal record of this file repeats.
     header_crc: u32,
+    /// The header and directory as read at open (see [`ModelFileReader::check_unchanged`]).
+    header: Vec<u8>,
     /// Per section: its bytes, once read and found correct.
     sections: Vec<std::sync::OnceLock<Vec<u8>>>,
     /// The journal, once read (see [`ModelFileReader::journal`]).
@@ -556,12 +558,14 @@ impl ModelFileReader {
             .map_err(io)?;
         let (version, entries) = parse_header(&head, len, path)?;
         let crc_at = header_len(entries.len()) - 4;
+        head.truncate(crc_at + 4);
         Ok(ModelFileReader {
             file: std::sync::Mutex::new(file),
             path: path.to_path_buf(),
             version,
             len,
             header_crc: u32_at(&head, crc_at),
+            header: head,
             sections: entries.iter().map(|_| std::sync::OnceLock::new()).collect(),
             journal: std::sync::OnceLock::new(),
             entries,
@@ -592,6 +596,29 @@ impl ModelFileReader {
                 },
                 _ => ModelFileError::io(&self.path, err),
             })
+    }
+
+    /// Fails if the file's header and directory are no longer those read at open: the file
+    /// was rewritten in place since (`cp new.spamsort model.spamsort`), or cut short. A section
+    /// read whole is checked against the directory read at open, but a part read on its own
+    /// ([`ModelFileReader::read_range`]: a score table block, which carries its own checksum)
+    /// may come from the new file and still check out, and a journal record of the new file
+    /// names another header, so it ends the journal instead of failing. A reader that combines
+    /// such parts with what it read before calls this once it has read all it needs: it then
+    /// answers from the file it opened, or fails, never from a mix of two files. Appending to
+    /// the journal and cutting a torn tail off leave the header as it is, and a save renames a
+    /// new file over the path, which leaves the open file as it is: neither fails this.
+    pub fn check_unchanged(&self) -> Result<(), ModelFileError> {
+        let mut now = vec![0; self.header.len()];
+        let file = self.file.lock().unwrap_or_else(|p| p.into_inner());
+        self.read_exact_at(&file, 0, &mut now)?;
+        if now != self.header {
+            return Err(ModelFileError::invalid(
+                &self.path,
+                "rewritten in place while it was read (its header changed): read it again",
+            ));
+        }
+        Ok(())
     }
 
     /// The file's format version ([`OLDEST_READ`] to [`FORMAT_VERSION`]).
@@ -1395,5 +1422,36 @@ mod tests {
         assert_eq!(r.read::<u64>(1).unwrap(), 7);
         assert_eq!(r.read::<String>(0).unwrap(), "head");
         assert!(r.read::<u8>(2).is_err());
+    }
+
+    #[test]
+    fn a_rewrite_in_place_fails_check_unchanged_and_an_append_or_a_save_does_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m");
+        let lock = lock_for_update(&path).unwrap();
+        let sections = [encode_section(&"head"), encode_section(&7u64)];
+        save_sections(&sections, &lock).unwrap();
+        let r = ModelFileReader::open(&path).unwrap();
+        // A learn appends a journal record; a save renames a new file over the path.
+        let journal = r.journal().unwrap().clone();
+        r.append(&journal, b"record", &lock).unwrap();
+        r.check_unchanged().unwrap();
+        let r = ModelFileReader::open(&path).unwrap();
+        save_sections(&[encode_section(&"head"), encode_section(&8u64)], &lock).unwrap();
+        r.check_unchanged().unwrap();
+        // `cp` of another file (one section differs: so does the directory) over it.
+        let other = std::fs::read(&path).unwrap();
+        std::fs::write(&path, encode_sections(&sections)).unwrap();
+        let r = ModelFileReader::open(&path).unwrap();
+        r.check_unchanged().unwrap();
+        std::fs::write(&path, &other).unwrap();
+        let err = r.check_unchanged().unwrap_err();
+        assert!(err.to_string().contains("rewritten in place"), "{err}");
+        // Cut short.
+        std::fs::write(&path, b"SPAM").unwrap();
+        assert!(matches!(
+            r.check_unchanged(),
+            Err(ModelFileError::Truncated { .. })
+        ));
     }
 }
