@@ -201,3 +201,40 @@ fn a_save_keeps_the_mode_and_group_of_the_file_it_replaces() {
     assert_eq!(after.mode() & 0o777, 0o640);
     assert_eq!(after.gid(), group);
 }
+
+#[test]
+fn a_save_by_root_leaves_a_users_model_the_users() {
+    // Regression: root pruning or learning into a user's model (mode 0600) made the new file
+    // root's, which its owner could then no longer read.
+    use std::os::unix::fs::MetadataExt;
+    if std::fs::metadata("/proc/self").unwrap().uid() != 0 {
+        return; // Only root can give a file to another user: nothing to check.
+    }
+    let t = TestDir::new();
+    let model = t.path().join("m.spamsort");
+    let learn = |flags: &[&str], body: &[u8]| {
+        let m = t.write("msg.eml", body);
+        crate::util::spamsort()
+            .arg("learn")
+            .args(flags)
+            .arg("--model")
+            .arg(&model)
+            .arg(&m)
+            .assert()
+            .success();
+    };
+    learn(
+        &["--spam"],
+        &crate::util::message("cheap meds", "buy cheap meds now"),
+    );
+    std::os::unix::fs::chown(&model, Some(65_534), Some(65_534)).unwrap();
+    let before = std::fs::metadata(&model).unwrap();
+    learn(
+        &["--ham", "--if-wrong"],
+        &crate::util::message("lunch", "see you at noon"),
+    );
+    let after = std::fs::metadata(&model).unwrap();
+    assert_ne!(after.ino(), before.ino(), "the save replaced the file");
+    assert_eq!((after.uid(), after.gid()), (65_534, 65_534));
+    assert_eq!(after.mode() & 0o777, 0o600);
+}

@@ -1039,14 +1039,19 @@ fn remove_stale_temp_files(lock: &UpdateLock) -> Result<(&Path, &std::ffi::OsStr
     Ok((dir, name))
 }
 
-/// Gives the new file of a save the group and permission bits of the file it replaces, so a
-/// model shared through a group (a spamd server running as one user, `spamsort learn` run by
-/// another) stays shared, and always read and write for its owner; a new file stays readable
-/// by its owner only (the temporary file's 0600). Best effort: if the group cannot be given
-/// (the saver is not in it), the group and other bits are dropped rather than handed to the
-/// saver's own group.
+/// Gives the new file of a save the owner (where the saver may: root), group and permission
+/// bits of the file it replaces, so a model shared through a group (a spamd server running as
+/// one user, `spamsort learn` run by another) stays shared, a user's model that root learns
+/// into or prunes stays the user's (not root's 0600, which its owner could no longer read),
+/// and it is always read and write for its owner; a new file stays readable by its owner only
+/// (the temporary file's 0600). Best effort: if the group cannot be given (the saver is not
+/// in it), the group and other bits are dropped rather than handed to the saver's own group.
 fn keep_access(file: &std::fs::File, old: &std::fs::Metadata) {
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    // Only root may give a file away; anyone else keeps the new file as theirs.
+    if file.metadata().is_ok_and(|m| m.uid() != old.uid()) {
+        let _ = std::os::unix::fs::fchown(file, Some(old.uid()), None);
+    }
     // Owner read and write whatever the old file had: a save replaces the file whatever its
     // bits (the rename needs only the directory), so a 000 or 0400 left on a broken model
     // (the case `restore --force` is for) guards nothing; kept, it would make the model just
