@@ -203,9 +203,14 @@ fn read_line(r: &mut impl BufRead, budget: &mut usize) -> Result<Option<String>,
     if line.ends_with(b"\r") {
         line.pop();
     }
-    String::from_utf8(line)
-        .map(Some)
-        .map_err(|_| ProtocolError::protocol("request head is not UTF-8"))
+    // spamd takes a head's bytes as they come; a line that is not UTF-8 (a `User:` name in
+    // Latin-1, from a system whose login names are) is read as Latin-1, byte by byte, so its
+    // request is answered: each such name still names one user (its control characters are
+    // refused where it becomes a path, see `super::users`), and the values spamsort parses
+    // (lengths, classes) are ASCII either way.
+    Ok(Some(String::from_utf8(line).unwrap_or_else(|e| {
+        e.into_bytes().into_iter().map(char::from).collect()
+    })))
 }
 
 /// The error for a failed read: a timeout is `EX_TIMEOUT`, anything else `EX_PROTOCOL`.
@@ -393,7 +398,7 @@ mod tests {
             b"CHECK SPAMC/1.5\r\nno colon here\r\n\r\n",
             b"TELL SPAMC/1.5\r\nMessage-class: eggs\r\n\r\n",
             b"CHECK SPAMC/1.5\r\nContent-length: 5\r\n",
-            b"CHECK SPAMC/1.5\r\n\xff\xfe: 1\r\n\r\n",
+            b"CHECK SPAMC/1.5\r\nContent-length: 5\xff\r\n\r\n",
             b"CHECK SPAMC/1.5\r\nContent-length: 5\r\ncontent-length: 50\r\n\r\n",
         ];
         for case in cases {
@@ -406,6 +411,19 @@ mod tests {
             );
             assert!(err.response().starts_with(b"SPAMD/1.5 76 "));
         }
+    }
+
+    #[test]
+    fn a_head_line_that_is_not_utf8_is_read_as_latin1() {
+        // Regression: a Latin-1 `User:` name (spamc sends the login name) failed the whole
+        // request, so that user's mail went unfiltered even without per-user models.
+        let head = b"CHECK SPAMC/1.5\r\nUser: j\xf6rg\r\n\xff\xfe: 1\r\nContent-length: 5\r\n\r\n";
+        let request = parse(head).unwrap();
+        assert_eq!(request.user.as_deref(), Some("j\u{f6}rg"));
+        assert_eq!(request.content_length, Some(5));
+        // Distinct bytes stay distinct names.
+        let other = parse(b"CHECK SPAMC/1.5\r\nUser: j\xf7rg\r\n\r\n").unwrap();
+        assert_ne!(other.user, request.user);
     }
 
     #[test]
