@@ -739,6 +739,40 @@ fn a_closed_standard_output_fails_the_filter_before_it_reads_the_message() {
     assert!(status.success());
 }
 
+#[test]
+fn a_closed_standard_input_fails_the_filter_and_nothing_is_delivered() {
+    // auditN repro-1: the runtime opened /dev/null in its place, and the filter delivered a
+    // message made of its own fields alone, with exit 0, as if it had filtered mail.
+    for args in [&["--model"][..], &["--no-such-flag", "--model"]] {
+        let out = Command::new("sh")
+            .arg("-c")
+            .arg(r#"bin=$1; shift; exec "$bin" filter "$@" <&-"#)
+            .arg("sh")
+            .arg(spamsort_bin())
+            .args(args)
+            .arg(trained_model())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{args:?}: {stderr}");
+        assert!(
+            out.stdout.is_empty(),
+            "{args:?}: {} bytes",
+            out.stdout.len()
+        );
+        assert!(stderr.contains("standard input is closed"), "{stderr}");
+    }
+    // An empty message a caller gives on purpose (`< /dev/null`) is marked, as any other.
+    let out = Command::new(spamsort_bin())
+        .args(["filter", "--model"])
+        .arg(trained_model())
+        .stdin(std::fs::File::open("/dev/null").unwrap())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(count_fields(&out.stdout, "X-Spam-Flag"), 1);
+}
+
 /// auditF repro-1: the reason a message passes through went to stderr with `eprintln!`,
 /// which panics where stderr cannot be written (a full disk under the mail program's log,
 /// here /dev/full): nothing of the message reached stdout, exit 101. A usage error's pass

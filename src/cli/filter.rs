@@ -36,7 +36,7 @@ pub struct FilterArgs {
 }
 
 pub fn run(args: FilterArgs) -> anyhow::Result<ExitStatus> {
-    stdout_open()?;
+    streams_open()?;
     let (mut stdin, mut stdout) = standard_streams();
     // Memory running out while the model loads (nothing read yet), and later while the message
     // is classified, passes the message through (see `out_of_memory`).
@@ -117,7 +117,7 @@ pub(super) fn refused(
     if !is_filter || !error.use_stderr() || std::io::stdin().is_terminal() {
         return None;
     }
-    if let Err(e) = stdout_open() {
+    if let Err(e) = streams_open() {
         return Some(Err(e));
     }
     let exit_code = argv[2..].iter().any(|a| a == "--exit-code");
@@ -132,16 +132,25 @@ pub(super) fn refused(
     ))
 }
 
-/// Fails if standard output was closed when the process started (see
-/// [`stdout_was_closed`]): nothing is read, and the caller (procmail, an MTA) keeps the
-/// message it sees the filter fail on.
-/// Fails too, as `cat` does, if standard input and output are the same regular file
+/// Fails if standard output was closed when the process started (see [`was_closed`]):
+/// nothing is read, and the caller (procmail, an MTA) keeps the message it sees the filter
+/// fail on. Fails too if standard input was closed: there is no message, and reading the
+/// `/dev/null` put in its place, the filter delivered a made-up one (its own fields alone)
+/// with exit 0, as if it had filtered mail (a caller's `< /dev/null` is an empty message,
+/// filtered as any other). And, as `cat` does, if standard input and output are the same regular file
 /// (`spamsort filter < f >> f`): what is written would be read back as more of the message,
 /// without end (a 3 MB file grew by 1 GB a second), and the file holds the message as it was.
-fn stdout_open() -> anyhow::Result<()> {
-    if stdout_was_closed() {
+fn streams_open() -> anyhow::Result<()> {
+    use std::os::fd::AsFd;
+    if was_closed(std::io::stdout().as_fd()) {
         anyhow::bail!(
             "standard output is closed (the message would be written to /dev/null in its \
+             place): nothing read, nothing delivered"
+        );
+    }
+    if was_closed(std::io::stdin().as_fd()) {
+        anyhow::bail!(
+            "standard input is closed (there is no message, only the /dev/null in its \
              place): nothing read, nothing delivered"
         );
     }
@@ -169,15 +178,14 @@ fn input_is_output() -> bool {
     }
 }
 
-/// True if standard output was closed when the process started: the Rust runtime then opens
-/// `/dev/null` in its place, for reading and writing, and the filter would write the message
-/// into nothing and exit 0. (A caller's `> /dev/null` opens it for writing only.)
-fn stdout_was_closed() -> bool {
+/// True if the standard descriptor `fd` (input or output) was closed when the process
+/// started: the Rust runtime then opens `/dev/null` in its place, for reading and writing, and
+/// the filter would write the message into nothing, or read an empty one, and exit 0. (A
+/// caller's `> /dev/null` opens it for writing only, `< /dev/null` for reading only.)
+fn was_closed(fd: std::os::fd::BorrowedFd<'_>) -> bool {
     use rustix::fs::{FileType, OFlags, fcntl_getfl, fstat, stat};
-    use std::os::fd::AsFd;
-    let stdout = std::io::stdout();
-    let fd = stdout.as_fd();
-    // A pipe or a file the caller opened for the message is write-only: nothing more to ask.
+    // A pipe or a file the caller opened for the message is read-only or write-only: nothing
+    // more to ask.
     if !fcntl_getfl(fd).is_ok_and(|f| f & OFlags::RWMODE == OFlags::RDWR) {
         return false;
     }
