@@ -595,6 +595,9 @@ fn model_named_by_the_environment_or_a_flag_and_usage_errors_pass_the_message_th
         (&["-m", m, "--subject-tag", "SPAM"], 0),
         (&["-m", m, "--exit-code", "--exit-code"], 3),
         (&["-m", m, "--exit-code", "--spam-threshold", "high"], 3),
+        // Exit codes asked for, misspelt: 3, not 0, which they would read as spam.
+        (&["-m", m, "--exit-code=true"], 3),
+        (&["-m", m, "--exit-codes"], 3),
     ] {
         let out = spamsort()
             .arg("filter")

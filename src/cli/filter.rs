@@ -103,7 +103,7 @@ pub fn run(args: FilterArgs) -> anyhow::Result<ExitStatus> {
 
 /// The filter's answer to a command line clap refused (`argv`: the whole command line),
 /// as to any other failure: the message on standard input goes out unchanged, and why to
-/// standard error; exit 0, or 3 with `--exit-code`. A setting misspelt in a procmail or MTA
+/// standard error; exit 0, or 3 with `--exit-code` (or an argument that starts so). A setting misspelt in a procmail or MTA
 /// configuration must not cost the mail. `None` where the command is not `filter`, where
 /// clap was asked for help or the version rather than refusing, and where standard input
 /// is a terminal (someone typing the command, who wants the error, not a wait for a
@@ -120,7 +120,11 @@ pub(super) fn refused(
     if let Err(e) = streams_open() {
         return Some(Err(e));
     }
-    let exit_code = argv[2..].iter().any(|a| a == "--exit-code");
+    // `--exit-code=true`, `--exit-codes`: exit codes asked for, if misspelt; 0 would read as
+    // spam to a caller that asked for them, 3 is an error (the message kept) to any caller.
+    let exit_code = argv[2..]
+        .iter()
+        .any(|a| a.as_encoded_bytes().starts_with(b"--exit-code"));
     let reason = format!("the command line was refused: {}", error.render());
     let (mut stdin, mut stdout) = standard_streams();
     Some(pass_through(
