@@ -361,6 +361,41 @@ fn messages_delivered_while_it_runs_are_filed_once_as_classify_says() {
 }
 
 #[test]
+fn a_message_written_straight_into_new_is_classified_once_whole_not_by_its_first_part() {
+    // Regression: a message written straight into new/ (a `cp`, an MDA that skips tmp/) was
+    // classified as far as it was written and linked on that verdict: the empty file `cp`
+    // makes first read as ham, so a spam went to the ham folder, its writer filling it there.
+    let spam = std::fs::read(&sample_files()[0]).unwrap();
+    let filter = SpamFilter::load(trained_model()).unwrap();
+    assert_eq!(filter.classify(&spam).verdict, Verdict::Spam);
+    assert_ne!(filter.classify(b"").verdict, Verdict::Spam);
+    let t = TestDir::new();
+    let dirs = Maildirs::new(&t);
+    let log = t.path().join("log");
+    let mut daemon = start(trained_model(), &dirs, &[], &log);
+    let name = "1.M1P1.slow";
+    let mut writer = std::fs::File::create(dirs.inbox.join("new").join(name)).unwrap();
+    // Passes come and go while it is open and empty: it stays in the inbox.
+    std::thread::sleep(Duration::from_millis(2500));
+    let early = [&dirs.ham, &dirs.spam].map(|d| files_in(&d.join("new")));
+    writer.write_all(&spam).unwrap();
+    drop(writer);
+    let filed = dirs.spam.join("new").join(name);
+    let start = Instant::now();
+    while !filed.exists() && start.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    stop(&mut daemon, &log);
+    assert!(
+        early.iter().all(Vec::is_empty),
+        "filed half written: {early:?}"
+    );
+    assert_eq!(std::fs::read(&filed).unwrap(), spam);
+    assert!(files_in(&dirs.ham.join("new")).is_empty());
+    assert!(files_in(&dirs.inbox.join("new")).is_empty());
+}
+
+#[test]
 fn a_learn_beside_the_daemon_counts_from_the_next_message_without_a_reload() {
     let t = TestDir::new();
     let dirs = Maildirs::new(&t);

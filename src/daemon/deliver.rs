@@ -182,6 +182,17 @@ impl Source {
         self.fresh() || super::writers::open_for_writing(path) == Some(true)
     }
 
+    /// True if the message at `path`, just read as `self`, may have been read before it was
+    /// whole: another process has it open for writing (where the kernel says, see
+    /// `writers.rs`), or it changed since it was read. Asked of every message before it is
+    /// classified, however it is filed: a link keeps the writer's file, but its verdict would
+    /// be of the part written so far (an empty file that `cp` has just made reads as ham).
+    /// Not its age: a message delivered through `tmp/` is seldom a second old when it arrives,
+    /// and a link waits for no writer.
+    pub fn read_half_written(&self, path: &Path) -> bool {
+        super::writers::open_for_writing(path) == Some(true) || !self.unchanged(path)
+    }
+
     /// True if the file at `path` is still as read.
     fn unchanged(&self, path: &Path) -> bool {
         std::fs::metadata(path).is_ok_and(|now| {

@@ -479,9 +479,24 @@ impl Daemon {
                 }
                 Planning::Gone => {}
                 Planning::Later(name, why) => {
-                    // Tried again a second from now (`again_soon`), its wait kept.
-                    if let Some(mut w) = waited.remove(&name) {
-                        w.retry_at = Instant::now() + deliver::SETTLE;
+                    // Tried again a second from now (`again_soon`), its wait kept. One still
+                    // being written starts one if it had none, so that a writer that never lets
+                    // go of it is said once it waited long, as for a copy (see `sort_batch`'s
+                    // filing).
+                    let now = Instant::now();
+                    let not_yet = deliver::is_not_yet(&why);
+                    let fresh = || Waiting {
+                        since: now,
+                        retry_at: now,
+                        failures: 0,
+                    };
+                    if let Some(mut w) = waited.remove(&name).or_else(|| not_yet.then(fresh)) {
+                        w.retry_at = now + deliver::SETTLE;
+                        let long = not_yet && w.since.elapsed() >= WAITED_LONG;
+                        if long && self.notices.is_news(&name, Topic::Filing, &why.to_string()) {
+                            let secs = WAITED_LONG.as_secs();
+                            tracing::warn!("{} not filed for {secs} s: {why}", Shown(&name));
+                        }
                         self.waiting.insert(name.clone(), w);
                     }
                     self.again_soon = true;
@@ -933,7 +948,8 @@ fn may_pass(e: &std::io::Error) -> bool {
     )
 }
 
-/// Reads (see [`read_within`]) and classifies one inbox message.
+/// Reads (see [`read_within`]) and classifies one inbox message; one still being written
+/// ([`Source::read_half_written`]) is left for a later pass, never judged by its first part.
 fn plan(name: &OsStr, inbox_new: &Path, filter: &crate::SpamFilter, bound: u64) -> Planning {
     let source = inbox_new.join(name);
     let start = Instant::now();
@@ -943,6 +959,11 @@ fn plan(name: &OsStr, inbox_new: &Path, filter: &crate::SpamFilter, bound: u64) 
             return Planning::Later(name.to_os_string(), e);
         }
         Err(e) => (None, None, Err(format!("unreadable: {e}"))),
+        // Still being written (straight into new/, not through tmp/): its verdict would be of
+        // the part written so far. Read again at a later pass.
+        Ok((read, _)) if read.read_half_written(&source) => {
+            return Planning::Later(name.to_os_string(), deliver::not_yet());
+        }
         Ok((read, bytes)) => {
             let verdict = std::panic::catch_unwind(|| filter.classify(&bytes))
                 .map_err(|_| "internal error while classifying (please report it)".to_string());
