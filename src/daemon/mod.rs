@@ -669,7 +669,9 @@ impl Daemon {
                     } else {
                         "left in the inbox"
                     };
-                    tracing::error!("{name} {left}: {e}");
+                    // The folder too: its name says which folder went missing or is not
+                    // writable (a Junk folder deleted over IMAP).
+                    tracing::error!("{name} {left} (for {folder}): {e}");
                 }
                 (_, Err(e)) => tracing::debug!("{name} not filed: {e}"),
             }
