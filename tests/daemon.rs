@@ -75,14 +75,41 @@ pub(crate) fn daemon_command(model: &Path, dirs: &Maildirs, extra: &[&str]) -> C
     cmd
 }
 
+/// A running daemon, killed if a test fails before it stops it: an assertion that fails must
+/// not leave it running (it keeps the test's standard output open, so `cargo test | tail`
+/// would wait for it).
+pub(crate) struct Running(Child);
+
+impl std::ops::Deref for Running {
+    type Target = Child;
+    fn deref(&self) -> &Child {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Running {
+    fn deref_mut(&mut self) -> &mut Child {
+        &mut self.0
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if self.0.try_wait().ok().flatten().is_none() {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
 /// Starts the daemon and waits until it watches the inbox. Its log goes to `log`.
-pub(crate) fn start(model: &Path, dirs: &Maildirs, extra: &[&str], log: &Path) -> Child {
+pub(crate) fn start(model: &Path, dirs: &Maildirs, extra: &[&str], log: &Path) -> Running {
     start_command(daemon_command(model, dirs, extra), log)
 }
 
 /// Starts `cmd` and waits until the daemon watches the inbox (or exits); its log, up to that
 /// line at once and the rest as it comes, goes to `log`.
-pub(crate) fn start_command(mut cmd: Command, log: &Path) -> Child {
+pub(crate) fn start_command(mut cmd: Command, log: &Path) -> Running {
     let mut child = cmd.stderr(Stdio::piped()).spawn().unwrap();
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
     let mut out = std::fs::OpenOptions::new()
@@ -99,7 +126,7 @@ pub(crate) fn start_command(mut cmd: Command, log: &Path) -> Child {
         out.write_all(line.as_bytes()).unwrap();
     }
     std::thread::spawn(move || std::io::copy(&mut stderr, &mut out));
-    child
+    Running(child)
 }
 
 /// Stops the daemon with SIGTERM and waits until its log is complete: its last line, `stopped`,

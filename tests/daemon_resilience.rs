@@ -4,41 +4,24 @@
 //! replaced. Nothing is lost, the daemon goes on sorting and heeds signals, and it says
 //! each thing once, not on every pass.
 
-use crate::daemon::{Maildirs, daemon_command, deliver, files_in, start_command, wait_until};
+use crate::daemon::{
+    Maildirs, Running, daemon_command, deliver, files_in, start_command, wait_until,
+};
 use crate::util::{TestDir, copy_of_trained_model, sample_class_files};
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
-use std::process::Child;
-
-/// A running daemon, killed if a test fails before it stops it (an assertion that fails must
-/// not leave it running).
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        if self.0.try_wait().ok().flatten().is_none() {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-}
 
 /// Starts the daemon on `dirs` with `extra` flags, logging at debug level into `log`.
 fn start_debug(model: &Path, dirs: &Maildirs, extra: &[&str], log: &Path) -> Running {
     let mut cmd = daemon_command(model, dirs, extra);
     cmd.env("SPAMSORT_LOG", "debug");
-    Running(start_command(cmd, log))
+    start_command(cmd, log)
 }
 
 /// Starts the daemon on `dirs` with the trained model and no extra flags, logging into `log`.
 fn start_trained(dirs: &Maildirs, log: &Path) -> Running {
-    Running(crate::daemon::start(
-        crate::util::trained_model(),
-        dirs,
-        &[],
-        log,
-    ))
+    crate::daemon::start(crate::util::trained_model(), dirs, &[], log)
 }
 
 /// How many times the log says `what`.
@@ -74,11 +57,11 @@ fn hams(n: usize) -> Vec<Vec<u8>> {
 
 /// Sends SIGTERM and waits until the daemon exits, which must be with success.
 fn sigterm_and_wait_for_exit(daemon: &mut Running) {
-    let pid = rustix::process::Pid::from_raw(daemon.0.id() as i32).unwrap();
+    let pid = rustix::process::Pid::from_raw(daemon.id() as i32).unwrap();
     rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
     let mut status = None;
     wait_until("the daemon to exit after SIGTERM", || {
-        status = daemon.0.try_wait().unwrap();
+        status = daemon.try_wait().unwrap();
         status.is_some()
     });
     assert!(status.unwrap().success(), "{status:?}");
@@ -157,7 +140,7 @@ fn a_name_that_is_not_utf8_is_sorted_and_a_symbolic_link_is_left_in_place_and_sa
             files_in(&dirs.inbox.join("new")) == [link.clone()]
         });
     }
-    crate::daemon::stop(&mut daemon.0, &log);
+    crate::daemon::stop(&mut daemon, &log);
     assert_eq!(said(&log, "a symbolic link, not a delivered message"), 1);
     assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
     assert_eq!(std::fs::read(&elsewhere).unwrap(), spam);
@@ -204,7 +187,7 @@ fn a_message_it_cannot_file_is_logged_once_and_again_when_the_error_changes() {
     wait_until("the message to be filed", || {
         spam_new.join("1.spam.test").exists()
     });
-    crate::daemon::stop(&mut daemon.0, &log);
+    crate::daemon::stop(&mut daemon, &log);
     // The whole log is in (its last line came): each error was said once.
     assert_eq!(stuck(), 2);
     assert_eq!(std::fs::read(spam_new.join("1.spam.test")).unwrap(), spam);
@@ -231,7 +214,7 @@ fn an_inbox_new_renamed_away_and_back_or_replaced_is_waited_out_and_watched_agai
     wait_until("the daemon to say the inbox cannot be read", || {
         said(&log, "the inbox cannot be read") == 1
     });
-    assert!(daemon.0.try_wait().unwrap().is_none(), "still running");
+    assert!(daemon.try_wait().unwrap().is_none(), "still running");
     std::fs::rename(&away, &new).unwrap();
     wait_until("the daemon to see it back", || {
         said(&log, "the inbox can be read again") == 1
@@ -253,7 +236,7 @@ fn an_inbox_new_renamed_away_and_back_or_replaced_is_waited_out_and_watched_agai
         "a message delivered into the new directory to be filed",
         || filed.exists(),
     );
-    crate::daemon::stop(&mut daemon.0, &log);
+    crate::daemon::stop(&mut daemon, &log);
     assert_eq!(files_in(&dirs.ham.join("new")).len(), 2);
     assert!(files_in(&new).is_empty());
 }
@@ -335,7 +318,7 @@ fn a_message_it_cannot_take_from_the_inbox_is_left_there_unfiled_and_said_once()
         .arg(crate::util::sample_files()[0].as_path())
         .assert()
         .success();
-    let pid = rustix::process::Pid::from_raw(daemon.0.id() as i32).unwrap();
+    let pid = rustix::process::Pid::from_raw(daemon.id() as i32).unwrap();
     rustix::process::kill_process(pid, rustix::process::Signal::HUP).unwrap();
     wait_until("the model to be reloaded", || {
         said(&log, "model reloaded") == 1
@@ -404,7 +387,7 @@ fn a_message_the_kernel_will_not_let_it_link_is_filed_as_a_copy_or_left_in_the_i
     let daemon = daemon_command(&model, &dirs, &["--rescan", "1"]);
     cmd.arg(daemon.get_program()).args(daemon.get_args());
     cmd.env("HOME", t.path()).env("XDG_CONFIG_HOME", t.path());
-    let mut daemon = Running(start_command(cmd, &log));
+    let mut daemon = start_command(cmd, &log);
     let filed = dirs.ham.join("new").join(readable);
     wait_until("the readable message to be filed", || filed.exists());
     wait_until("the unreadable one to be reported", || {
@@ -445,7 +428,7 @@ fn a_message_it_cannot_open_for_want_of_file_descriptors_waits_and_is_never_file
     let daemon = daemon_command(&model, &dirs, &["--rescan", "1"]);
     let mut cmd = with_open_file_limit(&daemon, "-n 10");
     cmd.env("RAYON_NUM_THREADS", "8");
-    let mut daemon = Running(start_command(cmd, &log));
+    let mut daemon = start_command(cmd, &log);
     let inbox_new = dirs.inbox.join("new");
     wait_until("every message to be filed", || {
         files_in(&inbox_new).is_empty()
@@ -535,7 +518,7 @@ fn a_low_soft_open_file_limit_is_raised_so_moves_are_learned() {
     let ham = hams(1).remove(0);
     let log = t.path().join("log");
     let daemon = daemon_command(&model, &dirs, &["--learn-from-moves", "--rescan", "1"]);
-    let mut daemon = Running(start_command(with_open_file_limit(&daemon, "-Sn 10"), &log));
+    let mut daemon = start_command(with_open_file_limit(&daemon, "-Sn 10"), &log);
     // The user moves a message into spam.
     std::fs::write(dirs.spam.join("cur/1.moved.test:2,S"), &ham).unwrap();
     wait_until("the move to be learned", || {
