@@ -847,6 +847,14 @@ impl UpdateLock {
 /// over it, and then two writers hold "the lock" at once and lose each other's learns), or
 /// the lock of another model beside it (`NAME.spamsort`'s).
 fn lock_path(path: &Path) -> std::io::Result<PathBuf> {
+    // `dir/` names a directory, which no model file is; its lock would be `dir.lock`, made
+    // beside it before the save failed.
+    if path.as_os_str().as_encoded_bytes().ends_with(b"/") {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "a model file's path must name a file, not end in `/`",
+        ));
+    }
     if path.extension().is_some_and(|e| e == "lock") {
         return Err(std::io::Error::new(
             std::io::ErrorKind::InvalidInput,
@@ -1200,6 +1208,16 @@ mod tests {
         assert!(lock_for_update(&dir.path().join("link.spamsort")).is_err());
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
         assert!(lock_for_update(&dir.path().join("mail.locked")).is_ok());
+    }
+
+    #[test]
+    fn a_model_path_ending_in_a_slash_is_refused_before_any_file_is_made() {
+        // `--model new/` failed at the save, having made `new.lock` beside it.
+        let dir = tempfile::tempdir().unwrap();
+        let path = PathBuf::from(format!("{}/new/", dir.path().display()));
+        let err = lock_for_update(&path).unwrap_err();
+        assert!(format!("{:#}", anyhow::Error::from(err)).contains("not end in `/`"));
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 
     /// Regression (auditA): a lock file made by another user (0644 under a umask of 022)
