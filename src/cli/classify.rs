@@ -12,7 +12,7 @@ use std::path::PathBuf;
 /// Output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
-    /// `SOURCE: VERDICT (score 7.3, probability 0.987, model)`, for people.
+    /// `SOURCE: VERDICT (score 7.3, probability 0.998, model)`, for people.
     Text,
     /// `SOURCE<TAB>VERDICT<TAB>PROBABILITY<TAB>SCORE<TAB>DECISION`, stable, for scripts:
     /// P(spam), the spamd-style score (5.0 required) and the model's raw decision value.
