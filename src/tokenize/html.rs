@@ -44,7 +44,7 @@ pub(crate) fn html_to_text(html: &str) -> HtmlText {
         i += lt;
         let rest = &html[i..];
         if let Some(comment) = rest.strip_prefix("<!--") {
-            i += comment.find("-->").map_or(rest.len(), |e| e + 7);
+            i += 4 + comment_len(comment);
             continue;
         }
         let next = rest.as_bytes().get(1).copied().unwrap_or(b' ');
@@ -90,6 +90,31 @@ pub(crate) fn html_to_text(html: &str) -> HtmlText {
     out.tags = tags.into_iter().collect();
     out.text = super::entities::decode(&raw).into_owned();
     out
+}
+
+/// Length of the comment whose text starts `body` (what follows its `<!--`), through its end,
+/// as HTML5 ends comments and so every mail client that renders HTML: `<!-->` and `<!--->` are
+/// whole (empty) comments, any other ends at its first `-->` or `--!>`, and an unclosed one
+/// runs to the end of the input. (Read as the start of a comment that only a later `-->`
+/// ends, `<!-->` hid all the text after it.) One pass: every `--` is looked at once.
+fn comment_len(body: &str) -> usize {
+    if body.starts_with('>') {
+        return 1;
+    }
+    if body.starts_with("->") {
+        return 2;
+    }
+    let bytes = body.as_bytes();
+    let mut from = 0;
+    while let Some(n) = memchr::memmem::find(&bytes[from..], b"--") {
+        let after = from + n + 2;
+        match (bytes.get(after), bytes.get(after + 1)) {
+            (Some(b'>'), _) => return after + 1,
+            (Some(b'!'), Some(b'>')) => return after + 2,
+            _ => from += n + 1,
+        }
+    }
+    body.len()
 }
 
 /// Length of the tag at the start of `s` (which begins with `<`), through its `>`, quotes
@@ -235,6 +260,18 @@ mod tests {
                 "a", "b", "body", "head", "html", "img", "p", "script", "style", "td"
             ]
         );
+    }
+
+    #[test]
+    fn comments_end_where_html5_ends_them() {
+        let text = |html| html_to_text(html).text;
+        // Empty comments: once read as comments that only a later `-->` closes, hiding the
+        // rest of the part.
+        assert_eq!(text("vi<!-->agra"), "viagra");
+        assert_eq!(text("vi<!--->agra"), "viagra");
+        assert_eq!(text("vi<!---->agra<!-- x -- y -->!"), "viagra!");
+        assert_eq!(text("vi<!-- x --!>agra -->"), "viagra -->");
+        assert_eq!(text("a<!-- x --->b<!--x--"), "ab");
     }
 
     #[test]
