@@ -1,7 +1,9 @@
 //! HTML to text for tokenizing: tags dropped, comments, scripts and styles removed, entities
 //! decoded, and link and image targets kept for URL tokens. Formatting tags (`<b>`, `<font>`,
 //! ...) vanish without a trace, so `V<b></b>iagra` and `via<!-- x -->gra` read as one word;
-//! block tags become a space. One linear pass, no DOM: cost is bounded by the input length.
+//! block tags become a space. So do tags a browser does not know (`vi<x>agra`, Word's
+//! `<o:p>`) and bogus comments (`<!x>`, `<?x>`): they render inline, as nothing. One linear
+//! pass, no DOM: cost is bounded by the input length.
 
 use super::find_ascii_ci;
 use std::collections::BTreeSet;
@@ -17,9 +19,108 @@ pub(crate) struct HtmlText {
     pub tags: Vec<String>,
 }
 
-const INLINE_TAGS: &[&str] = &[
-    "a", "abbr", "b", "big", "code", "em", "font", "i", "s", "small", "span", "strike", "strong",
-    "sub", "sup", "tt", "u", "wbr",
+/// The tags that end a word where they stand, as rendered: block and table elements, line
+/// breaks, and elements that show something of their own (images, form controls, embedded
+/// content) or hide their content (the head, scripts). Every other tag, known or made up
+/// (`<span>`, `<ins>`, `<x>`, `<o:p>`), and every bogus comment (`<!x>`, `<?x>`), is rendered
+/// inline and shows nothing itself, so it vanishes: a list of the inline tags instead put a
+/// space into `vi<x>agra`, which every mail client shows as one word.
+const BREAKING_TAGS: &[&str] = &[
+    "address",
+    "applet",
+    "area",
+    "article",
+    "aside",
+    "audio",
+    "base",
+    "blockquote",
+    "body",
+    "br",
+    "button",
+    "canvas",
+    "caption",
+    "center",
+    "col",
+    "colgroup",
+    "dd",
+    "details",
+    "dialog",
+    "dir",
+    "div",
+    "dl",
+    "dt",
+    "embed",
+    "fieldset",
+    "figcaption",
+    "figure",
+    "footer",
+    "form",
+    "frame",
+    "frameset",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "head",
+    "header",
+    "hgroup",
+    "hr",
+    "html",
+    "iframe",
+    "img",
+    "input",
+    "isindex",
+    "keygen",
+    "legend",
+    "li",
+    "link",
+    "listing",
+    "main",
+    "marquee",
+    "math",
+    "menu",
+    "meta",
+    "meter",
+    "nav",
+    "noembed",
+    "noframes",
+    "noscript",
+    "object",
+    "ol",
+    "optgroup",
+    "option",
+    "p",
+    "param",
+    "picture",
+    "plaintext",
+    "pre",
+    "progress",
+    "q",
+    "rp",
+    "rt",
+    "script",
+    "section",
+    "select",
+    "source",
+    "style",
+    "summary",
+    "svg",
+    "table",
+    "tbody",
+    "td",
+    "template",
+    "textarea",
+    "tfoot",
+    "th",
+    "thead",
+    "title",
+    "tr",
+    "track",
+    "ul",
+    "video",
+    "xmp",
 ];
 const URL_ATTRIBUTES: &[&str] = &["href", "src", "action", "background"];
 
@@ -80,7 +181,8 @@ pub(crate) fn html_to_text(html: &str) -> HtmlText {
                 i += skipped;
             }
         }
-        if !INLINE_TAGS.contains(&name.as_str()) {
+        let bogus_comment = matches!(tag.as_bytes().first(), Some(b'!' | b'?'));
+        if !bogus_comment && BREAKING_TAGS.contains(&name.as_str()) {
             raw.push(' ');
         }
         if !tags.contains(&name) {
@@ -275,8 +377,33 @@ mod tests {
     }
 
     #[test]
+    fn unknown_tags_and_bogus_comments_vanish_as_inline_ones_do() {
+        let text = |html| html_to_text(html).text;
+        for html in [
+            "vi<x>agra",
+            "vi</x>agra",
+            "v<ins>i</ins>agra",
+            "vi<o:p></o:p>agra",
+            "vi<st1:place>agra",
+            "vi<!x>agra",
+            "vi<?x>agra",
+            "vi<span>agra",
+        ] {
+            assert_eq!(text(html), "viagra", "{html}");
+        }
+        for html in [
+            "vi<br>agra",
+            "vi</p>agra",
+            "vi<td>agra",
+            "vi<img src=x>agra",
+        ] {
+            assert_eq!(text(html), "vi agra", "{html}");
+        }
+    }
+
+    #[test]
     fn unterminated_and_stray_brackets() {
-        assert_eq!(html_to_text("a < b and c<d").text, "a < b and c ");
+        assert_eq!(html_to_text("a < b and c<d").text, "a < b and c");
         assert_eq!(html_to_text("x <!-- never closed").text, "x ");
         assert_eq!(html_to_text("<a href=").urls, Vec::<String>::new());
     }
