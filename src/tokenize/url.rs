@@ -131,11 +131,26 @@ pub(crate) fn split_urls(text: &str) -> Vec<Segment<'_>> {
     out
 }
 
-/// Emits the tokens of one URL (absolute, scheme-relative, or `www.` host).
+/// Schemes whose URLs browsers read as WHATWG's URL standard reads its "special" schemes: a
+/// `\` is a `/`, and any run of them after the `:` comes before the host.
+const SPECIAL_SCHEMES: [&str; 3] = ["http", "https", "ftp"];
+
+/// Emits the tokens of one URL (absolute, scheme-relative, or `www.` host). The host is the
+/// one a browser goes to: with an `http`, `https` or `ftp` scheme, after any slashes and
+/// backslashes (`http:\\evil.example`, `https:evil.example`); and for every URL it ends at
+/// the first `/`, `\`, `?` or `#`, so `http://evil.example\@bank.example/` is evil.example's,
+/// as browsers read it, not bank.example's.
 pub(crate) fn push_url(sink: &mut Sink<'_>, url: &str) {
     let url = url.trim();
-    let rest = match url.find("://") {
-        Some(i)
+    let rest = match (url.split_once(':'), url.find("://")) {
+        (Some((scheme, after)), _)
+            if SPECIAL_SCHEMES
+                .iter()
+                .any(|s| s.eq_ignore_ascii_case(scheme)) =>
+        {
+            after.trim_start_matches(['/', '\\'])
+        }
+        (_, Some(i))
             if url[..i]
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || "+.-".contains(c)) =>
@@ -144,7 +159,8 @@ pub(crate) fn push_url(sink: &mut Sink<'_>, url: &str) {
         }
         _ => url.strip_prefix("//").unwrap_or(url),
     };
-    let (authority, path) = rest.split_at(rest.find(['/', '?', '#']).unwrap_or(rest.len()));
+    let end = rest.find(['/', '\\', '?', '#']).unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(end);
     let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
     let host = strip_port(host_port)
         .trim_end_matches('.')
@@ -255,6 +271,29 @@ mod tests {
         assert_eq!(
             url_tokens("www.spam.biz"),
             ["url:www.spam.biz", "url:spam.biz", "url:biz"]
+        );
+    }
+
+    #[test]
+    fn host_is_the_one_a_browser_goes_to() {
+        let evil = ["url:evil.example", "url:example"];
+        for url in [
+            "http:\\\\evil.example",
+            "HTTP:/\\evil.example",
+            "https:evil.example",
+            "http:///evil.example",
+            "http://evil.example\\",
+        ] {
+            assert_eq!(url_tokens(url), evil, "{url}");
+        }
+        assert_eq!(
+            url_tokens("http://evil.example\\@bank.example/"),
+            [
+                "url:evil.example",
+                "url:example",
+                "url-path:bank",
+                "url-path:example"
+            ]
         );
     }
 
