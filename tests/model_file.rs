@@ -5,6 +5,7 @@ use crate::util::TestDir;
 use proptest::prelude::*;
 use spamsort::model_file::{self, ModelFileError};
 use spamsort::{Label, TokenizerConfig, Vocabulary, VocabularyParams};
+use std::path::Path;
 
 #[derive(Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 struct Payload {
@@ -162,54 +163,10 @@ proptest! {
     }
 }
 
-#[test]
-fn a_save_keeps_the_mode_and_group_of_the_file_it_replaces() {
-    use std::os::unix::fs::{MetadataExt, PermissionsExt};
-    let t = TestDir::new();
-    let model = t.path().join("m.spamsort");
-    let message = crate::util::message("cheap meds", "buy cheap meds now");
-    let learn = |flags: &[&str], body: &[u8]| {
-        let m = t.write("msg.eml", body);
-        crate::util::spamsort()
-            .arg("learn")
-            .args(flags)
-            .arg("--model")
-            .arg(&model)
-            .arg(&m)
-            .assert()
-            .success();
-    };
-    learn(&["--spam"], &message);
-    // A new file is its owner's alone.
-    assert_eq!(std::fs::metadata(&model).unwrap().mode() & 0o777, 0o600);
-    // Root may give any group; anyone else their own.
-    let group = if std::fs::metadata("/proc/self").unwrap().uid() == 0 {
-        54_321
-    } else {
-        std::fs::metadata(&model).unwrap().gid()
-    };
-    std::os::unix::fs::chown(&model, None, Some(group)).unwrap();
-    std::fs::set_permissions(&model, std::fs::Permissions::from_mode(0o640)).unwrap();
-    let before = std::fs::metadata(&model).unwrap();
-    // --if-wrong loads and saves the whole file (a plain learn appends to it in place).
-    learn(
-        &["--ham", "--if-wrong"],
-        &crate::util::message("lunch", "see you at noon"),
-    );
-    let after = std::fs::metadata(&model).unwrap();
-    assert_ne!(after.ino(), before.ino(), "the save replaced the file");
-    assert_eq!(after.mode() & 0o777, 0o640);
-    assert_eq!(after.gid(), group);
-}
-
-#[test]
-fn a_save_by_root_leaves_a_users_model_the_users() {
-    // Regression: root pruning or learning into a user's model (mode 0600) made the new file
-    // root's, which its owner could then no longer read.
-    use std::os::unix::fs::MetadataExt;
-    if std::fs::metadata("/proc/self").unwrap().uid() != 0 {
-        return; // Only root can give a file to another user: nothing to check.
-    }
+/// A model learned from one message, then `change`d (its owner, group or mode), then saved
+/// whole by a second learn (`--if-wrong` loads and saves the whole file; a plain learn appends
+/// to it in place): the file's metadata before that save and after it.
+fn saved_whole_after(change: impl FnOnce(&Path)) -> (std::fs::Metadata, std::fs::Metadata) {
     let t = TestDir::new();
     let model = t.path().join("m.spamsort");
     let learn = |flags: &[&str], body: &[u8]| {
@@ -227,14 +184,45 @@ fn a_save_by_root_leaves_a_users_model_the_users() {
         &["--spam"],
         &crate::util::message("cheap meds", "buy cheap meds now"),
     );
-    std::os::unix::fs::chown(&model, Some(65_534), Some(65_534)).unwrap();
+    change(&model);
     let before = std::fs::metadata(&model).unwrap();
     learn(
         &["--ham", "--if-wrong"],
         &crate::util::message("lunch", "see you at noon"),
     );
     let after = std::fs::metadata(&model).unwrap();
+    use std::os::unix::fs::MetadataExt;
     assert_ne!(after.ino(), before.ino(), "the save replaced the file");
+    (before, after)
+}
+
+#[test]
+fn a_save_keeps_the_mode_and_group_of_the_file_it_replaces() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    // Root may give any group; anyone else their own.
+    let root = std::fs::metadata("/proc/self").unwrap().uid() == 0;
+    let (before, after) = saved_whole_after(|model| {
+        // A new file is its owner's alone.
+        assert_eq!(std::fs::metadata(model).unwrap().mode() & 0o777, 0o600);
+        let group = root.then_some(54_321);
+        std::os::unix::fs::chown(model, None, group).unwrap();
+        std::fs::set_permissions(model, std::fs::Permissions::from_mode(0o640)).unwrap();
+    });
+    assert_eq!(after.mode() & 0o777, 0o640);
+    assert_eq!(after.gid(), before.gid());
+}
+
+#[test]
+fn a_save_by_root_leaves_a_users_model_the_users() {
+    // Regression: root pruning or learning into a user's model (mode 0600) made the new file
+    // root's, which its owner could then no longer read.
+    use std::os::unix::fs::MetadataExt;
+    if std::fs::metadata("/proc/self").unwrap().uid() != 0 {
+        return; // Only root can give a file to another user: nothing to check.
+    }
+    let (_, after) = saved_whole_after(|model| {
+        std::os::unix::fs::chown(model, Some(65_534), Some(65_534)).unwrap();
+    });
     assert_eq!((after.uid(), after.gid()), (65_534, 65_534));
     assert_eq!(after.mode() & 0o777, 0o600);
 }

@@ -9,8 +9,8 @@ use std::borrow::Cow;
 use unicode_normalization::UnicodeNormalization;
 use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
 
-/// NFKC-normalizes `text` and removes invisible characters ([`is_invisible`]). ASCII text is returned as is, borrowed:
-/// it is already in NFKC and holds no format characters.
+/// NFKC-normalizes `text` and removes invisible characters ([`is_invisible`]). ASCII text is
+/// returned as is, borrowed: it is already in NFKC and holds no invisible characters.
 pub fn normalize(text: &str) -> Cow<'_, str> {
     if text.is_ascii() || is_normalized(text) {
         return Cow::Borrowed(text);
