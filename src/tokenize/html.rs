@@ -155,7 +155,18 @@ pub(crate) fn html_to_text(html: &str) -> HtmlText {
             i += 1;
             continue;
         }
-        let end = tag_end(rest);
+        // HTML5's bogus comments (`<!x`, `<?x`, `</` then no letter) end at their first `>`,
+        // quotes or not: read as a tag, `<!x '>buy viagra'>` hid what every client shows.
+        let bogus = match rest.as_bytes()[1] {
+            b'!' | b'?' => true,
+            b'/' => !rest.as_bytes().get(2).is_some_and(u8::is_ascii_alphabetic),
+            _ => false,
+        };
+        let end = if bogus {
+            memchr::memchr(b'>', rest.as_bytes()).map_or(rest.len(), |n| n + 1)
+        } else {
+            tag_end(rest)
+        };
         let tag = if rest[..end].ends_with('>') {
             &rest[1..end - 1]
         } else {
@@ -173,17 +184,24 @@ pub(crate) fn html_to_text(html: &str) -> HtmlText {
         if name.is_empty() {
             continue;
         }
-        if !closing {
+        // A browser's tag name runs to white space or `/`: `<br:x>`, `<p-x>` and
+        // `<script-x>` are no `br`, `p` or `script` but elements it does not know, shown
+        // inline. (Their `html:` token is still of the letters and digits they start with.)
+        let whole = tag.strip_prefix('/').unwrap_or(tag);
+        let whole = whole
+            .find(|c: char| c.is_ascii_whitespace() || c == '/')
+            .unwrap_or(whole.len());
+        let known = !bogus && whole == name.len();
+        if !closing && !bogus {
             collect_urls(tag, &mut out.urls);
-            if name == "script" || name == "style" {
+            if known && (name == "script" || name == "style") {
                 let close = format!("</{name}");
                 let skipped = find_ascii_ci(&html.as_bytes()[i..], close.as_bytes())
                     .unwrap_or(html.len() - i);
                 i += skipped;
             }
         }
-        let bogus_comment = matches!(tag.as_bytes().first(), Some(b'!' | b'?'));
-        if !bogus_comment && BREAKING_TAGS.binary_search(&name.as_str()).is_ok() {
+        if known && BREAKING_TAGS.binary_search(&name.as_str()).is_ok() {
             raw.push(' ');
         }
         if !tags.contains(&name) {
@@ -394,8 +412,16 @@ mod tests {
             "vi<!x>agra",
             "vi<?x>agra",
             "vi<span>agra",
+            "vi<p-x>agra",
+            "vi<br:x>agra",
+            "vi</td.x>agra",
+            "vi<script-x>agra",
         ] {
             assert_eq!(text(html), "viagra", "{html}");
+        }
+        // A bogus comment ends at its first `>`, quotes or not.
+        for html in ["a<!x '>b", "a<?x \">b", "a</3 '>b", "a</>b"] {
+            assert_eq!(text(html), "ab", "{html}");
         }
         for html in [
             "vi<br>agra",

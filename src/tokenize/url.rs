@@ -157,7 +157,12 @@ pub(crate) fn push_url(sink: &mut Sink<'_>, url: &str) {
         {
             &url[i + 3..]
         }
-        _ => url.strip_prefix("//").unwrap_or(url),
+        // Scheme-relative: mail is read over http(s), a special scheme, so `\\host` and
+        // `/\host` are `//host` too.
+        _ => match url.as_bytes() {
+            [b'/' | b'\\', b'/' | b'\\', ..] => &url[2..],
+            _ => url,
+        },
     };
     let end = rest.find(['/', '\\', '?', '#']).unwrap_or(rest.len());
     let (authority, path) = rest.split_at(end);
@@ -283,6 +288,9 @@ mod tests {
             "https:evil.example",
             "http:///evil.example",
             "http://evil.example\\",
+            "\\\\evil.example",
+            "/\\evil.example",
+            "//evil.example",
         ] {
             assert_eq!(url_tokens(url), evil, "{url}");
         }
