@@ -126,28 +126,48 @@ impl UserModels {
     /// Makes the directories a user's model file `path` ([`UserModels::path`]'s) needs below
     /// the directory that holds the template's first `%u` (for
     /// `/var/lib/spamsort/%u/model.spamsort`, `/var/lib/spamsort/alice`), readable by the
-    /// server alone (mode 0700). That directory itself must exist: it is the administrator's,
-    /// and made by nobody else.
+    /// server alone (mode 0700), one at a time, never through a symbolic link: each must be a
+    /// directory of its own once made (or found). That first directory itself must exist: it
+    /// is the administrator's, made by nobody else, and writable by the server alone (see the
+    /// README: a user who may write there could point a link anywhere in the time between).
     pub fn make_user_directories(&self, path: &Path) -> std::io::Result<()> {
         use std::os::unix::fs::DirBuilderExt;
         let (base, _) = self.first_user_component();
-        let below = |parent: &Path| {
-            parent.starts_with(&base) || (base == Path::new(".") && parent.is_relative())
+        let Some(parent) = path.parent() else {
+            return Ok(());
         };
-        match path.parent() {
-            Some(parent)
-                if !parent.as_os_str().is_empty()
-                    && parent != base
-                    && below(parent)
-                    && base.is_dir() =>
-            {
-                std::fs::DirBuilder::new()
-                    .recursive(true)
-                    .mode(0o700)
-                    .create(parent)
+        let below = if base == Path::new(".") && parent.is_relative() {
+            parent
+        } else {
+            match parent.strip_prefix(&base) {
+                Ok(below) => below,
+                Err(_) => return Ok(()),
             }
-            _ => Ok(()),
+        };
+        if below.as_os_str().is_empty() || !base.is_dir() {
+            return Ok(());
         }
+        let mut dir = base;
+        for component in below.components() {
+            let Component::Normal(name) = component else {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    format!("{} is not a plain path", path.display()),
+                ));
+            };
+            dir.push(name);
+            match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+                Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(e),
+                _ => {}
+            }
+            if !std::fs::symlink_metadata(&dir)?.is_dir() {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    format!("{} is not a directory (a symbolic link?)", dir.display()),
+                ));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -199,6 +219,12 @@ mod tests {
         flat.make_user_directories(&flat.path("bob").unwrap())
             .unwrap();
         assert_eq!(std::fs::read_dir(&base).unwrap().count(), 1);
+        // Never through a link: one planted where a user's directory goes is refused.
+        let elsewhere = t.path().join("elsewhere");
+        std::fs::create_dir(&elsewhere).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, base.join("carol")).unwrap();
+        assert!(deep.make_user_directories(&deep.path("carol").unwrap()).is_err());
+        assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
     }
 
     #[test]
