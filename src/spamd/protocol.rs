@@ -205,9 +205,10 @@ fn read_line(r: &mut impl BufRead, budget: &mut usize) -> Result<Option<String>,
     }
     // spamd takes a head's bytes as they come; a line that is not UTF-8 (a `User:` name in
     // Latin-1, from a system whose login names are) is read as Latin-1, byte by byte, so its
-    // request is answered: each such name still names one user (its control characters are
-    // refused where it becomes a path, see `super::users`), and the values spamsort parses
-    // (lengths, classes) are ASCII either way.
+    // request is answered: different Latin-1 names stay different (a name spelt in Latin-1 and
+    // in UTF-8 is the same user; its control characters are refused where it becomes a path,
+    // see `super::users`), and the values spamsort parses (lengths, classes) are ASCII
+    // either way.
     Ok(Some(String::from_utf8(line).unwrap_or_else(|e| {
         e.into_bytes().into_iter().map(char::from).collect()
     })))
@@ -242,8 +243,9 @@ pub fn read_request(r: &mut impl BufRead) -> Result<Request, ProtocolError> {
         let (name, value) = line
             .split_once(':')
             .ok_or_else(|| ProtocolError::protocol(format!("bad header line: {line}")))?;
-        let value = value.trim();
-        match name.trim().to_ascii_lowercase().as_str() {
+        // Blanks only, not Unicode white space: a Latin-1 `alice\xa0` is not `alice`.
+        let value = value.trim_matches([' ', '\t']);
+        match name.trim_matches([' ', '\t']).to_ascii_lowercase().as_str() {
             "content-length" => {
                 let n = value
                     .parse::<u64>()
@@ -424,6 +426,11 @@ mod tests {
         // Distinct bytes stay distinct names.
         let other = parse(b"CHECK SPAMC/1.5\r\nUser: j\xf7rg\r\n\r\n").unwrap();
         assert_ne!(other.user, request.user);
+        // Only blanks are trimmed: a no-break space or NEL is part of the name.
+        for end in [&b"\xa0"[..], b"\x85"] {
+            let head = [&b"CHECK SPAMC/1.5\r\nUser: alice"[..], end, b" \r\n\r\n"].concat();
+            assert_ne!(parse(&head).unwrap().user.as_deref(), Some("alice"));
+        }
     }
 
     #[test]

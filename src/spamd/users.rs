@@ -223,7 +223,10 @@ mod tests {
         let elsewhere = t.path().join("elsewhere");
         std::fs::create_dir(&elsewhere).unwrap();
         std::os::unix::fs::symlink(&elsewhere, base.join("carol")).unwrap();
-        assert!(deep.make_user_directories(&deep.path("carol").unwrap()).is_err());
+        assert!(
+            deep.make_user_directories(&deep.path("carol").unwrap())
+                .is_err()
+        );
         assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
     }
 
