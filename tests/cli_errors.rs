@@ -270,3 +270,21 @@ fn a_full_standard_output_is_named_in_the_error() {
         assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
     }
 }
+
+#[test]
+fn a_model_path_that_names_a_directory_is_refused_before_anything_is_made() {
+    // Regression: `-m x/new/` made `x/` before the path was refused, and `-m new/.` left
+    // `new.lock` behind.
+    let t = TestDir::new();
+    let message = t.write("m.eml", &message("hi", "a b c"));
+    for model in ["x/new/", "new/.", "new/.."] {
+        crate::util::spamsort()
+            .current_dir(t.path())
+            .args(["learn", "--spam", "-m", model])
+            .arg(&message)
+            .assert()
+            .failure()
+            .stderr(predicates::str::contains("must name a file"));
+    }
+    assert_eq!(std::fs::read_dir(t.path()).unwrap().count(), 1);
+}

@@ -65,6 +65,20 @@ pub fn refuse_model_in<'a>(
     Ok(())
 }
 
+/// Makes the directory the model file at `path` goes in, if missing, once `path` is known to
+/// name a model file (see `spamsort::model_file::lock_file`): `x/new/` is refused, not made.
+pub fn make_model_dir(path: &Path) -> anyhow::Result<()> {
+    if let Err(e) = spamsort::model_file::lock_file(path)
+        && e.kind() == std::io::ErrorKind::InvalidInput
+    {
+        anyhow::bail!("{}: {e}", path.display());
+    }
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    Ok(())
+}
+
 /// Takes the update lock of the model file at `path` (which every save needs), saying on
 /// stderr when it has to wait for another writer first.
 pub fn lock_model(path: &Path) -> anyhow::Result<UpdateLock> {

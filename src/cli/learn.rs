@@ -18,7 +18,6 @@
 
 use super::args::{HeaderArgs, ModelArgs, VerdictArgs, waiting};
 use super::{ExitStatus, input};
-use anyhow::Context;
 use spamsort::filter::journal;
 use spamsort::filter::policy::HeaderStyle;
 use spamsort::filter::store::LearnedStore;
@@ -148,9 +147,7 @@ pub fn run(args: LearnArgs) -> anyhow::Result<ExitStatus> {
     // Only what the tokenizer reads of each message is held (see the module doc).
     let head = IfMissing::StartEmpty.tokenizer_config(&path)?.head_bytes();
     let messages = input::message_heads(&paths, head)?;
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    }
+    super::args::make_model_dir(&path)?;
     let (unlearn, if_wrong) = (args.unlearn, args.if_wrong);
     let updated = if if_wrong {
         // Train on error needs the verdicts, so every model: the whole file is loaded and saved.

@@ -41,9 +41,7 @@ pub fn run(args: RestoreArgs) -> anyhow::Result<ExitStatus> {
             (filter, "stdin".to_owned())
         }
     };
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    }
+    super::args::make_model_dir(&path)?;
     let lock = lock_model(&path)?;
     // Checked again under the lock, so a model written meanwhile is not overwritten either.
     refuse_existing(&path, args.force)?;

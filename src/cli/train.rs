@@ -3,7 +3,6 @@
 
 use super::ExitStatus;
 use super::args::{LabeledMailArgs, ModelArgs, lock_model, refuse_model_in};
-use anyhow::Context;
 use spamsort::filter::ActiveModel;
 use spamsort::model_file::ModelFileError;
 use spamsort::models::{ModelKind, ModelParams};
@@ -84,9 +83,7 @@ pub fn run(args: TrainArgs) -> anyhow::Result<ExitStatus> {
         filter
     };
     let skipped = skipped.into_inner();
-    if let Some(dir) = model_path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    }
+    super::args::make_model_dir(&model_path)?;
     // Taken only now, so a `learn` waits for the save of the retrained model, never for the
     // training: one that started before saves first, and is checked for below.
     let lock = lock_model(&model_path)?;

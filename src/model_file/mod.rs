@@ -110,7 +110,7 @@ use serde::{Deserialize, Serialize};
 pub use stamp::FileStamp;
 use std::io::{Read, Write};
 use std::ops::Range;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 /// First bytes of every model file.
 pub const MAGIC: [u8; 8] = *b"SPAMSORT";
@@ -847,12 +847,17 @@ impl UpdateLock {
 /// over it, and then two writers hold "the lock" at once and lose each other's learns), or
 /// the lock of another model beside it (`NAME.spamsort`'s).
 fn lock_path(path: &Path) -> std::io::Result<PathBuf> {
-    // `dir/` names a directory, which no model file is; its lock would be `dir.lock`, made
-    // beside it before the save failed.
-    if path.as_os_str().as_encoded_bytes().ends_with(b"/") {
+    // `dir/`, `dir/.` and `dir/..` name directories, which no model file is; the lock of the
+    // first two would be `dir.lock`, made beside it before the save failed.
+    let bytes = path.as_os_str().as_encoded_bytes();
+    let last = path.components().next_back();
+    if bytes.ends_with(b"/")
+        || bytes.ends_with(b"/.")
+        || !matches!(last, Some(Component::Normal(_)))
+    {
         return Err(std::io::Error::new(
             std::io::ErrorKind::InvalidInput,
-            "a model file's path must name a file, not end in `/`",
+            "a model file's path must name a file, not end in `/`, `.` or `..`",
         ));
     }
     if path.extension().is_some_and(|e| e == "lock") {
@@ -1214,9 +1219,11 @@ mod tests {
     fn a_model_path_ending_in_a_slash_is_refused_before_any_file_is_made() {
         // `--model new/` failed at the save, having made `new.lock` beside it.
         let dir = tempfile::tempdir().unwrap();
-        let path = PathBuf::from(format!("{}/new/", dir.path().display()));
-        let err = lock_for_update(&path).unwrap_err();
-        assert!(format!("{:#}", anyhow::Error::from(err)).contains("not end in `/`"));
+        for name in ["new/", "new/.", "new/.."] {
+            let path = PathBuf::from(format!("{}/{name}", dir.path().display()));
+            let err = lock_for_update(&path).unwrap_err();
+            assert!(format!("{:#}", anyhow::Error::from(err)).contains("not end in `/`"));
+        }
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 
