@@ -103,11 +103,11 @@ pub fn run(args: FilterArgs) -> anyhow::Result<ExitStatus> {
 
 /// The filter's answer to a command line clap refused (`argv`: the whole command line),
 /// as to any other failure: the message on standard input goes out unchanged, and why to
-/// standard error; exit 0, or 3 with `--exit-code` (or an argument that starts so). A setting misspelt in a procmail or MTA
-/// configuration must not cost the mail. `None` where the command is not `filter`, where
-/// clap was asked for help or the version rather than refusing, and where standard input
-/// is a terminal (someone typing the command, who wants the error, not a wait for a
-/// message).
+/// standard error; exit 0, or 3 with `--exit-code` (or an argument that starts so). A
+/// setting misspelt in a procmail or MTA configuration must not cost the mail. `None` where
+/// the command is not `filter`, where clap was asked for help or the version rather than
+/// refusing, and where standard input is a terminal (someone typing the command, who wants
+/// the error, not a wait for a message).
 pub(super) fn refused(
     error: &clap::Error,
     argv: &[std::ffi::OsString],
@@ -141,9 +141,10 @@ pub(super) fn refused(
 /// fail on. Fails too if standard input was closed: there is no message, and reading the
 /// `/dev/null` put in its place, the filter delivered a made-up one (its own fields alone)
 /// with exit 0, as if it had filtered mail (a caller's `< /dev/null` is an empty message,
-/// filtered as any other). And, as `cat` does, if standard input and output are the same regular file
-/// (`spamsort filter < f >> f`): what is written would be read back as more of the message,
-/// without end (a 3 MB file grew by 1 GB a second), and the file holds the message as it was.
+/// filtered as any other). And, as `cat` does, if standard input and output are the same
+/// regular file (`spamsort filter < f >> f`): what is written would be read back as more of
+/// the message, without end (a 3 MB file grew by 1 GB a second), and the file holds the
+/// message as it was.
 fn streams_open() -> anyhow::Result<()> {
     use std::os::fd::AsFd;
     if was_closed(std::io::stdout().as_fd()) {
