@@ -6,8 +6,8 @@
 //! by the user are learned.
 
 use crate::util::{
-    TestDir, copy_of_trained_model, sample_files, sigterm_and_wait, spamsort, trained_model,
-    transparent_huge_pages,
+    Running, TestDir, copy_of_trained_model, sample_files, sigterm_and_wait, spamsort,
+    trained_model, transparent_huge_pages,
 };
 use rand::{Rng, SeedableRng};
 use spamsort::daemon::CRASH_POINT_VAR;
@@ -73,33 +73,6 @@ pub(crate) fn daemon_command(model: &Path, dirs: &Maildirs, extra: &[&str]) -> C
         .arg(&dirs.ham)
         .args(extra);
     cmd
-}
-
-/// A running daemon, killed if a test fails before it stops it: an assertion that fails must
-/// not leave it running (it keeps the test's standard output open, so `cargo test | tail`
-/// would wait for it).
-pub(crate) struct Running(Child);
-
-impl std::ops::Deref for Running {
-    type Target = Child;
-    fn deref(&self) -> &Child {
-        &self.0
-    }
-}
-
-impl std::ops::DerefMut for Running {
-    fn deref_mut(&mut self) -> &mut Child {
-        &mut self.0
-    }
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        if self.0.try_wait().ok().flatten().is_none() {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
 }
 
 /// Starts the daemon and waits until it watches the inbox. Its log goes to `log`.

@@ -4,9 +4,8 @@
 //! replaced. Nothing is lost, the daemon goes on sorting and heeds signals, and it says
 //! each thing once, not on every pass.
 
-use crate::daemon::{
-    Maildirs, Running, daemon_command, deliver, files_in, start_command, wait_until,
-};
+use crate::daemon::{Maildirs, daemon_command, deliver, files_in, start_command, wait_until};
+use crate::util::Running;
 use crate::util::{TestDir, copy_of_trained_model, sample_class_files};
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;

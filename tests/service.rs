@@ -2,21 +2,11 @@
 //! unix datagram socket the test binds) once they listen or watch, and STOPPING=1 on SIGTERM;
 //! `spamsort man` prints spamsort(1) with a section for every subcommand.
 
-use crate::util::{TestDir, sigterm_and_wait, spamsort, spamsort_bin, trained_model};
+use crate::util::{Running, TestDir, sigterm_and_wait, spamsort, spamsort_bin, trained_model};
 use std::io::{Read, Write};
 use std::os::unix::net::{UnixDatagram, UnixStream};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
-
-/// A started service, killed on drop so that a failed assertion leaves no process behind.
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 /// A fake service manager's notify socket in `t`, with a generous receive bound so that a
 /// notice that never comes fails the test instead of hanging it.

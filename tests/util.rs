@@ -310,6 +310,33 @@ pub fn spamd_request(command: &str, extra_headers: &str, message: &[u8]) -> Vec<
     r
 }
 
+/// A child process (a daemon, a server) killed and reaped if its test ends without stopping
+/// it: an assertion that fails must not leave it running (it keeps the test's standard output
+/// open, so `cargo test | tail` would wait for it).
+pub struct Running(pub Child);
+
+impl std::ops::Deref for Running {
+    type Target = Child;
+    fn deref(&self) -> &Child {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Running {
+    fn deref_mut(&mut self) -> &mut Child {
+        &mut self.0
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if self.0.try_wait().ok().flatten().is_none() {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
 /// Sends `request` on `stream`, half-closes, reads the whole answer (within 30 s a read).
 pub fn spamd_exchange(mut stream: std::net::TcpStream, request: &[u8]) -> Vec<u8> {
     use std::io::{Read, Write};
