@@ -118,15 +118,6 @@ fn numeric(digits: &[u8], radix: u32) -> Option<char> {
     char::from_u32(number).filter(|&c| c >= ' ' || matches!(c, '\t' | '\n' | '\u{c}' | '\r'))
 }
 
-/// What `&body;` decodes to, if anything (`body` holds neither `&` nor `;`).
-fn reference(body: &[u8]) -> Option<Decoded> {
-    match body {
-        [b'#', b'x' | b'X', hex @ ..] => numeric(hex, 16).map(Decoded::Char),
-        [b'#', decimal @ ..] => numeric(decimal, 10).map(Decoded::Char),
-        name => named(name).map(Decoded::Text),
-    }
-}
-
 /// A decoded reference.
 enum Decoded {
     Char(char),
@@ -167,8 +158,9 @@ fn next_reference(text: &[u8], mut from: usize) -> Option<(usize, usize, Decoded
             from = stop;
             continue;
         }
-        if let Some(decoded) = reference(&text[body_start..stop]) {
-            return Some((amp, stop + 1, decoded));
+        // A numeric one that did not decode above does not with its `;` either: only a name.
+        if let Some(value) = named(&text[body_start..stop]) {
+            return Some((amp, stop + 1, Decoded::Text(value)));
         }
         from = stop + 1;
     }
