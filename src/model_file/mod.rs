@@ -1061,8 +1061,9 @@ fn remove_stale_temp_files(lock: &UpdateLock) -> Result<(&Path, &std::ffi::OsStr
 /// in it), the group and other bits are dropped rather than handed to the saver's own group.
 fn keep_access(file: &std::fs::File, old: &std::fs::Metadata) {
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let new = file.metadata().ok();
     // Only root may give a file away; anyone else keeps the new file as theirs.
-    if file.metadata().is_ok_and(|m| m.uid() != old.uid()) {
+    if new.as_ref().is_some_and(|m| m.uid() != old.uid()) {
         let _ = std::os::unix::fs::fchown(file, Some(old.uid()), None);
     }
     // Owner read and write whatever the old file had: a save replaces the file whatever its
@@ -1071,7 +1072,7 @@ fn keep_access(file: &std::fs::File, old: &std::fs::Metadata) {
     // written unreadable to its owner's next classify and learn. The group and other bits
     // are kept rather than reset to a fresh file's 0600, so a group-shared model stays shared.
     let mut mode = (old.mode() & 0o777) | 0o600;
-    let same_group = file.metadata().is_ok_and(|m| m.gid() == old.gid());
+    let same_group = new.is_some_and(|m| m.gid() == old.gid());
     if !same_group && std::os::unix::fs::fchown(file, None, Some(old.gid())).is_err() {
         mode &= 0o700;
     }
